@@ -1,0 +1,1 @@
+"""Typer commands: parse options, call observe/coordinator, hand results to render."""

@@ -1,0 +1,131 @@
+"""The typer app, global options, and the one place exceptions become exit codes.
+
+Global options may stand before or after the command (`groupctl describe g -o json`):
+run() moves them in front before typer parses, since click only knows them there.
+Command modules import their heavy dependencies inside the command so `--help` stays fast.
+"""
+from __future__ import annotations
+
+import sys
+from typing import Optional
+
+import typer
+
+try:  # typer >= 0.20 vendors click
+    from typer._click import exceptions as click_exc
+except ImportError:  # pragma: no cover
+    from click import exceptions as click_exc
+
+from .. import __version__
+from ..errors import GroupctlError, UsageError
+from ..exitcodes import ExitCode
+from .env import Env, Settings
+
+app = typer.Typer(
+    name="groupctl",
+    help="See and steer Kafka consumer-group rebalances.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+OUTPUTS = ("table", "wide", "json", "yaml", "ndjson")
+
+# option -> takes a value; used to move global options in front of the command
+GLOBAL_OPTIONS = {
+    "-b": True, "--bootstrap-server": True, "--context": True, "--command-config": True,
+    "-o": True, "--output": True, "--timeout": True, "--no-color": False, "--debug": False,
+}
+
+
+def _version(value: bool):
+    if value:
+        typer.echo(f"groupctl {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    ctx: typer.Context,
+    bootstrap_server: Optional[str] = typer.Option(
+        None, "-b", "--bootstrap-server", envvar="GROUPCTL_BOOTSTRAP_SERVERS",
+        help="HOST:PORT[,HOST:PORT...] of brokers to bootstrap from."),
+    context: Optional[str] = typer.Option(None, "--context", help="Use this context from the config file."),
+    command_config: Optional[str] = typer.Option(
+        None, "--command-config", help="Kafka client properties file (security.protocol, sasl.*, ssl.*)."),
+    output: str = typer.Option("table", "-o", "--output", help="table, wide, json, yaml or ndjson."),
+    timeout: float = typer.Option(10.0, "--timeout", help="Seconds before a command gives up (default 10)."),
+    no_color: bool = typer.Option(False, "--no-color", envvar="NO_COLOR", help="No colour, even on a terminal."),
+    debug: bool = typer.Option(False, "--debug", help="Tracebacks and a protocol trace on stderr."),
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+):
+    if output not in OUTPUTS:
+        raise UsageError(f"--output must be one of {', '.join(OUTPUTS)}, not {output!r}")
+    if timeout <= 0:
+        raise UsageError("--timeout must be positive")
+    env = ctx.obj if isinstance(ctx.obj, Env) else Env.from_system()
+    env.settings = Settings(bootstrap_server, context, command_config, output, timeout,
+                            no_color or env.no_color_env, debug)
+    ctx.obj = env
+
+
+def hoist_global_options(argv: list[str]) -> list[str]:
+    """Move global options (with their values) in front of the command name."""
+    front, rest = [], []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            rest.extend(argv[i:])
+            break
+        name = arg.split("=", 1)[0]
+        if name in GLOBAL_OPTIONS:
+            takes_value = GLOBAL_OPTIONS[name] and "=" not in arg
+            front.extend(argv[i:i + 2] if takes_value else [arg])
+            i += 2 if takes_value else 1
+            continue
+        rest.append(arg)
+        i += 1
+    return front + rest
+
+
+def _register_commands() -> None:
+    # Each module adds its commands to `app` on import.
+    from . import offline  # noqa: F401
+
+
+def run(argv: list[str] | None = None, env: Env | None = None) -> int:
+    """Run groupctl; returns the exit code (and exits with it when called as a script)."""
+    code = invoke(sys.argv[1:] if argv is None else argv, env)
+    if argv is None:
+        sys.exit(code)
+    return code
+
+
+def invoke(argv: list[str], env: Env | None = None) -> int:
+    env = env or Env.from_system()
+    argv = hoist_global_options(argv)
+    debug = "--debug" in argv
+    _register_commands()
+    try:
+        result = app(args=argv, prog_name="groupctl", standalone_mode=False, obj=env)
+        return int(result or 0) if isinstance(result, int) else 0
+    except (typer.Exit, getattr(click_exc, "Exit", typer.Exit)) as exc:
+        return exc.exit_code
+    except click_exc.UsageError as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError" and exc.ctx is not None:
+            env.stdout.write(exc.ctx.get_help() + "\n")
+            return ExitCode.USAGE
+        return env.fail(exc.format_message(), ExitCode.USAGE, debug)
+    except (click_exc.Abort if hasattr(click_exc, "Abort") else typer.Abort, typer.Abort, KeyboardInterrupt):
+        env.stderr.write("\ngroupctl: interrupted\n")
+        return ExitCode.INTERRUPTED
+    except GroupctlError as exc:
+        return env.fail(str(exc), exc.exit_code, debug)
+    except BrokenPipeError:
+        env.silence_broken_pipe()
+        return ExitCode.OK
+    except Exception as exc:  # the one place an unexpected error becomes exit 1
+        return env.fail(f"internal error: {type(exc).__name__}: {exc}", ExitCode.INTERNAL, debug)

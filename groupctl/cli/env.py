@@ -1,0 +1,74 @@
+"""The environment a command runs in: streams, terminal detection, clock, settings.
+Injected (httpie-style) so tests can run commands in-process and record their output."""
+from __future__ import annotations
+
+import os
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Callable, TextIO
+
+
+@dataclass
+class Settings:
+    """The global options, as parsed."""
+
+    bootstrap_server: str | None = None
+    context: str | None = None
+    command_config: str | None = None
+    output: str = "table"
+    timeout: float = 10.0
+    no_color: bool = False
+    debug: bool = False
+
+
+@dataclass
+class Env:
+    stdout: TextIO
+    stderr: TextIO
+    stdout_is_terminal: bool = False
+    stderr_is_terminal: bool = False
+    stdin: TextIO | None = None
+    stdin_is_terminal: bool = False
+    no_color_env: bool = False
+    clock: Callable[[], float] = time.time
+    monotonic: Callable[[], float] = time.monotonic
+    settings: Settings = field(default_factory=Settings)
+
+    @classmethod
+    def from_system(cls) -> "Env":
+        return cls(
+            stdout=sys.stdout, stderr=sys.stderr,
+            stdout_is_terminal=sys.stdout.isatty(), stderr_is_terminal=sys.stderr.isatty(),
+            stdin=sys.stdin, stdin_is_terminal=bool(sys.stdin and sys.stdin.isatty()),
+            no_color_env=bool(os.environ.get("NO_COLOR")),
+        )
+
+    def console(self, stderr: bool = False):
+        """A rich Console on stdout (or stderr); colour only on a terminal."""
+        from rich.console import Console
+
+        terminal = self.stderr_is_terminal if stderr else self.stdout_is_terminal
+        return Console(file=self.stderr if stderr else self.stdout,
+                       force_terminal=terminal, no_color=self.settings.no_color or not terminal,
+                       highlight=False, soft_wrap=not terminal)
+
+    def fail(self, message: str, code: int, debug: bool = False) -> int:
+        if debug:
+            traceback.print_exc(file=self.stderr)
+        self.stderr.write(f"groupctl: error: {message}\n")
+        self.stderr.flush()
+        return int(code)
+
+    def warn(self, message: str) -> None:
+        self.stderr.write(f"groupctl: warning: {message}\n")
+
+    def silence_broken_pipe(self) -> None:
+        # stdout is gone (`| head`): point it at devnull so the interpreter's final flush
+        # does not print a BrokenPipeError of its own.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass

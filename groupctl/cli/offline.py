@@ -1,0 +1,1 @@
+"""Offline commands: decode, errors (filled in by the protocol work)."""

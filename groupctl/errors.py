@@ -1,0 +1,55 @@
+"""groupctl's exception hierarchy. Each kind carries the exit code it ends a command with;
+the CLI turns them into one stderr line and that code (groupctl.cli.app.run)."""
+from __future__ import annotations
+
+from .exitcodes import ExitCode
+
+
+class GroupctlError(Exception):
+    exit_code = ExitCode.INTERNAL
+
+
+class UsageError(GroupctlError):
+    exit_code = ExitCode.USAGE
+
+
+class UnreachableError(GroupctlError):
+    """No broker answered: refused, DNS, TLS handshake, or not a Kafka broker."""
+    exit_code = ExitCode.UNREACHABLE
+
+
+class AuthError(GroupctlError):
+    exit_code = ExitCode.AUTH
+
+
+class NotFoundError(GroupctlError):
+    exit_code = ExitCode.NOT_FOUND
+
+
+class DeadlineError(GroupctlError):
+    exit_code = ExitCode.TIMEOUT
+
+
+class KafkaError(GroupctlError):
+    """The broker answered with a Kafka error code that ends the action."""
+    exit_code = ExitCode.KAFKA_ERROR
+
+    def __init__(self, api: str, code: int, message: str | None = None):
+        from .protocol.errors import error_for
+
+        self.api = api
+        self.code = code
+        self.error = error_for(code)
+        text = f"{api} failed: {self.error.name} ({code})"
+        if message:
+            text += f": {message}"
+        super().__init__(text)
+
+    @property
+    def retriable(self) -> bool:
+        return self.error.retriable
+
+
+class LabError(GroupctlError):
+    """The local lab could not do what was asked (Java/Maven missing, port taken...)."""
+    exit_code = ExitCode.INTERNAL

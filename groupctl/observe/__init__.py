@@ -1,0 +1,1 @@
+"""groupctl.observe"""

@@ -1,0 +1,1 @@
+"""The Kafka wire protocol: primitive types, message specs as data, errors, payloads."""
