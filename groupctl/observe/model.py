@@ -1,0 +1,255 @@
+"""The read model of a group: what `describe` shows, built from decoded responses.
+
+Pure functions from response dicts (snake_case fields of Kafka's JSON specs) to
+GroupDescription, whose to_dict() is the JSON contract of DESIGN §3. No I/O here; the
+client-facing half lives in observe/describe.py.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..protocol.consumer import decode_assignment, decode_subscription
+from ..protocol.types import DecodeError
+
+CLASSIC = "classic"
+CONSUMER = "consumer"
+REBALANCING_STATES = {"PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling"}
+
+
+def java_string_hash(text: str) -> int:
+    """Java's String.hashCode over UTF-16 code units, as a signed 32-bit int."""
+    h = 0
+    data = text.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def coordinator_partition(group_id: str, num_partitions: int = 50) -> int:
+    """The __consumer_offsets partition holding the group (Kafka's Utils.abs semantics:
+    Integer.MIN_VALUE maps to 0)."""
+    h = java_string_hash(group_id)
+    return (0 if h == -(1 << 31) else abs(h)) % num_partitions
+
+
+@dataclass
+class TopicPartitions:
+    topic: str
+    partitions: list[int]
+
+    def to_dict(self) -> dict:
+        return {"topic": self.topic, "partitions": self.partitions}
+
+
+def _topic_list(mapping: dict[str, list[int]]) -> list[TopicPartitions]:
+    return [TopicPartitions(t, sorted(p)) for t, p in sorted(mapping.items())]
+
+
+@dataclass
+class Member:
+    member_id: str
+    client_id: str | None = None
+    host: str | None = None
+    instance_id: str | None = None
+    rack: str | None = None
+    member_epoch: int | None = None
+    subscription: dict | None = None
+    assignment: list[TopicPartitions] | None = None
+    target_assignment: list[TopicPartitions] | None = None
+    subscribed_topic_regex: str | None = None
+    member_type: str | None = None
+    raw_metadata: bytes | None = None     # kept when the bytes are not consumer protocol
+    raw_assignment: bytes | None = None
+    decode_error: str | None = None
+
+    @property
+    def partition_count(self) -> int:
+        return sum(len(tp.partitions) for tp in self.assignment or [])
+
+    def owned(self) -> set[tuple[str, int]]:
+        return {(tp.topic, p) for tp in self.assignment or [] for p in tp.partitions}
+
+    def to_dict(self) -> dict:
+        out = {
+            "member_id": self.member_id, "instance_id": self.instance_id,
+            "client_id": self.client_id, "host": self.host, "rack": self.rack,
+            "member_epoch": self.member_epoch, "subscription": self.subscription,
+            "assignment": None if self.assignment is None else [tp.to_dict() for tp in self.assignment],
+            "target_assignment": None if self.target_assignment is None
+            else [tp.to_dict() for tp in self.target_assignment],
+            "partitions": self.partition_count,
+        }
+        if self.subscribed_topic_regex is not None:
+            out["subscribed_topic_regex"] = self.subscribed_topic_regex
+        if self.member_type is not None:
+            out["member_type"] = self.member_type
+        if self.raw_metadata is not None:
+            out["raw_metadata"] = self.raw_metadata.hex()
+        if self.raw_assignment is not None:
+            out["raw_assignment"] = self.raw_assignment.hex()
+        if self.decode_error is not None:
+            out["decode_error"] = self.decode_error
+        return out
+
+
+@dataclass
+class OffsetRow:
+    topic: str
+    partition: int
+    committed: int | None
+    log_end: int | None
+    member_id: str | None
+
+    @property
+    def lag(self) -> int | None:
+        if self.committed is None or self.log_end is None:
+            return None
+        return max(0, self.log_end - self.committed)
+
+    def to_dict(self) -> dict:
+        return {"topic": self.topic, "partition": self.partition, "committed": self.committed,
+                "log_end": self.log_end, "lag": self.lag, "member_id": self.member_id}
+
+
+@dataclass
+class GroupDescription:
+    group: str
+    type: str | None = None
+    state: str | None = None
+    protocol_type: str | None = None
+    protocol: str | None = None
+    generation: int | None = None
+    group_epoch: int | None = None
+    assignment_epoch: int | None = None
+    coordinator: dict | None = None
+    coordinator_partition: int | None = None
+    members: list[Member] = field(default_factory=list)
+    offsets: list[OffsetRow] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def rebalancing(self) -> bool:
+        return self.state in REBALANCING_STATES
+
+    @property
+    def lag_total(self) -> int | None:
+        lags = [row.lag for row in self.offsets if row.lag is not None]
+        return sum(lags) if lags else None
+
+    def lag_by_topic(self) -> dict[str, int | None]:
+        totals: dict[str, int | None] = {}
+        for row in self.offsets:
+            if row.lag is None:
+                totals.setdefault(row.topic, None)
+            else:
+                totals[row.topic] = (totals.get(row.topic) or 0) + row.lag
+        return totals
+
+    def to_dict(self) -> dict:
+        return {
+            "group": self.group, "type": self.type, "state": self.state,
+            "protocol_type": self.protocol_type, "protocol": self.protocol,
+            "generation": self.generation, "group_epoch": self.group_epoch,
+            "assignment_epoch": self.assignment_epoch, "coordinator": self.coordinator,
+            "coordinator_partition": self.coordinator_partition,
+            "rebalancing": self.rebalancing,
+            "members": [m.to_dict() for m in self.members],
+            "offsets": [row.to_dict() for row in self.offsets],
+            "lag_by_topic": self.lag_by_topic(),
+            "lag_total": self.lag_total,
+            "error": self.error,
+        }
+
+
+def _none_if_empty(value):
+    return value if value not in ("", None) else None
+
+
+def classic_member(raw: dict, protocol_type: str, protocol: str | None) -> Member:
+    """A member of a DescribeGroups response, with consumer-protocol bytes decoded.
+    Metadata and assignment are empty while the group rebalances: then both stay None."""
+    member = Member(member_id=raw["member_id"], client_id=raw["client_id"],
+                    host=_none_if_empty(raw["client_host"]),
+                    instance_id=raw.get("group_instance_id"))
+    metadata, assignment = raw["member_metadata"], raw["member_assignment"]
+    if protocol_type != "consumer":
+        member.raw_metadata = metadata or None
+        member.raw_assignment = assignment or None
+        return member
+    if metadata:
+        try:
+            sub = decode_subscription(metadata)
+            member.subscription = sub.to_dict(assignor=protocol)
+            member.rack = member.subscription.get("rack")
+        except DecodeError as exc:
+            member.raw_metadata, member.decode_error = metadata, f"subscription: {exc}"
+    if assignment:
+        try:
+            member.assignment = _topic_list({tp.topic: tp.partitions
+                                             for tp in decode_assignment(assignment).assigned_partitions})
+        except DecodeError as exc:
+            member.raw_assignment, member.decode_error = assignment, f"assignment: {exc}"
+    elif metadata:
+        member.assignment = []  # Stable with nothing assigned to this member
+    return member
+
+
+def infer_classic_generation(members: list[Member]) -> int | None:
+    """Every member rejoins in a classic rebalance and its subscription (v2+) carries the
+    generation it held when it rejoined, so the current generation is one more than the
+    highest such value. Unknown (None) when no member reports one (all new, or v0/v1)."""
+    gens = [m.subscription.get("generation") for m in members if m.subscription]
+    gens = [g for g in gens if g is not None and g >= 0]
+    return max(gens) + 1 if gens else None
+
+
+def classic_group(raw: dict) -> GroupDescription:
+    """One `groups[]` entry of a DescribeGroups response (error already checked)."""
+    protocol_type = _none_if_empty(raw["protocol_type"])
+    protocol = _none_if_empty(raw["protocol_data"])
+    members = [classic_member(m, protocol_type or "", protocol) for m in raw["members"]]
+    desc = GroupDescription(group=raw["group_id"], type=CLASSIC, state=raw["group_state"],
+                            protocol_type=protocol_type, protocol=protocol, members=members)
+    if desc.state == "Stable":
+        desc.generation = infer_classic_generation(members)
+    return desc
+
+
+def _epoch_assignment(raw: dict | None) -> list[TopicPartitions]:
+    if not raw:
+        return []
+    return _topic_list({tp["topic_name"]: tp["partitions"] for tp in raw["topic_partitions"]})
+
+
+MEMBER_TYPES = {0: "classic", 1: "consumer"}
+
+
+def consumer_group(raw: dict) -> GroupDescription:
+    """One `groups[]` entry of a ConsumerGroupDescribe response (KIP-848)."""
+    members = []
+    for m in raw["members"]:
+        members.append(Member(
+            member_id=m["member_id"], client_id=m["client_id"], host=_none_if_empty(m["client_host"]),
+            instance_id=m["instance_id"], rack=m["rack_id"], member_epoch=m["member_epoch"],
+            subscription={"version": None, "topics": sorted(m["subscribed_topic_names"] or []),
+                          "owned_partitions": None, "generation": None, "rack": m["rack_id"],
+                          "user_data": None},
+            subscribed_topic_regex=m["subscribed_topic_regex"],
+            assignment=_epoch_assignment(m["assignment"]),
+            target_assignment=_epoch_assignment(m["target_assignment"]),
+            member_type=MEMBER_TYPES.get(m.get("member_type", -1)),
+        ))
+    return GroupDescription(
+        group=raw["group_id"], type=CONSUMER, state=raw["group_state"], protocol_type="consumer",
+        protocol=_none_if_empty(raw["assignor_name"]), group_epoch=raw["group_epoch"],
+        assignment_epoch=raw["assignment_epoch"], members=members)
+
+
+def offset_rows(committed: dict[tuple[str, int], int | None], log_end: dict[tuple[str, int], int | None],
+                members: list[Member]) -> list[OffsetRow]:
+    """Rows for every partition that has a committed offset or an owner, sorted.
+    A partition without a committed offset has committed=None and so lag=None."""
+    owners = {tp: m.member_id for m in members for tp in m.owned()}
+    keys = sorted(set(committed) | set(owners))
+    return [OffsetRow(t, p, committed.get((t, p)), log_end.get((t, p)), owners.get((t, p)))
+            for t, p in keys]
