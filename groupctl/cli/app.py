@@ -94,6 +94,7 @@ def hoist_global_options(argv: list[str]) -> list[str]:
 def _register_commands() -> None:
     # Each module adds its commands to `app` on import.
     from . import offline  # noqa: F401
+    from . import lab  # noqa: F401
 
 
 def run(argv: list[str] | None = None, env: Env | None = None) -> int:

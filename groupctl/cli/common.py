@@ -1,0 +1,164 @@
+"""What every command that talks to a cluster shares: where the brokers are, how to reach
+them, and how to run the asyncio part of a command.
+
+Which brokers, and with which security settings (first match wins):
+
+    bootstrap   -b/--bootstrap-server; else the bootstrap_servers of --context NAME; else
+                $GROUPCTL_BOOTSTRAP_SERVERS; else those of current_context in the contexts
+                file; else a UsageError (exit 2) saying so.
+    security    --command-config FILE; else the context's command_config/properties (the
+                context named by --context, or current_context when the brokers came from
+                it); else PLAINTEXT. A current_context never lends its credentials to
+                brokers named with -b or $GROUPCTL_BOOTSTRAP_SERVERS.
+
+run_async(env, coro): runs the command's coroutine with --timeout as an outer deadline
+(plus one second of grace, so that the operation's own deadline, which says what was not
+done, fires first) -> DeadlineError (exit 6). SIGINT and SIGTERM cancel the coroutine (so
+`finally` blocks run: a probe leaves its group) and then end the command as Ctrl-C does
+(KeyboardInterrupt -> exit 130); a second signal stops at once. Under --debug the protocol
+trace goes to env.stderr.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from collections.abc import Awaitable
+from typing import Any
+
+from ..config import (
+    PLAINTEXT,
+    SecurityConfig,
+    config_path,
+    load_command_config,
+    load_contexts,
+    parse_bootstrap,
+)
+from ..errors import DeadlineError, UsageError
+
+__all__ = [
+    "OUTER_GRACE",
+    "connection_settings",
+    "make_cluster",
+    "parse_bootstrap",
+    "run_async",
+    "tracer_for",
+]
+
+BOOTSTRAP_ENV = "GROUPCTL_BOOTSTRAP_SERVERS"
+OUTER_GRACE = 1.0
+_DEFAULT: Any = object()
+
+
+def connection_settings(env) -> tuple[list[str], SecurityConfig]:
+    """(bootstrap servers, SecurityConfig) for this command; UsageError when there are no
+    brokers to talk to or a setting is malformed."""
+    s = env.settings
+    flag = s.bootstrap_server
+    env_value = os.environ.get(BOOTSTRAP_ENV)
+    # typer fills -b from the environment variable: tell the two apart by value
+    from_env = flag is not None and env_value is not None and flag == env_value
+    ctx = load_contexts().get(s.context) if s.context else None
+
+    if flag is not None and not (from_env and ctx is not None):
+        bootstrap = parse_bootstrap(flag, BOOTSTRAP_ENV if from_env else "--bootstrap-server")
+    elif ctx is not None:
+        bootstrap = _context_bootstrap(ctx)
+    else:
+        contexts = load_contexts()
+        if not contexts.current_context:
+            raise UsageError(
+                "no brokers to talk to: give -b/--bootstrap-server HOST:PORT[,HOST:PORT], set "
+                f"{BOOTSTRAP_ENV}, or use a context (--context NAME, or current_context in "
+                f"{config_path()})")
+        ctx = contexts.get(contexts.current_context)
+        bootstrap = _context_bootstrap(ctx)
+
+    if s.command_config:
+        security = load_command_config(s.command_config)
+    elif ctx is not None:
+        security = ctx.security()
+    else:
+        security = PLAINTEXT
+    return bootstrap, security
+
+
+def _context_bootstrap(ctx) -> list[str]:
+    if not ctx.bootstrap_servers:
+        raise UsageError(f"context {ctx.name!r} has no bootstrap_servers")
+    return list(ctx.bootstrap_servers)
+
+
+def tracer_for(env):
+    """The protocol tracer for this command: one on env.stderr under --debug, else None."""
+    if not env.settings.debug:
+        return None
+    from ..client.trace import Tracer
+
+    return Tracer(env.stderr)
+
+
+def make_cluster(env, **kwargs):
+    """A groupctl.client.Cluster for this command's brokers, security settings, --timeout
+    and --debug trace (kwargs go to Cluster). Use it inside run_async's coroutine:
+    `async with make_cluster(env) as cluster: ...`."""
+    from ..client.cluster import Cluster
+
+    bootstrap, security = connection_settings(env)
+    kwargs.setdefault("timeout", env.settings.timeout)
+    kwargs.setdefault("trace", tracer_for(env))
+    return Cluster(bootstrap, security=security, **kwargs)
+
+
+def run_async(env, coro: Awaitable, *, timeout: float | None = _DEFAULT) -> Any:
+    """Run `coro` to completion and return its result (see the module doc). `timeout`:
+    seconds for the outer deadline (default --timeout), None for none (watch commands)."""
+    limit = env.settings.timeout if timeout is _DEFAULT else timeout
+    tracer = tracer_for(env)
+
+    async def main():
+        if tracer is not None:
+            from ..client.trace import use_tracer
+            use_tracer(tracer)
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        signalled: list[int] = []
+
+        def on_signal(signum: int) -> None:
+            if signalled:  # the second signal: stop now, cleanup or not
+                raise KeyboardInterrupt
+            signalled.append(signum)
+            task.cancel()
+
+        installed = []  # (signal, the handler before ours)
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            try:
+                before = signal.getsignal(signum)
+                loop.add_signal_handler(signum, on_signal, signum)
+                installed.append((signum, before))
+            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread
+                pass
+        started = loop.time()
+        try:
+            if limit is None:
+                return await coro
+            return await asyncio.wait_for(coro, limit + OUTER_GRACE)
+        except asyncio.TimeoutError:
+            if loop.time() - started < limit:
+                raise  # a timeout of the command's own, not ours
+            raise DeadlineError(f"not done within --timeout {limit:g} s") from None
+        except asyncio.CancelledError:
+            if signalled:
+                raise KeyboardInterrupt from None
+            raise
+        finally:
+            for signum, before in installed:
+                loop.remove_signal_handler(signum)
+                if before is not None:
+                    signal.signal(signum, before)
+
+    try:
+        return asyncio.run(main())
+    finally:
+        if asyncio.iscoroutine(coro):
+            coro.close()  # never started (e.g. asyncio.run failed): no "never awaited" warning

@@ -1,0 +1,205 @@
+"""`groupctl lab`: a real local Kafka cluster (KRaft) and a workload of real consumers."""
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from ..errors import LabError, UsageError
+from .app import app
+
+lab_app = typer.Typer(
+    name="lab", no_args_is_help=True, add_completion=False, rich_markup_mode=None,
+    help="A local real Apache Kafka 4.x cluster (KRaft, 127.0.0.1) for experiments and tests, "
+         "assembled from Maven Central jars (Java 17+ and Maven; cached under "
+         "~/.cache/groupctl, or $GROUPCTL_CACHE) or from --kafka-home. Lab state lives in "
+         "~/.cache/groupctl/lab/NAME ($GROUPCTL_LAB_HOME overrides).")
+app.add_typer(lab_app, name="lab")
+
+NAME_HELP = "Lab name: several labs can run side by side (default: default)."
+
+
+def _env(ctx: typer.Context):
+    return ctx.find_root().obj
+
+
+def _parse_config(items: list[str]) -> dict[str, str]:
+    out = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--broker-config wants KEY=VALUE, not {item!r}")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _status_table(console, data, wide: bool) -> None:
+    from rich.table import Table
+
+    console.print(f"lab {data['name']}: {data['state']}, {data['alive']}/{data['brokers']} "
+                  f"node(s) alive, Kafka {data['kafka_version']}")
+    console.print(f"bootstrap: {data['bootstrap']}")
+    table = Table(box=None, pad_edge=False)
+    for col in ("NODE", "PID", "ALIVE", "ADDRESS") + (("CONTROLLER",) if wide else ()):
+        table.add_column(col)
+    for n in data["nodes"]:
+        row = [str(n["node_id"]), str(n["pid"]), "yes" if n["alive"] else "no", n["address"]]
+        table.add_row(*row, *([f"127.0.0.1:{n['controller_port']}"] if wide else []))
+    console.print(table)
+    # paths in full, one per line (a table would truncate them)
+    for n in data["nodes"]:
+        console.print(f"node {n['node_id']} log: {n['log_file']}", overflow="ignore", crop=False)
+        if wide:
+            console.print(f"node {n['node_id']} data: {n['data_dir']}", overflow="ignore", crop=False)
+    if wide:
+        console.print(f"libs: {data['libs']}", overflow="ignore", crop=False)
+        console.print(f"state: {data['state_file']}", overflow="ignore", crop=False)
+
+
+@lab_app.command("up")
+def up(
+    ctx: typer.Context,
+    brokers: int = typer.Option(1, "--brokers", help="Number of nodes: 1, or 3 (a 3-voter "
+                                "controller quorum); each node is a combined broker+controller."),
+    port: Optional[int] = typer.Option(None, "--port", help="Client port of node 1 (node N "
+                                       "uses PORT+N-1). Default: free ports are picked."),
+    kafka_home: Optional[str] = typer.Option(None, "--kafka-home",
+                                             help="Use this Kafka 4.x install's libs/ instead of Maven Central."),
+    kafka_version: Optional[str] = typer.Option(None, "--kafka-version",
+                                                help="Kafka version to fetch from Maven Central (default 4.3.1)."),
+    name: str = typer.Option("default", "--name", help=NAME_HELP),
+    broker_config: list[str] = typer.Option([], "--broker-config", metavar="KEY=VALUE",
+                                            help="Extra server.properties setting (repeatable)."),
+):
+    """Start a fresh lab cluster; returns once Metadata lists every broker."""
+    from ..lab.cluster import Lab
+
+    env = _env(ctx)
+    if kafka_home and kafka_version:
+        raise UsageError("--kafka-home and --kafka-version exclude each other")
+    start = env.monotonic()
+    lab = Lab.up(name=name, brokers=brokers, port=port, kafka_home=kafka_home,
+                 kafka_version=kafka_version, extra_config=_parse_config(broker_config),
+                 progress=lambda msg: env.stderr.write(f"groupctl: lab: {msg}\n"))
+    env.stderr.write(f"groupctl: lab: {name} is up in {env.monotonic() - start:.1f}s\n")
+    _emit_status(env, lab)
+
+
+def _emit_status(env, lab) -> None:
+    from ..render.output import emit
+
+    emit(env, lab.status(), _status_table)
+
+
+@lab_app.command("status")
+def status(ctx: typer.Context, name: str = typer.Option("default", "--name", help=NAME_HELP)):
+    """Show the lab's nodes, pids, liveness, bootstrap address, log files and Kafka version."""
+    from ..lab.cluster import Lab, _check_name
+
+    env = _env(ctx)
+    _check_name(name)
+    lab = Lab.load(name)
+    if lab is None:
+        raise LabError(f"no lab named {name!r} is running (start one with `groupctl lab up`)")
+    _emit_status(env, lab)
+
+
+@lab_app.command("down")
+def down(ctx: typer.Context, name: str = typer.Option("default", "--name", help=NAME_HELP),
+         timeout: float = typer.Option(30.0, "--grace", help="Seconds to wait after SIGTERM "
+                                       "before SIGKILL.")):
+    """Stop the lab's Kafka processes (only those it started) and remove its state.
+    server.log files stay until the next `lab up` of the same name."""
+    from ..lab.cluster import down as lab_down
+
+    env = _env(ctx)
+    lab = lab_down(name, timeout=timeout)
+    if lab is None:
+        env.stderr.write(f"groupctl: lab: no lab named {name!r}; nothing to stop\n")
+        return
+    env.stderr.write(f"groupctl: lab: {name} stopped ({len(lab.nodes)} node(s)); "
+                     f"logs kept in {lab.lab_dir}\n")
+
+
+@lab_app.command("workload")
+def workload(
+    ctx: typer.Context,
+    group: str = typer.Option(..., "--group", help="Consumer group id."),
+    topic: str = typer.Option(..., "--topic", help="Topic (created if missing)."),
+    consumers: int = typer.Option(3, "--consumers", help="Number of consumers."),
+    partitions: Optional[int] = typer.Option(None, "--partitions",
+                                             help="Partitions when creating the topic (default: --consumers)."),
+    protocol: str = typer.Option("classic", "--protocol", help="classic or consumer (KIP-848)."),
+    assignor: Optional[str] = typer.Option(None, "--assignor",
+                                           help="range, roundrobin or cooperative-sticky (classic only; default range)."),
+    churn: Optional[float] = typer.Option(None, "--churn", metavar="SECONDS",
+                                          help="Every SECONDS one consumer leaves; at the next tick it rejoins."),
+    duration: Optional[float] = typer.Option(None, "--duration", metavar="SECONDS",
+                                             help="Stop after SECONDS (default: until Ctrl-C)."),
+    rate: float = typer.Option(10.0, "--rate", help="Records per second the producer writes."),
+    record: Optional[str] = typer.Option(None, "--record", metavar="FILE",
+                                         help="Append assignment events (ndjson) to FILE."),
+    name: str = typer.Option("default", "--name", help="Lab to use when no -b is given."),
+):
+    """Run real librdkafka consumers that join, consume and (with --churn) leave and rejoin,
+    plus a producer writing a steady trickle. Assignments go to stderr; with -o ndjson also
+    to stdout as events. Changes group membership of GROUP."""
+    import signal
+    import threading
+
+    from ..lab.workload import ASSIGNORS, PROTOCOLS, run_workload
+    from ..render.output import NdjsonWriter
+
+    env = _env(ctx)
+    if protocol not in PROTOCOLS:
+        raise UsageError(f"--protocol must be classic or consumer, not {protocol!r}")
+    if assignor is not None and assignor not in ASSIGNORS:
+        raise UsageError(f"--assignor must be one of {', '.join(ASSIGNORS)}, not {assignor!r}")
+    bootstrap = env.settings.bootstrap_server or _lab_bootstrap(name)
+    writers = []
+    record_file = open(record, "a", encoding="utf-8") if record else None
+    if record_file:
+        writers.append(NdjsonWriter(record_file))
+    if env.settings.output == "ndjson":
+        writers.append(NdjsonWriter(env.stdout))
+    lock = threading.Lock()
+
+    def on_event(event: dict) -> None:
+        with lock:
+            for w in writers:
+                w.write(event)
+
+    def log(line: str) -> None:
+        with lock:
+            env.stderr.write(line + "\n")
+            env.stderr.flush()
+
+    stop = threading.Event()
+    old = None
+    if threading.current_thread() is threading.main_thread():
+        old = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        summary = run_workload(bootstrap, group, topic, consumers, partitions, protocol,
+                               assignor, churn, duration, rate, log=log, on_event=on_event,
+                               stop=stop)
+    except KeyboardInterrupt:
+        return 0  # run_workload closed every consumer on the way out
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
+        if record_file:
+            record_file.close()
+    if env.settings.output in ("json", "yaml"):
+        from ..render.output import emit
+
+        emit(env, summary)
+    return 0
+
+
+def _lab_bootstrap(name: str) -> str:
+    from ..lab.cluster import Lab
+
+    lab = Lab.load(name)
+    if lab is None:
+        raise UsageError(f"no -b/--bootstrap-server given and no lab named {name!r} is running")
+    return lab.bootstrap

@@ -1,0 +1,183 @@
+"""Group coordinator lookup and routing, as methods of Cluster.
+
+- `find_coordinators(groups)`: one batched FindCoordinator (v4+, CoordinatorKeys) for all
+  groups not in the cache, or one request per group on older brokers; per-group
+  COORDINATOR_NOT_AVAILABLE / COORDINATOR_LOAD_IN_PROGRESS (a fresh cluster is still
+  creating __consumer_offsets) are retried with back-off until the deadline.
+- `send_to_coordinator(group, api, body)`: sends to the group's coordinator and handles
+  exactly the errors that are about the coordinator itself, found in the top-level
+  `error_code` or in the `groups[]` entry whose `group_id` is this group (never per-member
+  or per-partition codes): NOT_COORDINATOR (16) / COORDINATOR_NOT_AVAILABLE (15) drop the
+  cached coordinator, rediscover and retry; COORDINATOR_LOAD_IN_PROGRESS (14) backs off
+  and retries the same coordinator. A coordinator that cannot be reached (connection
+  refused, lost, timed out) is rediscovered too. Every other code is the caller's.
+- Out of time: DeadlineError (exit 6) naming the last error, or UnreachableError (exit 3)
+  when that was an unreachable broker (see retry.py).
+"""
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from ..errors import GroupctlError, UnreachableError
+from ..protocol.errors import error_for
+from ..protocol.messages import FIND_COORDINATOR
+from ..protocol.spec import Api
+from .errors import kafka_error
+from .metadata import BrokerInfo
+from .retry import TRANSIENT, Backoff, Deadline, gave_up, sleep_within
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .connection import BrokerConnection
+
+COORDINATOR_LOAD_IN_PROGRESS = 14
+COORDINATOR_NOT_AVAILABLE = 15
+NOT_COORDINATOR = 16
+REDISCOVER = frozenset({COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR})
+WAIT = frozenset({COORDINATOR_LOAD_IN_PROGRESS})
+GROUP_KEY = 0  # FindCoordinator key type of a consumer group
+
+
+def coordinator_error(resp: dict, group: str) -> int:
+    """The error code of `resp` that is about `group` as a whole: the top-level
+    `error_code`, else the one of its entry in `groups[]` (matched by `group_id`)."""
+    code = resp.get("error_code") or 0
+    if code:
+        return code
+    for entry in resp.get("groups") or ():
+        if isinstance(entry, dict) and entry.get("group_id") == group:
+            return entry.get("error_code") or 0
+    return 0
+
+
+class CoordinatorMixin:
+    """Coordinator methods of Cluster (they use its broker pool and node registry)."""
+
+    def __init__(self) -> None:
+        self._coordinators: dict[str, int] = {}  # group -> node id
+
+    # ---- lookup -------------------------------------------------------------------------
+    def invalidate_coordinator(self, group: str) -> None:
+        """Forget the cached coordinator of `group` (it moved, or is unreachable)."""
+        self._coordinators.pop(group, None)
+
+    def cached_coordinator(self, group: str) -> BrokerInfo | None:
+        node_id = self._coordinators.get(group)
+        return self.nodes.get(node_id) if node_id is not None else None
+
+    async def find_coordinator(self, group: str, *, refresh: bool = False,
+                               deadline: Deadline | float | None = None) -> BrokerInfo:
+        return (await self.find_coordinators([group], refresh=refresh, deadline=deadline))[group]
+
+    async def find_coordinators(self, groups, *, refresh: bool = False,
+                                deadline: Deadline | float | None = None
+                                ) -> dict[str, BrokerInfo]:
+        """{group: its coordinator}, from the cache or FindCoordinator. Raises
+        KafkaError/KafkaAuthError for a group whose lookup fails for good (e.g.
+        GROUP_AUTHORIZATION_FAILED, INVALID_GROUP_ID)."""
+        d = self.deadline(deadline)
+        wanted = list(dict.fromkeys(groups))
+        found: dict[str, BrokerInfo] = {}
+        for g in wanted:
+            info = None if refresh else self.cached_coordinator(g)
+            if info is not None:
+                found[g] = info
+        missing = [g for g in wanted if g not in found]
+        backoff = Backoff()
+        last: GroupctlError | None = None
+        attempts = 0
+        while missing:
+            attempts += 1
+            try:
+                answers = await self._lookup(missing, d)
+            except TRANSIENT as exc:
+                last = exc
+            else:
+                for g, (node, code, message) in answers.items():
+                    if code == 0:
+                        self._coordinators[g] = node.node_id
+                        known = self.nodes.get(node.node_id)
+                        if known is None or (known.host, known.port) != (node.host, node.port):
+                            self.nodes[node.node_id] = node
+                        found[g] = self.nodes[node.node_id]
+                    elif error_for(code).retriable:
+                        last = kafka_error("FindCoordinator", code, f"group {g!r}")
+                    else:
+                        raise kafka_error("FindCoordinator", code,
+                                          f"group {g!r}" + (f": {message}" if message else ""))
+                missing = [g for g in missing if g not in found]
+            if missing and not await sleep_within(d, backoff.next()):
+                some = ", ".join(repr(g) for g in missing[:3]) + (" ..." if len(missing) > 3 else "")
+                raise gave_up(f"FindCoordinator for {some}", attempts, d, last) from last
+        return {g: found[g] for g in wanted}
+
+    async def _lookup(self, groups: list[str], d: Deadline) -> dict:
+        """{group: (BrokerInfo, error code, message)} from one broker."""
+        conn = await self.any_broker(deadline=d)
+        timeout = d.cap(self.request_timeout)
+        try:
+            if conn.supports(FIND_COORDINATOR, 4):
+                resp = await conn.request(FIND_COORDINATOR, {
+                    "key_type": GROUP_KEY, "coordinator_keys": groups}, timeout=timeout)
+                return {c["key"]: (BrokerInfo(c["node_id"], c["host"], c["port"]),
+                                   c["error_code"], c.get("error_message"))
+                        for c in resp["coordinators"] or []}
+            resps = await asyncio.gather(*(conn.request(
+                FIND_COORDINATOR, {"key": g, "key_type": GROUP_KEY}, timeout=timeout)
+                for g in groups))
+        except TRANSIENT:
+            self._drop(conn)
+            raise
+        return {g: (BrokerInfo(r["node_id"], r["host"], r["port"]), r["error_code"],
+                    r.get("error_message")) for g, r in zip(groups, resps)}
+
+    async def coordinators_grouped(self, groups, *, deadline: Deadline | float | None = None
+                                   ) -> dict[int, list[str]]:
+        """{coordinator node id: [groups]}, to batch DescribeGroups & co per coordinator."""
+        out: dict[int, list[str]] = {}
+        for g, info in (await self.find_coordinators(groups, deadline=deadline)).items():
+            out.setdefault(info.node_id, []).append(g)
+        return out
+
+    async def coordinator(self, group: str, *, deadline: Deadline | float | None = None
+                          ) -> BrokerConnection:
+        """The (pooled) connection to `group`'s coordinator."""
+        d = self.deadline(deadline)
+        info = await self.find_coordinator(group, deadline=d)
+        return await self.broker(info.node_id, deadline=d)
+
+    # ---- routing ------------------------------------------------------------------------
+    async def send_to_coordinator(self, group: str, api: Api, body: dict, *,
+                                  version: int | None = None, min_version: int = 0,
+                                  timeout: float | None = None,
+                                  deadline: Deadline | float | None = None) -> dict:
+        """Send to `group`'s coordinator, following it when it moves (see module doc).
+        Returns the response; error codes other than 14/15/16 are the caller's."""
+        d = self.deadline(deadline)
+        backoff = Backoff()
+        last: GroupctlError | None = None
+        attempts = 0
+        while True:
+            attempts += 1
+            conn = None
+            try:
+                info = await self.find_coordinator(group, deadline=d)
+                conn = await self.broker(info.node_id, deadline=d)
+                resp = await conn.request(api, body, version, min_version=min_version,
+                                          timeout=d.cap(timeout or self.request_timeout))
+            except (*TRANSIENT, UnreachableError) as exc:
+                if getattr(exc, "permanent", False):
+                    raise
+                last = exc
+                self.invalidate_coordinator(group)
+                if conn is not None:
+                    self._drop(conn)
+            else:
+                code = coordinator_error(resp, group)
+                if code in REDISCOVER:
+                    self.invalidate_coordinator(group)
+                elif code not in WAIT:
+                    return resp
+                last = kafka_error(api.name, code, f"group {group!r}")
+            if not await sleep_within(d, backoff.next()):
+                raise gave_up(f"{api.name} for group {group!r}", attempts, d, last) from last

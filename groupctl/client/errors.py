@@ -1,0 +1,101 @@
+"""Exceptions of the client layer. Each extends one of groupctl.errors' kinds, so the CLI
+maps it to the right exit code without knowing this module:
+
+    NotKafkaError          UnreachableError (3)  the peer does not speak Kafka
+    ConnectionLostError    UnreachableError (3)  an established connection closed
+    RequestTimeoutError    DeadlineError    (6)  one request got no answer in time
+    UnsupportedVersionError KafkaError      (7)  no API version both sides speak
+    KafkaAuthError         AuthError        (4)  an auth error code from the broker
+    ProtocolError          GroupctlError    (1)  a response that does not decode
+
+`kind` is the short word the sans-IO state machines take in `on_failure(api, kind, ...)`:
+"disconnected", "timeout", or the class's own.
+"""
+from __future__ import annotations
+
+from ..errors import (
+    AuthError,
+    DeadlineError,
+    GroupctlError,
+    KafkaError,
+    UnreachableError,
+)
+from ..protocol.errors import error_for
+
+# Error codes that mean "you may not" or "you are not who you say": exit 4, not 7.
+AUTH_CODES = frozenset({
+    29,  # TOPIC_AUTHORIZATION_FAILED
+    30,  # GROUP_AUTHORIZATION_FAILED
+    31,  # CLUSTER_AUTHORIZATION_FAILED
+    33,  # UNSUPPORTED_SASL_MECHANISM
+    34,  # ILLEGAL_SASL_STATE
+    53,  # TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    58,  # SASL_AUTHENTICATION_FAILED
+    65,  # DELEGATION_TOKEN_AUTHORIZATION_FAILED
+})
+
+
+class NotKafkaError(UnreachableError):
+    """Something answered on the port, but not as a Kafka broker would."""
+
+    kind = "not_kafka"
+
+
+class ConnectionLostError(UnreachableError):
+    """An established connection closed (by the peer, by us, or after a failure)."""
+
+    kind = "disconnected"
+
+
+class RequestTimeoutError(DeadlineError):
+    """A request got no response within its timeout; the connection is closed (as the
+    Java client does: a broker answers in order, so nothing behind it would come)."""
+
+    kind = "timeout"
+
+
+class ProtocolError(GroupctlError):
+    """A Kafka response that groupctl cannot decode (a bug, or a broker it does not know):
+    exit 1."""
+
+    kind = "protocol"
+
+
+class UnsupportedVersionError(KafkaError):
+    """The broker and groupctl have no version of an API in common (or none at least
+    `min_version`)."""
+
+    kind = "unsupported_version"
+
+    def __init__(self, api: str, message: str):
+        super().__init__(api, 35, message)
+
+
+class KafkaAuthError(AuthError):
+    """An authentication or authorization error code from the broker (exit 4)."""
+
+    kind = "auth"
+
+    def __init__(self, api: str, code: int, message: str | None = None):
+        self.api = api
+        self.code = code
+        self.error = error_for(code)
+        text = f"{api} failed: {self.error.name} ({code})"
+        if message:
+            text += f": {message}"
+        super().__init__(text)
+
+    retriable = False
+
+
+def kafka_error(api: str, code: int, message: str | None = None) -> GroupctlError:
+    """The exception for a non-zero error code: KafkaAuthError for auth codes (exit 4),
+    otherwise KafkaError (exit 7). Raise it: `raise kafka_error("Metadata", code)`."""
+    if code in AUTH_CODES:
+        return KafkaAuthError(api, code, message)
+    return KafkaError(api, code, message)
+
+
+def failure_kind(exc: BaseException) -> str:
+    """The `kind` word for a failed request: "timeout", "disconnected", ..."""
+    return getattr(exc, "kind", None) or type(exc).__name__

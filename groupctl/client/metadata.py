@@ -1,0 +1,82 @@
+"""Cluster metadata as plain data: brokers, the controller, topics, partitions, leaders."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..protocol.types import ZERO_UUID
+
+
+@dataclass(frozen=True)
+class BrokerInfo:
+    node_id: int
+    host: str
+    port: int
+    rack: str | None = None
+
+    @property
+    def address(self) -> str:
+        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+
+    def to_dict(self) -> dict:
+        return {"id": self.node_id, "host": self.host, "port": self.port, "rack": self.rack}
+
+
+@dataclass(frozen=True)
+class PartitionInfo:
+    partition: int
+    leader: int | None          # None: no leader right now (-1 on the wire)
+    leader_epoch: int | None
+    replicas: tuple[int, ...] = ()
+    isr: tuple[int, ...] = ()
+    offline_replicas: tuple[int, ...] = ()
+    error_code: int = 0
+
+
+@dataclass(frozen=True)
+class TopicInfo:
+    name: str | None
+    topic_id: str | None        # Kafka's base64 form; None when the broker has none (v<10)
+    is_internal: bool
+    error_code: int
+    partitions: dict[int, PartitionInfo] = field(default_factory=dict)
+
+    @property
+    def partition_count(self) -> int:
+        return len(self.partitions)
+
+
+@dataclass(frozen=True)
+class ClusterMetadata:
+    cluster_id: str | None
+    controller_id: int | None
+    brokers: dict[int, BrokerInfo]
+    topics: dict[str, TopicInfo]
+    raw: dict = field(repr=False, default_factory=dict)
+
+    def leader_of(self, topic: str, partition: int) -> int | None:
+        t = self.topics.get(topic)
+        p = t.partitions.get(partition) if t else None
+        return p.leader if p else None
+
+
+def _opt(v: int) -> int | None:
+    return None if v is None or v < 0 else v
+
+
+def parse_metadata(resp: dict) -> ClusterMetadata:
+    brokers = {b["node_id"]: BrokerInfo(b["node_id"], b["host"], b["port"], b.get("rack"))
+               for b in resp.get("brokers") or []}
+    topics: dict[str, TopicInfo] = {}
+    for t in resp.get("topics") or []:
+        parts = {}
+        for p in t.get("partitions") or []:
+            parts[p["partition_index"]] = PartitionInfo(
+                p["partition_index"], _opt(p["leader_id"]), _opt(p.get("leader_epoch", -1)),
+                tuple(p.get("replica_nodes") or ()), tuple(p.get("isr_nodes") or ()),
+                tuple(p.get("offline_replicas") or ()), p.get("error_code", 0))
+        tid = t.get("topic_id")
+        info = TopicInfo(t.get("name"), None if not tid or tid == ZERO_UUID else tid,
+                         bool(t.get("is_internal")), t.get("error_code", 0), parts)
+        topics[info.name if info.name is not None else info.topic_id] = info
+    return ClusterMetadata(resp.get("cluster_id"), _opt(resp.get("controller_id", -1)),
+                           brokers, topics, resp)

@@ -1,0 +1,142 @@
+"""The states of a classic (JoinGroup/SyncGroup) group member, and the legal moves between them.
+
+In the style of the Java client's KIP-848 `MemberState`: an explicit enum whose members say
+what the member does while in them, a table of legal transitions, and one place
+(`StateTracker.move`) through which every transition goes, is validated and is recorded as
+(from, to, reason, at_ms). An illegal transition is a bug and raises.
+
+The coordinator connection is not a state: whether the member knows its coordinator is
+orthogonal (a STABLE member whose heartbeat got NOT_COORDINATOR is still a member of its
+generation while it rediscovers the coordinator), as in the Java client.
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from enum import Enum
+
+from ..errors import GroupctlError
+
+
+class ClassicMemberState(str, Enum):
+    """A classic member's state. `ClassicMemberState.X.__doc__` says what it does there."""
+
+    def __new__(cls, value: str, doc: str):
+        obj = str.__new__(cls, value)
+        obj._value_ = value
+        obj.__doc__ = doc
+        return obj
+
+    UNJOINED = ("unjoined", """
+        Not a member and not trying to be one yet: the state of a new member. It sends
+        nothing; the first call to `next_requests` starts the join (-> JOINING). Leaving from
+        here needs no request (-> LEFT).""")
+
+    JOINING = ("joining", """
+        A join round is under way: a JoinGroup is queued or in flight, or waits for the
+        coordinator to be (re)discovered or for a back-off to end. No heartbeats: the broker
+        parks the JoinGroup until every member has rejoined or the rebalance timeout ends.
+        Errors that only call for another JoinGroup (MEMBER_ID_REQUIRED, UNKNOWN_MEMBER_ID,
+        REBALANCE_IN_PROGRESS, coordinator moved or loading, a lost connection) stay here
+        (JOINING -> JOINING, recorded with the reason).""")
+
+    ASSIGNING = ("assigning", """
+        Joined a generation as its leader (and SkipAssignment was false): the member waits
+        for the driver to run the group's assignor over the members' subscriptions
+        (`pending_assignment` -> `provide_assignment`, or `assignment_failed`). The group is
+        in CompletingRebalance; heartbeats continue, so a slow assignment does not cost the
+        session.""")
+
+    AWAITING_SYNC = ("awaiting_sync", """
+        Joined a generation and has (as leader) the assignment or (as follower, or as a
+        KIP-814 leader told to skip assignment) nothing to send: a SyncGroup is queued or in
+        flight. No heartbeats until the SyncGroup is answered.""")
+
+    STABLE = ("stable", """
+        Member of the current generation with its assignment: it heartbeats every
+        heartbeat interval and watches the session timeout. REBALANCE_IN_PROGRESS,
+        ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID or an expired session send it back to
+        JOINING.""")
+
+    LEAVING = ("leaving", """
+        Leaving the group: a LeaveGroup (naming the member id, and the instance id of a
+        static member, with a KIP-800 reason) is queued or in flight, after a FindCoordinator
+        if the coordinator is unknown. A JoinGroup may still be parked at the broker (the
+        force-rebalance case); its answer is ignored. Whatever the LeaveGroup's outcome, the
+        member ends LEFT (or FATAL when it leaves because of a fatal condition).""")
+
+    LEFT = ("left", """
+        Terminal: the member left the group (or never joined). It sends nothing more.""")
+
+    FATAL = ("fatal", """
+        Terminal: a fatal error ended membership (FENCED_INSTANCE_ID,
+        INCONSISTENT_GROUP_PROTOCOL, INVALID_SESSION_TIMEOUT, GROUP_MAX_SIZE_REACHED,
+        GROUP_AUTHORIZATION_FAILED, INVALID_GROUP_ID, an unexpected non-retriable error, or a
+        leader that could not assign). `fatal_error` holds the exception the driver raises.
+        It sends nothing more.""")
+
+    @property
+    def terminal(self) -> bool:
+        return self in (ClassicMemberState.LEFT, ClassicMemberState.FATAL)
+
+    @property
+    def heartbeating(self) -> bool:
+        """States in which the member sends heartbeats (no JoinGroup/SyncGroup in flight)."""
+        return self in (ClassicMemberState.ASSIGNING, ClassicMemberState.STABLE)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+S = ClassicMemberState
+
+LEGAL_TRANSITIONS: dict[ClassicMemberState, frozenset[ClassicMemberState]] = {
+    S.UNJOINED: frozenset({S.JOINING, S.LEFT}),
+    S.JOINING: frozenset({S.JOINING, S.ASSIGNING, S.AWAITING_SYNC, S.LEAVING, S.LEFT, S.FATAL}),
+    S.ASSIGNING: frozenset({S.AWAITING_SYNC, S.JOINING, S.LEAVING, S.FATAL}),
+    S.AWAITING_SYNC: frozenset({S.STABLE, S.JOINING, S.LEAVING, S.FATAL}),
+    S.STABLE: frozenset({S.JOINING, S.LEAVING, S.FATAL}),
+    S.LEAVING: frozenset({S.LEFT, S.FATAL}),
+    S.LEFT: frozenset(),
+    S.FATAL: frozenset(),
+}
+
+
+class IllegalTransitionError(GroupctlError):
+    """A transition the table does not allow: a bug in the state machine or its driver."""
+
+    def __init__(self, from_state: ClassicMemberState, to_state: ClassicMemberState, reason: str):
+        self.from_state, self.to_state, self.reason = from_state, to_state, reason
+        allowed = ", ".join(sorted(s.name for s in LEGAL_TRANSITIONS[from_state])) or "none"
+        super().__init__(f"illegal member state transition {from_state.name} -> {to_state.name} "
+                         f"({reason}); allowed from {from_state.name}: {allowed}")
+
+
+@dataclass(frozen=True)
+class Transition:
+    from_state: ClassicMemberState
+    to_state: ClassicMemberState
+    reason: str
+    at_ms: int
+
+    def to_dict(self) -> dict:
+        return {"from": self.from_state.name, "to": self.to_state.name,
+                "reason": self.reason, "at_ms": self.at_ms}
+
+
+class StateTracker:
+    """Holds the current state; `move` validates against the table and records."""
+
+    def __init__(self, initial: ClassicMemberState = S.UNJOINED, *, keep: int = 1000):
+        self.state = initial
+        self.transitions: deque[Transition] = deque(maxlen=keep)
+
+    def move(self, to: ClassicMemberState, reason: str, at_ms: int) -> Transition:
+        if not reason:
+            raise ValueError("every transition needs a reason")
+        if to not in LEGAL_TRANSITIONS[self.state]:
+            raise IllegalTransitionError(self.state, to, reason)
+        t = Transition(self.state, to, reason, at_ms)
+        self.transitions.append(t)
+        self.state = to
+        return t

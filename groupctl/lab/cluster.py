@@ -1,0 +1,381 @@
+"""The local lab cluster: `lab up`, `lab status`, `lab down`, also used by the test suite.
+
+    lab = Lab.up(brokers=1)            # returns when Metadata lists every broker
+    lab.bootstrap, lab.log_file, lab.libs
+    lab.down()
+
+A lab lives in ``<lab root>/<name>/`` (lab root: ``$GROUPCTL_LAB_HOME`` or
+``~/.cache/groupctl/lab``): ``state.json`` (pids, ports, dirs, bootstrap), ``log4j2.xml``
+and one ``node-<id>/`` per node with ``server.properties``, ``data/`` and
+``logs/server.log`` (Kafka's layout, group coordinator INFO lines included) and
+``logs/stdout.log`` (the JVM's own output). Operations on one lab name hold an flock on
+``<lab root>/.<name>.lock``; the kernel drops it when the process ends, so it never goes stale.
+"""
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import json
+import os
+import re
+import shutil
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from ..errors import LabError, UsageError
+from . import dist, process
+from .config import HOST, LOG4J2_XML, NodeLayout, initial_controllers, kafka_uuid, server_properties
+from .ready import metadata_brokers
+
+STATE_VERSION = 1
+DEFAULT_NAME = "default"
+START_TIMEOUT = 120.0
+JVM_OPTS = (
+    "-Xms128m", "-Xmx512m", "-XX:+UseSerialGC",  # small heap, no GC threads on a 2-core box
+    "-XX:TieredStopAtLevel=1",                   # C1 only: starts faster, plenty for a lab
+    "-Xss512k", "-Xshare:auto", "-XX:-UsePerfData",
+    "-Xlog:disable", "-Xlog:all=warning:stderr",  # JVM warnings to stdout.log's stderr
+    "-Djava.awt.headless=true", "-Djava.net.preferIPv4Stack=true",
+)
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+def lab_root() -> Path:
+    env = os.environ.get("GROUPCTL_LAB_HOME")
+    return Path(env).expanduser() if env else dist.cache_root() / "lab"
+
+
+@dataclass
+class NodeState:
+    node_id: int
+    pid: int
+    start_time: str | None
+    broker_port: int
+    controller_port: int
+    node_dir: str
+    config_file: str
+    data_dir: str
+    log_file: str
+    stdout_file: str
+    cds_dump: str | None = None  # this JVM dumps a CDS archive here when it exits
+
+    @property
+    def address(self) -> str:
+        return f"{HOST}:{self.broker_port}"
+
+    def alive(self) -> bool:
+        return process.is_ours(self.pid, self.config_file, self.start_time)
+
+    def proc(self) -> tuple[int, str, str | None]:
+        return self.pid, self.config_file, self.start_time
+
+
+@dataclass
+class Lab:
+    """A running (or recorded) lab cluster; the fields are what state.json holds."""
+
+    name: str
+    lab_dir: str
+    kafka_version: str | None
+    libs: str
+    kafka_home: str | None
+    cluster_id: str
+    created: str
+    nodes: list[NodeState] = field(default_factory=list)
+    v: int = STATE_VERSION
+
+    # --- views -------------------------------------------------------------------
+    @property
+    def bootstrap(self) -> str:
+        return ",".join(n.address for n in self.nodes)
+
+    @property
+    def log_file(self) -> Path:
+        """server.log of the first node (all of them: `log_files`)."""
+        return Path(self.nodes[0].log_file)
+
+    @property
+    def log_files(self) -> list[Path]:
+        return [Path(n.log_file) for n in self.nodes]
+
+    @property
+    def state_file(self) -> Path:
+        return Path(self.lab_dir) / "state.json"
+
+    def node(self, node_id: int) -> NodeState:
+        for n in self.nodes:
+            if n.node_id == node_id:
+                return n
+        raise LabError(f"lab {self.name!r} has no node {node_id}")
+
+    def status(self) -> dict:
+        nodes = [{"node_id": n.node_id, "pid": n.pid, "alive": n.alive(),
+                  "address": n.address, "controller_port": n.controller_port,
+                  "log_file": n.log_file, "stdout_file": n.stdout_file,
+                  "data_dir": n.data_dir, "config_file": n.config_file} for n in self.nodes]
+        alive = sum(1 for n in nodes if n["alive"])
+        return {"name": self.name, "state": ("running" if alive == len(nodes)
+                                             else "stopped" if alive == 0 else "degraded"),
+                "bootstrap": self.bootstrap, "brokers": len(nodes), "alive": alive,
+                "kafka_version": self.kafka_version, "kafka_home": self.kafka_home,
+                "libs": self.libs, "cluster_id": self.cluster_id, "lab_dir": self.lab_dir,
+                "state_file": str(self.state_file), "created": self.created, "nodes": nodes}
+
+    # --- persistence -------------------------------------------------------------
+    def save(self) -> None:
+        tmp = self.state_file.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(asdict(self), indent=2) + "\n")
+        os.replace(tmp, self.state_file)
+
+    @classmethod
+    def load(cls, name: str = DEFAULT_NAME, root: Path | str | None = None) -> "Lab | None":
+        path = Path(root or lab_root()) / name / "state.json"
+        try:
+            data = json.loads(path.read_text())
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            raise LabError(f"unreadable lab state {path}: {exc}") from None
+        nodes = [NodeState(**n) for n in data.pop("nodes", [])]
+        known = set(cls.__dataclass_fields__)
+        return cls(nodes=nodes, **{k: v for k, v in data.items() if k in known})
+
+    # --- lifecycle ---------------------------------------------------------------
+    @classmethod
+    def up(cls, name: str = DEFAULT_NAME, brokers: int = 1, port: int | None = None,
+           kafka_home: str | None = None, kafka_version: str | None = None,
+           root: Path | str | None = None, extra_config: dict[str, str] | None = None,
+           timeout: float = START_TIMEOUT, tie_to_parent: bool = False,
+           progress=None) -> "Lab":
+        """Start a fresh lab and return once Metadata lists all its brokers.
+
+        `port`: the first node's client port (nodes use port, port+1, ...); by default
+        free ports are picked (and picked again if a race loses one). `tie_to_parent`:
+        the JVMs die with this process (test fixtures). `progress(msg)` gets status lines."""
+        _check_name(name)
+        if brokers not in (1, 3):
+            raise UsageError(f"--brokers must be 1 or 3, not {brokers}")
+        if port is not None and not 1 <= port <= 65535 - brokers:
+            raise UsageError(f"--port must be a TCP port number, not {port}")
+        say = progress or (lambda msg: None)
+        if port is not None:
+            _check_ports_free([port + i for i in range(brokers)])
+        libs = dist.kafka_libs(kafka_version, kafka_home)
+        if kafka_home:
+            kafka_home = str(Path(kafka_home).expanduser().resolve())
+        version = dist.libs_version(libs) if kafka_home else (kafka_version or dist.DEFAULT_KAFKA_VERSION)
+        java = dist.java_cmd()
+        root = Path(root or lab_root())
+        with _lab_lock(root, name):
+            old = cls.load(name, root)
+            if old is not None:
+                if any(n.alive() for n in old.nodes):
+                    raise LabError(f"lab {name!r} is already running at {old.bootstrap} "
+                                   f"(`groupctl lab down{_name_opt(name)}` first)")
+                old._stop(old.nodes, timeout=1)
+            attempts = 1 if port is not None else 3
+            for attempt in range(1, attempts + 1):
+                lab = cls._create(name, root, brokers, port, libs, version, kafka_home,
+                                  extra_config, java)
+                say(f"starting {brokers} node(s) at {lab.bootstrap} (Kafka {version})")
+                try:
+                    lab._start_all(java, tie_to_parent)
+                    lab.save()
+                    lab.wait_ready(timeout)
+                    return lab
+                except _PortRace as exc:
+                    lab._abort()
+                    if attempt == attempts:
+                        raise LabError(str(exc)) from None
+                    say(f"{exc}; retrying with other ports")
+                except BaseException:
+                    lab._abort()
+                    raise
+        raise AssertionError("unreachable")
+
+    @classmethod
+    def _create(cls, name, root: Path, brokers, port, libs, version, kafka_home, extra, java):
+        if port is not None:
+            ports = [port + i for i in range(brokers)]
+            _check_ports_free(ports)
+            controller_ports = process.free_ports(brokers, avoid=set(ports))
+        else:
+            picked = process.free_ports(2 * brokers)
+            ports, controller_ports = picked[:brokers], picked[brokers:]
+        lab_dir = root / name
+        if lab_dir.exists():
+            shutil.rmtree(lab_dir)  # a fresh lab every time: data, logs, configs
+        lab_dir.mkdir(parents=True)
+        layouts = [NodeLayout(i + 1, ports[i], controller_ports[i], lab_dir / f"node-{i + 1}")
+                   for i in range(brokers)]
+        (lab_dir / "log4j2.xml").write_text(LOG4J2_XML)
+        for n in layouts:
+            n.log_dir.mkdir(parents=True)
+            n.config_file.write_text(server_properties(n, layouts, extra))
+        lab = cls(name=name, lab_dir=str(lab_dir), kafka_version=version, libs=str(libs),
+                  kafka_home=kafka_home, cluster_id=kafka_uuid(), created=_now(),
+                  nodes=[NodeState(n.node_id, 0, None, n.broker_port, n.controller_port,
+                                   str(n.node_dir), str(n.config_file), str(n.data_dir),
+                                   str(n.log_file), str(n.stdout_file)) for n in layouts])
+        lab._format(layouts, java)
+        return lab
+
+    def _format(self, layouts: list[NodeLayout], java: str) -> None:
+        quorum = (["--standalone"] if len(layouts) == 1
+                  else ["--initial-controllers", initial_controllers(layouts)])
+        dist.format_storage(Path(self.libs), self.cluster_id,
+                            [(n.node_id, n.config_file) for n in layouts], quorum)
+
+    def _start_all(self, java: str, tie_to_parent: bool) -> None:
+        dumping = False
+        for n in self.nodes:
+            dumping = self._spawn(n, java, tie_to_parent, may_dump=not dumping) or dumping
+
+    def _spawn(self, n: NodeState, java: str, tie_to_parent: bool, may_dump: bool) -> bool:
+        """Start node `n`'s JVM; True if it will dump the broker CDS archive at exit."""
+        cds_flags, dump = dist.cds_options(Path(self.libs), "broker")
+        if dump is not None and not may_dump:
+            cds_flags, dump = [], None  # one node creates the archive, the others run plain
+        log4j = Path(self.lab_dir) / "log4j2.xml"
+        cmd = [java, *JVM_OPTS, *cds_flags, *os.environ.get("GROUPCTL_LAB_JAVA_OPTS", "").split(),
+               f"-Dlog4j2.configurationFile={log4j}",
+               f"-Dkafka.logs.dir={Path(n.log_file).parent}",
+               "-cp", dist.classpath(Path(self.libs)), "kafka.Kafka", n.config_file]
+        n.pid, n.start_time = process.spawn(cmd, Path(n.node_dir), Path(n.stdout_file),
+                                            tie_to_parent=tie_to_parent)
+        n.cds_dump = str(dump) if dump else None
+        return dump is not None
+
+    def _stop(self, nodes: list[NodeState], timeout: float) -> list[int]:
+        killed = process.stop([n.proc() for n in nodes if n.pid], timeout=timeout)
+        for n in nodes:
+            if n.cds_dump:
+                dist.cds_commit(n.cds_dump, n.pid not in killed)
+                n.cds_dump = None
+        return killed
+
+    def wait_ready(self, timeout: float = START_TIMEOUT, nodes: list[int] | None = None) -> None:
+        """Poll until every node's client port answers and Metadata lists every broker
+        (or only `nodes`); fail at once, with the log tail, if a JVM exits."""
+        want = set(nodes or [n.node_id for n in self.nodes])
+        watched = [n for n in self.nodes if n.node_id in want]
+        seen: set[int] = set()
+
+        def ready():
+            for n in watched:
+                if not n.alive():
+                    tail = self.log_tail(n)
+                    if "Address already in use" in tail:
+                        raise _PortRace(f"node {n.node_id}: a port was taken meanwhile")
+                    info = process.proc_info(n.pid)
+                    why = ("exited" if info is None or info.zombie else
+                           f"is no longer the JVM started (pid {n.pid}: {' '.join(info.cmdline)[:200]!r})")
+                    raise LabError(f"lab node {n.node_id} {why} during start-up; "
+                                   f"see {n.log_file}{tail}")
+            if not all(process.accepts(n.broker_port) for n in watched):
+                return False
+            seen.clear()
+            seen.update(metadata_brokers(",".join(n.address for n in watched), timeout=2.0)
+                        or ())
+            return want <= seen
+
+        process.poll_until(ready, timeout, f"lab {self.name!r} to list brokers {sorted(want)}",
+                           interval=0.05, max_interval=0.2,
+                           on_timeout=lambda: f" (Metadata lists {sorted(seen) or 'none'}); "
+                                              f"see {self.log_file}")
+
+    def down(self, timeout: float = 30.0) -> list[int]:
+        """Stop the lab's JVMs (only those still ours), wait for them to exit, remove the
+        state file and data; logs stay until the next `up` of this name. Returns the pids
+        that needed SIGKILL."""
+        with _lab_lock(Path(self.lab_dir).parent, self.name):
+            killed = self._stop(self.nodes, timeout)
+            self.state_file.unlink(missing_ok=True)
+            for n in self.nodes:
+                shutil.rmtree(n.data_dir, ignore_errors=True)
+            return killed
+
+    def stop_node(self, node_id: int, timeout: float = 30.0) -> list[int]:
+        """Stop one node (SIGTERM, then SIGKILL); the lab stays recorded (fault tests)."""
+        killed = self._stop([self.node(node_id)], timeout)
+        self.save()
+        return killed
+
+    def start_node(self, node_id: int, timeout: float = START_TIMEOUT,
+                   tie_to_parent: bool = False) -> None:
+        """Restart a stopped node on its old ports and data; wait until it is listed."""
+        n = self.node(node_id)
+        if n.alive():
+            raise LabError(f"node {node_id} of lab {self.name!r} is running")
+        self._spawn(n, dist.java_cmd(), tie_to_parent, may_dump=False)
+        self.save()
+        self.wait_ready(timeout)
+
+    # --- for tests and scripts ------------------------------------------------------
+    @property
+    def libs_path(self) -> Path:
+        return Path(self.libs)
+
+    def consumer_group_command(self, *args: str, timeout: float = 60):
+        """Kafka's ConsumerGroupCommand (kafka-consumer-groups.sh) against this lab."""
+        return dist.consumer_group_command(self.bootstrap, *args, timeout=timeout,
+                                           libs=Path(self.libs))
+
+    def metadata_brokers(self, timeout: float = 5.0) -> list[int] | None:
+        """Broker ids the cluster's Metadata lists now (None: nobody answered)."""
+        return metadata_brokers(self.bootstrap, timeout)
+
+    def _abort(self) -> None:
+        with contextlib.suppress(Exception):
+            self._stop(self.nodes, timeout=5)
+        self.state_file.unlink(missing_ok=True)
+
+    def log_tail(self, node: NodeState, lines: int = 12) -> str:
+        text = []
+        for path in (node.stdout_file, node.log_file):
+            with contextlib.suppress(OSError):
+                text += [ln for ln in Path(path).read_text(errors="replace").splitlines()
+                         if ln.strip()][-lines:]
+        important = [ln for ln in text if re.search(r"ERROR|FATAL|Exception|Error:", ln)]
+        return dist._tail("\n".join((important or text)[-lines:]), lines)
+
+
+class _PortRace(LabError):
+    pass
+
+
+def _check_ports_free(ports: list[int]) -> None:
+    taken = [p for p in ports if process.port_in_use(p)]
+    if taken:
+        raise LabError(f"port {taken[0]} on {HOST} is already in use "
+                       f"(choose another --port, or leave it out to pick free ports)")
+
+
+def _check_name(name: str) -> None:
+    if not _NAME_RE.match(name):
+        raise UsageError(f"--name must be letters, digits, '.', '_' or '-', not {name!r}")
+
+
+def _name_opt(name: str) -> str:
+    return "" if name == DEFAULT_NAME else f" --name {name}"
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@contextlib.contextmanager
+def _lab_lock(root: Path, name: str):
+    with dist._file_lock(Path(root) / f".{name}.lock", START_TIMEOUT * 2,
+                         f"another groupctl is starting or stopping lab {name!r}"):
+        yield
+
+
+def down(name: str = DEFAULT_NAME, root: Path | str | None = None,
+         timeout: float = 30.0) -> Lab | None:
+    """Stop the lab `name` if it is recorded; returns it (None if there was none)."""
+    _check_name(name)
+    lab = Lab.load(name, root)
+    if lab is not None:
+        lab.down(timeout)
+    return lab

@@ -1,0 +1,339 @@
+"""Apache Kafka's jars for the lab: resolved once from Maven Central, or an existing install.
+
+    kafka_libs()                    ~/.cache/groupctl/kafka/4.3.1/libs (resolved on first use)
+    kafka_libs(kafka_home="/opt/kafka")   /opt/kafka/libs
+
+The cache root is ``$GROUPCTL_CACHE`` or ``~/.cache/groupctl``. Resolution writes a
+generated pom (the broker ``kafka_2.13``, ``kafka-tools`` for ConsumerGroupCommand, and the
+Log4j 2 binding the distribution ships but the published poms leave out), lets Maven copy
+the dependencies into a temporary directory and renames it into place, under a file lock,
+so concurrent sessions neither race nor see a half-filled directory.
+
+Why the explicit logging jars: the published kafka poms depend on slf4j-api 1.7.36 and
+log4j-core without any SLF4J binding, so a broker run from them logs nothing. The binary
+distribution ships slf4j-api 2.0.x with log4j-slf4j2-impl; we pin the same.
+"""
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import functools
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from ..errors import LabError
+
+DEFAULT_KAFKA_VERSION = "4.3.1"
+SLF4J_VERSION = "2.0.17"
+LOG4J_VERSION = "2.25.4"
+CONSUMER_GROUP_COMMAND = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
+MAVEN_TIMEOUT = 1200.0  # a fresh ~/.m2 on a slow network
+LOCK_TIMEOUT = 1500.0   # another session may be resolving the same version
+
+_VERSION_RE = re.compile(r"^(\d+)\.(\d+)\.(\d+)(?:[-.][A-Za-z0-9.]+)?$")
+_BROKER_JAR_RE = re.compile(r"^kafka_2\.1[23]-(\d+\.\d+\.\d+[^/]*?)\.jar$")
+
+
+def cache_root() -> Path:
+    """``$GROUPCTL_CACHE`` or ``~/.cache/groupctl``."""
+    env = os.environ.get("GROUPCTL_CACHE")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "groupctl"
+
+
+def _check_version(version: str) -> tuple[int, int, int]:
+    m = _VERSION_RE.match(version)
+    if not m:
+        raise LabError(f"--kafka-version must look like 4.3.1, not {version!r}")
+    parts = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    if parts[0] < 4:
+        raise LabError(f"the lab runs Apache Kafka 4.x (KRaft, Log4j 2); {version} is too old")
+    return parts
+
+
+@functools.lru_cache(maxsize=None)
+def java_cmd() -> str:
+    """The java executable ($JAVA_HOME/bin/java, else java on PATH), checked to be 17+."""
+    java = None
+    home = os.environ.get("JAVA_HOME")
+    if home and os.access(os.path.join(home, "bin", "java"), os.X_OK):
+        java = os.path.join(home, "bin", "java")
+    java = java or shutil.which("java")
+    if not java:
+        raise LabError("java not found: the lab needs Java 17+ on PATH (or JAVA_HOME)")
+    try:
+        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise LabError(f"cannot run {java} -version: {exc}") from None
+    text = out.stderr + out.stdout
+    m = re.search(r'version "(\d+)(?:\.(\d+))?', text)
+    if out.returncode != 0 or not m:
+        raise LabError(f"{java} -version failed: {text.strip()[-300:]}")
+    major = int(m.group(1))
+    if major == 1:  # "1.8.0_..." style
+        major = int(m.group(2) or 0)
+    if major < 17:
+        raise LabError(f"Kafka 4.x needs Java 17+, but {java} is Java {major}")
+    _JAVA_VERSION[java] = text.strip()
+    return java
+
+
+_JAVA_VERSION: dict[str, str] = {}
+
+
+def mvn_cmd() -> str:
+    mvn = shutil.which("mvn")
+    if not mvn:
+        raise LabError("mvn not found: the lab fetches Kafka's jars from Maven Central with "
+                       "Maven (install it, or point --kafka-home at a Kafka 4.x install)")
+    return mvn
+
+
+def home_libs(kafka_home: str | os.PathLike) -> Path:
+    libs = Path(kafka_home).expanduser().resolve() / "libs"
+    if not libs.is_dir() or not any(_BROKER_JAR_RE.match(p.name) for p in libs.iterdir()):
+        raise LabError(f"{kafka_home} is not a Kafka installation (no libs/kafka_2.13-*.jar)")
+    return libs
+
+
+def libs_version(libs: Path) -> str | None:
+    """The Kafka version of a libs directory, from its broker jar's name."""
+    for p in sorted(libs.iterdir()):
+        m = _BROKER_JAR_RE.match(p.name)
+        if m:
+            return m.group(1)
+    return None
+
+
+def kafka_libs(version: str | None = None, kafka_home: str | None = None) -> Path:
+    """The directory of Kafka's jars (use it as ``-cp 'libs/*'``), resolving it once."""
+    if kafka_home:
+        libs = home_libs(kafka_home)
+        found = libs_version(libs) or "0"
+        if not found[0].isdigit() or int(found.split(".")[0]) < 4:
+            raise LabError(f"{kafka_home} holds Kafka {found}; the lab needs Kafka 4.x")
+        return libs
+    version = version or DEFAULT_KAFKA_VERSION
+    _check_version(version)
+    vdir = cache_root() / "kafka" / version
+    libs = vdir / "libs"
+    if _complete(libs, version):
+        return libs
+    vdir.mkdir(parents=True, exist_ok=True)
+    with _file_lock(vdir.parent / f".{version}.lock", LOCK_TIMEOUT,
+                    f"Kafka {version} jars are being resolved by another process"):
+        if _complete(libs, version):  # someone else finished while we waited
+            return libs
+        if libs.exists():  # a broken leftover (no broker jar): replace it
+            shutil.rmtree(libs, ignore_errors=True)
+        _resolve(version, vdir, libs)
+    return libs
+
+
+def _complete(libs: Path, version: str) -> bool:
+    return (libs / f"kafka_2.13-{version}.jar").is_file()
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path, timeout: float, waiting_for: str):
+    """An exclusive flock on `path`: the kernel drops it when the process dies, so it can
+    never go stale. Polls with a deadline instead of blocking forever."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise LabError(f"timed out after {timeout:.0f}s: {waiting_for} "
+                                   f"(lock {path})") from None
+                time.sleep(0.2)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def pom_xml(version: str) -> str:
+    dep = ("    <dependency><groupId>{g}</groupId><artifactId>{a}</artifactId>"
+           "<version>{v}</version>{x}</dependency>")
+    no_connect = ("<exclusions><exclusion><groupId>org.apache.kafka</groupId>"
+                  "<artifactId>connect-runtime</artifactId></exclusion></exclusions>")
+    deps = [
+        dep.format(g="org.apache.kafka", a="kafka_2.13", v=version, x=""),
+        # ConsumerGroupCommand; Connect (jetty, jersey) is not needed for it.
+        dep.format(g="org.apache.kafka", a="kafka-tools", v=version, x=no_connect),
+        dep.format(g="org.slf4j", a="slf4j-api", v=SLF4J_VERSION, x=""),
+        dep.format(g="org.apache.logging.log4j", a="log4j-api", v=LOG4J_VERSION, x=""),
+        dep.format(g="org.apache.logging.log4j", a="log4j-core", v=LOG4J_VERSION, x=""),
+        dep.format(g="org.apache.logging.log4j", a="log4j-slf4j2-impl", v=LOG4J_VERSION, x=""),
+    ]
+    return ("<project xmlns=\"http://maven.apache.org/POM/4.0.0\">\n"
+            "  <modelVersion>4.0.0</modelVersion>\n"
+            "  <groupId>groupctl</groupId><artifactId>kafka-lab-libs</artifactId>"
+            f"<version>{version}</version><packaging>pom</packaging>\n"
+            "  <dependencies>\n" + "\n".join(deps) + "\n  </dependencies>\n</project>\n")
+
+
+def _resolve(version: str, vdir: Path, libs: Path) -> None:
+    java_cmd()  # Maven needs it too; a clear message beats Maven's
+    mvn = mvn_cmd()
+    work = Path(tempfile.mkdtemp(prefix=".resolve-", dir=vdir))
+    try:
+        (work / "pom.xml").write_text(pom_xml(version))
+        out_dir = work / "libs"
+        cmd = [mvn, "-B", "-q", "-Dstyle.color=never", "-f", str(work / "pom.xml"),
+               "dependency:copy-dependencies", f"-DoutputDirectory={out_dir}"]
+        try:
+            proc = subprocess.run(cmd, cwd=work, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                  text=True, timeout=MAVEN_TIMEOUT)
+        except subprocess.TimeoutExpired as exc:
+            raise LabError(f"Maven did not finish resolving Kafka {version} in "
+                           f"{MAVEN_TIMEOUT:.0f}s{_tail(exc.output)}") from None
+        except OSError as exc:
+            raise LabError(f"cannot run {mvn}: {exc}") from None
+        if proc.returncode != 0 or not _complete(out_dir, version):
+            raise LabError(f"Maven could not resolve Kafka {version} from Maven Central "
+                           f"(exit {proc.returncode}){_tail(proc.stdout)}")
+        os.rename(out_dir, libs)  # atomic: the directory appears complete or not at all
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _tail(output, lines: int = 15) -> str:
+    if isinstance(output, bytes):
+        output = output.decode("utf-8", "replace")
+    text = [ln for ln in (output or "").splitlines() if ln.strip()]
+    return (":\n  " + "\n  ".join(text[-lines:])) if text else ""
+
+
+def classpath(libs: Path) -> str:
+    return str(Path(libs) / "*")
+
+
+def java_tool(libs: Path, main_class: str, *args: str, timeout: float = 60,
+              jvm_opts: tuple[str, ...] = (), cds: str | None = "tool",
+              ) -> subprocess.CompletedProcess:
+    """Run one of Kafka's command-line classes from `libs` and capture its output.
+    `cds`: name of the class-data-sharing archive to use (or create) for faster start-up."""
+    cds_flags, dump = cds_options(libs, cds) if cds else ([], None)
+    cmd = [java_cmd(), *TOOL_JVM_OPTS, *cds_flags, *jvm_opts, "-cp", classpath(libs),
+           main_class, *args]
+    try:
+        proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired as exc:
+        cds_commit(dump, False)
+        raise LabError(f"{main_class.rsplit('.', 1)[-1]} did not finish in {timeout:.0f}s"
+                       f"{_tail(exc.stderr)}") from None
+    cds_commit(dump, proc.returncode == 0)
+    return proc
+
+
+# Short-lived tools: quick start beats peak speed; keep their stdout free of JVM warnings
+# and log noise.
+TOOL_JVM_OPTS = ("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
+                 "-XX:-UsePerfData", "-Xlog:disable", "-Xlog:all=warning:stderr",
+                 "-Djava.awt.headless=true", "-Dlog4j2.level=WARN")
+
+
+# --- class-data sharing ---------------------------------------------------------------
+# A JVM loading Kafka's ~10k classes spends most of its start-up parsing them. The first
+# run of each kind dumps a dynamic CDS archive (-XX:ArchiveClassesAtExit) next to a temp
+# name; when it exits cleanly the archive is renamed into place and later runs map it
+# (-XX:SharedArchiveFile): about 0.6 s less per broker, 0.3 s per tool. The archive name
+# hashes the JVM and the jar list, so a different Java or Kafka never picks up a stale
+# one; a JVM that can't use an archive just ignores it (-Xshare:auto).
+
+def cds_options(libs: Path, kind: str) -> tuple[list[str], Path | None]:
+    """JVM flags to use (or to create) the `kind` archive for `libs`, and the temp file
+    a creating run dumps to (hand it to cds_commit after the JVM exits)."""
+    if os.environ.get("GROUPCTL_LAB_NO_CDS"):
+        return [], None
+    try:
+        archive = _cds_path(libs, kind)
+    except OSError:
+        return [], None
+    if archive.is_file() and archive.stat().st_size > 0:
+        return [f"-XX:SharedArchiveFile={archive}"], None
+    tmp = archive.with_name(f"{archive.stem}.{os.getpid()}-{time.monotonic_ns()}.tmp")
+    return [f"-XX:ArchiveClassesAtExit={tmp}"], tmp
+
+
+def cds_commit(dump: Path | str | None, ok: bool) -> None:
+    """After the dumping JVM exited: keep its archive if it exited cleanly."""
+    if not dump:
+        return
+    dump = Path(dump)
+    final = dump.with_name(dump.name.split(".", 1)[0] + ".jsa")
+    try:
+        if ok and dump.is_file() and dump.stat().st_size > 0:
+            os.replace(dump, final)
+        else:
+            dump.unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
+def _cds_path(libs: Path, kind: str) -> Path:
+    import hashlib
+
+    java = java_cmd()
+    h = hashlib.sha256()
+    h.update(os.path.realpath(java).encode())
+    h.update(_JAVA_VERSION.get(java, "").encode())
+    h.update(str(Path(libs).resolve()).encode())
+    for jar in sorted(Path(libs).iterdir()):
+        st = jar.stat()
+        h.update(f"{jar.name}:{st.st_size}:{int(st.st_mtime)}".encode())
+    directory = cache_root() / "cds"
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory / f"{kind}-{h.hexdigest()[:16]}.jsa"
+
+
+def format_storage(libs: Path, cluster_id: str, nodes: list[tuple[int, Path]],
+                   quorum_args: list[str], timeout: float = 60) -> None:
+    """kafka.tools.StorageTool format for each (node id, server.properties), in parallel;
+    `quorum_args`: ["--standalone"] or ["--initial-controllers", "1@host:port:dirid,..."]."""
+    cds_flags, dump = cds_options(libs, "format")
+    procs = []
+    for i, (node_id, config_file) in enumerate(nodes):
+        flags = cds_flags if (i == 0 or dump is None) else []  # one JVM dumps the archive
+        cmd = [java_cmd(), *TOOL_JVM_OPTS, *flags, "-cp", classpath(libs),
+               "kafka.tools.StorageTool", "format", "--cluster-id", cluster_id,
+               "--config", str(config_file), *quorum_args]
+        procs.append((node_id, subprocess.Popen(cmd, stdin=subprocess.DEVNULL, text=True,
+                                                stdout=subprocess.PIPE,
+                                                stderr=subprocess.STDOUT)))
+    errors = []
+    deadline = time.monotonic() + timeout
+    for node_id, p in procs:
+        try:
+            out, _ = p.communicate(timeout=max(1.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, _ = p.communicate()
+            errors.append(f"node {node_id}: StorageTool format timed out after {timeout:g}s")
+            continue
+        if p.returncode != 0:
+            errors.append(f"node {node_id}: StorageTool format failed "
+                          f"(exit {p.returncode}){_tail(out, 8)}")
+    cds_commit(dump, not errors)
+    if errors:
+        raise LabError("; ".join(errors))
+
+
+def consumer_group_command(bootstrap: str, *args: str, timeout: float = 60,
+                           libs: Path | None = None) -> subprocess.CompletedProcess:
+    """Kafka's own ``kafka-consumer-groups.sh`` (ConsumerGroupCommand) against `bootstrap`,
+    e.g. ``consumer_group_command(b, "--describe", "--group", "g")``; ground truth in tests.
+    Returns the CompletedProcess (stdout/stderr as text); does not raise on a non-zero exit."""
+    return java_tool(libs or kafka_libs(), CONSUMER_GROUP_COMMAND,
+                     "--bootstrap-server", bootstrap, *args, timeout=timeout)

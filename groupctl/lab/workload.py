@@ -1,0 +1,201 @@
+"""`groupctl lab workload`: real librdkafka consumers that join, consume, leave and rejoin,
+a producer writing a steady trickle, and the topic helpers the tests use too.
+
+    create_topic(bootstrap, "t", partitions=4)      # waits until Metadata shows it
+    run_workload(bootstrap, group="g", topic="t", consumers=3, churn=10, duration=60)
+"""
+from __future__ import annotations
+
+import threading
+import time
+from typing import Callable
+
+from ..errors import DeadlineError, LabError, UsageError
+from .consumer import (ASSIGNORS, PROTOCOLS, LabConsumer, RebalanceEvent, tp_list,  # noqa: F401
+                       tp_text, wait_balanced)
+
+
+# --- topics and producing ------------------------------------------------------------
+
+def _admin(bootstrap: str):
+    from confluent_kafka.admin import AdminClient
+
+    return AdminClient({"bootstrap.servers": bootstrap, "log_level": 3})
+
+
+def create_topic(bootstrap: str, name: str, partitions: int = 1, replication: int = 1,
+                 config: dict | None = None, timeout: float = 30.0,
+                 exist_ok: bool = False) -> None:
+    """Create `name` and wait until Metadata shows all its partitions with leaders."""
+    from confluent_kafka import KafkaError, KafkaException
+    from confluent_kafka.admin import NewTopic
+
+    admin = _admin(bootstrap)
+    fut = admin.create_topics([NewTopic(name, partitions, replication, config=config or {})],
+                              operation_timeout=timeout, request_timeout=timeout)[name]
+    try:
+        fut.result(timeout)
+    except KafkaException as exc:
+        err = exc.args[0]
+        if not (exist_ok and err.code() == KafkaError.TOPIC_ALREADY_EXISTS):
+            raise LabError(f"cannot create topic {name!r}: {err.str()}") from None
+    wait_topic(bootstrap, name, None if exist_ok else partitions, timeout, admin)
+
+
+def wait_topic(bootstrap: str, name: str, partitions: int | None = None,
+               timeout: float = 30.0, admin=None) -> int:
+    """Wait until Metadata lists `name` (with `partitions` partitions, if given), every
+    partition with a leader. Returns the partition count."""
+    admin = admin or _admin(bootstrap)
+    deadline = time.monotonic() + timeout
+    last = "not listed"
+    while True:
+        try:
+            md = admin.list_topics(topic=name, timeout=max(0.5, min(5.0, deadline - time.monotonic())))
+            t = md.topics.get(name)
+            if t is not None and t.error is None and t.partitions and \
+                    all(p.leader >= 0 for p in t.partitions.values()) and \
+                    (partitions is None or len(t.partitions) == partitions):
+                return len(t.partitions)
+            last = f"{len(t.partitions)} partitions, error {t.error}" if t else "not listed"
+        except Exception as exc:
+            last = str(exc)
+        if time.monotonic() >= deadline:
+            raise DeadlineError(f"topic {name!r} not ready within {timeout:g}s ({last})")
+        time.sleep(0.1)
+
+
+class TrickleProducer:
+    """Writes `rate` small records per second to `topic` from a background thread."""
+
+    def __init__(self, bootstrap: str, topic: str, rate: float = 10.0):
+        self.bootstrap, self.topic, self.rate = bootstrap, topic, rate
+        self.sent = 0
+        self.errors: list[str] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True, name="TrickleProducer")
+
+    def start(self) -> "TrickleProducer":
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        from confluent_kafka import Producer
+
+        producer = Producer({"bootstrap.servers": self.bootstrap, "linger.ms": 5,
+                             "client.id": "groupctl-lab-producer",
+                             "error_cb": lambda e: self.errors.append(str(e))})
+        interval = 1.0 / self.rate if self.rate > 0 else None
+        n = 0
+        while interval and not self._stop.wait(interval):
+            try:
+                producer.produce(self.topic, key=str(n).encode(),
+                                 value=f"groupctl lab {n} {time.time():.3f}".encode())
+                n += 1
+                self.sent = n
+            except BufferError:
+                pass
+            producer.poll(0)
+        producer.flush(5)
+
+    def close(self, timeout: float = 10.0) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+
+def run_workload(bootstrap: str, group: str, topic: str, consumers: int = 3,
+                 partitions: int | None = None, protocol: str = "classic",
+                 assignor: str | None = None, churn: float | None = None,
+                 duration: float | None = None, rate: float = 10.0,
+                 log: Callable[[str], None] = print,
+                 on_event: Callable[[dict], None] | None = None,
+                 stop: threading.Event | None = None) -> dict:
+    """Run `consumers` LabConsumers in `group` on `topic` (created with `partitions` if
+    missing) and a TrickleProducer. With `churn`, every `churn` seconds one consumer leaves
+    the group, and at the next tick it rejoins as a new member. Runs for `duration` seconds,
+    until `stop` is set, or until KeyboardInterrupt; always closes every consumer (each
+    leaves the group). Returns a summary."""
+    if consumers < 1:
+        raise UsageError("--consumers must be at least 1")
+    if partitions is not None and partitions < 1:
+        raise UsageError("--partitions must be at least 1")
+    if churn is not None and churn <= 0:
+        raise UsageError("--churn must be a positive number of seconds")
+    if duration is not None and duration <= 0:
+        raise UsageError("--duration must be a positive number of seconds")
+    if protocol == "consumer" and assignor:
+        raise UsageError("--assignor is for --protocol classic; with --protocol consumer "
+                         "the broker assigns (group.consumer.assignors)")
+    stop = stop or threading.Event()
+    create_topic(bootstrap, topic, partitions or max(consumers, 1), exist_ok=True)
+    n_parts = wait_topic(bootstrap, topic)
+    log(f"workload: group {group}, topic {topic} ({n_parts} partitions), {consumers} "
+        f"consumer(s), protocol {protocol}" + (f", assignor {assignor}" if assignor else "")
+        + (f", churn every {churn:g}s" if churn else ""))
+
+    def on_assignment(event: dict) -> None:
+        verb = {"assign": "assigned", "revoke": "revoked", "lost": "lost"}[event["callback"]]
+        changed = event["added"] if event["callback"] == "assign" else event["revoked"]
+        log(f"{event['ts']} {event['client_id']} ({event['member_id'] or '?'}) {verb} "
+            f"{_fmt(changed)}; now {_fmt(event['assigned'])}")
+        if on_event:
+            on_event(event)
+
+    def new_consumer(name: str) -> LabConsumer:
+        return LabConsumer(bootstrap, group, [topic], protocol=protocol, assignor=assignor,
+                           name=name, on_event=on_assignment).start()
+
+    producer = TrickleProducer(bootstrap, topic, rate).start()
+    running: dict[str, LabConsumer] = {}
+    left: list[str] = []
+    closed: list[LabConsumer] = []
+    started = time.monotonic()
+    try:
+        for i in range(consumers):
+            running[f"c{i + 1}"] = new_consumer(f"c{i + 1}")
+        tick = 0
+        while not stop.is_set():
+            now = time.monotonic() - started
+            next_tick = churn * (tick + 1) if churn else None
+            end = duration
+            wake = min(t for t in (next_tick, end, now + 3600) if t is not None)
+            if stop.wait(max(0.0, wake - now)):
+                break
+            if duration is not None and time.monotonic() - started >= duration:
+                break
+            if churn and time.monotonic() - started >= churn * (tick + 1):
+                tick += 1
+                if left:
+                    name = left.pop(0)
+                    log(f"churn: {name} rejoins")
+                    running[name] = new_consumer(name)
+                elif running:
+                    name = next(iter(running))
+                    log(f"churn: {name} leaves")
+                    c = running.pop(name)
+                    c.close()
+                    closed.append(c)
+                    left.append(name)
+    finally:
+        for c in running.values():
+            c.close()
+        closed.extend(running.values())
+        producer.close()
+    summary = {
+        "group": group, "topic": topic, "partitions": n_parts, "protocol": protocol,
+        "assignor": assignor, "seconds": round(time.monotonic() - started, 1),
+        "produced": producer.sent,
+        "consumed": sum(c.messages for c in closed),
+        "callbacks": sum(len(c.events) for c in closed),
+        "members": len(closed),
+        "errors": sorted({e for c in closed for e in c.errors}),
+    }
+    log(f"workload: done after {summary['seconds']}s: {summary['produced']} produced, "
+        f"{summary['consumed']} consumed, {summary['callbacks']} rebalance callbacks over "
+        f"{summary['members']} member sessions")
+    return summary
+
+
+def _fmt(tps: list[dict]) -> str:
+    return ",".join(f"{t['topic']}-{p}" for t in tps for p in t["partitions"]) or "-"

@@ -1,0 +1,114 @@
+"""Shared fixtures: real Kafka lab clusters, started with the same code as `groupctl lab up`.
+
+    kafka             session: a one-node KRaft cluster (groupctl.lab.cluster.Lab): .bootstrap,
+                      .log_file (server.log, group coordinator INFO lines), .libs / .libs_path,
+                      .nodes, .kafka_version, .consumer_group_command(*args),
+                      .metadata_brokers(), .stop_node(id) / .start_node(id)
+    kafka3            session: a three-node cluster (three combined broker+controller nodes);
+                      started only if a test asks for it
+    topic_factory     topic_factory(partitions=1, *, cluster=None, replication=1, config=None)
+                      -> a fresh topic name, created and visible in Metadata
+    unique_group      a group id no other test uses
+    consumer_factory  consumer_factory(group, topics, *, cluster=None, start=True, **LabConsumer
+                      options) -> a running groupctl.lab.consumer.LabConsumer, closed (leaving
+                      the group) after the test
+
+Each session's clusters live in its own pytest temp directory on free ports, so several
+pytest sessions can run on one machine at once; Kafka's jars come from the shared cache
+(~/.cache/groupctl, resolved with Maven on first use). The JVMs are tied to this process
+(they die with it) and are stopped at session end. A broker that cannot start makes the
+tests that need it ERROR: they are never skipped. Tests using these fixtures get the
+`broker` marker (and `cluster3` for kafka3) automatically.
+"""
+from __future__ import annotations
+
+import os
+import re
+import uuid
+
+import pytest
+
+BROKER_FIXTURES = {"kafka", "kafka3", "topic_factory", "consumer_factory"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        if names & BROKER_FIXTURES:
+            item.add_marker(pytest.mark.broker)
+        if "kafka3" in names:
+            item.add_marker(pytest.mark.cluster3)
+
+
+def _start_lab(tmp_path_factory, brokers: int):
+    from groupctl.lab.cluster import Lab
+
+    root = tmp_path_factory.mktemp(f"lab{brokers}")
+    return Lab.up(name=f"pytest-{os.getpid()}-{brokers}", brokers=brokers, root=root,
+                  tie_to_parent=True)
+
+
+@pytest.fixture(scope="session")
+def kafka(tmp_path_factory):
+    lab = _start_lab(tmp_path_factory, 1)
+    try:
+        yield lab
+    finally:
+        lab.down()
+
+
+@pytest.fixture(scope="session")
+def kafka3(tmp_path_factory):
+    lab = _start_lab(tmp_path_factory, 3)
+    try:
+        yield lab
+    finally:
+        lab.down()
+
+
+def _slug(text: str, limit: int = 40) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text)[:limit].strip("-.") or "t"
+
+
+@pytest.fixture
+def topic_factory(request):
+    from groupctl.lab.workload import create_topic
+
+    def make(partitions: int = 1, *, cluster=None, replication: int = 1,
+             config: dict | None = None, name: str | None = None) -> str:
+        cluster = cluster or request.getfixturevalue("kafka")
+        topic = name or f"t-{_slug(request.node.name, 30)}-{uuid.uuid4().hex[:8]}"
+        create_topic(cluster.bootstrap, topic, partitions, replication, config)
+        return topic
+
+    return make
+
+
+@pytest.fixture
+def unique_group(request) -> str:
+    return f"g-{_slug(request.node.name)}-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
+def consumer_factory(request):
+    from groupctl.lab.consumer import LabConsumer
+
+    made: list[LabConsumer] = []
+
+    def make(group: str, topics, *, cluster=None, start: bool = True, **options) -> LabConsumer:
+        cluster = cluster or request.getfixturevalue("kafka")
+        consumer = LabConsumer(cluster.bootstrap, group,
+                               [topics] if isinstance(topics, str) else list(topics), **options)
+        made.append(consumer)
+        return consumer.start() if start else consumer
+
+    yield make
+    for consumer in made:  # close them all at once: leaving is quicker in parallel
+        consumer.begin_close()
+    errors = []
+    for consumer in made:
+        try:
+            consumer.close(timeout=30)
+        except Exception as exc:  # report, but close the others first
+            errors.append(f"{consumer.name}: {exc}")
+    assert not errors, f"consumers did not close: {errors}"
