@@ -95,6 +95,7 @@ def _register_commands() -> None:
     # Each module adds its commands to `app` on import.
     from . import offline  # noqa: F401
     from . import lab  # noqa: F401
+    from . import demo  # noqa: F401
 
 
 def run(argv: list[str] | None = None, env: Env | None = None) -> int:

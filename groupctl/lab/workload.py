@@ -110,12 +110,14 @@ def run_workload(bootstrap: str, group: str, topic: str, consumers: int = 3,
                  duration: float | None = None, rate: float = 10.0,
                  log: Callable[[str], None] = print,
                  on_event: Callable[[dict], None] | None = None,
-                 stop: threading.Event | None = None) -> dict:
+                 stop: threading.Event | None = None,
+                 churn_gate: Callable[[], float | None] | None = None) -> dict:
     """Run `consumers` LabConsumers in `group` on `topic` (created with `partitions` if
     missing) and a TrickleProducer. With `churn`, every `churn` seconds one consumer leaves
     the group, and at the next tick it rejoins as a new member. Runs for `duration` seconds,
     until `stop` is set, or until KeyboardInterrupt; always closes every consumer (each
-    leaves the group). Returns a summary."""
+    leaves the group). `churn_gate`, when given, is asked for the churn period on every
+    tick instead (None: no churn yet), so a caller can start churn later. Returns a summary."""
     if consumers < 1:
         raise UsageError("--consumers must be at least 1")
     if partitions is not None and partitions < 1:
@@ -154,18 +156,23 @@ def run_workload(bootstrap: str, group: str, topic: str, consumers: int = 3,
     try:
         for i in range(consumers):
             running[f"c{i + 1}"] = new_consumer(f"c{i + 1}")
-        tick = 0
+        last_tick = time.monotonic()
         while not stop.is_set():
-            now = time.monotonic() - started
-            next_tick = churn * (tick + 1) if churn else None
-            end = duration
-            wake = min(t for t in (next_tick, end, now + 3600) if t is not None)
+            period = churn_gate() if churn_gate else churn
+            now = time.monotonic()
+            next_tick = last_tick + period if period else None
+            end = started + duration if duration is not None else None
+            # with a gate, look again every half second: churn may be switched on
+            poll = now + (0.5 if churn_gate else 3600)
+            wake = min(t for t in (next_tick, end, poll) if t is not None)
             if stop.wait(max(0.0, wake - now)):
                 break
-            if duration is not None and time.monotonic() - started >= duration:
+            if end is not None and time.monotonic() >= end:
                 break
-            if churn and time.monotonic() - started >= churn * (tick + 1):
-                tick += 1
+            if not period:
+                last_tick = time.monotonic()
+            elif time.monotonic() >= last_tick + period:
+                last_tick = time.monotonic()
                 if left:
                     name = left.pop(0)
                     log(f"churn: {name} rejoins")
