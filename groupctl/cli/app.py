@@ -96,6 +96,8 @@ def _register_commands() -> None:
     from . import offline  # noqa: F401
     from . import lab  # noqa: F401
     from . import demo  # noqa: F401
+    from . import join  # noqa: F401
+    from . import groups  # noqa: F401
 
 
 def run(argv: list[str] | None = None, env: Env | None = None) -> int:

@@ -39,6 +39,7 @@ def _status_table(console, data, wide: bool) -> None:
     console.print(f"lab {data['name']}: {data['state']}, {data['alive']}/{data['brokers']} "
                   f"node(s) alive, Kafka {data['kafka_version']}")
     console.print(f"bootstrap: {data['bootstrap']}")
+    _sasl_lines(console, data.get("sasl"), wide)
     table = Table(box=None, pad_edge=False)
     for col in ("NODE", "PID", "ALIVE", "ADDRESS") + (("CONTROLLER",) if wide else ()):
         table.add_column(col)
@@ -56,6 +57,17 @@ def _status_table(console, data, wide: bool) -> None:
         console.print(f"state: {data['state_file']}", overflow="ignore", crop=False)
 
 
+def _sasl_lines(console, sasl: dict | None, wide: bool) -> None:
+    if not sasl:
+        return
+    console.print(f"sasl bootstrap: {sasl['bootstrap']} ({sasl['security_protocol']}, user "
+                  f"{sasl['username']}, {', '.join(sasl['mechanisms'])})")
+    configs = sasl["command_configs"] if wide else {"": sasl["command_config"]}
+    for mech, path in configs.items():
+        label = f"sasl command config{' ' + mech if mech else ''}"
+        console.print(f"{label}: {path}", overflow="ignore", crop=False)
+
+
 @lab_app.command("up")
 def up(
     ctx: typer.Context,
@@ -70,8 +82,13 @@ def up(
     name: str = typer.Option("default", "--name", help=NAME_HELP),
     broker_config: list[str] = typer.Option([], "--broker-config", metavar="KEY=VALUE",
                                             help="Extra server.properties setting (repeatable)."),
+    sasl: bool = typer.Option(False, "--sasl", help="Also a SASL_PLAINTEXT listener: user "
+                              "admin (a random password) for SCRAM-SHA-256, SCRAM-SHA-512 and "
+                              "PLAIN; `lab status` names its bootstrap and the client "
+                              "properties files for --command-config."),
 ):
-    """Start a fresh lab cluster; returns once Metadata lists every broker."""
+    """Start a fresh lab cluster; returns once every broker answers ApiVersions and
+    Metadata lists every broker (with --sasl: over SCRAM too)."""
     from ..lab.cluster import Lab
 
     env = _env(ctx)
@@ -80,7 +97,7 @@ def up(
     start = env.monotonic()
     lab = Lab.up(name=name, brokers=brokers, port=port, kafka_home=kafka_home,
                  kafka_version=kafka_version, extra_config=_parse_config(broker_config),
-                 progress=lambda msg: env.stderr.write(f"groupctl: lab: {msg}\n"))
+                 sasl=sasl, progress=lambda msg: env.stderr.write(f"groupctl: lab: {msg}\n"))
     env.stderr.write(f"groupctl: lab: {name} is up in {env.monotonic() - start:.1f}s\n")
     _emit_status(env, lab)
 

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ..errors import LabError, UsageError
 from . import dist, process
+from . import sasl as labsasl
 from .config import HOST, LOG4J2_XML, NodeLayout, initial_controllers, kafka_uuid, server_properties
 from .ready import metadata_brokers
 
@@ -58,6 +59,7 @@ class NodeState:
     log_file: str
     stdout_file: str
     cds_dump: str | None = None  # this JVM dumps a CDS archive here when it exits
+    sasl_port: int | None = None  # `lab up --sasl`
 
     @property
     def address(self) -> str:
@@ -82,12 +84,18 @@ class Lab:
     cluster_id: str
     created: str
     nodes: list[NodeState] = field(default_factory=list)
+    sasl: dict | None = None  # `lab up --sasl`: user, password, mechanisms (sasl.py)
     v: int = STATE_VERSION
 
     # --- views -------------------------------------------------------------------
     @property
     def bootstrap(self) -> str:
         return ",".join(n.address for n in self.nodes)
+
+    @property
+    def sasl_bootstrap(self) -> str | None:
+        """The SASL_PLAINTEXT listeners (None without --sasl)."""
+        return ",".join(f"{HOST}:{n.sasl_port}" for n in self.nodes) if self.sasl else None
 
     @property
     def log_file(self) -> Path:
@@ -119,7 +127,8 @@ class Lab:
                 "bootstrap": self.bootstrap, "brokers": len(nodes), "alive": alive,
                 "kafka_version": self.kafka_version, "kafka_home": self.kafka_home,
                 "libs": self.libs, "cluster_id": self.cluster_id, "lab_dir": self.lab_dir,
-                "state_file": str(self.state_file), "created": self.created, "nodes": nodes}
+                "state_file": str(self.state_file), "created": self.created,
+                "sasl": labsasl.status(self.sasl, self.sasl_bootstrap), "nodes": nodes}
 
     # --- persistence -------------------------------------------------------------
     def save(self) -> None:
@@ -146,12 +155,13 @@ class Lab:
            kafka_home: str | None = None, kafka_version: str | None = None,
            root: Path | str | None = None, extra_config: dict[str, str] | None = None,
            timeout: float = START_TIMEOUT, tie_to_parent: bool = False,
-           progress=None) -> "Lab":
+           progress=None, sasl: bool = False) -> "Lab":
         """Start a fresh lab and return once Metadata lists all its brokers.
 
         `port`: the first node's client port (nodes use port, port+1, ...); by default
         free ports are picked (and picked again if a race loses one). `tie_to_parent`:
-        the JVMs die with this process (test fixtures). `progress(msg)` gets status lines."""
+        the JVMs die with this process (test fixtures). `progress(msg)` gets status lines.
+        `sasl`: add a SASL_PLAINTEXT listener with SCRAM and PLAIN users (sasl.py)."""
         _check_name(name)
         if brokers not in (1, 3):
             raise UsageError(f"--brokers must be 1 or 3, not {brokers}")
@@ -159,7 +169,7 @@ class Lab:
             raise UsageError(f"--port must be a TCP port number, not {port}")
         say = progress or (lambda msg: None)
         if port is not None:
-            _check_ports_free([port + i for i in range(brokers)])
+            process.check_ports_free([port + i for i in range(brokers)])
         libs = dist.kafka_libs(kafka_version, kafka_home)
         if kafka_home:
             kafka_home = str(Path(kafka_home).expanduser().resolve())
@@ -176,7 +186,7 @@ class Lab:
             attempts = 1 if port is not None else 3
             for attempt in range(1, attempts + 1):
                 lab = cls._create(name, root, brokers, port, libs, version, kafka_home,
-                                  extra_config, java)
+                                  extra_config, sasl)
                 say(f"starting {brokers} node(s) at {lab.bootstrap} (Kafka {version})")
                 try:
                     lab._start_all(java, tie_to_parent)
@@ -194,37 +204,36 @@ class Lab:
         raise AssertionError("unreachable")
 
     @classmethod
-    def _create(cls, name, root: Path, brokers, port, libs, version, kafka_home, extra, java):
-        if port is not None:
-            ports = [port + i for i in range(brokers)]
-            _check_ports_free(ports)
-            controller_ports = process.free_ports(brokers, avoid=set(ports))
-        else:
-            picked = process.free_ports(2 * brokers)
-            ports, controller_ports = picked[:brokers], picked[brokers:]
+    def _create(cls, name, root: Path, brokers, port, libs, version, kafka_home, extra, sasl):
+        ports, controller_ports, sasl_ports = process.pick_ports(brokers, port, sasl)
         lab_dir = root / name
         if lab_dir.exists():
             shutil.rmtree(lab_dir)  # a fresh lab every time: data, logs, configs
         lab_dir.mkdir(parents=True)
-        layouts = [NodeLayout(i + 1, ports[i], controller_ports[i], lab_dir / f"node-{i + 1}")
-                   for i in range(brokers)]
+        layouts = [NodeLayout(i + 1, ports[i], controller_ports[i], lab_dir / f"node-{i + 1}",
+                              sasl_ports[i]) for i in range(brokers)]
+        settings = labsasl.new_settings(lab_dir) if sasl else None
         (lab_dir / "log4j2.xml").write_text(LOG4J2_XML)
         for n in layouts:
             n.log_dir.mkdir(parents=True)
-            n.config_file.write_text(server_properties(n, layouts, extra))
+            n.config_file.write_text(server_properties(n, layouts, extra, settings))
+        if settings:
+            labsasl.write_client_configs(settings)
         lab = cls(name=name, lab_dir=str(lab_dir), kafka_version=version, libs=str(libs),
                   kafka_home=kafka_home, cluster_id=kafka_uuid(), created=_now(),
                   nodes=[NodeState(n.node_id, 0, None, n.broker_port, n.controller_port,
                                    str(n.node_dir), str(n.config_file), str(n.data_dir),
-                                   str(n.log_file), str(n.stdout_file)) for n in layouts])
-        lab._format(layouts, java)
+                                   str(n.log_file), str(n.stdout_file), sasl_port=n.sasl_port)
+                         for n in layouts], sasl=settings)
+        lab._format(layouts)
         return lab
 
-    def _format(self, layouts: list[NodeLayout], java: str) -> None:
+    def _format(self, layouts: list[NodeLayout]) -> None:
         quorum = (["--standalone"] if len(layouts) == 1
                   else ["--initial-controllers", initial_controllers(layouts)])
         dist.format_storage(Path(self.libs), self.cluster_id,
-                            [(n.node_id, n.config_file) for n in layouts], quorum)
+                            [(n.node_id, n.config_file) for n in layouts],
+                            quorum + labsasl.format_args(self.sasl))
 
     def _start_all(self, java: str, tie_to_parent: bool) -> None:
         dumping = False
@@ -277,12 +286,20 @@ class Lab:
             seen.clear()
             seen.update(metadata_brokers(",".join(n.address for n in watched), timeout=2.0)
                         or ())
-            return want <= seen
+            return want <= seen and self._sasl_ready(watched, want)
 
         process.poll_until(ready, timeout, f"lab {self.name!r} to list brokers {sorted(want)}",
                            interval=0.05, max_interval=0.2,
                            on_timeout=lambda: f" (Metadata lists {sorted(seen) or 'none'}); "
                                               f"see {self.log_file}")
+
+    def _sasl_ready(self, watched: list[NodeState], want: set[int]) -> bool:
+        """With --sasl: the SASL listener authenticates (SCRAM) and lists every broker too."""
+        if not self.sasl:
+            return True
+        listed = metadata_brokers(",".join(f"{HOST}:{n.sasl_port}" for n in watched),
+                                  timeout=2.0, security=labsasl.security(self.sasl))
+        return want <= set(listed or ())
 
     def down(self, timeout: float = 30.0) -> list[int]:
         """Stop the lab's JVMs (only those still ours), wait for them to exit, remove the
@@ -342,13 +359,6 @@ class Lab:
 
 class _PortRace(LabError):
     pass
-
-
-def _check_ports_free(ports: list[int]) -> None:
-    taken = [p for p in ports if process.port_in_use(p)]
-    if taken:
-        raise LabError(f"port {taken[0]} on {HOST} is already in use "
-                       f"(choose another --port, or leave it out to pick free ports)")
 
 
 def _check_name(name: str) -> None:

@@ -1,7 +1,8 @@
 """Configuration files for lab nodes: server.properties per node and one Log4j 2 config.
 
 Every node is a KRaft combined node (process.roles=broker,controller) on 127.0.0.1 with a
-PLAINTEXT listener for clients and a CONTROLLER listener for the quorum. Settings that differ
+PLAINTEXT listener for clients and a CONTROLLER listener for the quorum (and with
+`--sasl` a SASL_PLAINTEXT client listener, see sasl.py). Settings that differ
 from Kafka's defaults are in LAB_SETTINGS, each with its reason; `--broker-config` (or
 ``extra=``) overrides any of them.
 """
@@ -46,6 +47,7 @@ class NodeLayout:
     broker_port: int
     controller_port: int
     node_dir: Path
+    sasl_port: int | None = None  # `lab up --sasl`: the SASL_PLAINTEXT client listener
 
     @property
     def data_dir(self) -> Path:
@@ -100,16 +102,20 @@ def replication_settings(nodes: int) -> dict[str, str]:
 
 
 def server_properties(node: NodeLayout, all_nodes: list[NodeLayout],
-                      extra: dict[str, str] | None = None) -> str:
+                      extra: dict[str, str] | None = None, sasl: dict | None = None) -> str:
+    """server.properties of `node`; `sasl`: the lab's SASL settings (see sasl.py)."""
     quorum = ",".join(f"{HOST}:{n.controller_port}" for n in all_nodes)
+    listeners = f"PLAINTEXT://{HOST}:{node.broker_port},CONTROLLER://{HOST}:{node.controller_port}"
+    protocols = "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
+    if node.sasl_port is not None:
+        listeners += f",SASL_PLAINTEXT://{HOST}:{node.sasl_port}"
+        protocols += ",SASL_PLAINTEXT:SASL_PLAINTEXT"
     props: dict[str, str] = {
         "process.roles": "broker,controller",
         "node.id": str(node.node_id),
-        "listeners": (f"PLAINTEXT://{HOST}:{node.broker_port},"
-                      f"CONTROLLER://{HOST}:{node.controller_port}"),
-        "advertised.listeners": (f"PLAINTEXT://{HOST}:{node.broker_port},"
-                                 f"CONTROLLER://{HOST}:{node.controller_port}"),
-        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "listeners": listeners,
+        "advertised.listeners": listeners,
+        "listener.security.protocol.map": protocols,
         "inter.broker.listener.name": "PLAINTEXT",
         "controller.listener.names": "CONTROLLER",
         "controller.quorum.bootstrap.servers": quorum,
@@ -117,6 +123,10 @@ def server_properties(node: NodeLayout, all_nodes: list[NodeLayout],
     }
     props.update(LAB_SETTINGS)
     props.update(replication_settings(len(all_nodes)))
+    if sasl:
+        from .sasl import broker_settings
+
+        props.update(broker_settings(sasl))
     props.update(extra or {})
     lines = ["# written by groupctl lab; regenerated on every `lab up`"]
     lines += [f"{k}={_escape(v)}" for k, v in props.items()]

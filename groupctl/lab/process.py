@@ -45,6 +45,27 @@ def poll_until(condition: Callable[[], T], timeout: float, what: str,
 
 # --- ports ---------------------------------------------------------------------------
 
+def pick_ports(brokers: int, port: int | None, sasl: bool):
+    """(client ports, controller ports, SASL ports or Nones): `port` and up, or free ones."""
+    extra = 2 if sasl else 1
+    if port is not None:
+        ports = [port + i for i in range(brokers)]
+        check_ports_free(ports)
+        picked = free_ports(extra * brokers, avoid=set(ports))
+    else:
+        picked = free_ports((extra + 1) * brokers)
+        ports, picked = picked[:brokers], picked[brokers:]
+    sasl_ports = picked[brokers:] if sasl else [None] * brokers
+    return ports, picked[:brokers], sasl_ports
+
+
+def check_ports_free(ports: list[int]) -> None:
+    taken = [p for p in ports if port_in_use(p)]
+    if taken:
+        raise LabError(f"port {taken[0]} on {HOST} is already in use "
+                       f"(choose another --port, or leave it out to pick free ports)")
+
+
 def port_in_use(port: int, host: str = HOST) -> bool:
     """True if `port` can't be bound on `host` (someone listens there). SO_REUSEADDR as the
     JVM sets it, so sockets lingering in TIME_WAIT don't count as taken."""

@@ -1,26 +1,57 @@
 """The lab's one question to a running cluster: which brokers does Metadata list?
 
-Kept behind this one function so it can move to groupctl's own client
-(``groupctl.client.cluster.Cluster(...).metadata()``) once that lands; until then it asks
-librdkafka (confluent-kafka), which also does the ApiVersions handshake first.
+Asked with groupctl's own client: bootstrap (TCP, ApiVersions, SASL when `security` says
+so), then Metadata without topics. A cluster that answers both lists its brokers; one
+that does not yet (a port not open, a broker still starting, a controller quorum not
+formed) is "not ready", never an exception.
 """
 from __future__ import annotations
 
+import threading
 
-def metadata_brokers(bootstrap: str, timeout: float = 2.0) -> list[int] | None:
-    """Broker ids listed by a Metadata response from `bootstrap`, or None when no broker
-    answered within `timeout` seconds. Never raises for an unreachable cluster."""
-    from confluent_kafka.admin import AdminClient
 
-    admin = AdminClient({
-        "bootstrap.servers": bootstrap,
-        "log_level": 0,  # connection refused while starting is expected: keep stderr quiet
-        "reconnect.backoff.ms": 50,
-        "reconnect.backoff.max.ms": 200,
-        "socket.connection.setup.timeout.ms": max(1000, int(timeout * 1000)),
-    })
+def metadata_brokers(bootstrap: str, timeout: float = 2.0, security=None) -> list[int] | None:
+    """Broker ids listed by a Metadata response from `bootstrap` ("h:p,h:p"), or None when
+    no broker answered ApiVersions and Metadata within `timeout` seconds. `security`: a
+    groupctl.config.SecurityConfig (default PLAINTEXT). Never raises for an unreachable or
+    starting cluster."""
+    import asyncio
+
+    def ask() -> list[int] | None:
+        return asyncio.run(_ask(bootstrap, timeout, security))
+
     try:
-        md = admin.list_topics(timeout=timeout)
-    except Exception:  # KafkaException(_TRANSPORT / _TIMED_OUT): not ready yet
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return ask()
+    return _in_thread(ask)  # called from async code: leave its loop alone
+
+
+async def _ask(bootstrap: str, timeout: float, security) -> list[int] | None:
+    import asyncio
+
+    from ..client.cluster import Cluster
+    from ..errors import GroupctlError
+
+    async def brokers() -> list[int]:
+        async with Cluster([s for s in bootstrap.split(",") if s], timeout=timeout,
+                           client_id="groupctl-lab", security=security,
+                           request_timeout=timeout, connect_timeout=timeout) as cluster:
+            return sorted((await cluster.metadata([])).brokers)
+
+    try:
+        return await asyncio.wait_for(brokers(), timeout)
+    except (GroupctlError, OSError, asyncio.TimeoutError):
         return None
-    return sorted(md.brokers)
+
+
+def _in_thread(fn) -> list[int] | None:
+    result: list = [None]
+
+    def run() -> None:
+        result[0] = fn()
+
+    t = threading.Thread(target=run, name="groupctl-lab-ready", daemon=True)
+    t.start()
+    t.join()
+    return result[0]

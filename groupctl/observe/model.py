@@ -41,8 +41,13 @@ class TopicPartitions:
         return {"topic": self.topic, "partitions": self.partitions}
 
 
-def _topic_list(mapping: dict[str, list[int]]) -> list[TopicPartitions]:
-    return [TopicPartitions(t, sorted(p)) for t, p in sorted(mapping.items())]
+def _topic_list(pairs) -> list[TopicPartitions]:
+    """[(topic, partitions), ...] merged per topic (a topic may come more than once: the
+    cooperative assignors of librdkafka write one entry per added batch), sorted."""
+    merged: dict[str, set[int]] = {}
+    for topic, partitions in pairs:
+        merged.setdefault(topic, set()).update(partitions)
+    return [TopicPartitions(t, sorted(p)) for t, p in sorted(merged.items())]
 
 
 @dataclass
@@ -157,8 +162,7 @@ class GroupDescription:
             "offsets": [row.to_dict() for row in self.offsets],
             "lag_by_topic": self.lag_by_topic(),
             "lag_total": self.lag_total,
-            "error": self.error,
-        }
+        } | ({"error": self.error} if self.error is not None else {})
 
 
 def _none_if_empty(value):
@@ -185,8 +189,8 @@ def classic_member(raw: dict, protocol_type: str, protocol: str | None) -> Membe
             member.raw_metadata, member.decode_error = metadata, f"subscription: {exc}"
     if assignment:
         try:
-            member.assignment = _topic_list({tp.topic: tp.partitions
-                                             for tp in decode_assignment(assignment).assigned_partitions})
+            member.assignment = _topic_list((tp.topic, tp.partitions) for tp
+                                            in decode_assignment(assignment).assigned_partitions)
         except DecodeError as exc:
             member.raw_assignment, member.decode_error = assignment, f"assignment: {exc}"
     elif metadata:
@@ -218,7 +222,9 @@ def classic_group(raw: dict) -> GroupDescription:
 def _epoch_assignment(raw: dict | None) -> list[TopicPartitions]:
     if not raw:
         return []
-    return _topic_list({tp["topic_name"]: tp["partitions"] for tp in raw["topic_partitions"]})
+    # a topic the broker no longer knows by name (deleted) keeps its id
+    return _topic_list((tp["topic_name"] or tp["topic_id"], tp["partitions"])
+                       for tp in raw["topic_partitions"])
 
 
 MEMBER_TYPES = {0: "classic", 1: "consumer"}
@@ -234,7 +240,7 @@ def consumer_group(raw: dict) -> GroupDescription:
             subscription={"version": None, "topics": sorted(m["subscribed_topic_names"] or []),
                           "owned_partitions": None, "generation": None, "rack": m["rack_id"],
                           "user_data": None},
-            subscribed_topic_regex=m["subscribed_topic_regex"],
+            subscribed_topic_regex=_none_if_empty(m["subscribed_topic_regex"]),
             assignment=_epoch_assignment(m["assignment"]),
             target_assignment=_epoch_assignment(m["target_assignment"]),
             member_type=MEMBER_TYPES.get(m.get("member_type", -1)),

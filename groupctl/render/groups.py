@@ -1,4 +1,10 @@
-"""Table views of `list` and `describe` (json/yaml print the same data, whole)."""
+"""Table views of `list` and `describe` (json/yaml print the same data, whole).
+
+Input is the plain data of DESIGN §3 (GroupDescription.to_dict()). `wide` adds full
+member ids, instance ids, racks, decoded subscriptions (topics, owned partitions,
+generation, user data) and target assignments. Off a terminal the tables are not
+wrapped to 80 columns: scripts and pagers get one line per row.
+"""
 from __future__ import annotations
 
 from rich.table import Table
@@ -7,6 +13,13 @@ from rich.text import Text
 STATE_STYLES = {"Stable": "green", "Empty": "yellow", "Dead": "red",
                 "PreparingRebalance": "magenta", "CompletingRebalance": "magenta",
                 "Assigning": "magenta", "Reconciling": "magenta"}
+UNWRAPPED_WIDTH = 1000  # off a terminal: as wide as the content
+HEX_SHOWN = 64          # hex digits of raw bytes in the narrow table
+
+
+def _unwrapped(console) -> None:
+    if not console.is_terminal:
+        console.width = UNWRAPPED_WIDTH
 
 
 def _show(value) -> str:
@@ -17,125 +30,166 @@ def _state(state: str | None) -> Text:
     return Text(_show(state), style=STATE_STYLES.get(state or "", ""))
 
 
+def _table(*columns: str, right: tuple[str, ...] = ()) -> Table:
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for col in columns:
+        table.add_column(col, justify="right" if col in right else "left",
+                         overflow="fold")
+    return table
+
+
 def partitions_text(assignment: list[dict] | None) -> str:
-    """`orders:0-2,5 payments:1` — compact ranges per topic."""
+    """`orders:0-2,5 payments:1` — compact ranges per topic; `-` unknown, `(none)` empty."""
     if assignment is None:
         return "-"
-    return " ".join(f"{tp['topic']}:{_ranges(tp['partitions'])}" for tp in assignment) or "(none)"
+    return " ".join(f"{tp['topic']}:{ranges(tp['partitions'])}" for tp in assignment) or "(none)"
 
 
-def _ranges(parts: list[int]) -> str:
+def ranges(parts: list[int]) -> str:
+    """[0, 1, 2, 5] -> '0-2,5'."""
     out, start, prev = [], None, None
     for p in sorted(parts):
-        if start is None:
-            start = prev = p
-        elif p == prev + 1:
+        if start is not None and p == prev + 1:
             prev = p
-        else:
+            continue
+        if start is not None:
             out.append(f"{start}" if start == prev else f"{start}-{prev}")
-            start = prev = p
+        start = prev = p
     if start is not None:
         out.append(f"{start}" if start == prev else f"{start}-{prev}")
     return ",".join(out)
 
 
+# ---- list ----------------------------------------------------------------------------------
+
 def list_table(console, groups: list[dict], wide: bool) -> None:
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    for col in ("GROUP", "TYPE", "STATE", "PROTOCOL TYPE") + (("COORDINATOR",) if wide else ()):
-        table.add_column(col)
+    _unwrapped(console)
+    if not groups:
+        console.print("no groups")
+        return
+    table = _table("GROUP", "STATE", "TYPE", "PROTOCOL TYPE", *(("COORDINATOR",) if wide else ()))
     for g in groups:
-        row = [g["group"], _show(g["type"]), _state(g["state"]), _show(g["protocol_type"])]
+        row = [g["group"], _state(g["state"]), _show(g["type"]), _show(g["protocol_type"])]
         if wide:
             row.append(_show(g.get("coordinator_id")))
         table.add_row(*row)
     console.print(table)
 
 
+# ---- describe ------------------------------------------------------------------------------
+
 def describe_tables(console, groups: list[dict], wide: bool) -> None:
+    _unwrapped(console)
     for i, g in enumerate(groups):
         if i:
             console.print()
-        _describe_one(console, g, wide)
+        describe_one(console, g, wide)
 
 
-def _header(g: dict) -> str:
-    coord = g.get("coordinator") or {}
-    where = f"{coord.get('host')}:{coord.get('port')} (id {coord.get('id')})" if coord else "-"
+def header_lines(g: dict) -> list[str]:
+    coord = g.get("coordinator")
+    where = f"{coord['host']}:{coord['port']} (id {coord['id']})" if coord else "-"
     if g["type"] == "consumer":
-        epochs = f"group epoch {_show(g['group_epoch'])}, assignment epoch {_show(g['assignment_epoch'])}"
-        proto = f"assignor {_show(g['protocol'])}"
+        proto = (f"assignor {_show(g['protocol'])}, group epoch {_show(g['group_epoch'])}, "
+                 f"assignment epoch {_show(g['assignment_epoch'])}")
     else:
-        epochs = f"generation {_show(g['generation'])}"
-        proto = f"protocol {_show(g['protocol'])}"
-    return (f"type {_show(g['type'])}, protocol type {_show(g['protocol_type'])}, {proto}, {epochs}\n"
-            f"coordinator {where}, __consumer_offsets partition {_show(g['coordinator_partition'])}")
+        proto = f"protocol {_show(g['protocol'])}, generation {_show(g['generation'])}"
+    return [f"type {_show(g['type'])}, protocol type {_show(g['protocol_type'])}, {proto}",
+            f"coordinator {where}, __consumer_offsets partition {_show(g['coordinator_partition'])}"]
 
 
-def _describe_one(console, g: dict, wide: bool) -> None:
-    title = Text.assemble(("GROUP ", "bold"), (g["group"], "bold cyan"), "  ", _state(g["state"]))
-    console.print(title)
-    if g.get("error"):
-        console.print(Text(f"error: {g['error']}", style="red"))
-        return
-    console.print(_header(g))
-    if g.get("rebalancing"):
-        console.print(Text("rebalancing: members are shown without subscriptions and assignments "
-                           "until the group is Stable", style="magenta"))
-    _members_table(console, g, wide)
+def describe_one(console, g: dict, wide: bool) -> None:
+    console.print(Text.assemble(("GROUP ", "bold"), (g["group"], "bold cyan"), "  ",
+                                _state(g["state"])))
+    for line in header_lines(g):
+        console.print(line)
+    if g.get("rebalancing") and g["type"] != "consumer":
+        console.print(Text("rebalancing: subscriptions and assignments are known again once "
+                           "the group is Stable", style="magenta"))
+    elif g.get("rebalancing"):
+        console.print(Text("rebalancing: members are moving to their target assignments",
+                           style="magenta"))
+    if not g["members"]:
+        console.print("no active members")
+    elif g["protocol_type"] not in (None, "consumer"):
+        _raw_members_table(console, g, wide)
+    else:
+        _members_table(console, g, wide)
     _offsets_table(console, g, wide)
 
 
 def _members_table(console, g: dict, wide: bool) -> None:
-    if not g["members"]:
-        console.print("no active members")
-        return
     consumer = g["type"] == "consumer"
-    table = Table(box=None, header_style="bold", pad_edge=False, title_justify="left")
-    cols = ["MEMBER", "CLIENT", "HOST", "#PARTS", "ASSIGNMENT"]
+    cols = ["MEMBER", "CLIENT", "HOST"] + (["EPOCH"] if consumer else []) + ["#PARTS", "ASSIGNMENT"]
     if consumer:
-        cols.insert(3, "EPOCH")
+        cols.append("TARGET")
     if wide:
-        cols += ["INSTANCE", "RACK", "SUBSCRIBED", "OWNED" if not consumer else "TARGET", "USER DATA"]
-    for c in cols:
-        table.add_column(c, overflow="fold")
+        cols += ["INSTANCE", "RACK", "SUBSCRIBED"]
+        cols += [] if consumer else ["OWNED", "GENERATION", "USER DATA"]
+    table = _table(*cols, right=("EPOCH", "#PARTS", "GENERATION"))
     for m in g["members"]:
         sub = m.get("subscription") or {}
-        row = [m["member_id"] if wide else _short(m["member_id"]), _show(m["client_id"]),
-               _show(m["host"]), str(m["partitions"]), partitions_text(m["assignment"])]
-        if consumer:
-            row.insert(3, _show(m["member_epoch"]))
+        row = [m["member_id"] if wide else short_id(m["member_id"]), _show(m["client_id"]),
+               _show(m["host"])]
+        row += [_show(m["member_epoch"])] if consumer else []
+        row += [str(m["partitions"]), partitions_text(m["assignment"])]
+        row += [partitions_text(m["target_assignment"])] if consumer else []
         if wide:
-            second = m["target_assignment"] if consumer else sub.get("owned_partitions")
-            row += [_show(m["instance_id"]), _show(m["rack"]), ",".join(sub.get("topics") or []) or "-",
-                    partitions_text(second), _user_data_text(sub.get("user_data"), m)]
+            topics = ",".join(sub.get("topics") or []) or "-"
+            if m.get("subscribed_topic_regex"):
+                topics = f"{topics} /{m['subscribed_topic_regex']}/"
+            row += [_show(m["instance_id"]), _show(m["rack"]), topics]
+            if not consumer:
+                row += [partitions_text(sub.get("owned_partitions")) if sub else "-",
+                        _show(sub.get("generation")), user_data_text(sub.get("user_data"))]
         table.add_row(*row)
     console.print(table)
 
 
-def _user_data_text(user_data, member: dict) -> str:
-    if member.get("raw_metadata"):
-        return f"raw {member['raw_metadata'][:48]}"
+def _raw_members_table(console, g: dict, wide: bool) -> None:
+    """Members of a group whose protocol type is not `consumer`: bytes shown as hex."""
+    table = _table("MEMBER", "CLIENT", "HOST", "METADATA (hex)", "ASSIGNMENT (hex)")
+    for m in g["members"]:
+        table.add_row(m["member_id"] if wide else short_id(m["member_id"]),
+                      _show(m["client_id"]), _show(m["host"]),
+                      _hex(m.get("raw_metadata"), wide), _hex(m.get("raw_assignment"), wide))
+    console.print(table)
+
+
+def _hex(text: str | None, wide: bool) -> str:
+    if not text:
+        return "-"
+    return text if wide or len(text) <= HEX_SHOWN else text[:HEX_SHOWN] + "…"
+
+
+def user_data_text(user_data) -> str:
+    """Decoded sticky / cooperative-sticky user data in brief; hex otherwise."""
     if user_data is None:
         return "-"
     if isinstance(user_data, dict):
-        return " ".join(f"{k}={v}" for k, v in user_data.items() if not isinstance(v, (list, dict))) or "decoded"
-    return f"hex {str(user_data)[:48]}"
+        parts = []
+        if "generation" in user_data:
+            parts.append(f"generation={_show(user_data['generation'])}")
+        if user_data.get("previous_assignment") is not None:
+            parts.append(f"previous={partitions_text(user_data['previous_assignment'])}")
+        return " ".join(parts) or "-"
+    return f"hex {user_data}"
 
 
-def _short(member_id: str) -> str:
+def short_id(member_id: str) -> str:
     return member_id if len(member_id) <= 28 else member_id[:12] + "…" + member_id[-12:]
 
 
 def _offsets_table(console, g: dict, wide: bool) -> None:
     if not g["offsets"]:
         return
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    for c in ("TOPIC", "PARTITION", "COMMITTED", "LOG-END", "LAG", "OWNER"):
-        table.add_column(c, justify="right" if c in ("PARTITION", "COMMITTED", "LOG-END", "LAG") else "left")
+    table = _table("TOPIC", "PARTITION", "COMMITTED", "LOG-END", "LAG", "OWNER",
+                   right=("PARTITION", "COMMITTED", "LOG-END", "LAG"))
     for row in g["offsets"]:
         owner = row["member_id"]
-        table.add_row(row["topic"], str(row["partition"]), _show(row["committed"]), _show(row["log_end"]),
-                      _show(row["lag"]), _show(owner if wide or owner is None else _short(owner)))
+        table.add_row(row["topic"], str(row["partition"]), _show(row["committed"]),
+                      _show(row["log_end"]), _show(row["lag"]),
+                      _show(owner if wide or owner is None else short_id(owner)))
     console.print(table)
-    by_topic = ", ".join(f"{t}={_show(v)}" for t, v in g["lag_by_topic"].items())
+    by_topic = ", ".join(f"{t} {_show(v)}" for t, v in g["lag_by_topic"].items())
     console.print(f"lag: total {_show(g['lag_total'])} ({by_topic})")

@@ -1,0 +1,69 @@
+"""Shell completion of group names: asks the cluster (ListGroups to every broker) with a
+short timeout and completes nothing when that fails. The brokers and security settings
+come from the global options already on the command line (-b, --context,
+--command-config), else from the environment and the contexts file, as for any command.
+
+Completion runs without the app's callback, so the settings are read from the root
+context's parsed parameters here. The app is built with add_completion=False (no
+--install-completion option), so typer's shell classes are registered here, on import,
+when the shell asks for completions ($_GROUPCTL_COMPLETE set by the scripts in
+completions/); otherwise click answers "Shell bash not supported".
+"""
+from __future__ import annotations
+
+import os
+
+COMPLETION_TIMEOUT = 1.5
+COMPLETE_VAR = "_GROUPCTL_COMPLETE"
+
+
+def enable_shell_completion() -> None:
+    if os.environ.get(COMPLETE_VAR):
+        from typer._completion_classes import completion_init
+
+        completion_init()
+
+
+enable_shell_completion()
+
+
+def _env_from(ctx):
+    from .env import Env, Settings
+
+    params = ctx.find_root().params if ctx is not None else {}
+    env = Env.from_system()
+    env.settings = Settings(params.get("bootstrap_server"), params.get("context"),
+                            params.get("command_config"), "json", COMPLETION_TIMEOUT,
+                            True, False)
+    return env
+
+
+def group_names(env, timeout: float = COMPLETION_TIMEOUT) -> list[str]:
+    """Every group id on the cluster, or [] when the cluster does not answer in time."""
+    import asyncio
+
+    from ..observe.listing import list_groups
+    from .common import make_cluster
+
+    async def main():
+        async with make_cluster(env, timeout=timeout, connect_timeout=timeout) as cluster:
+            return await list_groups(cluster)
+
+    async def bounded():
+        return await asyncio.wait_for(main(), timeout)
+
+    try:
+        return [g.group for g in asyncio.run(bounded()).groups]
+    except BaseException:  # noqa: BLE001 - completion must never fail loudly
+        return []
+
+
+def complete_groups(ctx, incomplete: str) -> list[str]:
+    """typer autocompletion: the groups whose id starts with what was typed so far, minus
+    those already on the command line."""
+    try:
+        env = _env_from(ctx)
+        given = set((ctx.params or {}).get("groups") or ()) if ctx is not None else set()
+    except BaseException:  # noqa: BLE001
+        return []
+    return [g for g in group_names(env) if g.startswith(incomplete) and g not in given]

@@ -1,0 +1,206 @@
+"""What the probe needs around the sans-IO member: which protocols it offers, its
+subscription bytes, the group as DescribeGroups shows it, and the leader's assignment.
+
+Protocol choice (DESIGN §2 "The probe in an existing group"):
+
+    --assignor NAME        offer NAME only.
+    group has a protocol   (DescribeGroups protocol_data, set while CompletingRebalance or
+                           Stable) offer that one only, so the probe never changes the
+                           group's assignor.
+    otherwise              (new, Empty or rebalancing group) offer every assignor groupctl
+                           implements, range first: the broker then picks one every member
+                           supports, so consumers with any built-in assignor can join.
+
+The probe's subscription is empty unless --topics is given: it wants no partitions.
+
+Assignor input (a decision): members with an EMPTY subscription (the probe itself, by
+default) are left out of the assignor's input and get an empty assignment; every other
+member goes in, in JoinGroup response order, as the Java leader passes them. For range and
+roundrobin this is exactly the Java result (an empty-subscription member gets nothing
+there anyway). For sticky and cooperative-sticky it differs on purpose: Java's quota
+algorithm does not count a first-in-HashMap-order empty subscription as different, and
+would hand the probe partitions it never subscribed to and never consumes (seen on a real
+broker: the probe got half of a topic). Leaving it out gives the real members every
+partition, the result the Java leader computes for the group without the probe.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import GroupctlError, UsageError
+from ..exitcodes import ExitCode
+from ..protocol import consumer as cp
+from .assignors import ASSIGNORS, MemberSubscription, get_assignor
+from .classic import PendingAssignment
+
+DEFAULT_PROTOCOLS = ("range", "cooperative-sticky", "roundrobin", "sticky")
+
+
+@dataclass
+class ProbeSettings:
+    group: str
+    topics: list[str] = field(default_factory=list)
+    assignor: str | None = None
+    instance_id: str | None = None
+    session_timeout_ms: int = 10_000
+    rebalance_timeout_ms: int = 30_000
+    heartbeat_interval_ms: int | None = None   # default: session / 3, at most 3 s
+    describe_first: bool = True
+    reason_prefix: str = "groupctl probe"
+
+    @property
+    def heartbeat_ms(self) -> int:
+        return self.heartbeat_interval_ms or min(3000, max(1, self.session_timeout_ms // 3))
+
+
+@dataclass
+class ProbeResult:
+    """What one join showed (the `join` command's output)."""
+
+    group: str
+    generation: int
+    protocol: str | None
+    leader: str | None
+    member_id: str
+    instance_id: str | None
+    is_leader: bool
+    members: list[dict] | None
+    assignment: list[dict]
+    group_assignment: list[dict] | None
+    coordinator: dict | None
+    joined_in_ms: int
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+class ProbeError(GroupctlError):
+    """The probe cannot stay in the group for a reason the broker gave or implies (exit 7)."""
+    exit_code = ExitCode.KAFKA_ERROR
+
+
+async def describe_group(cluster, group: str) -> dict:
+    """The DescribeGroups entry of `group` (a dict with group_state, protocol_type,
+    protocol_data, members...). A group that does not exist comes back Dead (v<6) or with
+    GROUP_ID_NOT_FOUND (v6); both are returned as they are: the caller decides."""
+    from ..protocol.messages import DESCRIBE_GROUPS
+
+    resp = await cluster.send_to_coordinator(group, DESCRIBE_GROUPS, {
+        "groups": [group], "include_authorized_operations": False})
+    for entry in resp.get("groups") or ():
+        if entry.get("group_id") == group:
+            return entry
+    return {"group_id": group, "error_code": 0, "group_state": "Dead", "members": []}
+
+
+def choose_protocols(described: dict | None, assignor: str | None) -> list[str]:
+    """The protocol names the probe offers, in preference order (see the module doc)."""
+    if assignor:
+        return [assignor]
+    if described:
+        ptype = described.get("protocol_type") or ""
+        current = described.get("protocol_data") or ""
+        if ptype not in ("", "consumer") and described.get("members"):
+            raise ProbeError(f"group {described.get('group_id')!r} has protocol type {ptype!r}; "
+                             f"the probe joins consumer groups only")
+        if current:
+            return [current]
+    return list(DEFAULT_PROTOCOLS)
+
+
+def subscription_bytes(protocol: str, topics: list[str], owned: dict[str, list[int]],
+                       generation: int) -> bytes:
+    """The consumer-protocol subscription for `protocol` (owned partitions and, for the
+    sticky assignors, their user data, as the Java client writes them)."""
+    user_data = None
+    assignor = ASSIGNORS.get(protocol)
+    if assignor is not None and topics:
+        user_data = assignor.user_data(owned, generation)
+    return cp.encode_subscription(cp.Subscription(
+        topics=sorted(topics), user_data=user_data,
+        owned_partitions=[cp.TopicPartitions(t, sorted(p)) for t, p in sorted(owned.items()) if p],
+        generation_id=generation))
+
+
+def protocols_for(names: list[str], topics: list[str], owned: dict[str, list[int]],
+                  generation: int) -> list[tuple[str, bytes]]:
+    return [(n, subscription_bytes(n, topics, owned, generation)) for n in names]
+
+
+def decode_member(member_id: str, instance_id: str | None, metadata: bytes) -> MemberSubscription:
+    sub = cp.decode_subscription(metadata)
+    return MemberSubscription(
+        member_id=member_id, topics=list(sub.topics),
+        owned_partitions={tp.topic: list(tp.partitions) for tp in sub.owned_partitions},
+        generation=sub.generation_id, user_data=sub.user_data, rack=sub.rack_id,
+        group_instance_id=instance_id)
+
+
+def decoded_subscriptions(pending: PendingAssignment) -> list[dict]:
+    """Every member of the leader's JoinGroup with its decoded subscription (for output)."""
+    out = []
+    for m in pending.members:
+        try:
+            sub = cp.decode_subscription(m.metadata).to_dict(pending.protocol_name)
+        except Exception:  # not consumer-protocol bytes: keep them raw
+            sub = {"raw": m.metadata.hex()}
+        out.append({"member_id": m.member_id, "instance_id": m.group_instance_id,
+                    "subscription": sub})
+    return out
+
+
+async def compute_assignment(cluster, pending: PendingAssignment
+                             ) -> dict[str, dict[str, list[int]]]:
+    """Run the group's assignor over every member's subscription, as the Java leader does.
+    ProbeError when groupctl does not implement the assignor."""
+    name = pending.protocol_name or ""
+    try:
+        assignor = get_assignor(name)
+    except KeyError:
+        raise ProbeError(
+            f"the probe was elected leader of the group, whose assignor {name!r} groupctl does "
+            f"not implement (known: {', '.join(ASSIGNORS)}); it left the group at once so "
+            f"that a real member can lead") from None
+    members = [decode_member(m.member_id, m.group_instance_id, m.metadata)
+               for m in pending.members]
+    subscribed = [m for m in members if m.topics]
+    topics = sorted({t for m in subscribed for t in m.topics})
+    partitions, racks = await _partitions(cluster, topics)
+    result = assignor.assign(partitions, subscribed, racks) if subscribed else {}
+    return {m.member_id: result.get(m.member_id, {}) for m in members}
+
+
+async def _partitions(cluster, topics: list[str]):
+    if not topics:
+        return {}, None
+    md = await cluster.metadata(topics)
+    partitions = {t: len(info.partitions) for t, info in md.topics.items()
+                  if info.error_code == 0 and info.partitions}
+    broker_rack = {b.node_id: b.rack for b in md.brokers.values()}
+    if not any(broker_rack.values()):
+        return partitions, None
+    racks = {(t, p): {broker_rack.get(r) for r in info.replicas if broker_rack.get(r)}
+             for t, i in md.topics.items() for p, info in i.partitions.items()}
+    return partitions, racks
+
+
+def encode_assignments(assignment: dict[str, dict[str, list[int]]]) -> dict[str, bytes]:
+    return {member: cp.encode_assignment(cp.Assignment(assigned_partitions=[
+        cp.TopicPartitions(t, sorted(ps)) for t, ps in sorted(topics.items()) if ps]))
+        for member, topics in assignment.items()}
+
+
+def decode_assignment_map(data: bytes | None) -> dict[str, list[int]]:
+    if not data:
+        return {}
+    return {tp.topic: list(tp.partitions)
+            for tp in cp.decode_assignment(data).assigned_partitions}
+
+
+def parse_topics(text: str | None) -> list[str]:
+    if text is None:
+        return []
+    topics = [t.strip() for t in text.split(",") if t.strip()]
+    if not topics:
+        raise UsageError("--topics needs at least one topic name")
+    return topics

@@ -1,0 +1,81 @@
+"""The event record of DESIGN §4: one dict per event, written as ndjson (`join --watch -o
+ndjson`, `--record FILE`) and read back by the analytics pipeline.
+
+Every event has the envelope {"v", "ts", "source", "cluster", "group", "event"} and the
+fields of its type (EVENT_FIELDS). Producers (the probe driver in coordinator/, the passive
+watcher in observe/) build the type-specific part and call `envelope()`; a type's fields are
+always all present (None when unknown), so a record line never changes shape.
+
+A top-level module so that coordinator/ and observe/ (siblings) can both import it.
+"""
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+from typing import Iterable
+
+SCHEMA_VERSION = 1
+SOURCES = ("probe", "describe", "broker-log", "client-log")
+
+EVENT_FIELDS: dict[str, tuple[str, ...]] = {
+    "state": ("state", "previous"),
+    "generation": ("generation", "protocol", "leader", "members"),
+    "epoch": ("group_epoch", "assignment_epoch"),
+    "member_joined": ("member_id", "instance_id", "client_id", "host"),
+    "member_left": ("member_id", "instance_id", "client_id", "host"),
+    "assignment": ("member_id", "generation", "assigned", "added", "revoked"),
+    "rebalance": ("from_generation", "to_generation", "started", "ended", "duration_ms",
+                  "members_before", "members_after", "moved_partitions", "reason"),
+    "probe": ("action", "member_id", "generation", "error"),
+    "error": ("api", "code", "name", "retriable"),
+}
+ENVELOPE = ("v", "ts", "source", "cluster", "group", "event")
+PROBE_ACTIONS = ("joined", "synced", "heartbeat_error", "rejoining", "left", "fenced", "failed")
+
+
+def iso_ts(epoch_seconds: float | None = None) -> str:
+    """UTC ISO-8601 with milliseconds and a Z: 2026-11-22T12:00:00.123Z."""
+    t = time.time() if epoch_seconds is None else epoch_seconds
+    dt = datetime.fromtimestamp(t, tz=timezone.utc)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+
+
+def envelope(body: dict, *, group: str, cluster: str | None, source: str = "probe",
+             at: float | None = None) -> dict:
+    """`body` ({"event": TYPE, ...fields}) inside the §4 envelope. Missing fields of the
+    type become None; extra fields are kept (a new field is allowed, a renamed one not)."""
+    kind = body["event"]
+    if kind not in EVENT_FIELDS:
+        raise ValueError(f"unknown event type {kind!r}")
+    if source not in SOURCES:
+        raise ValueError(f"unknown event source {source!r}")
+    out = {"v": SCHEMA_VERSION, "ts": iso_ts(at), "source": source, "cluster": cluster,
+           "group": group, "event": kind}
+    for name in EVENT_FIELDS[kind]:
+        out[name] = body.get(name)
+    for name, value in body.items():
+        if name not in out:
+            out[name] = value
+    return out
+
+
+def tp_list(mapping: dict[str, Iterable[int]] | None) -> list[dict] | None:
+    """{topic: partitions} -> [{"topic", "partitions"}] sorted, empty topics dropped."""
+    if mapping is None:
+        return None
+    return [{"topic": t, "partitions": sorted(p)} for t, p in sorted(mapping.items()) if p]
+
+
+def tp_map(items: list[dict] | None) -> dict[str, set[int]]:
+    """The inverse of tp_list."""
+    return {i["topic"]: set(i["partitions"]) for i in items or ()}
+
+
+def moved_partitions(before: dict[str, dict[str, set[int]]],
+                     after: dict[str, dict[str, set[int]]]) -> int:
+    """How many partitions have another owner (or none) after than before: each member's
+    {topic: partitions} before and after a rebalance."""
+    owner_before = {(t, p): m for m, a in before.items() for t, ps in a.items() for p in ps}
+    owner_after = {(t, p): m for m, a in after.items() for t, ps in a.items() for p in ps}
+    return sum(1 for tp, m in owner_before.items() if owner_after.get(tp) != m) + sum(
+        1 for tp in owner_after if tp not in owner_before)

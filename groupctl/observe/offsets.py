@@ -1,0 +1,104 @@
+"""Committed offsets (OffsetFetch, many groups per request from v8) and log-end offsets
+(ListOffsets at the latest timestamp, one request per partition leader).
+
+Read-only: OffsetFetch without require_stable, ListOffsets as a plain consumer (replica
+id -1, read uncommitted, as ConsumerGroupCommand does).
+"""
+from __future__ import annotations
+
+import asyncio
+
+from ..client.errors import kafka_error
+from ..errors import GroupctlError
+from ..protocol.messages import LIST_OFFSETS, OFFSET_FETCH
+
+TP = tuple  # (topic, partition)
+BATCHED_FROM = 8     # OffsetFetch v8: several groups per request
+NAMES_UNTIL = 9      # OffsetFetch v10 answers with topic ids; v9 still with names
+LATEST = -1          # ListOffsets timestamp: the log-end offset
+READ_UNCOMMITTED = 0
+
+
+def offset_fetch_version(conn) -> int:
+    """The OffsetFetch version to send on `conn`: the highest one that still names topics."""
+    return min(NAMES_UNTIL, conn.version_for(OFFSET_FETCH))
+
+
+def offset_fetch_body(groups: list[str], version: int) -> dict:
+    """All committed offsets (null topics) of `groups` (one group below v8)."""
+    if version >= BATCHED_FROM:
+        return {"groups": [{"group_id": g, "topics": None} for g in groups]}
+    (group,) = groups
+    return {"group_id": group, "topics": None}
+
+
+def _partitions(topics) -> dict[TP, int | None]:
+    out: dict[TP, int | None] = {}
+    for t in topics or ():
+        for p in t["partitions"] or ():
+            if p["error_code"]:
+                continue  # e.g. UNSTABLE_OFFSET_COMMIT: nothing settled to show
+            offset = p["committed_offset"]
+            out[(t["name"], p["partition_index"])] = offset if offset >= 0 else None
+    return out
+
+
+def parse_offset_fetch(resp: dict, groups: list[str]) -> dict[str, dict[TP, int | None] | GroupctlError]:
+    """{group: {(topic, partition): committed offset, or None}, or the group's error}."""
+    if resp.get("groups"):
+        out: dict = {}
+        for g in resp["groups"]:
+            code = g.get("error_code") or resp.get("error_code") or 0
+            out[g["group_id"]] = (kafka_error("OffsetFetch", code, f"group {g['group_id']!r}")
+                                  if code else _partitions(g["topics"]))
+        return out
+    (group,) = groups
+    code = resp.get("error_code") or 0
+    return {group: kafka_error("OffsetFetch", code, f"group {group!r}") if code
+            else _partitions(resp.get("topics"))}
+
+
+RETRY_LEADER = frozenset({5, 6, 74, 75})  # LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER,
+                                         # FENCED / UNKNOWN_LEADER_EPOCH: stale metadata
+
+
+async def log_end_offsets(cluster, metadata, partitions, *, deadline) -> dict[TP, int | None]:
+    """{(topic, partition): log-end offset, or None when unknown (no such topic, no leader,
+    an error from the leader)}; one ListOffsets per leader, all at once. Partitions whose
+    leader moved are asked once more, after fresh metadata."""
+    out: dict[TP, int | None] = {tp: None for tp in partitions}
+    moved = await _ask_leaders(cluster, metadata, set(partitions), out, deadline)
+    if moved:
+        fresh = await cluster.metadata(sorted({t for t, _ in moved}), deadline=deadline)
+        await _ask_leaders(cluster, fresh, moved, out, deadline)
+    return out
+
+
+async def _ask_leaders(cluster, metadata, partitions: set, out: dict, deadline) -> set:
+    """Fill `out` from the leaders `metadata` names; the partitions to ask again."""
+    by_leader: dict[int, dict[str, list[int]]] = {}
+    moved: set = set()
+    for topic, partition in sorted(partitions):
+        leader = metadata.leader_of(topic, partition)
+        if leader is not None:
+            by_leader.setdefault(leader, {}).setdefault(topic, []).append(partition)
+
+    async def ask(leader: int, topics: dict[str, list[int]]) -> None:
+        body = {"replica_id": -1, "isolation_level": READ_UNCOMMITTED, "timeout_ms": 0,
+                "topics": [{"name": t, "partitions": [
+                    {"partition_index": p, "timestamp": LATEST} for p in ps]}
+                    for t, ps in topics.items()]}
+        try:
+            resp = await cluster.request(LIST_OFFSETS, body, node_id=leader, deadline=deadline)
+        except GroupctlError:
+            return  # that leader's partitions keep log_end None
+        for t in resp["topics"]:
+            for p in t["partitions"]:
+                tp = (t["name"], p["partition_index"])
+                if not p["error_code"] and p["offset"] >= 0:
+                    out[tp] = p["offset"]
+                elif p["error_code"] in RETRY_LEADER:
+                    moved.add(tp)
+
+    await asyncio.gather(*(ask(n, ts) for n, ts in by_leader.items()))
+    return moved

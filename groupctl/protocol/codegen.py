@@ -1,0 +1,305 @@
+"""Generated decoders for message specs: (buf, pos) -> (value, new_pos); see spec.py."""
+from __future__ import annotations
+
+import linecache
+import struct as _struct
+import textwrap
+from string import Template
+
+from .spec import Struct, Type, _copy_default
+from .types import DecodeError, Reader, uuid_to_str
+
+# ---- compiled decoders: (buf, pos) -> (value, new_pos) --------------------------------
+#
+# Each (struct, version) gets one generated function that reads the fields in wire order
+# into locals and returns them as one dict: no Python call per field, no Reader. The
+# templates below, one per kind of value, are Python that reads a value from `buf` at
+# `pos` into a variable ($v) and advances `pos`; gen_struct_reader strings them together
+# and _gen_value_reader wraps one in a function of its own (for tagged fields). The code
+# a spec produced is in the reader's `source` attribute, and tracebacks show it.
+#
+# Python's own errors on short input (IndexError, struct.error) are left to the entry
+# points (guarded); explicit checks stand only where a slice would silently truncate.
+
+_I16 = _struct.Struct(">h").unpack_from
+_I32 = _struct.Struct(">i").unpack_from
+
+
+def guarded(read, buf, pos: int):
+    """Run a compiled reader; bad input becomes DecodeError, never IndexError & co.
+    Readers slice `buf` and hand the slices out, so they must get bytes."""
+    if buf.__class__ is not bytes:
+        buf = bytes(buf)
+    try:
+        return read(buf, pos)
+    except UnicodeDecodeError as exc:
+        raise DecodeError(f"invalid UTF-8 in string: {exc}") from None
+    except (IndexError, _struct.error):
+        raise DecodeError(f"truncated: {len(buf) - pos} bytes from offset {pos} end "
+                          f"before the message does") from None
+
+
+def _overrun(buf, pos: int, n: int) -> DecodeError:
+    return DecodeError(f"need {n} bytes at offset {pos}, have {len(buf) - pos}")
+
+
+def _uvarint(buf, pos: int) -> tuple[int, int]:
+    b = buf[pos]
+    if b < 0x80:
+        return b, pos + 1
+    b2 = buf[pos + 1]
+    if b2 < 0x80:  # lengths up to 16 KiB
+        return (b & 0x7F) | (b2 << 7), pos + 2
+    value, shift = (b & 0x7F) | ((b2 & 0x7F) << 7), 14
+    pos += 1
+    while True:
+        pos += 1
+        b = buf[pos]
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return value, pos + 1
+        shift += 7
+        if shift > 63:
+            raise DecodeError("varint too long")
+
+
+def _read_uuid(buf, pos: int):
+    end = pos + 16
+    if end > len(buf):
+        raise _overrun(buf, pos, 16)
+    return uuid_to_str(buf[pos:end]), end
+
+
+def _read_tags(buf, pos: int, tagged: dict, out: dict) -> int:
+    """The tagged-field section at `pos`: known tags into `out` by name, others kept
+    raw under out["_unknown_tags"]."""
+    count, pos = _uvarint(buf, pos)
+    for _ in range(count):
+        tag, pos = _uvarint(buf, pos)
+        size, pos = _uvarint(buf, pos)
+        end = pos + size
+        if end > len(buf):
+            raise _overrun(buf, pos, size)
+        known = tagged.get(tag)
+        if known is None:
+            out.setdefault("_unknown_tags", {})[tag] = buf[pos:end]
+        else:
+            name, read = known
+            value, used = read(buf, pos)
+            if used > end:
+                raise DecodeError(f"tagged field {tag} runs past its {size} bytes")
+            out[name] = value
+        pos = end
+    return pos
+
+
+def _read_through_reader(t: Type, flexible: bool):
+    """A reader for a primitive without a template: through its Reader method."""
+    prim = t.read
+
+    def read_other(buf, pos):
+        r = Reader(buf, pos)
+        return prim(r, flexible), r.pos
+
+    return read_other
+
+
+# Lengths into $n: compact (unsigned varint of length+1, 0 = null) or INT16/INT32.
+_LENGTH = {
+    "compact": """
+        $n = buf[pos]
+        if $n < 0x80:
+            pos += 1
+        else:
+            $n, pos = _uvarint(buf, pos)
+        $n -= 1
+        """,
+    "int16": """
+        $n = _I16(buf, pos)[0]
+        pos += 2
+        """,
+    "int32": """
+        $n = _I32(buf, pos)[0]
+        pos += 4
+        """,
+}
+_FIXED = """
+    $v = $unpack(buf, pos)[0]
+    pos += $size
+    """
+_FIXED_RUN = """
+    $targets = $unpack(buf, pos)
+    pos += $size
+    """
+_SLICE = """
+    if $n < 0:
+        $v = None
+    else:
+        end = pos + $n
+        if end > len(buf):
+            raise _overrun(buf, pos, $n)
+        $v = buf[pos:end]$convert
+        pos = end
+    """
+_FIXED_ARRAY = """
+    if $n < 0:
+        $v = None
+    else:
+        end = pos + $n * $size
+        if end > len(buf):
+            raise _overrun(buf, pos, $n * $size)
+        $v = list(_unpack_from(">%d$fmt" % $n, buf, pos))
+        pos = end
+    """
+_ARRAY = """
+    if $n < 0:
+        $v = None
+    else:
+        if $n > len(buf) - pos:  # every element takes at least one byte
+            raise DecodeError("array of %d elements cannot fit in %d bytes" % ($n, len(buf) - pos))
+        $v = []
+        $append = $v.append
+        for _ in range($n):
+    """
+_CALL = """
+    $v, pos = $read(buf, pos)
+    """
+_NULLABLE_STRUCT = """
+    if buf[pos] & 0x80:  # int8 marker: -1 null, 1 present
+        $v = None
+        pos += 1
+    else:
+        $v, pos = $read(buf, pos + 1)
+    """
+_TAGS = """
+    if buf[pos]:
+        pos = _read_tags(buf, pos, $tagged, out)
+    else:  # no tagged fields: the common case
+        pos += 1
+    """
+
+
+class _Source:
+    """The text of one generated function and the objects it refers to by name."""
+
+    _count = 0
+
+    def __init__(self, header: str):
+        self.lines = [header]
+        self.env = {"_uvarint": _uvarint, "_overrun": _overrun, "_I16": _I16, "_I32": _I32,
+                    "_unpack_from": _struct.unpack_from, "_read_tags": _read_tags,
+                    "_read_uuid": _read_uuid, "_copy_default": _copy_default,
+                    "DecodeError": DecodeError}
+        self.names = 0
+
+    def var(self, prefix: str) -> str:
+        self.names += 1
+        return f"{prefix}{self.names}"
+
+    def ref(self, obj, prefix: str) -> str:
+        name = self.var(f"_{prefix}")
+        self.env[name] = obj
+        return name
+
+    def emit(self, indent: int, template: str, **subst) -> None:
+        text = Template(textwrap.dedent(template).strip("\n")).substitute(subst)
+        self.lines.extend("    " * indent + line for line in text.splitlines())
+
+    def build(self, name: str, label: str):
+        _Source._count += 1
+        filename = f"<groupctl decoder {_Source._count}: {label}>"
+        source = "\n".join(self.lines) + "\n"
+        exec(compile(source, filename, "exec"), self.env)
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        fn = self.env[name]
+        fn.source = source
+        return fn
+
+
+def _emit_value(src: _Source, t, version: int, flexible: bool, nullable: bool, v: str,
+                indent: int) -> None:
+    """Code reading one value of type `t` into variable `v`."""
+    if isinstance(t, Type):
+        if t.fmt:
+            codec = _struct.Struct(">" + t.fmt)
+            src.emit(indent, _FIXED, v=v, unpack=src.ref(codec.unpack_from, "unpack"),
+                     size=codec.size)
+        elif t.name in ("string", "bytes", "records"):
+            n = src.var("n")
+            length = "compact" if flexible else "int16" if t.name == "string" else "int32"
+            src.emit(indent, _LENGTH[length], n=n)
+            src.emit(indent, _SLICE, n=n, v=v, convert=".decode()" if t.name == "string" else "")
+        elif t.name == "uuid":
+            src.emit(indent, _CALL, v=v, read="_read_uuid")
+        else:
+            src.emit(indent, _CALL, v=v, read=src.ref(_read_through_reader(t, flexible), "read"))
+    elif isinstance(t, Struct):
+        read = src.ref(t.compile_reader(version, flexible), "struct")
+        src.emit(indent, _NULLABLE_STRUCT if nullable else _CALL, v=v, read=read)
+    else:  # Array: null is a length of -1
+        n = src.var("n")
+        src.emit(indent, _LENGTH["compact" if flexible else "int32"], n=n)
+        item = t.item
+        if isinstance(item, Type) and item.fmt:  # partition lists: one unpack for all
+            src.emit(indent, _FIXED_ARRAY, n=n, v=v, fmt=item.fmt,
+                     size=_struct.calcsize(">" + item.fmt))
+        else:
+            append, x = src.var("append"), src.var("x")
+            src.emit(indent, _ARRAY, n=n, v=v, append=append)
+            _emit_value(src, item, version, flexible, False, x, indent + 2)
+            src.emit(indent + 2, "$append($x)", append=append, x=x)
+
+
+def _default_expr(src: _Source, default) -> str:
+    """An expression giving a field's default; lists and dicts fresh on every decode."""
+    if isinstance(default, list) and not default:
+        return "[]"
+    if isinstance(default, (list, dict)):
+        return f"_copy_default({src.ref(default, 'default')})"
+    return src.ref(default, "default")
+
+
+def gen_struct_reader(struct: Struct, version: int, flexible: bool):
+    src = _Source("def read_struct(buf, pos):")
+    result = {}   # field name -> the expression of its value, in spec order
+    tagged = {}   # tag -> (name, reader)
+    run = []      # consecutive fixed-width fields, read with one unpack: [(name, var, fmt)]
+
+    def flush_run():
+        if run:
+            codec = _struct.Struct(">" + "".join(fmt for _, _, fmt in run))
+            src.emit(1, "# " + ", ".join(name for name, _, _ in run))
+            src.emit(1, _FIXED_RUN, targets=", ".join(v for _, v, _ in run) + ",",
+                     unpack=src.ref(codec.unpack_from, "unpack"), size=codec.size)
+            run.clear()
+
+    for f in struct.fields:
+        is_tagged = f.tag is not None and flexible and version >= f.tagged_since
+        if not f.present(version) or is_tagged:
+            if f.present(version):
+                tagged[f.tag] = (f.name, _gen_value_reader(f.type, version, flexible,
+                                                           f.nullable_in(version)))
+            result[f.name] = _default_expr(src, f.default)
+            continue
+        v = result[f.name] = src.var("v")
+        if isinstance(f.type, Type) and f.type.fmt:
+            run.append((f.name, v, f.type.fmt))
+            continue
+        flush_run()
+        src.emit(1, f"# {f.name}")
+        _emit_value(src, f.type, version, flexible, f.nullable_in(version), v, 1)
+    flush_run()
+    src.emit(1, "out = {" + ", ".join(f"{name!r}: {expr}" for name, expr in result.items()) + "}")
+    if flexible:
+        src.emit(1, _TAGS, tagged=src.ref(tagged, "tagged"))
+    src.emit(1, "return out, pos")
+    label = f"v{version}{' flexible' if flexible else ''} {{{', '.join(result)}}}"
+    return src.build("read_struct", label[:120])
+
+
+def _gen_value_reader(t, version: int, flexible: bool, nullable: bool = False):
+    """A standalone `(buf, pos) -> (value, pos)` reader for one value (tagged fields)."""
+    src = _Source("def read_value(buf, pos):")
+    _emit_value(src, t, version, flexible, nullable, "value", 1)
+    src.emit(1, "return value, pos")
+    return src.build("read_value", f"v{version} {getattr(t, 'name', type(t).__name__)}")
