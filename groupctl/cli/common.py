@@ -110,9 +110,13 @@ def make_cluster(env, **kwargs):
     return Cluster(bootstrap, security=security, **kwargs)
 
 
-def run_async(env, coro: Awaitable, *, timeout: float | None = _DEFAULT) -> Any:
+def run_async(env, coro: Awaitable, *, timeout: float | None = _DEFAULT,
+              signal_stops_cleanly: bool = False) -> Any:
     """Run `coro` to completion and return its result (see the module doc). `timeout`:
-    seconds for the outer deadline (default --timeout), None for none (watch commands)."""
+    seconds for the outer deadline (default --timeout), None for none (watch commands).
+    `signal_stops_cleanly`: for watch commands, where Ctrl-C / SIGTERM is the normal way to
+    stop (DESIGN §5: exit 0): once the coroutine has finished its cleanup, return None
+    instead of raising KeyboardInterrupt."""
     limit = env.settings.timeout if timeout is _DEFAULT else timeout
     tracer = tracer_for(env)
 
@@ -149,6 +153,8 @@ def run_async(env, coro: Awaitable, *, timeout: float | None = _DEFAULT) -> Any:
             raise DeadlineError(f"not done within --timeout {limit:g} s") from None
         except asyncio.CancelledError:
             if signalled:
+                if signal_stops_cleanly:
+                    return None
                 raise KeyboardInterrupt from None
             raise
         finally:

@@ -127,6 +127,9 @@ def main(argv: list[str]) -> int:
             path.write_text(text)
     for path in stale:
         print(("stale: " if check else "wrote: ") + str(path.relative_to(ROOT)))
+    if check and stale:
+        print("the CLI changed: regenerate with `python -m groupctl.cli.docs` and commit the "
+              "result", file=sys.stderr)
     return 1 if (check and stale) else 0
 
 

@@ -5,7 +5,7 @@ subscription unless --topics), wait for the first synced generation (at most --t
 seconds, or the rebalance timeout when that is longer), print what the join showed, leave.
 With --watch: stay in the group and show each generation as it comes (a live view on a
 terminal, plain lines otherwise, §4 events with -o ndjson), until --duration ends (exit
-0) or Ctrl-C / SIGTERM (leave, then exit 130). --record FILE writes the events too.
+0) or Ctrl-C / SIGTERM (leave, then exit 0: the normal way to stop a watch). --record FILE writes the events too.
 The probe always leaves the group on exit.
 """
 from __future__ import annotations
@@ -52,8 +52,8 @@ def join(
     (Ctrl-C, SIGTERM, --duration, an error). If the broker elects it leader it runs the
     group's assignor as the Java client would (range, roundrobin, sticky,
     cooperative-sticky; members with an empty subscription, like the probe, get nothing);
-    for any other assignor it leaves at once (exit 7). With --watch: exit 0 when --duration
-    is reached; Ctrl-C or SIGTERM leave the group, then exit 130."""
+    for any other assignor it leaves at once (exit 7). With --watch: it leaves and exits 0
+    when --duration is reached or on Ctrl-C / SIGTERM."""
     from ..coordinator.probe import ProbeSettings
 
     env = ctx.find_root().obj
@@ -118,5 +118,5 @@ def _watch(env, settings, duration: float | None, record: str | None) -> int:
             with open_sinks(env, record) as sink:
                 await Probe(cluster, settings, emit=sink).watch(duration_s=duration)
 
-    run_async(env, main(), timeout=None)
+    run_async(env, main(), timeout=None, signal_stops_cleanly=True)
     return 0

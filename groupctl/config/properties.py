@@ -167,37 +167,30 @@ def security_from_properties(props: dict, source: str = "properties") -> Securit
     return SecurityConfig(**kw)
 
 
+# Store types other than PEM, and what to do instead.
+_NOT_PEM = {
+    "ssl.truststore": "trust stores are not supported: convert to PEM (keytool -exportcert "
+                      "-rfc) and set ssl.truststore.type=PEM, or use ssl.ca.location",
+    "ssl.keystore": "key stores are not supported: use a PEM file with the key and "
+                    "certificate chain (ssl.keystore.type=PEM), or ssl.certificate.location "
+                    "and ssl.key.location",
+}
+# property -> SecurityConfig field; a later property wins (librdkafka's over Java's)
+_SSL_SOURCES = (
+    ("ssl.truststore.location", "ssl_cafile"), ("ssl.ca.location", "ssl_cafile"),
+    ("ssl.truststore.certificates", "ssl_cadata"),
+    ("ssl.keystore.location", "ssl_certfile"), ("ssl.certificate.location", "ssl_certfile"),
+    ("ssl.key.location", "ssl_keyfile"),
+    ("ssl.keystore.certificate.chain", "ssl_cert_pem"), ("ssl.keystore.key", "ssl_key_pem"),
+)
+
+
 def _ssl_settings(get, bad) -> dict:
-    kw: dict = {}
-    trust = get("ssl.truststore.location")
-    if trust:
-        ttype = (get("ssl.truststore.type") or "").strip().upper()
-        if ttype not in ("", "PEM"):
-            raise bad("ssl.truststore.type", f"{ttype} trust stores are not supported: convert "
-                                             "to PEM (keytool -exportcert -rfc) and set "
-                                             "ssl.truststore.type=PEM, or use ssl.ca.location")
-        kw["ssl_cafile"] = trust
-    if get("ssl.ca.location"):
-        kw["ssl_cafile"] = get("ssl.ca.location")
-    if get("ssl.truststore.certificates"):
-        kw["ssl_cadata"] = get("ssl.truststore.certificates")
-    keystore = get("ssl.keystore.location")
-    if keystore:
-        ktype = (get("ssl.keystore.type") or "").strip().upper()
-        if ktype not in ("", "PEM"):
-            raise bad("ssl.keystore.type", f"{ktype} key stores are not supported: use a PEM "
-                                           "file with the key and certificate chain "
-                                           "(ssl.keystore.type=PEM), or ssl.certificate.location "
-                                           "and ssl.key.location")
-        kw["ssl_certfile"] = keystore
-    if get("ssl.certificate.location"):
-        kw["ssl_certfile"] = get("ssl.certificate.location")
-    if get("ssl.key.location"):
-        kw["ssl_keyfile"] = get("ssl.key.location")
-    if get("ssl.keystore.certificate.chain"):
-        kw["ssl_cert_pem"] = get("ssl.keystore.certificate.chain")
-    if get("ssl.keystore.key"):
-        kw["ssl_key_pem"] = get("ssl.keystore.key")
+    for store, hint in _NOT_PEM.items():
+        stype = (get(f"{store}.type") or "").strip().upper()
+        if get(f"{store}.location") and stype not in ("", "PEM"):
+            raise bad(f"{store}.type", f"{stype} {hint}")
+    kw: dict = {attr: get(key) for key, attr in _SSL_SOURCES if get(key)}
     if kw.get("ssl_key_pem") and not kw.get("ssl_cert_pem"):
         raise bad("ssl.keystore.key", "needs ssl.keystore.certificate.chain too")
     password = get("ssl.key.password") or get("ssl.keystore.password")

@@ -5,7 +5,10 @@
     cluster    Lab.up() / Lab.load() / lab.status() / lab.down(): KRaft combined nodes
     consumer   LabConsumer, wait_balanced(): librdkafka consumers recording their callbacks
     workload   create_topic(), wait_topic(), TrickleProducer, run_workload()
+    sasl       `lab up --sasl`: the SASL_PLAINTEXT listener, SCRAM/PLAIN users, client
+               properties files
     config, process, ready: server.properties and log4j2, pids and ports, readiness
+               (ApiVersions + Metadata through groupctl's own client)
 
 Nothing is imported here, so `groupctl --help` stays fast.
 """
