@@ -61,13 +61,21 @@ def produce(bootstrap: str, topic: str) -> None:
 
 def commit_groups(bootstrap: str, topic: str, groups: list[str]) -> None:
     """Committed offsets for `groups` without joining them (Empty groups with offsets)."""
-    from confluent_kafka import Consumer, TopicPartition
+    from confluent_kafka import Consumer, KafkaException, TopicPartition
 
     for group in groups:
         consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
                              "enable.auto.commit": False})
         offsets = [TopicPartition(topic, p, 10 + p) for p in range(PARTITIONS)]
-        consumer.commit(offsets=offsets, asynchronous=False)
+        deadline = time.monotonic() + 60
+        while True:  # a fresh lab's __consumer_offsets may still be loading
+            try:
+                consumer.commit(offsets=offsets, asynchronous=False)
+                break
+            except KafkaException as exc:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)  # backoff before retrying, e.g. NOT_COORDINATOR
         consumer.close()
 
 

@@ -44,7 +44,7 @@ def plain_line(e: dict) -> str:
         text = (f"assignment gen {e.get('generation')}: {_tps(e.get('assigned'))} "
                 f"added={_tps(e.get('added'))} revoked={_tps(e.get('revoked'))}")
     elif kind == "rebalance":
-        text = (f"rebalance {e.get('from_generation')} -> {e['to_generation']} in "
+        text = (f"rebalance {_show(e.get('from_generation'))} -> {e['to_generation']} in "
                 f"{e['duration_ms']} ms, members {len(e.get('members_after') or [])}, "
                 f"moved {e.get('moved_partitions')}, reason: {e.get('reason')}")
     elif kind in ("member_joined", "member_left"):
