@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 from groupctl.lab import dist
+from installed import byte_compile_groupctl  # bench/installed.py
 from groupctl.lab.consumer import LabConsumer, wait_balanced
 from groupctl.lab.workload import create_topic, wait_topic
 
@@ -157,6 +158,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("-b", "--bootstrap-server", help="use this cluster instead of a fresh lab")
     args = parser.parse_args()
+    byte_compile_groupctl()
     libs = Path(dist.kafka_libs())
     if args.bootstrap_server:
         results = run(args.bootstrap_server, libs, args.runs)

@@ -19,6 +19,8 @@ import sys
 import time
 from pathlib import Path
 
+from installed import byte_compile_groupctl  # bench/installed.py
+
 
 def _wall_ms(cmd: list[str], runs: int) -> float:
     times = []
@@ -54,6 +56,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
     runs = parser.parse_args().runs
+    byte_compile_groupctl()
     env_note = f"python {sys.version.split()[0]}, {os.cpu_count()} cpu(s), median of {runs}"
     floor = _wall_ms([sys.executable, "-c", "pass"], runs)
     help_ms = _wall_ms([*_console_script(), "--help"], runs)

@@ -162,13 +162,15 @@ def _encode_sticky(draw, m: MemberSubscription, owned, gen: int) -> MemberSubscr
 
 
 def clean_cooperative(case):
-    """A consistent cooperative group: v2 subscriptions, one generation, no double claims."""
+    """A consistent cooperative group: v2 subscriptions, one generation, no double claims,
+    and members own only partitions of topics they subscribe to (a Java or librdkafka
+    cooperative member revokes the others before it rejoins, in onJoinPrepare)."""
     counts, members, racks = case
     seen: set[tuple[str, int]] = set()
     out = []
     for m in members:
         owned = {t: [p for p in ps if (t, p) not in seen and not seen.add((t, p))]
-                 for t, ps in m.owned_partitions.items()}
+                 for t, ps in m.owned_partitions.items() if t in m.topics}
         out.append(M(m.member_id, m.topics, owned, 5, None, m.rack, m.group_instance_id))
     return counts, out, racks
 
@@ -367,16 +369,24 @@ def test_cooperative_never_gives_an_owned_partition_to_another_member(case):
 
 @PROPERTY
 @given(sticky_group(cooperative=True).map(clean_cooperative))
-def test_cooperative_hand_over_completes_in_the_next_rebalance(case):
+def test_cooperative_hand_over_converges(case):
+    """Revoked partitions reach their new owner in a later rebalance and the assignment
+    settles. With identical subscriptions that takes one rebalance after the revocations.
+    With different subscriptions Java's general sticky algorithm may move partitions over
+    several rounds (one revocation per round for a member, verified identical to Java by
+    test_assignors_java), so there the bound is looser."""
     counts, members, _ = case
     assignor = get_assignor("cooperative-sticky")
+    uniform = len({tuple(sorted(m.topics)) for m in members if m.topics}) <= 1
     history = []
-    for generation in range(6, 10):
+    for generation in range(6, 20):
         assignment = assignor.assign(counts, members)
         history.append(assignment)
         members = [M(m.member_id, m.topics, assignment[m.member_id], generation, None, m.rack,
                      m.group_instance_id) for m in members]
         if len(history) >= 2 and history[-1] == history[-2]:
             break
-    assert len(history) <= 3, "no stable assignment two rebalances after the revocations"
+    assert history[-1] == history[-2], "the assignment never settled"
+    if uniform:
+        assert len(history) <= 3, "no stable assignment two rebalances after the revocations"
     assert sorted((t, p) for t, p, _ in _pairs(history[-1])) == _subscribed_partitions(counts, members)
