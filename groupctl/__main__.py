@@ -2,6 +2,9 @@
 
 
 def main() -> None:
+    from groupctl import startup
+
+    startup.hold()  # released once the command has imported what it needs: see startup.py
     from groupctl.cli.app import run
 
     run()

@@ -26,14 +26,8 @@ import signal
 from collections.abc import Awaitable
 from typing import Any
 
-from ..config import (
-    PLAINTEXT,
-    SecurityConfig,
-    config_path,
-    load_command_config,
-    load_contexts,
-    parse_bootstrap,
-)
+from .. import config, startup
+from ..config import PLAINTEXT, SecurityConfig, parse_bootstrap
 from ..errors import DeadlineError, UsageError
 
 __all__ = [
@@ -58,24 +52,24 @@ def connection_settings(env) -> tuple[list[str], SecurityConfig]:
     env_value = os.environ.get(BOOTSTRAP_ENV)
     # typer fills -b from the environment variable: tell the two apart by value
     from_env = flag is not None and env_value is not None and flag == env_value
-    ctx = load_contexts().get(s.context) if s.context else None
+    ctx = config.load_contexts().get(s.context) if s.context else None
 
     if flag is not None and not (from_env and ctx is not None):
         bootstrap = parse_bootstrap(flag, BOOTSTRAP_ENV if from_env else "--bootstrap-server")
     elif ctx is not None:
         bootstrap = _context_bootstrap(ctx)
     else:
-        contexts = load_contexts()
+        contexts = config.load_contexts()  # only now: -b needs no contexts file
         if not contexts.current_context:
             raise UsageError(
                 "no brokers to talk to: give -b/--bootstrap-server HOST:PORT[,HOST:PORT], set "
                 f"{BOOTSTRAP_ENV}, or use a context (--context NAME, or current_context in "
-                f"{config_path()})")
+                f"{config.config_path()})")
         ctx = contexts.get(contexts.current_context)
         bootstrap = _context_bootstrap(ctx)
 
     if s.command_config:
-        security = load_command_config(s.command_config)
+        security = config.load_command_config(s.command_config)
     elif ctx is not None:
         security = ctx.security()
     else:
@@ -163,6 +157,7 @@ def run_async(env, coro: Awaitable, *, timeout: float | None = _DEFAULT,
                 if before is not None:
                     signal.signal(signum, before)
 
+    startup.release()  # the command has imported what it needs (see groupctl.startup)
     try:
         return asyncio.run(main())
     finally:

@@ -25,6 +25,8 @@ class Settings:
 
 @dataclass
 class Env:
+    """Streams, terminal flags, clocks and settings of one command run."""
+
     stdout: TextIO
     stderr: TextIO
     stdout_is_terminal: bool = False

@@ -102,7 +102,6 @@ def describe_cmd(
 
 def _describe(env, groups: list[str], all_: bool, pattern) -> None:
     from ..observe.describe import describe_groups
-    from ..observe.listing import list_groups
     from ..render.output import emit
     from .common import make_cluster, run_async
 
@@ -111,7 +110,9 @@ def _describe(env, groups: list[str], all_: bool, pattern) -> None:
             d = cluster.deadline()
             listed = None
             names = groups
-            if all_:
+            if all_:  # listing imported only here: describing named groups needs none
+                from ..observe.listing import list_groups
+
                 listed = await list_groups(cluster, regex=pattern, deadline=d)
                 names = [g.group for g in listed.groups]
             listings = {g.group: g for g in listed.groups} if listed else None
@@ -140,11 +141,13 @@ def _describe_table(console, data, wide):
 def _raise_failures(env, listed, described, all_: bool) -> None:
     """Report failed groups (all but the last error on stderr) and raise one error: the
     group's own when nothing was described, else a PartialFailure (exit 7)."""
+    failures = dict(described.failures)
+    if not failures and not listed:
+        return  # the common case: nothing to report (and no imports for it)
     from ..errors import NotFoundError
     from ..observe.errors import PartialFailure
     from ..observe.listing import failures_error
 
-    failures = dict(described.failures)
     if all_:  # a group listed a moment ago and gone now is not a failure
         failures = {g: e for g, e in failures.items() if not isinstance(e, NotFoundError)}
     broker_error = failures_error(listed.failures) if listed else None

@@ -21,7 +21,6 @@ retry.Deadline, or seconds) to share one budget across calls.
 from __future__ import annotations
 
 import asyncio
-import random
 from collections.abc import Callable
 from typing import Union
 
@@ -218,6 +217,8 @@ class Cluster(CoordinatorMixin):
                 return conn
         d = self.deadline(deadline)
         if self.nodes:  # a few known brokers at once, not the whole cluster
+            import random  # here, not at the top: rarely needed, and ~1 ms to import
+
             ids = random.sample(sorted(self.nodes), min(3, len(self.nodes)))
             conn, _ = await self._race([(self.nodes[i].host, self.nodes[i].port) for i in ids],
                                        d, ids)

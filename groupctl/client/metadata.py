@@ -8,6 +8,8 @@ from ..protocol.types import ZERO_UUID
 
 @dataclass(frozen=True)
 class BrokerInfo:
+    """One broker of the cluster, as Metadata lists it."""
+
     node_id: int
     host: str
     port: int
@@ -23,6 +25,8 @@ class BrokerInfo:
 
 @dataclass(frozen=True)
 class PartitionInfo:
+    """One partition of a topic: its leader, replicas and in-sync replicas."""
+
     partition: int
     leader: int | None          # None: no leader right now (-1 on the wire)
     leader_epoch: int | None
@@ -34,6 +38,8 @@ class PartitionInfo:
 
 @dataclass(frozen=True)
 class TopicInfo:
+    """One topic of a Metadata response, with its partitions by index."""
+
     name: str | None
     topic_id: str | None        # Kafka's base64 form; None when the broker has none (v<10)
     is_internal: bool
@@ -47,6 +53,8 @@ class TopicInfo:
 
 @dataclass(frozen=True)
 class ClusterMetadata:
+    """A parsed Metadata response: brokers, controller, topics."""
+
     cluster_id: str | None
     controller_id: int | None
     brokers: dict[int, BrokerInfo]

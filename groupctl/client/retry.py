@@ -17,12 +17,14 @@ what the user has to fix.
 from __future__ import annotations
 
 import asyncio
-import random
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from ..errors import DeadlineError, GroupctlError, KafkaError, UnreachableError
 from .errors import ConnectionLostError, RequestTimeoutError
+
+if TYPE_CHECKING:
+    import random
 
 T = TypeVar("T")
 
@@ -71,11 +73,15 @@ class Backoff:
         self.base = base
         self.cap = cap
         self.attempt = 0
-        self._rng = rng or random
+        self._rng = rng
 
     def next(self) -> float:
         high = min(self.cap, self.base * (2 ** self.attempt))
         self.attempt += 1
+        if self._rng is None:  # `random` on first retry only: most commands never retry
+            import random
+
+            self._rng = random
         return self._rng.uniform(min(self.base / 2, high), high)
 
     def reset(self) -> None:

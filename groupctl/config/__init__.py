@@ -35,15 +35,28 @@ UsageError (exit 2) naming the file and line.
 from __future__ import annotations
 
 from .bootstrap import parse_bootstrap, split_host_port
-from .contexts import CONTEXT_KEYS, Context, ContextsFile, config_path, load_contexts
-from .properties import (
-    load_command_config,
-    load_properties,
-    parse_jaas,
-    parse_properties,
-    security_from_properties,
-)
 from .security import PLAINTEXT, SASL_MECHANISMS, SECURITY_PROTOCOLS, SecurityConfig
+
+# The contexts file and properties parsers are only needed with --context, --command-config
+# or without -b: imported on first use (PEP 562), not on every command's start.
+_LAZY = {
+    "CONTEXT_KEYS": "contexts", "Context": "contexts", "ContextsFile": "contexts",
+    "config_path": "contexts", "load_contexts": "contexts",
+    "load_command_config": "properties", "load_properties": "properties",
+    "parse_jaas": "properties", "parse_properties": "properties",
+    "security_from_properties": "properties",
+}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "CONTEXT_KEYS", "PLAINTEXT", "SASL_MECHANISMS", "SECURITY_PROTOCOLS", "Context",

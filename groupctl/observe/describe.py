@@ -43,6 +43,8 @@ RETRY_CODES = REDISCOVER | WAIT
 
 @dataclass
 class DescribeResult:
+    """The groups described, and why the others could not be."""
+
     groups: list[model.GroupDescription] = field(default_factory=list)
     failures: dict[str, GroupctlError] = field(default_factory=dict)
 

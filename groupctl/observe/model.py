@@ -34,6 +34,8 @@ def coordinator_partition(group_id: str, num_partitions: int = 50) -> int:
 
 @dataclass
 class TopicPartitions:
+    """Partitions of one topic, sorted."""
+
     topic: str
     partitions: list[int]
 
@@ -52,6 +54,8 @@ def _topic_list(pairs) -> list[TopicPartitions]:
 
 @dataclass
 class Member:
+    """One member of a group, with its decoded subscription and assignment."""
+
     member_id: str
     client_id: str | None = None
     host: str | None = None
@@ -99,6 +103,8 @@ class Member:
 
 @dataclass
 class OffsetRow:
+    """One partition's committed offset, log-end offset and lag for a group."""
+
     topic: str
     partition: int
     committed: int | None
@@ -118,6 +124,8 @@ class OffsetRow:
 
 @dataclass
 class GroupDescription:
+    """Everything `describe` shows about one group; to_dict() is the JSON."""
+
     group: str
     type: str | None = None
     state: str | None = None

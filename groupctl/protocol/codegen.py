@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import linecache
+import re
 import struct as _struct
 import textwrap
-from string import Template
+import zlib
 
+from .codecache import compile_cached
 from .spec import Struct, Type, _copy_default
 from .types import DecodeError, Reader, uuid_to_str
 
@@ -179,10 +181,23 @@ _TAGS = """
     """
 
 
+_templates: dict[str, str] = {}
+_PLACEHOLDER = re.compile(r"\$([_A-Za-z][_A-Za-z0-9]*)")
+
+
+def _template(text: str) -> str:
+    """A code template ($name placeholders, string.Template's syntax) as a str.format
+    string, dedented: made once per template, as a run fills hundreds of them and
+    str.format does it in C (Template.substitute calls back into Python per name)."""
+    fmt = _templates.get(text)
+    if fmt is None:
+        body = textwrap.dedent(text).strip("\n").replace("{", "{{").replace("}", "}}")
+        fmt = _templates[text] = _PLACEHOLDER.sub(r"{\1}", body)
+    return fmt
+
+
 class _Source:
     """The text of one generated function and the objects it refers to by name."""
-
-    _count = 0
 
     def __init__(self, header: str):
         self.lines = [header]
@@ -202,14 +217,15 @@ class _Source:
         return name
 
     def emit(self, indent: int, template: str, **subst) -> None:
-        text = Template(textwrap.dedent(template).strip("\n")).substitute(subst)
+        text = _template(template).format_map(subst)
         self.lines.extend("    " * indent + line for line in text.splitlines())
 
     def build(self, name: str, label: str):
-        _Source._count += 1
-        filename = f"<groupctl decoder {_Source._count}: {label}>"
         source = "\n".join(self.lines) + "\n"
-        exec(compile(source, filename, "exec"), self.env)
+        # named by its text, so that a compiled reader from the disk cache (codecache.py)
+        # carries the same name as a fresh one, and linecache shows the right source
+        filename = f"<groupctl decoder {zlib.crc32(source.encode()):08x}: {label}>"
+        exec(compile_cached(source, filename), self.env)
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         fn = self.env[name]
         fn.source = source

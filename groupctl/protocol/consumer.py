@@ -72,6 +72,8 @@ _COOP_ENCODE = COOPERATIVE_STICKY_USER_DATA.compile_encoder(0, False)
 
 @dataclass(slots=True)
 class TopicPartitions:
+    """Partitions of one topic, as the consumer protocol carries them."""
+
     topic: str
     partitions: list[int]
 
@@ -102,6 +104,8 @@ class StickyUserData:
 
 @dataclass
 class CooperativeStickyUserData:
+    """The cooperative-sticky assignor's user data: the member's generation."""
+
     generation: int = -1
     trailing: bytes = b""
 

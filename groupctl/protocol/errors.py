@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class KafkaErrorInfo:
+    """One row of the error table (see the module doc)."""
+
     code: int
     name: str
     retriable: bool

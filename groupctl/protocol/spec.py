@@ -3,7 +3,7 @@
 A spec says, per field, in which versions it exists (`since`/`until`), from which version
 it may be null (`nullable`), and whether it travels as a tagged field (`tag`). The codec
 for every (api, version, direction) is built from the spec once and reads or writes a
-plain dict with snake_case keys: encoders are closures built at import; decoders are
+plain dict with snake_case keys: encoders are closures built on first use; decoders are
 Python functions generated from the spec (one per struct and version: fields read into
 locals, fixed-width runs with one struct unpack, partition lists with one unpack) on first
 use of that version. A decoded dict always carries every field of the spec: those absent
@@ -221,10 +221,10 @@ class Api:
         self._codecs = {}
         for v in range(self.min_version, self.max_version + 1):
             flex = self.flexible(v)
-            # encoders now; decoders (generated code) on first use, see compile_reader
+            # built on first use: a command speaks a few of the ~200 (api, version)s
             self._codecs[v] = (
-                request.compile_encoder(v, flex), _lazy_reader(request, v, flex),
-                response.compile_encoder(v, flex), _lazy_reader(response, v, flex),
+                _lazy_encoder(request, v, flex), _lazy_reader(request, v, flex),
+                _lazy_encoder(response, v, flex), _lazy_reader(response, v, flex),
             )
 
     def __repr__(self) -> str:
@@ -265,6 +265,18 @@ class Api:
 
     def decode_response(self, version: int, data: bytes, offset: int = 0) -> dict:
         return _decode_all(self._codec(version)[3], data, offset)
+
+
+def _lazy_encoder(struct: Struct, version: int, flexible: bool):
+    encoder = None
+
+    def encode(w, value):
+        nonlocal encoder
+        if encoder is None:
+            encoder = struct.compile_encoder(version, flexible)
+        encoder(w, value)
+
+    return encode
 
 
 def _lazy_reader(struct: Struct, version: int, flexible: bool):

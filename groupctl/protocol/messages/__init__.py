@@ -1,41 +1,42 @@
-"""One module per API, named by key; APIS maps key -> Api."""
-from .m02_list_offsets import LIST_OFFSETS
-from .m03_metadata import METADATA
-from .m09_offset_fetch import OFFSET_FETCH
-from .m10_find_coordinator import FIND_COORDINATOR
-from .m11_join_group import JOIN_GROUP
-from .m12_heartbeat import HEARTBEAT
-from .m13_leave_group import LEAVE_GROUP
-from .m14_sync_group import SYNC_GROUP
-from .m15_describe_groups import DESCRIBE_GROUPS
-from .m16_list_groups import LIST_GROUPS
-from .m17_sasl_handshake import SASL_HANDSHAKE
-from .m18_api_versions import API_VERSIONS
-from .m36_sasl_authenticate import SASL_AUTHENTICATE
-from .m68_consumer_group_heartbeat import CONSUMER_GROUP_HEARTBEAT
-from .m69_consumer_group_describe import CONSUMER_GROUP_DESCRIBE
+"""One module per API, named by key; APIS maps key -> Api.
 
-__all__ = [
-    "APIS", "LIST_OFFSETS", "METADATA", "OFFSET_FETCH", "FIND_COORDINATOR", "JOIN_GROUP",
-    "HEARTBEAT", "LEAVE_GROUP", "SYNC_GROUP", "DESCRIBE_GROUPS", "LIST_GROUPS",
-    "SASL_HANDSHAKE", "API_VERSIONS", "SASL_AUTHENTICATE", "CONSUMER_GROUP_HEARTBEAT",
-    "CONSUMER_GROUP_DESCRIBE",
-]
+The modules are imported on first use of their Api (PEP 562): a command speaks a few of
+these APIs, and importing the other specs would add to every command's start-up.
+"""
+from importlib import import_module
 
-APIS = {api.key: api for api in (
-    LIST_OFFSETS,
-    METADATA,
-    OFFSET_FETCH,
-    FIND_COORDINATOR,
-    JOIN_GROUP,
-    HEARTBEAT,
-    LEAVE_GROUP,
-    SYNC_GROUP,
-    DESCRIBE_GROUPS,
-    LIST_GROUPS,
-    SASL_HANDSHAKE,
-    API_VERSIONS,
-    SASL_AUTHENTICATE,
-    CONSUMER_GROUP_HEARTBEAT,
-    CONSUMER_GROUP_DESCRIBE,
-)}
+# name -> module, in key order (APIS follows it)
+_MODULES = {
+    "LIST_OFFSETS": "m02_list_offsets",
+    "METADATA": "m03_metadata",
+    "OFFSET_FETCH": "m09_offset_fetch",
+    "FIND_COORDINATOR": "m10_find_coordinator",
+    "JOIN_GROUP": "m11_join_group",
+    "HEARTBEAT": "m12_heartbeat",
+    "LEAVE_GROUP": "m13_leave_group",
+    "SYNC_GROUP": "m14_sync_group",
+    "DESCRIBE_GROUPS": "m15_describe_groups",
+    "LIST_GROUPS": "m16_list_groups",
+    "SASL_HANDSHAKE": "m17_sasl_handshake",
+    "API_VERSIONS": "m18_api_versions",
+    "SASL_AUTHENTICATE": "m36_sasl_authenticate",
+    "CONSUMER_GROUP_HEARTBEAT": "m68_consumer_group_heartbeat",
+    "CONSUMER_GROUP_DESCRIBE": "m69_consumer_group_describe",
+}
+
+__all__ = ["APIS", *_MODULES]
+
+
+def __getattr__(name: str):
+    if name == "APIS":
+        value = {api.key: api for api in (__getattr__(n) for n in _MODULES)}
+    elif name in _MODULES:
+        value = getattr(import_module(f"{__name__}.{_MODULES[name]}"), name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
