@@ -30,9 +30,9 @@ class DeadlineError(GroupctlError):
     exit_code = ExitCode.TIMEOUT
 
 
-class KafkaError(GroupctlError):
-    """The broker answered with a Kafka error code that ends the action."""
-    exit_code = ExitCode.KAFKA_ERROR
+class BrokerErrorCode:
+    """Mixin for errors that carry the broker's error code: api, code, the error-table
+    entry, and the message `API failed: NAME (code)[: message]`."""
 
     def __init__(self, api: str, code: int, message: str | None = None):
         from .protocol.errors import error_for
@@ -44,6 +44,11 @@ class KafkaError(GroupctlError):
         if message:
             text += f": {message}"
         super().__init__(text)
+
+
+class KafkaError(BrokerErrorCode, GroupctlError):
+    """The broker answered with a Kafka error code that ends the action."""
+    exit_code = ExitCode.KAFKA_ERROR
 
     @property
     def retriable(self) -> bool:

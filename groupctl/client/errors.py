@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from ..errors import (
     AuthError,
+    BrokerErrorCode,
     DeadlineError,
     GroupctlError,
     KafkaError,
     UnreachableError,
 )
-from ..protocol.errors import error_for
 
 # Error codes that mean "you may not" or "you are not who you say": exit 4, not 7.
 AUTH_CODES = frozenset({
@@ -71,19 +71,10 @@ class UnsupportedVersionError(KafkaError):
         super().__init__(api, 35, message)
 
 
-class KafkaAuthError(AuthError):
+class KafkaAuthError(BrokerErrorCode, AuthError):
     """An authentication or authorization error code from the broker (exit 4)."""
 
     kind = "auth"
-
-    def __init__(self, api: str, code: int, message: str | None = None):
-        self.api = api
-        self.code = code
-        self.error = error_for(code)
-        text = f"{api} failed: {self.error.name} ({code})"
-        if message:
-            text += f": {message}"
-        super().__init__(text)
 
     retriable = False
 

@@ -255,12 +255,8 @@ class MemberHandling:
             return True
         name = self._error_event(SYNC_GROUP, code)
         why = f"{name} on SyncGroup"
-        if code == REBALANCE_IN_PROGRESS:
-            self._rejoin(now_ms, why, error=name)
-        elif code == ILLEGAL_GENERATION:
-            self._rejoin(now_ms, why, error=name, reset_generation=True)
-        elif code == UNKNOWN_MEMBER_ID:
-            self._rejoin(now_ms, why, error=name, reset_member_id=True)
+        if self._rejoin_on_membership_error(code, now_ms, why, name):
+            pass
         elif code in COORDINATOR_MOVED:
             self.coordinator = None
             self._backoff(now_ms)
@@ -270,6 +266,19 @@ class MemberHandling:
         else:
             self._backoff(now_ms)
             self._rejoin(now_ms, why, error=name)
+        return True
+
+    def _rejoin_on_membership_error(self, code: int, now_ms: int, why: str, name: str) -> bool:
+        """SyncGroup and Heartbeat share these: the group moved on without us
+        (REBALANCE_IN_PROGRESS), our generation is stale, or our member id is unknown."""
+        if code == REBALANCE_IN_PROGRESS:
+            self._rejoin(now_ms, why, error=name)
+        elif code == ILLEGAL_GENERATION:
+            self._rejoin(now_ms, why, error=name, reset_generation=True)
+        elif code == UNKNOWN_MEMBER_ID:
+            self._rejoin(now_ms, why, error=name, reset_member_id=True)
+        else:
+            return False
         return True
 
     def _on_heartbeat(self, body: dict, now_ms: int, fl: _InFlight) -> bool:
@@ -283,12 +292,8 @@ class MemberHandling:
             return True
         name = self._error_event(HEARTBEAT, code)
         why = f"{name} on Heartbeat"
-        if code == REBALANCE_IN_PROGRESS:
-            self._rejoin(now_ms, why, error=name)
-        elif code == ILLEGAL_GENERATION:
-            self._rejoin(now_ms, why, error=name, reset_generation=True)
-        elif code == UNKNOWN_MEMBER_ID:
-            self._rejoin(now_ms, why, error=name, reset_member_id=True)
+        if self._rejoin_on_membership_error(code, now_ms, why, name):
+            pass
         elif code in COORDINATOR_MOVED:
             self.coordinator = None
             self._next_heartbeat_ms = now_ms + self._backoff(now_ms)

@@ -68,12 +68,13 @@ def produce(bootstrap: str, topic: str, counts: dict[int, int]) -> None:
 
 
 def commit(bootstrap: str, group: str, offsets: dict[tuple[str, int], int],
-           timeout: float = 30.0) -> None:
+           timeout: float = 30.0, config: dict | None = None) -> None:
     """Commit offsets for `group` without joining it (the group stays Empty). Retries the
-    retriable errors of a fresh broker (COORDINATOR_LOAD_IN_PROGRESS, NOT_COORDINATOR)."""
+    retriable errors of a fresh broker (COORDINATOR_LOAD_IN_PROGRESS, NOT_COORDINATOR).
+    `config`: extra librdkafka settings (e.g. SASL)."""
     from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
+    consumer = Consumer({**(config or {}), "bootstrap.servers": bootstrap, "group.id": group,
                          "enable.auto.commit": False})
     tps = [TopicPartition(t, p, o) for (t, p), o in offsets.items()]
 

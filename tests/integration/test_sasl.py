@@ -13,7 +13,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from describe_support import Pending, wait_until
+from describe_support import commit
 
 from groupctl.cli.app import invoke
 from groupctl.cli.env import Env
@@ -60,7 +60,6 @@ def _librdkafka_config(path: str, bootstrap: str) -> dict[str, str]:
 def committed_group(sasl_lab):
     """A group with a committed offset, made by librdkafka through the SCRAM-SHA-256
     file (topic created by librdkafka's admin client through it too)."""
-    from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
     from confluent_kafka.admin import AdminClient, NewTopic
 
     conf = _librdkafka_config(sasl_lab.sasl["command_configs"]["SCRAM-SHA-256"],
@@ -68,23 +67,8 @@ def committed_group(sasl_lab):
     topic, group = f"t-sasl-{uuid.uuid4().hex[:8]}", f"g-sasl-{uuid.uuid4().hex[:8]}"
     admin = AdminClient(conf)  # referenced until the future completes
     admin.create_topics([NewTopic(topic, 1, 1)], operation_timeout=30)[topic].result(timeout=30)
-    consumer = Consumer({**conf, "group.id": group, "enable.auto.commit": False})
-
-    def attempt():  # a fresh broker may still be loading the group's offsets partition
-        try:
-            consumer.commit(offsets=[TopicPartition(topic, 0, 0)], asynchronous=False)
-            return True
-        except KafkaException as exc:
-            err = exc.args[0]
-            if not (err.retriable() or err.code() in (KafkaError.NOT_COORDINATOR,
-                                                      KafkaError.COORDINATOR_NOT_AVAILABLE,
-                                                      KafkaError.COORDINATOR_LOAD_IN_PROGRESS)):
-                raise
-            return Pending(str(exc))
-    try:
-        wait_until(attempt, 30, "offset commit over SASL")
-    finally:
-        consumer.close()
+    # a fresh broker may still be loading the group's offsets partition: commit() retries
+    commit(sasl_lab.sasl_bootstrap, group, {(topic, 0): 0}, config=conf)
     return group
 
 

@@ -92,3 +92,23 @@ def finish(prepared: Prepared, raw: Mapping[str, Sequence[TP]]) -> Assignment:
 
 def topic_partitions(topic: str, count: int) -> list[TP]:
     return [(topic, p) for p in range(count)]
+
+
+class EagerAssignor:
+    """Range and roundrobin: stateless, eager, no user data. A subclass names itself and
+    gives `compute(prepared) -> {member: [(topic, partition)]}`."""
+
+    name: str
+    rebalance_protocols: tuple[str, ...] = ("eager",)
+
+    @staticmethod
+    def compute(prepared: Prepared) -> Mapping[str, Sequence[TP]]:
+        raise NotImplementedError
+
+    def assign(self, partitions_per_topic: dict[str, int], members: list[MemberSubscription],
+               partition_racks: PartitionRacks | None = None) -> Assignment:
+        prepared = prepare(partitions_per_topic, members, partition_racks)
+        return finish(prepared, self.compute(prepared))
+
+    def user_data(self, assignment: dict[str, list[int]], generation: int) -> bytes | None:
+        return None

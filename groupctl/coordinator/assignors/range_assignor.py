@@ -13,12 +13,8 @@ from collections.abc import Callable, Mapping
 
 from ._base import (
     TP,
-    Assignment,
-    MemberSubscription,
-    PartitionRacks,
+    EagerAssignor,
     Prepared,
-    finish,
-    prepare,
 )
 from ._java import jkey
 
@@ -139,14 +135,6 @@ def range_assign(prepared: Prepared) -> dict[str, list[TP]]:
     return out
 
 
-class RangeAssignor:
+class RangeAssignor(EagerAssignor):
     name = "range"
-    rebalance_protocols: tuple[str, ...] = ("eager",)
-
-    def assign(self, partitions_per_topic: dict[str, int], members: list[MemberSubscription],
-               partition_racks: PartitionRacks | None = None) -> Assignment:
-        prepared = prepare(partitions_per_topic, members, partition_racks)
-        return finish(prepared, range_assign(prepared))
-
-    def user_data(self, assignment: dict[str, list[int]], generation: int) -> bytes | None:
-        return None
+    compute = staticmethod(range_assign)

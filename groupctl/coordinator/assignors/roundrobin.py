@@ -7,12 +7,8 @@ from __future__ import annotations
 
 from ._base import (
     TP,
-    Assignment,
-    MemberSubscription,
-    PartitionRacks,
+    EagerAssignor,
     Prepared,
-    finish,
-    prepare,
 )
 from .range_assignor import member_sort_key
 
@@ -32,14 +28,6 @@ def roundrobin_assign(prepared: Prepared) -> dict[str, list[TP]]:
     return out
 
 
-class RoundRobinAssignor:
+class RoundRobinAssignor(EagerAssignor):
     name = "roundrobin"
-    rebalance_protocols: tuple[str, ...] = ("eager",)
-
-    def assign(self, partitions_per_topic: dict[str, int], members: list[MemberSubscription],
-               partition_racks: PartitionRacks | None = None) -> Assignment:
-        prepared = prepare(partitions_per_topic, members, partition_racks)
-        return finish(prepared, roundrobin_assign(prepared))
-
-    def user_data(self, assignment: dict[str, list[int]], generation: int) -> bytes | None:
-        return None
+    compute = staticmethod(roundrobin_assign)
