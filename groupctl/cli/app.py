@@ -121,15 +121,13 @@ def _register_commands(command: str | None = None) -> None:
     """Register the module of `command`, or every module (None, or not a command)."""
     module = COMMAND_MODULES.get(command or "")
     if module is not None and not os.environ.get("_GROUPCTL_COMPLETE"):
-        from importlib import import_module
+        modules = {module}
+    else:
+        modules = set(COMMAND_MODULES.values())
+    from importlib import import_module
 
-        import_module(f"{__package__}.{module}")
-        return
-    from . import offline  # noqa: F401
-    from . import lab  # noqa: F401
-    from . import demo  # noqa: F401
-    from . import join  # noqa: F401
-    from . import groups  # noqa: F401
+    for name in sorted(modules):
+        import_module(f"{__package__}.{name}")
 
 
 def run(argv: list[str] | None = None, env: Env | None = None) -> int:
