@@ -24,6 +24,7 @@ from ..client.coordinators import REDISCOVER, WAIT
 from ..client.errors import kafka_error
 from ..client.retry import TRANSIENT, Backoff, gave_up, sleep_within
 from ..errors import GroupctlError, UnreachableError
+from ..protocol.errors import ErrorCode
 from ..protocol.messages import CONSUMER_GROUP_DESCRIBE, DESCRIBE_GROUPS, OFFSET_FETCH
 from . import model
 from .errors import group_not_found
@@ -34,7 +35,6 @@ from .offsets import (
     parse_offset_fetch,
 )
 
-GROUP_ID_NOT_FOUND = 69
 OFFSETS_TOPIC = "__consumer_offsets"
 DEFAULT_OFFSETS_PARTITIONS = 50
 BATCH = 200  # groups per DescribeGroups / ConsumerGroupDescribe / OffsetFetch request
@@ -231,7 +231,7 @@ def _group_kind(group: str, raw: _Raw, listing) -> model.GroupDescription:
         return model.classic_group(classic)
     for api, entry in (("DescribeGroups", classic), ("ConsumerGroupDescribe", consumer)):
         code = (entry or {}).get("error_code") or 0
-        if code and code != GROUP_ID_NOT_FOUND:
+        if code and code != ErrorCode.GROUP_ID_NOT_FOUND:
             raise kafka_error(api, code, f"group {group!r}" + _message(entry))
     if listing is not None and listing.type not in (None, model.CLASSIC, model.CONSUMER):
         return model.GroupDescription(group=group, type=listing.type, state=listing.state,
