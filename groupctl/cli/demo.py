@@ -15,6 +15,7 @@ import typer
 
 from ..errors import DeadlineError, LabError
 from .app import app
+from .env import env_of
 
 DEMO_LAB = "demo"
 
@@ -33,7 +34,7 @@ def demo(
     """The quick start: a local Kafka lab, three real consumers that join and leave a group,
     `describe` of the group, and the probe (`join --watch`) watching it rebalance. Joins the
     demo group as a probe member (it changes that group's membership, nothing else)."""
-    env = ctx.find_root().obj
+    env = env_of(ctx)
     lab, started = _lab(env, lab_name)
     try:
         return _run(env, lab.bootstrap, watch_seconds, churn)

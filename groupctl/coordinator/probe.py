@@ -141,10 +141,10 @@ class Probe:
 
     async def _describe_first(self):
         from ..client.errors import UnsupportedVersionError
-        from ..observe.snapshot import describe_classic
+        from ..observe.snapshot import describe_group
 
         try:
-            return await describe_classic(self.cluster, self.settings.group)
+            return await describe_group(self.cluster, self.settings.group)
         except UnsupportedVersionError:  # e.g. librdkafka's mock cluster: join blind
             return None
 
@@ -298,10 +298,10 @@ class Probe:
         self._spawn(self._describe(m.generation))  # members and assignments, for events
 
     async def _describe(self, generation: int) -> None:
-        from ..observe.snapshot import describe_classic
+        from ..observe.snapshot import describe_group
 
         try:
-            described = await describe_classic(self.cluster, self.settings.group)
+            described = await describe_group(self.cluster, self.settings.group)
         except asyncio.CancelledError:
             raise
         except GroupctlError as exc:

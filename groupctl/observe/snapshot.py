@@ -8,9 +8,11 @@ from ..protocol.errors import ErrorCode
 from . import model
 
 
-async def describe_classic(cluster, group: str) -> model.GroupDescription:
+async def describe_group(cluster, group: str) -> model.GroupDescription:
     """The group as DescribeGroups shows it. A group that does not exist comes back Dead
-    (v<6) or with GROUP_ID_NOT_FOUND (v6): both are a Dead description, no error."""
+    (v<6) or with GROUP_ID_NOT_FOUND (v6): both are a Dead description, no error. (A
+    KIP-848 group shows Dead here too; its ConsumerGroupDescribe snapshot comes with the
+    passive watcher.)"""
     from ..protocol.messages import DESCRIBE_GROUPS
 
     resp = await cluster.send_to_coordinator(group, DESCRIBE_GROUPS, {
