@@ -68,7 +68,7 @@ class BrokerConnection:
         self.security = security or PLAINTEXT
         self.trace = trace if trace is not None else current_tracer()
         self.request_timeout = request_timeout
-        self.address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        self.address = format_address(host, port)
         self.broker_versions: dict[int, tuple[int, int]] = {}
         self.session_expires_at: float | None = None  # SASL session end (KIP-368), loop time
         self._reader: asyncio.StreamReader | None = None
@@ -394,6 +394,11 @@ class BrokerConnection:
     def _note(self, text: str) -> None:
         if self.trace is not None:
             self.trace.note(self.label, text)
+
+
+def format_address(host: str, port: int) -> str:
+    """host:port, with an IPv6 host in brackets ([::1]:9092)."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 def _permanent(exc: GroupctlError) -> GroupctlError:
