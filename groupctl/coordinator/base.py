@@ -38,6 +38,7 @@ class BaseMember:
     RELEVANT: Mapping[str, Callable[[Enum], bool]]
     APIS: tuple[str, ...]
     HEARTBEATING: frozenset = frozenset()   # states that heartbeat and watch the session
+    REACTIONS: Mapping[int, Reaction] = {}        # error code -> what the member does
     FIND_REACTIONS: Mapping[int, Reaction] = {}   # FindCoordinator errors: RETRY/REDISCOVER/FATAL
     FATAL_HINTS: Mapping[int, str] = {}           # what a fatal code means for this member
 
@@ -262,6 +263,16 @@ class BaseMember:
                                + (f": {detail}" if detail else ""), now_ms)
         self._probe("fenced" if code == ErrorCode.FENCED_INSTANCE_ID else "failed", error=name,
                     reason=detail)
+
+    def _react(self, api: str, code: int, now_ms: int) -> tuple[str, Reaction | None]:
+        """An error code in `api`'s answer: the error event, then the member's reaction from
+        its table; a FATAL one is carried out here (the reaction returned is then None)."""
+        name = self._error_event(api, code)
+        reaction = classify(code, self.REACTIONS)
+        if reaction is Reaction.FATAL:
+            self._fatal(api, code, now_ms)
+            return name, None
+        return name, reaction
 
     # ---- leaving -------------------------------------------------------------------------
     def _start_leave(self, why: str, now_ms: int) -> None:

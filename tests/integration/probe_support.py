@@ -115,9 +115,9 @@ class ProbeThread:
             with self._cond:
                 self._cond.notify_all()
 
-    def stop(self, timeout: float = 10, *, expect_error: bool = False) -> None:
+    def stop(self, timeout: float = 10) -> None:
         """Cancel the probe (it leaves) and wait for its thread; AssertionError when the
-        thread did not stop, or when the probe recorded an error (unless `expect_error`)."""
+        thread did not stop, or when the probe recorded an error at any time."""
         if self._loop is not None and self._task is not None and self._thread.is_alive():
             try:
                 self._loop.call_soon_threadsafe(self._task.cancel)
@@ -125,7 +125,7 @@ class ProbeThread:
                 pass
         self._thread.join(timeout)
         assert not self._thread.is_alive(), "the probe thread did not stop"
-        if self.error is not None and not expect_error:
+        if self.error is not None:
             raise AssertionError(f"the probe of {self.group} failed: {self.error!r}") from self.error
 
     @property

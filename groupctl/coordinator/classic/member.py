@@ -39,7 +39,7 @@ from ...events import AssignmentChanged, GenerationStarted, tp_list
 from ...protocol import messages as M
 from ...protocol.errors import ErrorCode
 from ..base import BaseMember
-from ..member import Reaction, classify
+from ..member import Reaction
 from . import requests as R
 from .state import ClassicMemberState, LEGAL_TRANSITIONS, Transition  # noqa: F401 - re-exported
 from .types import (  # noqa: F401 - re-exported: the member's vocabulary
@@ -62,6 +62,7 @@ class ClassicMember(BaseMember):
     RELEVANT = RELEVANT
     APIS = APIS
     HEARTBEATING = frozenset({S.ASSIGNING, S.STABLE})
+    REACTIONS = REACTIONS
     FIND_REACTIONS = FIND_REACTIONS
     FATAL_HINTS = FATAL_HINTS
 
@@ -362,10 +363,8 @@ class ClassicMember(BaseMember):
             self._move(S.JOINING, f"MEMBER_ID_REQUIRED: rejoining at once with member id "
                                   f"{self.member_id} (KIP-394)", now_ms)
             return True
-        name = self._error_event(JOIN_GROUP, code)
-        reaction = classify(code, REACTIONS)
-        if reaction is Reaction.FATAL:
-            self._fatal(JOIN_GROUP, code, now_ms)
+        name, reaction = self._react(JOIN_GROUP, code, now_ms)
+        if reaction is None:
             return True
         if reaction in (Reaction.RESET_MEMBER, Reaction.RESET_GENERATION):
             member = reaction is Reaction.RESET_MEMBER
@@ -453,10 +452,8 @@ class ClassicMember(BaseMember):
             self._probe("synced")
             self._assignment_event()
             return True
-        name = self._error_event(SYNC_GROUP, code)
-        reaction = classify(code, REACTIONS)
-        if reaction is Reaction.FATAL:
-            self._fatal(SYNC_GROUP, code, now_ms)
+        name, reaction = self._react(SYNC_GROUP, code, now_ms)
+        if reaction is None:
             return True
         if reaction not in _MEMBERSHIP:  # coordinator moved, or transient: back off first
             if reaction is Reaction.REDISCOVER:
@@ -473,13 +470,12 @@ class ClassicMember(BaseMember):
         if code == NONE:
             self._heartbeat_ok(now_ms)
             return True
-        name = self._error_event(HEARTBEAT, code)
+        name, reaction = self._react(HEARTBEAT, code, now_ms)
         why = f"{name} on Heartbeat"
-        reaction = classify(code, REACTIONS)
-        if reaction in _MEMBERSHIP:
+        if reaction is None:
+            pass
+        elif reaction in _MEMBERSHIP:
             self._rejoin(now_ms, why, error=name, **_MEMBERSHIP[reaction])
-        elif reaction is Reaction.FATAL:
-            self._fatal(HEARTBEAT, code, now_ms)
         elif reaction is Reaction.REDISCOVER:
             self.coordinator = None
             self._next_heartbeat_ms = now_ms + self._backoff(now_ms)
