@@ -128,8 +128,7 @@ class EpochChanged(Event):
 
 
 @dataclass(frozen=True)
-class MemberJoined(Event):
-    KIND: ClassVar[str] = "member_joined"
+class _MemberIdentity(Event):
     member_id: str
     instance_id: str | None = None
     client_id: str | None = None
@@ -137,12 +136,13 @@ class MemberJoined(Event):
 
 
 @dataclass(frozen=True)
-class MemberLeft(Event):
+class MemberJoined(_MemberIdentity):
+    KIND: ClassVar[str] = "member_joined"
+
+
+@dataclass(frozen=True)
+class MemberLeft(_MemberIdentity):
     KIND: ClassVar[str] = "member_left"
-    member_id: str
-    instance_id: str | None = None
-    client_id: str | None = None
-    host: str | None = None
 
 
 @dataclass(frozen=True)
