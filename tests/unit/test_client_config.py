@@ -346,3 +346,11 @@ def test_the_cli_tells_the_flag_from_the_environment_variable(contexts, monkeypa
     env = Env(stdout=io.StringIO(), stderr=io.StringIO(),
               environ={"GROUPCTL_CONFIG": str(contexts / "config.yaml")})
     assert env.bootstrap_env is None and connection_settings(env)[0] == ["cur:1"]
+
+
+def test_one_tracer_per_command():
+    from groupctl.cli.common import tracer_for
+
+    env = env_with(debug=True)
+    assert tracer_for(env) is not None and tracer_for(env) is tracer_for(env)
+    assert tracer_for(env_with()) is None
