@@ -142,8 +142,11 @@ class ContextsDocument:
         if not new:
             raise UsageError("a context name cannot be empty")
         position = list(ctxs).index(old)
+        comments = ctxs.ca.items.pop(old, None)  # e.g. a comment line above the name
         value = ctxs.pop(old)
         ctxs.insert(position, new, value)  # same place, same comments
+        if comments is not None:
+            ctxs.ca.items[new] = comments
         if self.current == old:
             self.use(new)
 
