@@ -124,9 +124,11 @@ class BrokerConnection:
         except asyncio.TimeoutError:
             raise UnreachableError(f"{self.address}: no connection within {timeout:.1f} s") from None
         except ssl.SSLCertVerificationError as exc:
+            from .security import verify_hint
+
             why = exc.verify_message or exc.reason
             raise _permanent(UnreachableError(f"{self.address}: TLS handshake failed: "
-                                              f"{why}{_verify_hint(why)}")) from None
+                                              f"{why}{verify_hint(why)}")) from None
         except ssl.SSLError as exc:
             raise _permanent(UnreachableError(
                 f"{self.address}: TLS handshake failed: {exc.reason or exc} (is it a TLS "
@@ -395,20 +397,6 @@ class BrokerConnection:
     def _note(self, text: str) -> None:
         if self.trace is not None:
             self.trace.note(self.label, text)
-
-
-def _verify_hint(why: str | None) -> str:
-    """What to check for a certificate the client refused (OpenSSL's words in `why`)."""
-    text = (why or "").lower()
-    if "hostname mismatch" in text or "ip address mismatch" in text:
-        return (" (connect with a name in the broker certificate, or set "
-                "ssl.endpoint.identification.algorithm= to skip the host name check)")
-    if "issuer" in text or "self-signed" in text or "self signed" in text:
-        return (" (the broker's certificate is not signed by a CA in ssl.truststore.location "
-                "/ ssl.ca.location)")
-    if "expired" in text or "not yet valid" in text:
-        return " (the broker's certificate is outside its validity period)"
-    return ""
 
 
 def _permanent(exc: GroupctlError) -> GroupctlError:

@@ -27,7 +27,7 @@ from . import dist, process
 from . import sasl as labsasl
 from . import tls as labtls
 from .config import HOST, LOG4J2_XML, NodeLayout, initial_controllers, kafka_uuid, server_properties
-from .ready import metadata_brokers
+from .ready import metadata_brokers, secure_listeners_ready
 
 STATE_VERSION = 1
 DEFAULT_NAME = "default"
@@ -316,29 +316,12 @@ class Lab:
             seen.clear()
             seen.update(metadata_brokers(",".join(n.address for n in watched), timeout=2.0)
                         or ())
-            return want <= seen and self._sasl_ready(watched, want)
+            return want <= seen and secure_listeners_ready(self, watched, want)
 
         process.poll_until(ready, timeout, f"lab {self.name!r} to list brokers {sorted(want)}",
                            interval=0.05, max_interval=0.2,
                            on_timeout=lambda: f" (Metadata lists {sorted(seen) or 'none'}); "
                                               f"see {self.log_file}")
-
-    def _sasl_ready(self, watched: list[NodeState], want: set[int]) -> bool:
-        """With --sasl / --tls: each extra listener (SASL with SCRAM, TLS with the lab CA)
-        answers and lists every broker too."""
-        checks = []
-        if self.sasl:
-            checks.append(("sasl_port", labsasl.security(self.sasl)))
-        if self.tls:
-            checks.append(("ssl_port", labtls.security(self.tls)))
-        if self.tls and self.sasl:
-            checks.append(("sasl_ssl_port", labsasl.security(self.sasl, tls=self.tls)))
-        for attr, security in checks:
-            listed = metadata_brokers(",".join(f"{HOST}:{getattr(n, attr)}" for n in watched),
-                                      timeout=2.0, security=security)
-            if not want <= set(listed or ()):
-                return False
-        return True
 
     def down(self, timeout: float = 30.0) -> list[int]:
         """Stop the lab's JVMs (only those still ours), wait for them to exit, remove the
