@@ -1,16 +1,15 @@
 """`lab up --tls --sasl` end to end (the session's `secure_lab`): the same group seen through
 PLAINTEXT, SSL, SASL_SSL (SCRAM-SHA-512) and SASL_PLAINTEXT (PLAIN) gives the same
 answers; certificate and password problems give the documented exit codes; the guest user
-(no ACLs, StandardAuthorizer) is refused as Kafka refuses it; contexts made with `groupctl
-config` reach the lab; and no password ever shows up in what groupctl writes.
+(no ACLs, StandardAuthorizer) is refused as Kafka refuses it. (Contexts and secrets on
+this lab: test_lab_contexts.py.)
 
 Ground truth that groupctl did not write: real librdkafka consumers in the group (their
-rebalance counts), Kafka's own ConsumerGroupCommand and librdkafka reading the lab's client
-properties files, ACLs created through librdkafka's admin client.
+rebalance callbacks), Kafka's own ConsumerGroupCommand and librdkafka reading the lab's
+client properties files, ACLs created through librdkafka's admin client.
 """
 from __future__ import annotations
 
-import io
 import json
 import os
 import socket
@@ -20,67 +19,15 @@ from pathlib import Path
 
 import pytest
 from describe_support import commit, wait_until
+from tls_support import LIBRDKAFKA_UNKNOWN, LISTENERS, cli, endpoint, group, guest, via
+from tls_support import read_props as _props
 
-from groupctl.cli.app import invoke
-from groupctl.cli.env import Env
 from groupctl.exitcodes import ExitCode
 from groupctl.lab import dist
 from groupctl.lab import tls as labtls
-from groupctl.lab.consumer import wait_balanced
 
 pytestmark = pytest.mark.broker
-
-LISTENERS = ("PLAINTEXT", "SSL", "SASL_SSL", "SASL_PLAINTEXT")
-LIBRDKAFKA_UNKNOWN = {"sasl.jaas.config", "ssl.truststore.type", "ssl.truststore.location"}
-
-
-def endpoint(lab, listener: str) -> tuple[str, str | None]:
-    """(bootstrap, client properties file) of a listener of the lab."""
-    return {
-        "PLAINTEXT": (lab.bootstrap, None),
-        "SSL": (lab.ssl_bootstrap, lab.tls["command_config"]),
-        "SASL_SSL": (lab.sasl_ssl_bootstrap, lab.sasl["ssl_command_configs"]["SCRAM-SHA-512"]),
-        "SASL_PLAINTEXT": (lab.sasl_bootstrap, lab.sasl["command_configs"]["PLAIN"]),
-    }[listener]
-
-
-def cli(*args: str) -> tuple[int, str, str]:
-    env = Env(stdout=io.StringIO(), stderr=io.StringIO())
-    code = invoke(["--timeout", "20", *args], env)
-    return code, env.stdout.getvalue(), env.stderr.getvalue()
-
-
-def via(lab, listener: str, *args: str, props: str | None = None) -> tuple[int, str, str]:
-    bootstrap, default_props = endpoint(lab, listener)
-    props = props or default_props
-    return cli("-b", bootstrap, *(["--command-config", props] if props else []), *args)
-
-
-def guest(lab, *args: str) -> tuple[int, str, str]:
-    return via(lab, "SASL_PLAINTEXT", *args, props=lab.sasl["guest_command_configs"]["PLAIN"])
-
-
-@pytest.fixture(scope="module")
-def group(secure_lab):
-    """A classic group of two real librdkafka consumers (range) on a 4-partition topic,
-    joined over PLAINTEXT."""
-    from groupctl.lab.consumer import LabConsumer
-    from groupctl.lab.workload import create_topic
-
-    topic, name = f"t-tls-{uuid.uuid4().hex[:8]}", f"g-tls-{uuid.uuid4().hex[:8]}"
-    create_topic(secure_lab.bootstrap, topic, 4, 1, None)
-    consumers = [LabConsumer(secure_lab.bootstrap, name, [topic], assignor="range")
-                 for _ in range(2)]
-    try:
-        for c in consumers:
-            c.start()
-        wait_balanced(consumers, [(topic, p) for p in range(4)], timeout=60)
-        yield name, consumers
-    finally:
-        for c in consumers:
-            c.begin_close()
-        for c in consumers:
-            c.close(timeout=30)
+__all__ = ["group"]  # the module's fixture, from tls_support
 
 
 def _normal_describe(data: list[dict]) -> list[dict]:
@@ -248,15 +195,6 @@ def test_kafka_tools_and_librdkafka_read_the_tls_files(secure_lab, group):
         assert sorted(md.brokers) == [1]
 
 
-def _props(path: str) -> dict[str, str]:
-    out = {}
-    for line in Path(path).read_text().splitlines():
-        if line.strip() and not line.startswith("#"):
-            key, _, value = line.partition("=")
-            out[key] = value
-    return out
-
-
 def test_the_broker_certificate(secure_lab):
     from cryptography import x509
 
@@ -330,121 +268,3 @@ def test_guest_list_shows_only_what_it_may_see(secure_lab, group):
     for listener in ("PLAINTEXT", "SASL_SSL"):  # anonymous (a super user), admin
         code, out, _ = via(secure_lab, listener, "-o", "json", "list")
         assert {name, hidden} <= {g["group"] for g in json.loads(out)}, listener
-
-
-# ---- contexts on the lab ---------------------------------------------------------------------------
-
-def test_config_round_trip_reaches_the_lab(secure_lab, group, tmp_path, monkeypatch):
-    name, _ = group
-    path = tmp_path / "groupctl" / "config.yaml"
-    monkeypatch.setenv("GROUPCTL_CONFIG", str(path))
-    monkeypatch.delenv("GROUPCTL_BOOTSTRAP_SERVERS", raising=False)
-    monkeypatch.setenv("LAB_PASSWORD", secure_lab.sasl["password"])
-    code, out, err = cli("config", "set-context", "lab-tls", "-b", secure_lab.sasl_ssl_bootstrap,
-                         "--security-protocol", "SASL_SSL", "--sasl-mechanism", "SCRAM-SHA-512",
-                         "--username", "admin", "--password-env", "LAB_PASSWORD",
-                         "--ca-file", secure_lab.tls["ca_file"])
-    assert (code, out, err) == (0, "", "groupctl: context 'lab-tls' created\n")
-    assert os.stat(path).st_mode & 0o777 == 0o600
-    assert secure_lab.sasl["password"] not in path.read_text()
-    assert cli("config", "set-context", "plain", "-b", secure_lab.bootstrap)[0] == 0
-    assert cli("config", "use-context", "lab-tls")[0] == 0
-    code, out, _ = cli("-o", "json", "config", "get-contexts")
-    assert json.loads(out) == [
-        {"current": True, "name": "lab-tls", "bootstrap_servers": secure_lab.sasl_ssl_bootstrap,
-         "security_protocol": "SASL_SSL", "sasl_mechanism": "SCRAM-SHA-512", "username": "admin"},
-        {"current": False, "name": "plain", "bootstrap_servers": secure_lab.bootstrap,
-         "security_protocol": "PLAINTEXT", "sasl_mechanism": None, "username": None}]
-    expected = [{"group": name, "state": "Stable", "type": "classic", "protocol_type": "consumer"}]
-    for args in ([], ["--context", "lab-tls"], ["--context", "plain"]):  # current, then named
-        code, out, err = cli(*args, "-o", "json", "list", "--regex", f"^{name}$")
-        assert (code, err) == (0, ""), args
-        assert json.loads(out) == expected
-    monkeypatch.delenv("LAB_PASSWORD")
-    code, out, err = cli("list")
-    assert (code, err) == (2, "groupctl: error: context 'lab-tls': the password variable "
-                              "$LAB_PASSWORD is not set\n")
-    assert cli("config", "delete-context", "lab-tls")[0] == 0
-    code, out, _ = cli("config", "current-context")
-    assert code == 2
-    assert [c["name"] for c in json.loads(cli("-o", "json", "config", "get-contexts")[1])] == ["plain"]
-
-
-def test_comments_in_a_hand_written_file_survive_an_update(secure_lab, group, tmp_path,
-                                                             monkeypatch):
-    name, _ = group
-    path = tmp_path / "config.yaml"
-    monkeypatch.setenv("GROUPCTL_CONFIG", str(path))
-    monkeypatch.delenv("GROUPCTL_BOOTSTRAP_SERVERS", raising=False)
-    path.write_text("# my clusters\n"
-                    "current_context: lab   # the one I use\n"
-                    "contexts:\n"
-                    "  # the local lab, over SSL\n"
-                    "  lab:\n"
-                    f"    bootstrap_servers: ['{secure_lab.bootstrap}']  # plain, for now\n"
-                    "    properties: {client.id: mine}   # flow style stays\n")
-    os.chmod(path, 0o600)
-    code, _, err = cli("config", "set-context", "lab", "-b", secure_lab.ssl_bootstrap,
-                       "--security-protocol", "SSL", "--ca-file", secure_lab.tls["ca_file"])
-    assert (code, err) == (0, "groupctl: context 'lab' modified\n")
-    text = path.read_text()
-    for kept in ("# my clusters\n", "current_context: lab   # the one I use\n",
-                 "  # the local lab, over SSL\n", "client.id: mine", "# flow style stays"):
-        assert kept in text, (kept, text)
-    code, out, err = cli("-o", "json", "list", "--regex", f"^{name}$")
-    assert (code, err) == (0, "")
-    assert [g["group"] for g in json.loads(out)] == [name]
-
-
-# ---- secrets never leave ---------------------------------------------------------------------------
-
-def test_no_password_in_output_traces_errors_or_records(secure_lab, group, tmp_path, monkeypatch):
-    name, _ = group
-    passwords = [secure_lab.sasl["password"], secure_lab.sasl["guest_password"]]
-    path = tmp_path / "config.yaml"
-    monkeypatch.setenv("GROUPCTL_CONFIG", str(path))
-    monkeypatch.delenv("GROUPCTL_BOOTSTRAP_SERVERS", raising=False)
-    jaas = ("org.apache.kafka.common.security.plain.PlainLoginModule required "
-            f'username="admin" password="{passwords[0]}";')
-    path.write_text("contexts:\n  hand:\n"
-                    f"    bootstrap_servers: {secure_lab.sasl_bootstrap}\n"
-                    "    properties:\n      security.protocol: SASL_PLAINTEXT\n"
-                    "      sasl.mechanism: PLAIN\n"
-                    f"      sasl.jaas.config: '{jaas}'\n"
-                    f"      sasl.password: '{passwords[0]}'\n"
-                    f"      ssl.key.password: '{passwords[1]}'\n")
-    os.chmod(path, 0o600)
-    broken = tmp_path / "broken.properties"
-    broken.write_text("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
-                      "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule "
-                      f'required username="admin" password={passwords[0]}"oops;\n')
-    record = tmp_path / "events.ndjson"
-    written = []
-    runs = [
-        ("config", "view"), ("-o", "json", "config", "view"), ("-o", "yaml", "config", "view"),
-        ("config", "get-contexts"),
-        ("--context", "hand", "--debug", "list"),
-        ("--context", "hand", "--debug", "describe", name),
-        ("--context", "hand", "--debug", "-o", "ndjson", "join", name, "--watch", "--duration",
-         "1", "--record", str(record)),
-        ("--debug", "-b", secure_lab.sasl_bootstrap, "--command-config",
-         secure_lab.sasl["guest_command_configs"]["SCRAM-SHA-512"], "describe", name + "-x"),
-        ("--debug", "-b", secure_lab.sasl_ssl_bootstrap, "--command-config",
-         secure_lab.sasl["ssl_command_configs"]["SCRAM-SHA-256"], "join", name),
-        ("--debug", "-b", secure_lab.sasl_bootstrap, "--command-config", str(broken), "list"),
-        ("-o", "json", "lab", "status", "--name", secure_lab.name),
-        ("-o", "wide", "lab", "status", "--name", secure_lab.name),
-    ]
-    monkeypatch.setenv("GROUPCTL_LAB_HOME", str(Path(secure_lab.lab_dir).parent))
-    codes = []
-    for args in runs:
-        code, out, err = cli(*args)
-        codes.append(code)
-        written += [out, err]
-    assert codes == [0, 0, 0, 0, 0, 0, 0, ExitCode.AUTH, 0, ExitCode.USAGE, 0, 0], (codes, written)
-    assert "REDACTED" in written[0] and "groupctl: trace: " in written[9]
-    written.append(record.read_text())
-    assert record.read_text().strip()
-    for text in written:
-        for pw in passwords:
-            assert pw not in text
