@@ -70,12 +70,24 @@ def main(
         raise UsageError(f"--output must be one of {', '.join(OUTPUTS)}, not {output!r}")
     if timeout <= 0:
         raise UsageError("--timeout must be positive")
+    if command_config is not None:
+        _check_command_config(command_config)
     env = ctx.obj if isinstance(ctx.obj, Env) else Env.from_system()
     env.settings = Settings(bootstrap_server, context, command_config, output, timeout,
                             no_color or env.no_color_env, debug)
     ctx.obj = env
     if ctx.invoked_subcommand not in STARTUP_ENDS_IN_RUN_ASYNC:
         startup.release()
+
+
+def _check_command_config(path: str) -> None:
+    """A missing --command-config file is the error to report, before any other (no
+    brokers given, a bad context): it is what the user typed wrong."""
+    full = os.path.expanduser(path)
+    if not os.path.exists(full):
+        raise UsageError(f"--command-config {path}: the file does not exist")
+    if os.path.isdir(full):
+        raise UsageError(f"--command-config {path}: is a directory, not a properties file")
 
 
 def hoist_global_options(argv: list[str]) -> list[str]:
@@ -103,7 +115,8 @@ def hoist_global_options(argv: list[str]) -> list[str]:
 # of a `describe`. Help, completion and anything else (a typo gets "No such command")
 # register every module.
 COMMAND_MODULES = {"list": "groups", "describe": "groups", "join": "join", "demo": "demo",
-                   "lab": "lab", "decode": "offline", "errors": "offline"}
+                   "lab": "lab", "decode": "offline", "errors": "offline",
+                   "config": "config_cmd"}
 
 
 def command_name(argv: list[str]) -> str | None:

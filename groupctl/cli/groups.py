@@ -19,6 +19,16 @@ def _split(values: list[str] | None) -> list[str]:
     return [v.strip() for item in values or () for v in item.split(",") if v.strip()]
 
 
+def check_choices(values: list[str], known, option: str) -> list[str]:
+    """Filter values, any case, in Kafka's spelling; a value not in `known` is a usage
+    error naming the valid ones (a typo must not look like an empty cluster to a script)."""
+    by_lower = {k.lower(): k for k in known}
+    bad = [v for v in values if v.lower() not in by_lower]
+    if bad:
+        raise UsageError(f"{option} {bad[0]!r} is not one of {', '.join(known)}")
+    return [by_lower[v.lower()] for v in values]
+
+
 def _regex(text: str | None):
     if text is None:
         return None
@@ -45,17 +55,18 @@ def list_cmd(
     """Every group on the cluster (asks every broker), with state, type and protocol type,
     sorted by group id. If some brokers fail, prints the groups of the others, then exits 7.
     """
-    from ..observe.listing import failures_error, list_groups
+    from ..observe.listing import STATES, TYPES, failures_error, list_groups
     from ..render.output import emit
     from .common import make_cluster, run_async
 
     env = ctx.obj
     pattern = _regex(regex)
+    states = check_choices(_split(state), STATES, "--state")
+    types = check_choices(_split(type_), TYPES, "--type")
 
     async def main():
         async with make_cluster(env) as cluster:
-            return await list_groups(cluster, states=_split(state), types=_split(type_),
-                                     regex=pattern)
+            return await list_groups(cluster, states=states, types=types, regex=pattern)
 
     result = run_async(env, main())
     wide_rows = [g.to_dict() | {"coordinator_id": g.coordinator_id} for g in result.groups]

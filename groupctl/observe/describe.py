@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from ..client.coordinators import REDISCOVER, WAIT
 from ..client.errors import kafka_error
 from ..client.retry import TRANSIENT, Backoff, gave_up, sleep_within
-from ..errors import GroupctlError, UnreachableError
+from ..errors import GroupctlError, KafkaError, UnreachableError
 from ..protocol.messages import CONSUMER_GROUP_DESCRIBE, DESCRIBE_GROUPS, OFFSET_FETCH
 from . import model
-from .errors import group_not_found
+from .errors import group_not_found, not_authorized
 from .offsets import (
     log_end_offsets,
     offset_fetch_body,
@@ -102,7 +102,7 @@ async def _fetch_all(cluster, groups, types, d, progress):
     pending, backoff, attempts, last = list(groups), Backoff(), 0, None
     while pending:
         attempts += 1
-        coordinators = await cluster.find_coordinators(pending, deadline=d)
+        coordinators = await _find_coordinators(cluster, pending, d, failures)
         by_node: dict[int, list[str]] = {}
         for g, info in coordinators.items():
             by_node.setdefault(info.node_id, []).append(g)
@@ -131,6 +131,24 @@ async def _fetch_all(cluster, groups, types, d, progress):
                 failures[g] = gave_up(f"describe of group {g!r}", attempts, d, last)
             break
     return raws, failures
+
+
+async def _find_coordinators(cluster, groups: list[str], d, failures: dict) -> dict:
+    """{group: coordinator}; a group whose lookup fails for good (not authorized, an
+    invalid id) goes to `failures`, and the others are looked up without it."""
+    from ..client.errors import KafkaAuthError
+
+    groups = list(groups)
+    while groups:
+        try:
+            return await cluster.find_coordinators(groups, deadline=d)
+        except (KafkaAuthError, KafkaError) as exc:
+            group = getattr(exc, "group", None)
+            if group not in groups:
+                raise
+            failures[group] = not_authorized(exc, "describe", group)
+            groups.remove(group)
+    return {}
 
 
 async def _fetch_batch(cluster, node: int, groups: list[str], types: dict, d) -> dict:
@@ -217,7 +235,7 @@ def _build(group: str, raw: _Raw, listing) -> model.GroupDescription:
     info = raw.coordinator
     desc.coordinator = {"id": info.node_id, "host": info.host, "port": info.port}
     if isinstance(raw.offsets, GroupctlError):
-        raise raw.offsets
+        raise not_authorized(raw.offsets, "describe", group)
     desc.offsets = model.offset_rows(raw.offsets or {}, {}, desc.members)
     return desc
 
@@ -232,7 +250,8 @@ def _group_kind(group: str, raw: _Raw, listing) -> model.GroupDescription:
     for api, entry in (("DescribeGroups", classic), ("ConsumerGroupDescribe", consumer)):
         code = (entry or {}).get("error_code") or 0
         if code and code != GROUP_ID_NOT_FOUND:
-            raise kafka_error(api, code, f"group {group!r}" + _message(entry))
+            raise not_authorized(kafka_error(api, code, f"group {group!r}" + _message(entry)),
+                                 "describe", group)
     if listing is not None and listing.type not in (None, model.CLASSIC, model.CONSUMER):
         return model.GroupDescription(group=group, type=listing.type, state=listing.state,
                                       protocol_type=listing.protocol_type)  # share, streams
