@@ -49,6 +49,7 @@ DEFAULT_OFFSETS_PARTITIONS = 50
 BATCH = 200  # groups per describe / OffsetFetch / DescribeShareGroupOffsets request
 RETRY_CODES = REDISCOVER | WAIT
 NOT_THIS_TYPE = ErrorCode.GROUP_ID_NOT_FOUND  # what each type's API says of other types
+MAX_RETYPES = 3  # rounds for a group that keeps changing type under our requests
 
 
 @dataclass(frozen=True)
@@ -91,10 +92,12 @@ class _Raw:
 
 
 class _RetryGroup(Exception):
-    """The group's coordinator moved or is loading: ask again."""
+    """The group's coordinator moved or is loading, or the group changed type while its
+    describe requests were in flight (`retype`): ask again."""
 
-    def __init__(self, error: GroupctlError):
+    def __init__(self, error: GroupctlError, retype: bool = False):
         self.error = error
+        self.retype = retype
 
 
 async def describe_groups(cluster, groups: list[str], *, listings: dict | None = None,
@@ -131,6 +134,7 @@ async def _fetch_all(cluster, groups, types, d, progress):
     raws: dict[str, _Raw] = {}
     failures: dict[str, GroupctlError] = {}
     pending, backoff, attempts, last = list(groups), Backoff(), 0, None
+    types, retyped = dict(types), {}
     while pending:
         attempts += 1
         coordinators = await cluster.find_coordinators(pending, deadline=d)
@@ -145,8 +149,14 @@ async def _fetch_all(cluster, groups, types, d, progress):
         for (node, batch), answer in zip(batches, results):
             for g in batch:
                 item = answer[g]
-                if isinstance(item, _RetryGroup):
-                    cluster.invalidate_coordinator(g)
+                if isinstance(item, _RetryGroup) and item.retype and retyped.get(g, 0) >= MAX_RETYPES:
+                    failures[g] = group_not_found(g)  # of a type no API here describes
+                elif isinstance(item, _RetryGroup):
+                    if item.retype:
+                        retyped[g] = retyped.get(g, 0) + 1
+                        types.pop(g, None)  # the listed type is stale: ask every API
+                    else:
+                        cluster.invalidate_coordinator(g)
                     retry.append(g)
                     last = item.error
                 elif isinstance(item, GroupctlError):
@@ -155,7 +165,7 @@ async def _fetch_all(cluster, groups, types, d, progress):
                     item.coordinator = coordinators[g]
                     raws[g] = item
             if progress is not None:
-                progress(sum(1 for g in batch if not isinstance(answer[g], _RetryGroup)))
+                progress(sum(1 for g in batch if g not in retry))
         pending = retry
         if pending and not await sleep_within(d, backoff.next()):
             for g in pending:
@@ -231,6 +241,22 @@ def _check_retry(raw: _Raw, group: str) -> _RetryGroup | None:
             return _RetryGroup(kafka_error(api, code, f"group {group!r}"))
     if isinstance(raw.offsets, GroupctlError) and getattr(raw.offsets, "code", 0) in RETRY_CODES:
         return _RetryGroup(raw.offsets)
+    return _type_changed(raw, group)
+
+
+def _type_changed(raw: _Raw, group: str) -> _RetryGroup | None:
+    """No API described the group, yet one said it exists as another type ("Group g is
+    not a consumer group.", where a missing group is "Group g not found."): it converted
+    between our requests (a classic group whose first KIP-848 member just joined, or
+    back). Never report such a live group as missing: ask again."""
+    if any(not e["error_code"] and not (t == model.CLASSIC and e["group_state"] == "Dead")
+           for t, e in raw.described.items()):
+        return None
+    for dsc in DESCRIBERS:
+        entry = raw.described.get(dsc.type) or {}
+        if entry.get("error_code") == NOT_THIS_TYPE and " is not a " in (entry.get("error_message") or ""):
+            return _RetryGroup(kafka_error(dsc.api.name, NOT_THIS_TYPE, f"group {group!r}"
+                                           + _message(entry)), retype=True)
     return None
 
 
