@@ -77,7 +77,7 @@ def test_stable_classic_group_decodes_subscriptions_and_assignments():
                          "owned_partitions": [{"topic": "orders", "partitions": [1]}],
                          "generation": 4, "rack": "r1", "user_data": {"generation": 4}},
         "assignment": [{"topic": "orders", "partitions": [1, 2]}],
-        "target_assignment": None, "partitions": 2,
+        "target_assignment": None, "partitions": 2, "member_protocol": "classic",
     }
 
 
