@@ -8,7 +8,6 @@
                                                  (Kafka Streams, group.protocol=streams),
                                                  compiled once with javac against
                                                  kafka-streams from Maven Central
-    parse_tool_table(stdout, last_free=False)    Kafka's *GroupCommand tables as dicts
     streams_tasks(text)                          StreamsGroupCommand's ASSIGNMENTS cell
 """
 from __future__ import annotations
@@ -150,21 +149,6 @@ class StreamsApp:
 
 
 # ---- Kafka's tools' tables --------------------------------------------------------------------
-
-def parse_tool_table(stdout: str, last_free: bool = False) -> list[dict]:
-    """Rows of a *GroupCommand table, keyed by header. `last_free`: the last column's
-    cells may hold spaces (StreamsGroupCommand's ASSIGNMENTS)."""
-    lines = [ln for ln in stdout.splitlines() if ln.strip()]
-    header = next(i for i, ln in enumerate(lines) if ln.startswith("GROUP "))
-    names = lines[header].split()
-    rows = []
-    for ln in lines[header + 1:]:
-        if ln.startswith("GROUP "):
-            continue
-        cells = ln.split(None, len(names) - 1) if last_free else ln.split()
-        rows.append(dict(zip(names, cells)))
-    return rows
-
 
 _TASK = re.compile(r"^([\w-]+):\[([\d,]*)\];?$")
 

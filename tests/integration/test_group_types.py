@@ -13,10 +13,8 @@ import pytest
 
 from groupctl.lab.workload import create_topic
 
-from describe_support import cgc_rows, cli, describe_json, produce, wait_until
-from group_types_support import (
-    ShareMembers, StreamsApp, parse_tool_table, streams_tasks, tasks_by_kind,
-)
+from describe_support import cgc_rows, cli, describe_json, produce, tool_rows, wait_until
+from group_types_support import ShareMembers, StreamsApp, streams_tasks, tasks_by_kind
 
 SHARE_RECORDS = {0: 7}       # one partition: both share members hold it
 STREAMS_PARTITIONS = 4
@@ -93,6 +91,16 @@ def streams_group(kafka, tmp_path_factory):
 
 # ---- share groups ------------------------------------------------------------------------------
 
+def _tool(command, *args: str, last_free: bool = False):
+    """A function running one of Kafka's group tools and parsing its table."""
+    def run():
+        proc = command(*args)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        return tool_rows(proc.stdout, last_free)
+
+    return run
+
+
 def _stable_describe(kafka, group, tool):
     """groupctl's describe and the tool's rows, taken when groupctl saw the same group
     before and after the tool ran (the two views are of one epoch)."""
@@ -107,12 +115,8 @@ def _stable_describe(kafka, group, tool):
 
 def test_share_group_members_equal_share_group_command(kafka, share_group):
     group, topic, members = share_group
-
-    def tool():
-        proc = kafka.share_group_command("--describe", "--group", group, "--members", "--verbose")
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-        return parse_tool_table(proc.stdout)
-
+    tool = _tool(kafka.share_group_command, "--describe", "--group", group, "--members",
+                 "--verbose")
     g, rows = _stable_describe(kafka, group, tool)
     assert (g["type"], g["protocol_type"], g["state"], g["protocol"]) == (
         "share", "share", "Stable", "simple")
@@ -136,12 +140,8 @@ def test_share_group_members_equal_share_group_command(kafka, share_group):
 
 def test_share_group_offsets_equal_share_group_command(kafka, share_group):
     group, topic, _ = share_group
-
-    def tool():
-        proc = kafka.share_group_command("--describe", "--group", group, "--offsets", "--verbose")
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-        return parse_tool_table(proc.stdout)
-
+    tool = _tool(kafka.share_group_command, "--describe", "--group", group, "--offsets",
+                 "--verbose")
     # the start offset is the share coordinator's persisted state, which trails the
     # acknowledgements: compare with what Kafka's tool reads at the same moment
     g, rows = _stable_describe(kafka, group, tool)
@@ -164,13 +164,8 @@ def test_share_group_offsets_equal_share_group_command(kafka, share_group):
 
 def test_streams_group_members_equal_streams_group_command(kafka, streams_group):
     app_id, source, apps = streams_group
-
-    def tool():
-        proc = kafka.streams_group_command("--describe", "--group", app_id, "--members",
-                                           "--verbose")
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-        return parse_tool_table(proc.stdout, last_free=True)
-
+    tool = _tool(kafka.streams_group_command, "--describe", "--group", app_id, "--members",
+                 "--verbose", last_free=True)
     g, rows = _stable_describe(kafka, app_id, tool)
     assert (g["type"], g["protocol_type"], g["state"]) == ("streams", "streams", "Stable")
     assert {int(r["TARGET-ASSIGNMENT-EPOCH"]) for r in rows} == {g["assignment_epoch"]}
@@ -208,11 +203,10 @@ def test_streams_group_topology_and_input_offsets(kafka, streams_group):
                     if any(t["subtopology_id"] == "0" and p in t["partitions"]
                            for t in m["tasks"]["active"])]
         assert row["member_id"] == owner
-    proc = kafka.streams_group_command("--describe", "--group", app_id, "--offsets", "--verbose")
-    assert proc.returncode == 0, proc.stderr
+    rows = _tool(kafka.streams_group_command, "--describe", "--group", app_id, "--offsets",
+                 "--verbose")()
     theirs = {int(r["PARTITION"]): (int(r["CURRENT-OFFSET"]), int(r["LOG-END-OFFSET"]),
-                                    int(r["OFFSET-LAG"]))
-              for r in parse_tool_table(proc.stdout) if r["TOPIC"] == source}
+                                    int(r["OFFSET-LAG"])) for r in rows if r["TOPIC"] == source}
     assert theirs == {p: (n, n, 0) for p, n in STREAMS_RECORDS.items()}
 
 
