@@ -3,6 +3,7 @@
     kafka             session: a one-node KRaft cluster (groupctl.lab.cluster.Lab): .bootstrap,
                       .log_file (server.log, group coordinator INFO lines), .libs / .libs_path,
                       .nodes, .kafka_version, .consumer_group_command(*args),
+                      .share_group_command(*args), .streams_group_command(*args),
                       .metadata_brokers(), .stop_node(id) / .start_node(id)
     kafka3            session: a three-node cluster (three combined broker+controller nodes);
                       started only if a test asks for it

@@ -91,12 +91,20 @@ def describe_cmd(
     all_: bool = typer.Option(False, "--all", help="Every group on the cluster."),
     regex: str | None = typer.Option(None, "--regex", metavar="RE",
                                         help="With --all: only groups whose id matches RE."),
+    type_: list[str] | None = typer.Option(  # noqa: B008
+        None, "--type", metavar="T[,T...]",
+        help="With --all: only groups of these types (classic, consumer, share, streams)."),
 ):
-    """One or more groups' whole truth: state, type, assignor, generation (classic) or
-    group and assignment epochs (consumer), coordinator and __consumer_offsets partition,
-    members with decoded subscriptions and assignments (target assignments for consumer
-    groups), and per-partition committed offset, log-end offset and lag (null without a
-    commit). A group in the middle of a rebalance is shown as far as it is known.
+    """One or more groups' whole truth, for every group type: state, type, assignor,
+    generation (classic) or group and assignment epochs (consumer, share, streams),
+    coordinator and __consumer_offsets partition, members with decoded subscriptions and
+    assignments (target assignments for consumer groups; each member's protocol, shown as
+    a column when a consumer group still holds classic members), and per-partition
+    committed offset, log-end offset and lag (null without a commit). Share groups: members
+    that share a partition, share-partition start offsets and the lag the broker reports.
+    Streams groups: topology (subtopologies with source, repartition and changelog topics)
+    and each member's process, endpoint and active/standby/warm-up tasks, current and
+    target. A group in the middle of a rebalance is shown as far as it is known.
     Exit 5 for an unknown group; when some of several groups fail, prints the others and
     exits 7. Read-only: never changes the cluster."""
     env = ctx.obj
@@ -106,12 +114,21 @@ def describe_cmd(
         raise UsageError("give one or more group ids, or --all")
     if regex is not None and not all_:
         raise UsageError("--regex goes with --all")
+    if type_ and not all_:
+        raise UsageError("--type goes with --all")
     if any(not g for g in groups or ()):
         raise UsageError("a group id cannot be empty")
-    _describe(env, list(groups or ()), all_, _regex(regex))
+    _describe(env, list(groups or ()), all_, _regex(regex), _types(type_))
 
 
-def _describe(env, groups: list[str], all_: bool, pattern) -> None:
+def _types(values: list[str] | None) -> list[str]:
+    """--type values, each one of Kafka's group types (any case)."""
+    from ..observe.listing import TYPES
+
+    return check_choices(_split(values), TYPES, "--type")
+
+
+def _describe(env, groups: list[str], all_: bool, pattern, types: list[str] = ()) -> None:
     from ..observe.describe import describe_groups
     from ..render.output import emit
     from .common import make_cluster, run_async
@@ -124,7 +141,7 @@ def _describe(env, groups: list[str], all_: bool, pattern) -> None:
             if all_:  # listing imported only here: describing named groups needs none
                 from ..observe.listing import list_groups
 
-                listed = await list_groups(cluster, regex=pattern, deadline=d)
+                listed = await list_groups(cluster, regex=pattern, types=types, deadline=d)
                 names = [g.group for g in listed.groups]
             listings = {g.group: g for g in listed.groups} if listed else None
             if names:

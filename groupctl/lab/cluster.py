@@ -360,6 +360,16 @@ class Lab:
         return dist.consumer_group_command(self.bootstrap, *args, timeout=timeout,
                                            libs=Path(self.libs))
 
+    def share_group_command(self, *args: str, timeout: float = 60):
+        """Kafka's ShareGroupCommand (kafka-share-groups.sh) against this lab."""
+        return dist.share_group_command(self.bootstrap, *args, timeout=timeout,
+                                        libs=Path(self.libs))
+
+    def streams_group_command(self, *args: str, timeout: float = 60):
+        """Kafka's StreamsGroupCommand (kafka-streams-groups.sh) against this lab."""
+        return dist.streams_group_command(self.bootstrap, *args, timeout=timeout,
+                                          libs=Path(self.libs))
+
     def metadata_brokers(self, timeout: float = 5.0) -> list[int] | None:
         """Broker ids the cluster's Metadata lists now (None: nobody answered)."""
         return metadata_brokers(self.bootstrap, timeout)
