@@ -37,13 +37,18 @@ def _timeout(ctx: typer.Context, env) -> float:
     return env.settings.timeout if given else STEER_TIMEOUT
 
 
-def _confirm(env, command: str, summary: str, question: str, yes: bool) -> None:
-    """Go ahead with --yes; else ask on a terminal; else UsageError (exit 2)."""
-    if yes:
-        return
-    if not (env.stdin_is_terminal and env.stdin is not None):
+def _can_confirm(env, command: str, yes: bool) -> None:
+    """UsageError (exit 2) up front when there is neither --yes nor a terminal to ask on."""
+    if not yes and not (env.stdin_is_terminal and env.stdin is not None):
         raise UsageError(f"{command} changes the group and there is no terminal to confirm "
                          "on: pass --yes")
+
+
+def _confirm(env, command: str, summary: str, question: str, yes: bool) -> None:
+    """Go ahead with --yes; else ask on the terminal (anything but y/yes: NotConfirmed)."""
+    if yes:
+        return
+    _can_confirm(env, command, yes)
     env.stderr.write(f"{summary}\n{question} [y/N] ")
     env.stderr.flush()
     answer = (env.stdin.readline() or "").strip().lower()
@@ -104,6 +109,7 @@ def force_rebalance_cmd(
     group first (a rebalance it already started completes without it), then exits 130."""
     env = ctx.find_root().obj
     timeout = _timeout(ctx, env)
+    _can_confirm(env, "force-rebalance", yes)
     text = f"groupctl force-rebalance: {reason if reason else _default_reason()}"
     before = _live_group(env, group, timeout, "force-rebalance")
     if not yes:
@@ -293,6 +299,7 @@ def remove_member_cmd(
         raise UsageError("give --instance-id or --all-static, not both")
     if not all_static and not ids:
         raise UsageError("name the members: --instance-id ID (repeatable) or --all-static")
+    _can_confirm(env, "remove-member", yes)
     from ..errors import NotFoundError
 
     desc = _snapshot_once(env, group, timeout)
@@ -314,6 +321,9 @@ def remove_member_cmd(
     text = f"groupctl remove-member: {reason if reason else _default_reason()}"
     data = _remove(env, group, ids, text, timeout) if ids else {
         "group": group, "reason": text, "removed": [], "failed": [], "members": []}
+    known = {m.instance_id: m.member_id for m in desc.members if m.instance_id}
+    for m in data["members"]:
+        m["member_id"] = m["member_id"] or known.get(m["instance_id"])
     data["notes"] = notes + ([] if desc.type != "consumer" else [
         "consumer (KIP-848) group: the broker removed the static members and bumped the "
         "group epoch; a member still running is fenced and rejoins as a new member"])
