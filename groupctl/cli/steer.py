@@ -104,7 +104,8 @@ def force_rebalance_cmd(
     broker's assignor runs again; the members keep their partitions.
 
     Asks for confirmation on a terminal; needs --yes otherwise (exit 2). Exit 5 when the
-    group does not exist or is Empty; 6 when it is not Stable again within --timeout
+    group does not exist or is Empty. A group that is rebalancing already is left to finish
+    first (nothing is changed until it is Stable). Exit 6 when it is not Stable again within --timeout
     (default 60 s here; groupctl has left by then); Ctrl-C or SIGTERM: groupctl leaves the
     group first (a rebalance it already started completes without it), then exits 130."""
     env = ctx.find_root().obj
@@ -147,8 +148,10 @@ def _live_group(env, group: str, timeout: float, command: str):
 
 
 def _force(env, group: str, reason: str, timeout: float, reuse):
+    import asyncio
+
     from ..coordinator.force_rebalance import force_rebalance
-    from ..errors import NotFoundError
+    from ..errors import DeadlineError, NotFoundError
     from ..observe.snapshot import group_snapshot
     from .common import make_cluster, run_async
 
@@ -158,6 +161,13 @@ def _force(env, group: str, reason: str, timeout: float, reuse):
         async with make_cluster(env, timeout=min(timeout, 10.0)) as cluster:
             deadline = cluster.deadline(timeout)
             before = reuse or await group_snapshot(cluster, group, deadline=deadline)
+            while before is not None and before.members and before.state != "Stable":
+                # already rebalancing: let that finish first, so "before" is a Stable group
+                if deadline.expired:
+                    raise DeadlineError(f"group {group!r} was not Stable within {timeout:g} s "
+                                        f"(it is {before.state}); nothing was changed")
+                await asyncio.sleep(0.1)
+                before = await group_snapshot(cluster, group, deadline=deadline)
             if before is None or not before.members:
                 raise NotFoundError(f"group {group!r} is gone or Empty")
             await on_phase("described", {"state": before.state})
