@@ -111,6 +111,7 @@ class ClassicTrigger:
         self.member_id: str | None = None
         self.joined_generation: int | None = None  # set only when the race was lost
         self.error: str | None = None
+        self.error_code: int | None = None     # the broker's, when it refused the join
         self.leave_error: str | None = None
         self.transitions: list[tuple[str, str, str]] = []
 
@@ -147,13 +148,14 @@ class ClassicTrigger:
                 self.joined_generation = resp.get("generation_id")
                 self._move(S.JOINING, "joined without a member-id round")
                 return self._lost_race()
+            self.error_code = code
             return self._fail(f"JoinGroup failed: {_name(code)}")
         if self.state == S.JOINING:
             if code == 0:
                 self.joined_generation = resp.get("generation_id")
                 return self._lost_race()
             # e.g. UNKNOWN_MEMBER_ID: the pending member expired before the second join
-            self.error = f"JoinGroup failed: {_name(code)}"
+            self.error, self.error_code = f"JoinGroup failed: {_name(code)}", code
             return self._leave("the JoinGroup failed")
         return []  # LEAVING/LEFT: the parked JoinGroup answered UNKNOWN_MEMBER_ID, expected
 

@@ -65,9 +65,9 @@ async def force_consumer(cluster, before, reason: str, *, snapshot: Snapshot, de
     try:
         await announce(phase, "joining", {"member_id": member})
         started = clock.now()
+        joined = True  # from the moment the request may be out: leave on every exit path
         resp = await cluster.send_to_coordinator(group, HB, join_body(group, member),
                                                  min_version=1, deadline=d)
-        joined = True  # even an error answer may have created the member: leave anyway
         if resp.get("error_code"):
             raise kafka_error("ConsumerGroupHeartbeat", resp["error_code"],
                               f"group {group!r}: {resp.get('error_message') or ''}".rstrip(": "))

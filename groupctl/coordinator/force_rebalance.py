@@ -27,6 +27,7 @@ from .force_classic import CONTROL, ClassicTrigger, Protocol, Send, TriggerState
 from .force_report import Report, classic_report
 
 POLL_S = 0.01            # DescribeGroups while our JoinGroup parks: the leave must be quick
+DESCRIBE_TIMEOUT_S = 5.0
 STABLE_POLL_S = 0.02     # snapshots until Stable again
 LEAVE_BUDGET_S = 5.0     # the LeaveGroup on the way out, also after the deadline
 COOPERATIVE = ("cooperative-sticky",)
@@ -85,6 +86,31 @@ async def force_rebalance(cluster, before, reason: str, *, snapshot: Snapshot, d
                                on_phase=on_phase, clock=clock)
 
 
+class Links:
+    """The two dedicated connections to the coordinator (see force_classic): "join" carries
+    the JoinGroups, "control" DescribeGroups and the LeaveGroup. A control link that died
+    (e.g. a request timed out, which closes it) is reopened: the LeaveGroup must go out."""
+
+    def __init__(self, cluster, node_id: int):
+        self.cluster = cluster
+        self.node_id = node_id
+        self.conns: dict[str, object] = {}
+
+    async def open(self, d) -> None:
+        for name in ("join", CONTROL):
+            self.conns[name] = await self.cluster.open_connection(self.node_id, deadline=d)
+
+    async def get(self, name: str, budget: float = LEAVE_BUDGET_S):
+        conn = self.conns[name]
+        if name == CONTROL and conn.closed:
+            conn = self.conns[name] = await self.cluster.open_connection(self.node_id,
+                                                                         deadline=budget)
+        return conn
+
+    async def close(self) -> None:
+        await asyncio.gather(*(c.close() for c in self.conns.values()), return_exceptions=True)
+
+
 async def force_classic(cluster, before, reason: str, *, snapshot: Snapshot, deadline,
                         on_phase: Phase | None = None, clock: Clock | None = None) -> Report:
     clock = clock or Clock()
@@ -94,19 +120,18 @@ async def force_classic(cluster, before, reason: str, *, snapshot: Snapshot, dea
     trigger = ClassicTrigger(group, Protocol(before.protocol_type, before.protocol,
                                              empty_subscription(before.protocol_type)), reason)
     info = await cluster.find_coordinator(group, deadline=d)
-    links = {"join": await cluster.open_connection(info.node_id, deadline=d),
-             CONTROL: await cluster.open_connection(info.node_id, deadline=d)}
+    links = Links(cluster, info.node_id)
     seen = Seen()
     join_task: asyncio.Task | None = None
     try:
+        await links.open(d)
         await announce(phase, "joining", {"coordinator": info.node_id})
         first = trigger.start()[0]
-        resp = await _send(links, first, d, trigger)
+        resp = await _send(links, first, trigger)
         sends = trigger.on_join(resp)
-        if trigger.state == TriggerState.FAILED:
-            raise KafkaError("JoinGroup", resp.get("error_code") or 0, f"group {group!r}")
+        _raise_refusal(trigger)
         started = clock.now()
-        join_task = asyncio.ensure_future(_send(links, sends[0], d, trigger))
+        join_task = asyncio.ensure_future(_send(links, sends[0], trigger))
         await announce(phase, "parked", {"member_id": trigger.member_id})
         await _leave_when_parked(links, trigger, join_task, d, seen)
         await announce(phase, "left", {"member_id": trigger.member_id})
@@ -118,37 +143,44 @@ async def force_classic(cluster, before, reason: str, *, snapshot: Snapshot, dea
         await _cleanup(links, trigger, join_task)
 
 
-async def _leave_when_parked(links, trigger: ClassicTrigger, join_task: asyncio.Task, d,
-                             seen: Seen) -> None:
-    """Poll DescribeGroups on the control link until the trigger has sent its LeaveGroup,
-    then send it; the LeaveGroup's answer moves the trigger to LEFT."""
+def _raise_refusal(trigger: ClassicTrigger) -> None:
+    if trigger.error is None:
+        return
+    from ..client.errors import kafka_error
+
+    if trigger.error_code:
+        raise kafka_error("JoinGroup", trigger.error_code, f"group {trigger.group!r}")
+    raise KafkaError("JoinGroup", ErrorCode.UNKNOWN_SERVER_ERROR,
+                     f"group {trigger.group!r}: {trigger.error}")
+
+
+async def _leave_when_parked(links: Links, trigger: ClassicTrigger, join_task: asyncio.Task,
+                             d, seen: Seen) -> None:
+    """Poll DescribeGroups on the control link until the trigger asks to leave (it saw its
+    JoinGroup parked, or the JoinGroup was answered), then send the LeaveGroup; its answer
+    moves the trigger to LEFT (or FAILED when the join had failed)."""
     from ..protocol.messages import DESCRIBE_GROUPS
 
     while trigger.state == TriggerState.JOINING:
         if join_task.done():
             sends = _join_result(trigger, join_task)
         else:
-            resp = await links[CONTROL].request(DESCRIBE_GROUPS, {
+            conn = await links.get(CONTROL)
+            resp = await conn.request(DESCRIBE_GROUPS, {
                 "groups": [trigger.group], "include_authorized_operations": False},
-                timeout=d.cap(10.0))
+                timeout=DESCRIBE_TIMEOUT_S)
             entry = (resp.get("groups") or [{}])[0]
             ids = {m["member_id"] for m in entry.get("members") or ()}
             seen.states.append(entry.get("group_state"))
             sends = trigger.on_describe(entry.get("group_state"), ids)
         for send in sends:
-            await _leave(links, trigger, send, d)
+            await _leave(links, trigger, send)
         if trigger.state == TriggerState.JOINING:
             if d.expired:
                 raise DeadlineError(f"our JoinGroup to {trigger.group!r} was not seen parked "
                                     f"in time (states seen: {', '.join(_dedup(seen.states))})")
             await asyncio.sleep(POLL_S)
-    if trigger.state == TriggerState.JOINED or trigger.state == TriggerState.LEAVING:
-        # a JoinGroup answer (lost race) arrived while the describe was out
-        for send in trigger.abort("leaving") if trigger.state != TriggerState.LEFT else []:
-            await _leave(links, trigger, send, d)
-    if trigger.error is not None:
-        raise KafkaError("JoinGroup", _code_in(trigger.error), f"group {trigger.group!r}: "
-                                                                  f"{trigger.error}")
+    _raise_refusal(trigger)
 
 
 def _join_result(trigger: ClassicTrigger, task: asyncio.Task) -> list[Send]:
@@ -158,25 +190,24 @@ def _join_result(trigger: ClassicTrigger, task: asyncio.Task) -> list[Send]:
     return trigger.on_join(task.result())
 
 
-async def _leave(links, trigger: ClassicTrigger, send: Send, d) -> None:
+async def _leave(links: Links, trigger: ClassicTrigger, send: Send) -> None:
     try:
-        resp = await _send(links, send, d, trigger, budget=LEAVE_BUDGET_S)
+        resp = await _send(links, send, trigger)
     except GroupctlError as exc:
         trigger.on_leave(None, why=str(exc))
         return
     trigger.on_leave(resp)
 
 
-async def _send(links, send: Send, d, trigger: ClassicTrigger, budget: float | None = None):
+async def _send(links: Links, send: Send, trigger: ClassicTrigger):
     from ..protocol.messages import JOIN_GROUP, LEAVE_GROUP
 
+    conn = await links.get(send.link)
     if send.api == "JoinGroup":
         # parked for up to the group's rebalance timeout: never cut short by the deadline
-        return await links[send.link].request(
-            JOIN_GROUP, send.body, min_version=4,
-            timeout=trigger.rebalance_timeout_ms / 1000 + 5)
-    return await links[send.link].request(LEAVE_GROUP, send.body,
-                                          timeout=budget or d.cap(LEAVE_BUDGET_S))
+        return await conn.request(JOIN_GROUP, send.body, min_version=4,
+                                  timeout=trigger.rebalance_timeout_ms / 1000 + 5)
+    return await conn.request(LEAVE_GROUP, send.body, timeout=LEAVE_BUDGET_S)
 
 
 async def _until_stable(before, snapshot: Snapshot, d, seen: Seen, clock: Clock,
@@ -221,12 +252,13 @@ def _unassigned(before, after) -> bool:
     return bool(owned_before - owned_after)
 
 
-async def _cleanup(links, trigger: ClassicTrigger, join_task: asyncio.Task | None) -> None:
-    """Leave if we may still be a member (any exit path), then close the links."""
+async def _cleanup(links: Links, trigger: ClassicTrigger, join_task: asyncio.Task | None) -> None:
+    """Leave if we may still be a member (any exit path), then close the links. The leave
+    is shielded: a second cancellation (Ctrl-C again) does not cut it off mid-request."""
     try:
         for send in trigger.abort("groupctl is stopping"):
-            await asyncio.wait_for(asyncio.shield(_leave(links, trigger, send, _Budget())),
-                                   LEAVE_BUDGET_S)
+            await asyncio.wait_for(asyncio.shield(_leave(links, trigger, send)),
+                                   LEAVE_BUDGET_S + 1)
     except (asyncio.TimeoutError, asyncio.CancelledError, GroupctlError):
         pass
     finally:
@@ -237,17 +269,7 @@ async def _cleanup(links, trigger: ClassicTrigger, join_task: asyncio.Task | Non
                 await join_task
             except BaseException:  # noqa: BLE001 - cancelled or failed: already handled
                 pass
-        await asyncio.gather(*(c.close() for c in links.values()), return_exceptions=True)
-
-
-class _Budget:
-    """A deadline that always has LEAVE_BUDGET_S left: leaving is never cut short."""
-
-    expired = False
-    remaining = LEAVE_BUDGET_S
-
-    def cap(self, seconds: float) -> float:
-        return min(seconds, LEAVE_BUDGET_S)
+        await links.close()
 
 
 def _last_seen(seen: Seen) -> str:
@@ -267,9 +289,3 @@ def _dedup(states: list) -> list:
     return [str(s) for s in out]
 
 
-def _code_in(error: str) -> int:
-    """The error code inside a trigger error text (`... NAME (code)`), else UNKNOWN_SERVER_ERROR."""
-    import re
-
-    match = re.search(r"\((\d+)\)$", error)
-    return int(match.group(1)) if match else ErrorCode.UNKNOWN_SERVER_ERROR

@@ -64,3 +64,27 @@ def test_a_signal_at_each_phase_leaves_nothing_behind(kafka, topic_factory, cons
     assert groupctl_members(kafka, unique_group) == []
     added = len(stabilized(kafka, unique_group)) - len(gens)
     assert added == PHASES[phase], (phase, gens, stabilized(kafka, unique_group))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_consumer_group_member_leaves_on_a_signal(kafka, topic_factory, consumer_factory,
+                                                  unique_group, sig):
+    """KIP-848: stopped right after its transient member joined, it still leaves."""
+    topic = topic_factory(2)
+    consumer = consumer_factory(unique_group, topic, protocol="consumer")
+    consumer.wait_assigned(count=2)
+    wait_until(lambda: (d := describe(kafka, unique_group)) and d["state"] == "Stable", 30,
+               "a Stable consumer group")
+    proc = spawn(kafka, "--debug", "force-rebalance", unique_group, "--yes",
+                 env={PAUSE_ENV: "joined:30"})
+    line = read_until(proc, "force-rebalance: joined")
+    me = line.split("member_id=")[1].split()[0]
+    assert me in [m["member_id"] for m in describe(kafka, unique_group)["members"]]
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 130, (proc.returncode, err[-2000:])
+    wait_until(lambda: me not in [m["member_id"] for m in describe(kafka, unique_group)["members"]],
+               1.0, "groupctl's member gone")
+    assert groupctl_members(kafka, unique_group) == []
+    assert consumer.assignment == {(topic, 0), (topic, 1)}
