@@ -9,7 +9,8 @@ import os
 import re
 import subprocess
 import sys
-import time
+
+from describe_support import wait_until  # noqa: F401 - re-exported for the steer tests
 
 from groupctl.cli.app import invoke
 from groupctl.cli.env import Env
@@ -67,18 +68,6 @@ def stabilized(kafka, group: str) -> list[int]:
     """Generations the broker log says the group stabilized at, in order."""
     return [int(m.group(1)) for m in
             log_lines(kafka, group, r"Stabilized group GROUP generation (\d+) ")]
-
-
-def wait_until(predicate, timeout: float = 30.0, what: str = "condition",
-               interval: float = 0.05):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"no {what} within {timeout:g}s (last: {value!r})")
-        time.sleep(interval)
 
 
 def fresh_stats(consumer, timeout: float = 10.0) -> int:
