@@ -157,7 +157,11 @@ class ClassicTrigger:
             # e.g. UNKNOWN_MEMBER_ID: the pending member expired before the second join
             self.error, self.error_code = f"JoinGroup failed: {_name(code)}", code
             return self._leave("the JoinGroup failed")
-        return []  # LEAVING/LEFT: the parked JoinGroup answered UNKNOWN_MEMBER_ID, expected
+        if code == 0 and self.joined_generation is None:
+            # answered with a generation after all: the members rejoined before our
+            # LeaveGroup arrived, so we were in that generation (and leaving cost another)
+            self.joined_generation = resp.get("generation_id")
+        return []  # else the parked JoinGroup answered UNKNOWN_MEMBER_ID: expected
 
     def on_join_failed(self, why: str) -> list[Send]:
         """The JoinGroup's connection failed (not an error code)."""

@@ -137,6 +137,8 @@ async def force_classic(cluster, before, reason: str, *, snapshot: Snapshot, dea
         await announce(phase, "left", {"member_id": trigger.member_id})
         after, follow_up, stable_at = await _until_stable(before, snapshot, d, seen, clock,
                                                           trigger)
+        if join_task.done():  # answered at once after the LeaveGroup: was the race lost?
+            _join_result(trigger, join_task)
         return classic_report(before, after, started=started, stable_at=stable_at,
                               follow_up=follow_up, trigger=trigger, states=seen.states)
     finally:
@@ -214,8 +216,11 @@ async def _until_stable(before, snapshot: Snapshot, d, seen: Seen, clock: Clock,
                         trigger: ClassicTrigger):
     """(first Stable snapshot, the cooperative follow-up's Stable snapshot or None, time
     the first was seen). DeadlineError naming what was seen when out of time."""
-    stable = await _poll(snapshot, d, seen, lambda s: s is not None and s.state == "Stable",
-                         "Stable again")
+    def without_us(s) -> bool:
+        return all(m.member_id != trigger.member_id for m in s.members)
+
+    stable = await _poll(snapshot, d, seen, lambda s: s is not None and s.state == "Stable"
+                         and without_us(s), "Stable again")
     stable_at = clock.now()
     follow_up = None
     if before.protocol in COOPERATIVE and _unassigned(before, stable):

@@ -89,3 +89,12 @@ def test_a_failed_second_join_leaves_then_fails():
 def test_reason_is_cut_at_255():
     t = ClassicTrigger("g", Protocol("consumer", "range", b""), "x" * 300)
     assert len(t.start()[0].body["reason"]) == 255
+
+
+def test_a_join_answer_with_a_generation_after_the_leave_is_a_lost_race():
+    t = to_parked(trigger())
+    t.on_describe("PreparingRebalance", {"M"})
+    t.on_leave({"error_code": 0, "members": [{"member_id": "M", "error_code": 0}]})
+    assert not t.lost_race
+    assert t.on_join({"error_code": 0, "member_id": "M", "generation_id": 9}) == []
+    assert t.lost_race and t.joined_generation == 9 and t.state == S.LEFT
