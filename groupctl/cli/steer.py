@@ -104,10 +104,11 @@ def force_rebalance_cmd(
     broker's assignor runs again; the members keep their partitions.
 
     Asks for confirmation on a terminal; needs --yes otherwise (exit 2). Exit 5 when the
-    group does not exist or is Empty. A group that is rebalancing already is left to finish
-    first (nothing is changed until it is Stable). Exit 6 when it is not Stable again within --timeout
-    (default 60 s here; groupctl has left by then); Ctrl-C or SIGTERM: groupctl leaves the
-    group first (a rebalance it already started completes without it), then exits 130."""
+    group does not exist or is Empty. A group that is rebalancing already is left to
+    finish first (nothing is changed until it is Stable). Exit 6 when it is not Stable
+    again within --timeout (default 60 s here; groupctl has left by then). Ctrl-C or
+    SIGTERM: groupctl leaves the group first (a rebalance it already started completes
+    without it), then exits 130."""
     env = ctx.find_root().obj
     timeout = _timeout(ctx, env)
     _can_confirm(env, "force-rebalance", yes)
