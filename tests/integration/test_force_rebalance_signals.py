@@ -41,8 +41,10 @@ def read_until(proc, marker: str, timeout: float = 30) -> str:
 def test_a_signal_at_each_phase_leaves_nothing_behind(kafka, topic_factory, consumer_factory,
                                                      unique_group, phase, sig):
     topic = topic_factory(2)
-    consumers = [consumer_factory(unique_group, topic) for _ in range(2)]
-    ids = None
+    # a 3 s heartbeat: the members rejoin up to 3 s after the rebalance starts, so a loaded
+    # machine's delay between the "parked" line and the signal cannot let the join complete
+    consumers = [consumer_factory(unique_group, topic, config={"heartbeat.interval.ms": 3000})
+                 for _ in range(2)]
     wait_until(lambda: all(c.assignment for c in consumers), 30, "both consumers assigned")
     ids = sorted(c.member_id for c in consumers)
     wait_until(lambda: (d := describe(kafka, unique_group)) and d["state"] == "Stable"

@@ -45,7 +45,7 @@ def test_returns_within_an_interval_of_the_condition(kafka, topic_factory, consu
                                                      unique_group):
     topic = topic_factory(2)
     waiting = Background(kafka, "wait", unique_group, "--state", "stable", "--members", "2",
-                         "--interval", "1")
+                         "--interval", "2")
     first = [consumer_factory(unique_group, topic)]
     first[0].wait_assigned(count=2)
     assert waiting.done_at is None  # one member is not the condition
@@ -57,8 +57,9 @@ def test_returns_within_an_interval_of_the_condition(kafka, topic_factory, consu
     assert code == 0, err
     assert data["met"] and data["state"] == "Stable" and data["members"] == 2
     assert data["failing"] == []
-    # one interval (1 s) after our own poll first saw it, plus a describe's round trip
-    assert waiting.done_at - true_at < 1.5, waiting.done_at - true_at
+    # at most one interval (2 s) after our own poll first saw it, plus a describe's round
+    # trip (generous: the machine may be loaded)
+    assert waiting.done_at - true_at < 2.75, waiting.done_at - true_at
 
 
 def test_settled_holds_back_through_a_rebalance(kafka, topic_factory, consumer_factory,
