@@ -182,7 +182,8 @@ def _force(env, group: str, reason: str, timeout: float, reuse):
 def _phase_reporter(env):
     """Phase lines on stderr (a terminal, or --debug); the test hook's pause."""
     show = env.stderr_is_terminal or env.settings.debug
-    pause_at, _, seconds = os.environ.get(PAUSE_ENV, "").partition(":")
+    environ = getattr(env, "environ", None) or os.environ
+    pause_at, _, seconds = environ.get(PAUSE_ENV, "").partition(":")
 
     async def on_phase(name: str, info: dict) -> None:
         if show:
