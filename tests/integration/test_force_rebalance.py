@@ -139,3 +139,22 @@ def test_not_stable_in_time_is_exit_6_after_leaving(kafka, unique_group):
         assert [m["member_id"] for m in d["members"]] == [raw.member_id]
     finally:
         raw.leave()
+
+
+def test_a_lost_race_is_reported_and_still_leaves(kafka, topic_factory, consumer_factory,
+                                                  unique_group, monkeypatch):
+    """Held (test hook) between its parked JoinGroup and its LeaveGroup for longer than the
+    members' heartbeat, groupctl's member joins the new generation: it still leaves, and
+    the report says the run cost two generations."""
+    from groupctl.cli.steer import PAUSE_ENV
+
+    consumers = three_consumers(consumer_factory, topic_factory, unique_group, "range")
+    settle(kafka, unique_group, consumers)
+    gens = stabilized(kafka, unique_group)
+    monkeypatch.setenv(PAUSE_ENV, "parked:3")  # the members heartbeat every second
+    code, report, err = cli_json(kafka, "force-rebalance", unique_group, "--yes")
+    assert code == 0, err
+    assert report["lost_race"] and report["new_generations"] == 2
+    assert any("cost a second one" in n for n in report["notes"])
+    assert stabilized(kafka, unique_group) == gens + [gens[-1] + 1, gens[-1] + 2]
+    assert report["same_members"] and groupctl_members(kafka, unique_group) == []
