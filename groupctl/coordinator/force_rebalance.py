@@ -24,13 +24,12 @@ from typing import Awaitable, Callable
 from ..errors import DeadlineError, GroupctlError, KafkaError
 from ..protocol.errors import ErrorCode
 from .force_classic import CONTROL, ClassicTrigger, Protocol, Send, TriggerState
-from .force_report import Report, classic_report
+from .force_report import COOPERATIVE_PROTOCOLS, Report, classic_report
 
 POLL_S = 0.01            # DescribeGroups while our JoinGroup parks: the leave must be quick
 DESCRIBE_TIMEOUT_S = 5.0
 STABLE_POLL_S = 0.02     # snapshots until Stable again
 LEAVE_BUDGET_S = 5.0     # the LeaveGroup on the way out, also after the deadline
-COOPERATIVE = ("cooperative-sticky",)
 
 Snapshot = Callable[[], Awaitable[object]]
 Phase = Callable[[str, dict], None]
@@ -223,7 +222,7 @@ async def _until_stable(before, snapshot: Snapshot, d, seen: Seen, clock: Clock,
                          and without_us(s), "Stable again")
     stable_at = clock.now()
     follow_up = None
-    if before.protocol in COOPERATIVE and _unassigned(before, stable):
+    if before.protocol in COOPERATIVE_PROTOCOLS and _unassigned(before, stable):
         # cooperative: partitions revoked for a new owner come back in a second
         # rebalance the members start themselves; show it when it comes in time
         try:

@@ -131,7 +131,7 @@ def test_not_stable_in_time_is_exit_6_after_leaving(kafka, unique_group):
     raw.join(session_ms=30000, rebalance_ms=30000)
     raw.sync({raw.member_id: b""})
     try:
-        code, out, err = cli(kafka, "force-rebalance", unique_group, "--yes", timeout=3)
+        code, out, err = cli(kafka, "force-rebalance", unique_group, "--yes", timeout=5)
         assert code == 6, err
         assert "not Stable again within the timeout" in err and "PreparingRebalance" in err
         d = describe(kafka, unique_group)

@@ -85,13 +85,13 @@ def test_timeout_is_exit_6_naming_the_failing_part(kafka, topic_factory, consume
     topic = topic_factory(1)
     consumer_factory(unique_group, topic).wait_assigned()
     code, out, err = cli(kafka, "wait", unique_group, "--state", "Stable", "--members", "5",
-                         "--interval", "0.3", timeout=2)
+                         "--interval", "0.3", timeout=4)
     assert code == 6
     assert "condition NOT met" in out and "members: want 5, has 1" in out
     assert err.startswith("groupctl: error: ") and "members: want 5, has 1" in err
     assert "state:" not in err  # the state part holds: only the failing part is named
     code, data, err = cli_json(kafka, "wait", unique_group, "--generation-gt", "1000",
-                               "--interval", "0.3", timeout=1.5)
+                               "--interval", "0.3", timeout=4)
     assert code == 6 and data["met"] is False and len(data["failing"]) == 1
     assert data["failing"][0].startswith("generation: want > 1000")
 
@@ -104,7 +104,7 @@ def test_dead_matches_a_missing_group(kafka, unique_group):
                          timeout=5)
     assert code == 5 and "does not exist" in err
     code, data, err = cli_json(kafka, "wait", unique_group, "--state", "Stable",
-                               "--interval", "0.2", timeout=1)
+                               "--interval", "0.2", timeout=4)
     assert code == 6 and data["failing"] == ["state: want Stable, is missing (Dead)"]
 
 
@@ -125,7 +125,7 @@ def test_consumer_group_epoch_and_max_lag(kafka, topic_factory, consumer_factory
     produce(kafka.bootstrap, topic, {0: 50})
     commit(kafka.bootstrap, group, {(topic, 0): 20})
     code, data, err = cli_json(kafka, "wait", group, "--max-lag", "10", "--interval", "0.2",
-                               timeout=1.5)
+                               timeout=4)
     assert code == 6 and data["failing"] == ["lag: want <= 10, is 30"] and data["lag_total"] == 30
     code, data, err = cli_json(kafka, "wait", group, "--max-lag", "30", "--state", "empty",
                                timeout=10)
