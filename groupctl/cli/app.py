@@ -61,7 +61,7 @@ def main(
     command_config: Optional[str] = typer.Option(
         None, "--command-config", help="Kafka client properties file (security.protocol, sasl.*, ssl.*)."),
     output: str = typer.Option("table", "-o", "--output", help="table, wide, json, yaml or ndjson."),
-    timeout: float = typer.Option(10.0, "--timeout", help="Seconds before a command gives up (default 10)."),
+    timeout: float = typer.Option(10.0, "--timeout", help="Seconds before a command gives up (default 10; 60 for force-rebalance and wait)."),
     no_color: bool = typer.Option(False, "--no-color", envvar="NO_COLOR", help="No colour, even on a terminal."),
     debug: bool = typer.Option(False, "--debug", help="Tracebacks and a protocol trace on stderr."),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
@@ -116,7 +116,8 @@ def hoist_global_options(argv: list[str]) -> list[str]:
 # register every module.
 COMMAND_MODULES = {"list": "groups", "describe": "groups", "join": "join", "demo": "demo",
                    "lab": "lab", "decode": "offline", "errors": "offline",
-                   "config": "config_cmd"}
+                   "config": "config_cmd",
+                   "force-rebalance": "steer", "wait": "steer", "remove-member": "steer"}
 
 
 def command_name(argv: list[str]) -> str | None:

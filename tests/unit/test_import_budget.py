@@ -41,6 +41,7 @@ HELP_PATHS = [
     ["lab", "--help"], ["lab", "up", "--help"], ["lab", "workload", "--help"],
     ["decode", "--help"], ["decode", "subscription", "--help"], ["errors", "--help"],
     ["config", "--help"], ["config", "set-context", "--help"],
+    ["force-rebalance", "--help"], ["wait", "--help"], ["remove-member", "--help"],
 ]
 
 
