@@ -3,9 +3,15 @@
     kafka             session: a one-node KRaft cluster (groupctl.lab.cluster.Lab): .bootstrap,
                       .log_file (server.log, group coordinator INFO lines), .libs / .libs_path,
                       .nodes, .kafka_version, .consumer_group_command(*args),
+                      .share_group_command(*args), .streams_group_command(*args),
                       .metadata_brokers(), .stop_node(id) / .start_node(id)
     kafka3            session: a three-node cluster (three combined broker+controller nodes);
                       started only if a test asks for it
+    secure_lab        session: a one-node cluster from `lab up --tls --sasl`: PLAINTEXT,
+                      SASL_PLAINTEXT, SSL and SASL_SSL listeners (.bootstrap, .sasl_bootstrap,
+                      .ssl_bootstrap, .sasl_ssl_bootstrap), users admin and guest (no ACLs,
+                      StandardAuthorizer), .sasl / .tls settings with the client properties
+                      files; started only if a test asks for it
     topic_factory     topic_factory(partitions=1, *, cluster=None, replication=1, config=None)
                       -> a fresh topic name, created and visible in Metadata
     unique_group      a group id no other test uses
@@ -28,7 +34,7 @@ import uuid
 
 import pytest
 
-BROKER_FIXTURES = {"kafka", "kafka3", "topic_factory", "consumer_factory"}
+BROKER_FIXTURES = {"kafka", "kafka3", "topic_factory", "consumer_factory", "secure_lab"}
 
 
 def pytest_collection_modifyitems(config, items):
@@ -40,12 +46,13 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.cluster3)
 
 
-def _start_lab(tmp_path_factory, brokers: int):
+def _start_lab(tmp_path_factory, brokers: int, **options):
     from groupctl.lab.cluster import Lab
 
-    root = tmp_path_factory.mktemp(f"lab{brokers}")
-    return Lab.up(name=f"pytest-{os.getpid()}-{brokers}", brokers=brokers, root=root,
-                  tie_to_parent=True)
+    suffix = "-secure" if options else ""
+    root = tmp_path_factory.mktemp(f"lab{brokers}{suffix}")
+    return Lab.up(name=f"pytest-{os.getpid()}-{brokers}{suffix}", brokers=brokers, root=root,
+                  tie_to_parent=True, **options)
 
 
 @pytest.fixture(scope="session")
@@ -60,6 +67,15 @@ def kafka(tmp_path_factory):
 @pytest.fixture(scope="session")
 def kafka3(tmp_path_factory):
     lab = _start_lab(tmp_path_factory, 3)
+    try:
+        yield lab
+    finally:
+        lab.down()
+
+
+@pytest.fixture(scope="session")
+def secure_lab(tmp_path_factory):
+    lab = _start_lab(tmp_path_factory, 1, tls=True, sasl=True)
     try:
         yield lab
     finally:

@@ -61,7 +61,7 @@ def main(
     command_config: Optional[str] = typer.Option(
         None, "--command-config", help="Kafka client properties file (security.protocol, sasl.*, ssl.*)."),
     output: str = typer.Option("table", "-o", "--output", help="table, wide, json, yaml or ndjson."),
-    timeout: float = typer.Option(10.0, "--timeout", help="Seconds before a command gives up (default 10)."),
+    timeout: float = typer.Option(10.0, "--timeout", help="Seconds before a command gives up (default 10; 60 for force-rebalance and wait)."),
     no_color: bool = typer.Option(False, "--no-color", envvar="NO_COLOR", help="No colour, even on a terminal."),
     debug: bool = typer.Option(False, "--debug", help="Tracebacks and a protocol trace on stderr."),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
@@ -70,6 +70,8 @@ def main(
         raise UsageError(f"--output must be one of {', '.join(OUTPUTS)}, not {output!r}")
     if timeout <= 0:
         raise UsageError("--timeout must be positive")
+    if command_config is not None:
+        _check_command_config(command_config)
     env = ctx.obj if isinstance(ctx.obj, Env) else Env.from_system()
     if _from_environment(ctx, "bootstrap_server"):  # Env reads the variable itself
         bootstrap_server = None
@@ -84,6 +86,16 @@ def _from_environment(ctx: typer.Context, param: str) -> bool:
     """Whether click filled `param` from its environment variable (not the command line)."""
     source = ctx.get_parameter_source(param)
     return source is not None and source.name == "ENVIRONMENT"
+
+
+def _check_command_config(path: str) -> None:
+    """A missing --command-config file is the error to report, before any other (no
+    brokers given, a bad context): it is what the user typed wrong."""
+    full = os.path.expanduser(path)
+    if not os.path.exists(full):
+        raise UsageError(f"--command-config {path}: the file does not exist")
+    if os.path.isdir(full):
+        raise UsageError(f"--command-config {path}: is a directory, not a properties file")
 
 
 def hoist_global_options(argv: list[str]) -> list[str]:
@@ -111,7 +123,9 @@ def hoist_global_options(argv: list[str]) -> list[str]:
 # of a `describe`. Help, completion and anything else (a typo gets "No such command")
 # register every module.
 COMMAND_MODULES = {"list": "groups", "describe": "groups", "join": "join", "demo": "demo",
-                   "lab": "lab", "decode": "offline", "errors": "offline"}
+                   "lab": "lab", "decode": "offline", "errors": "offline",
+                   "config": "config_cmd",
+                   "force-rebalance": "steer", "wait": "steer", "remove-member": "steer"}
 
 
 def command_name(argv: list[str]) -> str | None:

@@ -2,8 +2,10 @@
 
 Starts (or reuses) a lab, runs a workload of three real librdkafka consumers with churn
 in one group, shows `describe` of that group once the consumers hold every partition,
-runs the probe with `join --watch` beside the churning workload, describes the group once
-more, and stops everything it started. It ends by itself.
+runs the probe with `join --watch` beside the churning workload, stops the churn, forces
+one rebalance (`force-rebalance --yes`), waits until the group is Stable and settled
+(`wait --state Stable --settled 2`), describes the group once more, and stops everything it
+started. It ends by itself.
 """
 from __future__ import annotations
 
@@ -32,8 +34,10 @@ def demo(
                                            "instead of starting the `demo` lab."),
 ):
     """The quick start: a local Kafka lab, three real consumers that join and leave a group,
-    `describe` of the group, and the probe (`join --watch`) watching it rebalance. Joins the
-    demo group as a probe member (it changes that group's membership, nothing else)."""
+    `describe` of the group, the probe (`join --watch`) watching it rebalance, then one
+    `force-rebalance` and a `wait --state Stable` before the last describe. Joins the demo
+    group as a probe member and forces one rebalance of it (it changes that group, nothing
+    else)."""
     env = env_of(ctx)
     lab, started = _lab(env, lab_name)
     try:
@@ -85,6 +89,15 @@ def _run(env, bootstrap: str, watch_seconds: float, churn: float) -> int:
         workload.begin_churn()
         code = invoke(["-b", bootstrap, "join", group, "--watch", "--duration",
                        f"{watch_seconds:g}"], env) or code
+        workload.end_churn()
+        _say(env, f"the churn stops; groupctl forces one rebalance and reports what it cost "
+                  f"(one new generation, same members): `groupctl force-rebalance {group} --yes`")
+        code = invoke(["-b", bootstrap, "force-rebalance", group, "--yes", "--reason",
+                       "the demo"], env) or code
+        _say(env, f"a deploy script would now wait for a calm group: `groupctl wait {group} "
+                  f"--state Stable --settled 2`")
+        code = invoke(["-b", bootstrap, "--timeout", "60", "wait", group, "--state", "Stable",
+                       "--settled", "2"], env) or code
         _say(env, f"the group afterwards: `groupctl describe {group}`:")
         code = invoke(["-b", bootstrap, "describe", group], env) or code
     finally:
@@ -111,6 +124,9 @@ class _Workload:
 
     def begin_churn(self) -> None:
         self._churn_on.set()
+
+    def end_churn(self) -> None:
+        self._churn_on.clear()
 
     def _main(self) -> None:
         from ..lab.workload import run_workload

@@ -20,6 +20,16 @@ def _split(values: list[str] | None) -> list[str]:
     return [v.strip() for item in values or () for v in item.split(",") if v.strip()]
 
 
+def check_choices(values: list[str], known, option: str) -> list[str]:
+    """Filter values, any case, in Kafka's spelling; a value not in `known` is a usage
+    error naming the valid ones (a typo must not look like an empty cluster to a script)."""
+    by_lower = {k.lower(): k for k in known}
+    bad = [v for v in values if v.lower() not in by_lower]
+    if bad:
+        raise UsageError(f"{option} {bad[0]!r} is not one of {', '.join(known)}")
+    return [by_lower[v.lower()] for v in values]
+
+
 def _regex(text: str | None):
     if text is None:
         return None
@@ -46,17 +56,18 @@ def list_cmd(
     """Every group on the cluster (asks every broker), with state, type and protocol type,
     sorted by group id. If some brokers fail, prints the groups of the others, then exits 7.
     """
-    from ..observe.listing import failures_error, list_groups
+    from ..observe.listing import STATES, TYPES, failures_error, list_groups
     from ..render.output import emit
     from .common import make_cluster, run_async
 
     env = env_of(ctx)
     pattern = _regex(regex)
+    states = check_choices(_split(state), STATES, "--state")
+    types = check_choices(_split(type_), TYPES, "--type")
 
     async def main():
         async with make_cluster(env) as cluster:
-            return await list_groups(cluster, states=_split(state), types=_split(type_),
-                                     regex=pattern)
+            return await list_groups(cluster, states=states, types=types, regex=pattern)
 
     result = run_async(env, main())
     wide_rows = [g.to_dict() | {"coordinator_id": g.coordinator_id} for g in result.groups]
@@ -81,12 +92,20 @@ def describe_cmd(
     all_: bool = typer.Option(False, "--all", help="Every group on the cluster."),
     regex: str | None = typer.Option(None, "--regex", metavar="RE",
                                         help="With --all: only groups whose id matches RE."),
+    type_: list[str] | None = typer.Option(  # noqa: B008
+        None, "--type", metavar="T[,T...]",
+        help="With --all: only groups of these types (classic, consumer, share, streams)."),
 ):
-    """One or more groups' whole truth: state, type, assignor, generation (classic) or
-    group and assignment epochs (consumer), coordinator and __consumer_offsets partition,
-    members with decoded subscriptions and assignments (target assignments for consumer
-    groups), and per-partition committed offset, log-end offset and lag (null without a
-    commit). A group in the middle of a rebalance is shown as far as it is known.
+    """One or more groups' whole truth, for every group type: state, type, assignor,
+    generation (classic) or group and assignment epochs (consumer, share, streams),
+    coordinator and __consumer_offsets partition, members with decoded subscriptions and
+    assignments (target assignments for consumer groups; each member's protocol, shown as
+    a column when a consumer group still holds classic members), and per-partition
+    committed offset, log-end offset and lag (null without a commit). Share groups: members
+    that share a partition, share-partition start offsets and the lag the broker reports.
+    Streams groups: topology (subtopologies with source, repartition and changelog topics)
+    and each member's process, endpoint and active/standby/warm-up tasks, current and
+    target. A group in the middle of a rebalance is shown as far as it is known.
     Exit 5 for an unknown group; when some of several groups fail, prints the others and
     exits 7. Read-only: never changes the cluster."""
     env = env_of(ctx)
@@ -96,12 +115,21 @@ def describe_cmd(
         raise UsageError("give one or more group ids, or --all")
     if regex is not None and not all_:
         raise UsageError("--regex goes with --all")
+    if type_ and not all_:
+        raise UsageError("--type goes with --all")
     if any(not g for g in groups or ()):
         raise UsageError("a group id cannot be empty")
-    _describe(env, list(groups or ()), all_, _regex(regex))
+    _describe(env, list(groups or ()), all_, _regex(regex), _types(type_))
 
 
-def _describe(env, groups: list[str], all_: bool, pattern) -> None:
+def _types(values: list[str] | None) -> list[str]:
+    """--type values, each one of Kafka's group types (any case)."""
+    from ..observe.listing import TYPES
+
+    return check_choices(_split(values), TYPES, "--type")
+
+
+def _describe(env, groups: list[str], all_: bool, pattern, types: list[str] = ()) -> None:
     from ..observe.describe import describe_groups
     from ..render.output import emit
     from .common import make_cluster, run_async
@@ -114,7 +142,7 @@ def _describe(env, groups: list[str], all_: bool, pattern) -> None:
             if all_:  # listing imported only here: describing named groups needs none
                 from ..observe.listing import list_groups
 
-                listed = await list_groups(cluster, regex=pattern, deadline=d)
+                listed = await list_groups(cluster, regex=pattern, types=types, deadline=d)
                 names = [g.group for g in listed.groups]
             listings = {g.group: g for g in listed.groups} if listed else None
             if names:

@@ -14,7 +14,7 @@ from typing import Optional
 
 import typer
 
-from ..errors import UsageError
+from ..errors import GroupctlError, UsageError
 from .app import app
 from .env import env_of
 
@@ -63,9 +63,27 @@ def join(
         session_timeout_ms=_ms(session_timeout, "--session-timeout"),
         rebalance_timeout_ms=_ms(rebalance_timeout, "--rebalance-timeout"))
     _check(protocol, watch, duration, record, instance_id)
-    if watch:
-        return _watch(env, settings, duration, record)
-    return _join_once(env, settings)
+    _check_assignor(assignor)
+    try:
+        if watch:
+            return _watch(env, settings, duration, record)
+        return _join_once(env, settings)
+    except GroupctlError as exc:
+        from ..observe.errors import not_authorized
+
+        raise not_authorized(exc, "join", group) from None
+
+
+def _check_assignor(name: str | None) -> None:
+    """An assignor the probe could not run if elected leader is a usage error, found before
+    anything is sent (else the probe would join, maybe lead, and have to leave: exit 7)."""
+    if name is None:
+        return
+    from ..coordinator.assignors import ASSIGNORS
+
+    if name not in ASSIGNORS:
+        raise UsageError(f"--assignor {name!r}: groupctl runs only {', '.join(ASSIGNORS)} "
+                         "(the Java client's built-in assignors)")
 
 
 def _topics(text: str | None) -> list[str]:

@@ -7,6 +7,7 @@ import typer
 
 from ..errors import LabError, UsageError
 from .app import app
+from .env import env_of
 
 lab_app = typer.Typer(
     name="lab", no_args_is_help=True, add_completion=False, rich_markup_mode=None,
@@ -20,7 +21,7 @@ NAME_HELP = "Lab name: several labs can run side by side (default: default)."
 
 
 def _env(ctx: typer.Context):
-    return ctx.find_root().obj
+    return env_of(ctx)
 
 
 def _parse_config(items: list[str]) -> dict[str, str]:
@@ -40,6 +41,7 @@ def _status_table(console, data, wide: bool) -> None:
                   f"node(s) alive, Kafka {data['kafka_version']}")
     console.print(f"bootstrap: {data['bootstrap']}")
     _sasl_lines(console, data.get("sasl"), wide)
+    _tls_lines(console, data.get("sasl"), data.get("tls"), wide)
     table = Table(box=None, pad_edge=False)
     for col in ("NODE", "PID", "ALIVE", "ADDRESS") + (("CONTROLLER",) if wide else ()):
         table.add_column(col)
@@ -66,6 +68,31 @@ def _sasl_lines(console, sasl: dict | None, wide: bool) -> None:
     for mech, path in configs.items():
         label = f"sasl command config{' ' + mech if mech else ''}"
         console.print(f"{label}: {path}", overflow="ignore", crop=False)
+    guest = sasl.get("guest")
+    if guest:
+        configs = guest["command_configs"] if wide else {"": guest["command_config"]}
+        for mech, path in configs.items():
+            label = f"sasl command config{' ' + mech if mech else ''} (user {guest['username']}, no ACLs)"
+            console.print(f"{label}: {path}", overflow="ignore", crop=False)
+
+
+def _tls_lines(console, sasl: dict | None, tls: dict | None, wide: bool) -> None:
+    if not tls:
+        return
+    console.print(f"ssl bootstrap: {tls['bootstrap']} (SSL, CA {tls['ca_file']})",
+                  overflow="ignore", crop=False)
+    console.print(f"ssl command config: {tls['command_config']}", overflow="ignore", crop=False)
+    over_tls = (sasl or {}).get("sasl_ssl")
+    if not over_tls:
+        return
+    console.print(f"sasl_ssl bootstrap: {over_tls['bootstrap']} (SASL_SSL)")
+    for key, who in (("command_configs", sasl["username"]),
+                     ("guest_command_configs", sasl.get("guest", {}).get("username"))):
+        configs = over_tls[key]
+        shown = configs if wide else {m: p for m, p in configs.items() if m == "SCRAM-SHA-512"}
+        for mech, path in shown.items():
+            console.print(f"sasl_ssl command config {mech} (user {who}): {path}",
+                          overflow="ignore", crop=False)
 
 
 @lab_app.command("up")
@@ -85,7 +112,14 @@ def up(
     sasl: bool = typer.Option(False, "--sasl", help="Also a SASL_PLAINTEXT listener: user "
                               "admin (a random password) for SCRAM-SHA-256, SCRAM-SHA-512 and "
                               "PLAIN; `lab status` names its bootstrap and the client "
-                              "properties files for --command-config."),
+                              "properties files for --command-config. Also user guest, "
+                              "without any ACLs, and the standard authorizer (StandardAuthorizer): "
+                              "try what a user without permissions sees."),
+    tls: bool = typer.Option(False, "--tls", help="Also an SSL listener (with --sasl a "
+                             "SASL_SSL one too): a CA and a broker certificate for "
+                             "127.0.0.1/localhost are generated into the lab directory, with "
+                             "client properties files (client-ssl.properties) for "
+                             "--command-config and Kafka's own tools."),
 ):
     """Start a fresh lab cluster; returns once every broker answers ApiVersions and
     Metadata lists every broker (with --sasl: over SCRAM too)."""
@@ -97,7 +131,7 @@ def up(
     start = env.monotonic()
     lab = Lab.up(name=name, brokers=brokers, port=port, kafka_home=kafka_home,
                  kafka_version=kafka_version, extra_config=_parse_config(broker_config),
-                 sasl=sasl, progress=lambda msg: env.stderr.write(f"groupctl: lab: {msg}\n"))
+                 sasl=sasl, tls=tls, progress=lambda msg: env.stderr.write(f"groupctl: lab: {msg}\n"))
     env.stderr.write(f"groupctl: lab: {name} is up in {env.monotonic() - start:.1f}s\n")
     _emit_status(env, lab)
 

@@ -124,8 +124,11 @@ class BrokerConnection:
         except asyncio.TimeoutError:
             raise UnreachableError(f"{self.address}: no connection within {timeout:.1f} s") from None
         except ssl.SSLCertVerificationError as exc:
+            from .security import verify_hint
+
+            why = exc.verify_message or exc.reason
             raise _permanent(UnreachableError(f"{self.address}: TLS handshake failed: "
-                                              f"{exc.verify_message or exc.reason}")) from None
+                                              f"{why}{verify_hint(why)}")) from None
         except ssl.SSLError as exc:
             raise _permanent(UnreachableError(
                 f"{self.address}: TLS handshake failed: {exc.reason or exc} (is it a TLS "

@@ -100,8 +100,10 @@ class CoordinatorMixin:
                     elif error_for(code).retriable:
                         last = kafka_error("FindCoordinator", code, f"group {g!r}")
                     else:
-                        raise kafka_error("FindCoordinator", code,
+                        exc = kafka_error("FindCoordinator", code,
                                           f"group {g!r}" + (f": {message}" if message else ""))
+                        exc.group = g  # which of the groups asked for (callers report per group)
+                        raise exc
                 missing = [g for g in missing if g not in found]
             if missing and not await sleep_within(d, backoff.next()):
                 some = ", ".join(repr(g) for g in missing[:3]) + (" ..." if len(missing) > 3 else "")

@@ -57,6 +57,20 @@ def ssl_context(sec: SecurityConfig) -> ssl.SSLContext:
     return ctx
 
 
+def verify_hint(why: str | None) -> str:
+    """What to check for a certificate the client refused (OpenSSL's words in `why`)."""
+    text = (why or "").lower()
+    if "hostname mismatch" in text or "ip address mismatch" in text:
+        return (" (connect with a name in the broker certificate, or set "
+                "ssl.endpoint.identification.algorithm= to skip the host name check)")
+    if "issuer" in text or "self-signed" in text or "self signed" in text:
+        return (" (the broker's certificate is not signed by a CA in ssl.truststore.location "
+                "/ ssl.ca.location)")
+    if "expired" in text or "not yet valid" in text:
+        return " (the broker's certificate is outside its validity period)"
+    return ""
+
+
 def _from(sec: SecurityConfig) -> str:
     return f" in {sec.source}" if sec.source else ""
 

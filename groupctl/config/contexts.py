@@ -11,7 +11,8 @@ from .bootstrap import parse_bootstrap
 from .properties import load_properties, security_from_properties
 from .security import SecurityConfig
 
-CONTEXT_KEYS = ("bootstrap_servers", "command_config", "properties")
+CONTEXT_KEYS = ("bootstrap_servers", "command_config", "properties", "password_env",
+                "password_file")
 
 
 def config_path(override: str | None = None) -> Path:
@@ -31,6 +32,8 @@ class Context:
     base_dir: Path | None = None
     line: int | None = None
     property_lines: dict[str, str] = field(default_factory=dict, repr=False)  # "file, line N"
+    password_env: str | None = None    # the SASL password's variable (credentials.py)
+    password_file: str | None = None   # or its file
 
     def command_config_path(self) -> Path | None:
         if not self.command_config:
@@ -47,6 +50,12 @@ class Context:
             source = str(path)
         for key, value in self.properties.items():
             props[key] = (value, self.property_lines.get(key, f"context {self.name!r}"))
+        from .credentials import context_password
+
+        password = context_password(self.name, self.password_env, self.password_file,
+                                    self.base_dir)
+        if password is not None:
+            props["sasl.password"] = (password, f"context {self.name!r}")
         return security_from_properties(props, source)
 
     def to_dict(self) -> dict:
@@ -57,6 +66,9 @@ class Context:
             out["command_config"] = self.command_config
         if self.properties:
             out["properties"] = dict(self.properties)
+        for key in ("password_env", "password_file"):
+            if getattr(self, key):
+                out[key] = getattr(self, key)
         return out
 
 
@@ -170,8 +182,8 @@ def _context(name: str, nnode, cnode, path: Path) -> Context:
                 ctx.bootstrap_servers = parse_bootstrap(items, "bootstrap_servers")
             except UsageError as exc:
                 raise UsageError(f"{where}: context {name!r}: {exc}") from None
-        elif key == "command_config":
-            ctx.command_config = _scalar(vnode, path, "command_config")
+        elif key in ("command_config", "password_env", "password_file"):
+            setattr(ctx, key, _scalar(vnode, path, key))
         elif key == "properties":
             for pkey, (_, pnode) in _mapping(vnode, path, "properties").items():
                 value = _scalar(pnode, path, f"property {pkey}")

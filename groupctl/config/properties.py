@@ -109,7 +109,9 @@ def parse_jaas(text: str) -> tuple[str, dict[str, str]]:
     while rest[pos:].strip():
         om = _JAAS_OPTION.match(rest, pos)
         if not om:
-            raise ValueError(f"cannot read the options from {rest[pos:].strip()[:30]!r}")
+            # never quote the text: it may be (part of) a password
+            after = f"after option {list(options)[-1]!r}" if options else "after the module"
+            raise ValueError(f"cannot read the options {after} (expected name=\"value\" ...;)")
         value = om.group(2) if om.group(2) is not None else om.group(3)
         options[om.group(1)] = re.sub(r"\\(.)", r"\1", value)
         pos = om.end()

@@ -25,8 +25,9 @@ from pathlib import Path
 from ..errors import LabError, UsageError
 from . import dist, process
 from . import sasl as labsasl
+from . import tls as labtls
 from .config import HOST, LOG4J2_XML, NodeLayout, initial_controllers, kafka_uuid, server_properties
-from .ready import metadata_brokers
+from .ready import metadata_brokers, secure_listeners_ready
 
 STATE_VERSION = 1
 DEFAULT_NAME = "default"
@@ -60,6 +61,8 @@ class NodeState:
     stdout_file: str
     cds_dump: str | None = None  # this JVM dumps a CDS archive here when it exits
     sasl_port: int | None = None  # `lab up --sasl`
+    ssl_port: int | None = None  # `lab up --tls`
+    sasl_ssl_port: int | None = None  # `lab up --tls --sasl`
 
     @property
     def address(self) -> str:
@@ -84,7 +87,8 @@ class Lab:
     cluster_id: str
     created: str
     nodes: list[NodeState] = field(default_factory=list)
-    sasl: dict | None = None  # `lab up --sasl`: user, password, mechanisms (sasl.py)
+    sasl: dict | None = None  # `lab up --sasl`: users, passwords, mechanisms (sasl.py)
+    tls: dict | None = None  # `lab up --tls`: CA, key store, client properties (tls.py)
     v: int = STATE_VERSION
 
     # --- views -------------------------------------------------------------------
@@ -96,6 +100,17 @@ class Lab:
     def sasl_bootstrap(self) -> str | None:
         """The SASL_PLAINTEXT listeners (None without --sasl)."""
         return ",".join(f"{HOST}:{n.sasl_port}" for n in self.nodes) if self.sasl else None
+
+    @property
+    def ssl_bootstrap(self) -> str | None:
+        """The SSL listeners (None without --tls)."""
+        return ",".join(f"{HOST}:{n.ssl_port}" for n in self.nodes) if self.tls else None
+
+    @property
+    def sasl_ssl_bootstrap(self) -> str | None:
+        """The SASL_SSL listeners (None without --tls --sasl)."""
+        return (",".join(f"{HOST}:{n.sasl_ssl_port}" for n in self.nodes)
+                if self.tls and self.sasl else None)
 
     @property
     def log_file(self) -> Path:
@@ -128,7 +143,8 @@ class Lab:
                 "kafka_version": self.kafka_version, "kafka_home": self.kafka_home,
                 "libs": self.libs, "cluster_id": self.cluster_id, "lab_dir": self.lab_dir,
                 "state_file": str(self.state_file), "created": self.created,
-                "sasl": labsasl.status(self.sasl, self.sasl_bootstrap), "nodes": nodes}
+                "sasl": labsasl.status(self.sasl, self.sasl_bootstrap, self.sasl_ssl_bootstrap),
+                "tls": labtls.status(self.tls, self.ssl_bootstrap), "nodes": nodes}
 
     # --- persistence -------------------------------------------------------------
     def save(self) -> None:
@@ -155,13 +171,15 @@ class Lab:
            kafka_home: str | None = None, kafka_version: str | None = None,
            root: Path | str | None = None, extra_config: dict[str, str] | None = None,
            timeout: float = START_TIMEOUT, tie_to_parent: bool = False,
-           progress=None, sasl: bool = False) -> "Lab":
+           progress=None, sasl: bool = False, tls: bool = False) -> "Lab":
         """Start a fresh lab and return once Metadata lists all its brokers.
 
         `port`: the first node's client port (nodes use port, port+1, ...); by default
         free ports are picked (and picked again if a race loses one). `tie_to_parent`:
         the JVMs die with this process (test fixtures). `progress(msg)` gets status lines.
-        `sasl`: add a SASL_PLAINTEXT listener with SCRAM and PLAIN users (sasl.py)."""
+        `sasl`: add a SASL_PLAINTEXT listener with SCRAM and PLAIN users and the standard
+        authorizer (sasl.py). `tls`: add an SSL listener (and SASL_SSL with `sasl`) with a
+        generated CA and broker certificate (tls.py)."""
         _check_name(name)
         if brokers not in (1, 3):
             raise UsageError(f"--brokers must be 1 or 3, not {brokers}")
@@ -186,7 +204,7 @@ class Lab:
             attempts = 1 if port is not None else 3
             for attempt in range(1, attempts + 1):
                 lab = cls._create(name, root, brokers, port, libs, version, kafka_home,
-                                  extra_config, sasl)
+                                  extra_config, sasl, tls)
                 say(f"starting {brokers} node(s) at {lab.bootstrap} (Kafka {version})")
                 try:
                     lab._start_all(java, tie_to_parent)
@@ -204,27 +222,39 @@ class Lab:
         raise AssertionError("unreachable")
 
     @classmethod
-    def _create(cls, name, root: Path, brokers, port, libs, version, kafka_home, extra, sasl):
-        ports, controller_ports, sasl_ports = process.pick_ports(brokers, port, sasl)
+    def _create(cls, name, root: Path, brokers, port, libs, version, kafka_home, extra, sasl,
+                tls=False):
+        kinds = [k for k, on in (("sasl", sasl), ("ssl", tls), ("sasl_ssl", sasl and tls)) if on]
+        ports, controller_ports, extra_ports = process.pick_ports(brokers, port, len(kinds))
+        listener_ports = {k: extra_ports[i] for i, k in enumerate(kinds)}
         lab_dir = root / name
         if lab_dir.exists():
             shutil.rmtree(lab_dir)  # a fresh lab every time: data, logs, configs
         lab_dir.mkdir(parents=True)
+
+        def node_port(kind: str, i: int) -> int | None:
+            return listener_ports[kind][i] if kind in listener_ports else None
+
         layouts = [NodeLayout(i + 1, ports[i], controller_ports[i], lab_dir / f"node-{i + 1}",
-                              sasl_ports[i]) for i in range(brokers)]
-        settings = labsasl.new_settings(lab_dir) if sasl else None
+                              node_port("sasl", i), node_port("ssl", i), node_port("sasl_ssl", i))
+                   for i in range(brokers)]
+        settings = labsasl.new_settings(lab_dir, tls=tls) if sasl else None
+        tls_settings = labtls.new_settings(lab_dir) if tls else None
+        if tls_settings:
+            labtls.write_files(tls_settings)
         (lab_dir / "log4j2.xml").write_text(LOG4J2_XML)
         for n in layouts:
             n.log_dir.mkdir(parents=True)
-            n.config_file.write_text(server_properties(n, layouts, extra, settings))
+            n.config_file.write_text(server_properties(n, layouts, extra, settings, tls_settings))
         if settings:
-            labsasl.write_client_configs(settings)
+            labsasl.write_client_configs(settings, tls_settings)
         lab = cls(name=name, lab_dir=str(lab_dir), kafka_version=version, libs=str(libs),
                   kafka_home=kafka_home, cluster_id=kafka_uuid(), created=_now(),
                   nodes=[NodeState(n.node_id, 0, None, n.broker_port, n.controller_port,
                                    str(n.node_dir), str(n.config_file), str(n.data_dir),
-                                   str(n.log_file), str(n.stdout_file), sasl_port=n.sasl_port)
-                         for n in layouts], sasl=settings)
+                                   str(n.log_file), str(n.stdout_file), sasl_port=n.sasl_port,
+                                   ssl_port=n.ssl_port, sasl_ssl_port=n.sasl_ssl_port)
+                         for n in layouts], sasl=settings, tls=tls_settings)
         lab._format(layouts)
         return lab
 
@@ -286,20 +316,12 @@ class Lab:
             seen.clear()
             seen.update(metadata_brokers(",".join(n.address for n in watched), timeout=2.0)
                         or ())
-            return want <= seen and self._sasl_ready(watched, want)
+            return want <= seen and secure_listeners_ready(self, watched, want)
 
         process.poll_until(ready, timeout, f"lab {self.name!r} to list brokers {sorted(want)}",
                            interval=0.05, max_interval=0.2,
                            on_timeout=lambda: f" (Metadata lists {sorted(seen) or 'none'}); "
                                               f"see {self.log_file}")
-
-    def _sasl_ready(self, watched: list[NodeState], want: set[int]) -> bool:
-        """With --sasl: the SASL listener authenticates (SCRAM) and lists every broker too."""
-        if not self.sasl:
-            return True
-        listed = metadata_brokers(",".join(f"{HOST}:{n.sasl_port}" for n in watched),
-                                  timeout=2.0, security=labsasl.security(self.sasl))
-        return want <= set(listed or ())
 
     def down(self, timeout: float = 30.0) -> list[int]:
         """Stop the lab's JVMs (only those still ours), wait for them to exit, remove the
@@ -337,6 +359,16 @@ class Lab:
         """Kafka's ConsumerGroupCommand (kafka-consumer-groups.sh) against this lab."""
         return dist.consumer_group_command(self.bootstrap, *args, timeout=timeout,
                                            libs=Path(self.libs))
+
+    def share_group_command(self, *args: str, timeout: float = 60):
+        """Kafka's ShareGroupCommand (kafka-share-groups.sh) against this lab."""
+        return dist.share_group_command(self.bootstrap, *args, timeout=timeout,
+                                        libs=Path(self.libs))
+
+    def streams_group_command(self, *args: str, timeout: float = 60):
+        """Kafka's StreamsGroupCommand (kafka-streams-groups.sh) against this lab."""
+        return dist.streams_group_command(self.bootstrap, *args, timeout=timeout,
+                                          libs=Path(self.libs))
 
     def metadata_brokers(self, timeout: float = 5.0) -> list[int] | None:
         """Broker ids the cluster's Metadata lists now (None: nobody answered)."""

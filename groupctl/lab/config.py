@@ -2,7 +2,8 @@
 
 Every node is a KRaft combined node (process.roles=broker,controller) on 127.0.0.1 with a
 PLAINTEXT listener for clients and a CONTROLLER listener for the quorum (and with
-`--sasl` a SASL_PLAINTEXT client listener, see sasl.py). Settings that differ
+`--sasl` a SASL_PLAINTEXT client listener, see sasl.py; with `--tls` an SSL one, and with
+both a SASL_SSL one too, see tls.py). Settings that differ
 from Kafka's defaults are in LAB_SETTINGS, each with its reason; `--broker-config` (or
 ``extra=``) overrides any of them.
 """
@@ -48,6 +49,8 @@ class NodeLayout:
     controller_port: int
     node_dir: Path
     sasl_port: int | None = None  # `lab up --sasl`: the SASL_PLAINTEXT client listener
+    ssl_port: int | None = None  # `lab up --tls`: the SSL client listener
+    sasl_ssl_port: int | None = None  # `lab up --tls --sasl`: the SASL_SSL client listener
 
     @property
     def data_dir(self) -> Path:
@@ -102,14 +105,18 @@ def replication_settings(nodes: int) -> dict[str, str]:
 
 
 def server_properties(node: NodeLayout, all_nodes: list[NodeLayout],
-                      extra: dict[str, str] | None = None, sasl: dict | None = None) -> str:
-    """server.properties of `node`; `sasl`: the lab's SASL settings (see sasl.py)."""
+                      extra: dict[str, str] | None = None, sasl: dict | None = None,
+                      tls: dict | None = None) -> str:
+    """server.properties of `node`; `sasl`, `tls`: the lab's SASL and TLS settings (see
+    sasl.py, tls.py)."""
     quorum = ",".join(f"{HOST}:{n.controller_port}" for n in all_nodes)
     listeners = f"PLAINTEXT://{HOST}:{node.broker_port},CONTROLLER://{HOST}:{node.controller_port}"
     protocols = "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
-    if node.sasl_port is not None:
-        listeners += f",SASL_PLAINTEXT://{HOST}:{node.sasl_port}"
-        protocols += ",SASL_PLAINTEXT:SASL_PLAINTEXT"
+    for name, port in (("SASL_PLAINTEXT", node.sasl_port), ("SSL", node.ssl_port),
+                       ("SASL_SSL", node.sasl_ssl_port)):
+        if port is not None:
+            listeners += f",{name}://{HOST}:{port}"
+            protocols += f",{name}:{name}"
     props: dict[str, str] = {
         "process.roles": "broker,controller",
         "node.id": str(node.node_id),
@@ -127,6 +134,10 @@ def server_properties(node: NodeLayout, all_nodes: list[NodeLayout],
         from .sasl import broker_settings
 
         props.update(broker_settings(sasl))
+    if tls:
+        from .tls import broker_settings as tls_settings
+
+        props.update(tls_settings(tls))
     props.update(extra or {})
     lines = ["# written by groupctl lab; regenerated on every `lab up`"]
     lines += [f"{k}={_escape(v)}" for k, v in props.items()]

@@ -32,6 +32,8 @@ DEFAULT_KAFKA_VERSION = "4.3.1"
 SLF4J_VERSION = "2.0.17"
 LOG4J_VERSION = "2.25.4"
 CONSUMER_GROUP_COMMAND = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
+SHARE_GROUP_COMMAND = "org.apache.kafka.tools.consumer.group.ShareGroupCommand"
+STREAMS_GROUP_COMMAND = "org.apache.kafka.tools.streams.StreamsGroupCommand"
 MAVEN_TIMEOUT = 1200.0  # a fresh ~/.m2 on a slow network
 LOCK_TIMEOUT = 1500.0   # another session may be resolving the same version
 
@@ -181,12 +183,13 @@ def pom_xml(version: str) -> str:
             "  <dependencies>\n" + "\n".join(deps) + "\n  </dependencies>\n</project>\n")
 
 
-def _resolve(version: str, vdir: Path, libs: Path) -> None:
+def _resolve(version: str, vdir: Path, libs: Path, pom: str | None = None,
+             complete=_complete) -> None:
     java_cmd()  # Maven needs it too; a clear message beats Maven's
     mvn = mvn_cmd()
     work = Path(tempfile.mkdtemp(prefix=".resolve-", dir=vdir))
     try:
-        (work / "pom.xml").write_text(pom_xml(version))
+        (work / "pom.xml").write_text(pom or pom_xml(version))
         out_dir = work / "libs"
         cmd = [mvn, "-B", "-q", "-Dstyle.color=never", "-f", str(work / "pom.xml"),
                "dependency:copy-dependencies", f"-DoutputDirectory={out_dir}"]
@@ -199,12 +202,45 @@ def _resolve(version: str, vdir: Path, libs: Path) -> None:
                            f"{MAVEN_TIMEOUT:.0f}s{_tail(exc.output)}") from None
         except OSError as exc:
             raise LabError(f"cannot run {mvn}: {exc}") from None
-        if proc.returncode != 0 or not _complete(out_dir, version):
+        if proc.returncode != 0 or not complete(out_dir, version):
             raise LabError(f"Maven could not resolve Kafka {version} from Maven Central "
                            f"(exit {proc.returncode}){_tail(proc.stdout)}")
         os.rename(out_dir, libs)  # atomic: the directory appears complete or not at all
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def streams_libs(version: str | None = None) -> Path:
+    """The jars of a Kafka Streams application (``org.apache.kafka:kafka-streams`` and its
+    dependencies: kafka-clients, rocksdbjni, ...), resolved once from Maven Central into
+    ~/.cache/groupctl/kafka-streams/VERSION/libs like the broker's. For the test harness's
+    streams-group application (tests/java/StreamsGroupApp.java)."""
+    version = version or DEFAULT_KAFKA_VERSION
+    _check_version(version)
+    vdir = cache_root() / "kafka-streams" / version
+    libs = vdir / "libs"
+
+    def complete(path: Path, v: str) -> bool:
+        return (path / f"kafka-streams-{v}.jar").is_file()
+
+    if complete(libs, version):
+        return libs
+    vdir.mkdir(parents=True, exist_ok=True)
+    with _file_lock(vdir.parent / f".{version}.lock", LOCK_TIMEOUT,
+                    f"Kafka Streams {version} jars are being resolved by another process"):
+        if complete(libs, version):
+            return libs
+        if libs.exists():
+            shutil.rmtree(libs, ignore_errors=True)
+        pom = ("<project xmlns=\"http://maven.apache.org/POM/4.0.0\">\n"
+               "  <modelVersion>4.0.0</modelVersion>\n"
+               "  <groupId>groupctl</groupId><artifactId>kafka-streams-libs</artifactId>"
+               f"<version>{version}</version><packaging>pom</packaging>\n"
+               "  <dependencies><dependency><groupId>org.apache.kafka</groupId>"
+               f"<artifactId>kafka-streams</artifactId><version>{version}</version>"
+               "</dependency></dependencies>\n</project>\n")
+        _resolve(version, vdir, libs, pom, complete)
+    return libs
 
 
 def _tail(output, lines: int = 15) -> str:
@@ -336,4 +372,18 @@ def consumer_group_command(bootstrap: str, *args: str, timeout: float = 60,
     e.g. ``consumer_group_command(b, "--describe", "--group", "g")``; ground truth in tests.
     Returns the CompletedProcess (stdout/stderr as text); does not raise on a non-zero exit."""
     return java_tool(libs or kafka_libs(), CONSUMER_GROUP_COMMAND,
+                     "--bootstrap-server", bootstrap, *args, timeout=timeout)
+
+
+def share_group_command(bootstrap: str, *args: str, timeout: float = 60,
+                        libs: Path | None = None) -> subprocess.CompletedProcess:
+    """Kafka's ``kafka-share-groups.sh`` (ShareGroupCommand), as consumer_group_command."""
+    return java_tool(libs or kafka_libs(), SHARE_GROUP_COMMAND,
+                     "--bootstrap-server", bootstrap, *args, timeout=timeout)
+
+
+def streams_group_command(bootstrap: str, *args: str, timeout: float = 60,
+                          libs: Path | None = None) -> subprocess.CompletedProcess:
+    """Kafka's ``kafka-streams-groups.sh`` (StreamsGroupCommand), as consumer_group_command."""
+    return java_tool(libs or kafka_libs(), STREAMS_GROUP_COMMAND,
                      "--bootstrap-server", bootstrap, *args, timeout=timeout)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, TypeVar
 
-from ..errors import LabError
+from ..errors import LabError, UsageError
 
 T = TypeVar("T")
 HOST = "127.0.0.1"
@@ -45,25 +45,27 @@ def poll_until(condition: Callable[[], T], timeout: float, what: str,
 
 # --- ports ---------------------------------------------------------------------------
 
-def pick_ports(brokers: int, port: int | None, sasl: bool):
-    """(client ports, controller ports, SASL ports or Nones): `port` and up, or free ones."""
-    extra = 2 if sasl else 1
+def pick_ports(brokers: int, port: int | None, extra_listeners: int = 0):
+    """(client ports, controller ports, extra): `port` and up, or free ones; extra[k] holds
+    every node's port for the k-th additional listener (SASL_PLAINTEXT, SSL, SASL_SSL)."""
+    per_node = 1 + extra_listeners  # the controller listener and the extra ones
     if port is not None:
         ports = [port + i for i in range(brokers)]
         check_ports_free(ports)
-        picked = free_ports(extra * brokers, avoid=set(ports))
+        picked = free_ports(per_node * brokers, avoid=set(ports))
     else:
-        picked = free_ports((extra + 1) * brokers)
+        picked = free_ports((per_node + 1) * brokers)
         ports, picked = picked[:brokers], picked[brokers:]
-    sasl_ports = picked[brokers:] if sasl else [None] * brokers
-    return ports, picked[:brokers], sasl_ports
+    extra = [picked[brokers * (k + 1):brokers * (k + 2)] for k in range(extra_listeners)]
+    return ports, picked[:brokers], extra
 
 
 def check_ports_free(ports: list[int]) -> None:
     taken = [p for p in ports if port_in_use(p)]
     if taken:
-        raise LabError(f"port {taken[0]} on {HOST} is already in use "
-                       f"(choose another --port, or leave it out to pick free ports)")
+        # the user's choice of --port: a usage error (exit 2), not a lab failure
+        raise UsageError(f"port {taken[0]} on {HOST} is already in use "
+                         f"(choose another --port, or leave it out to pick free ports)")
 
 
 def port_in_use(port: int, host: str = HOST) -> bool:

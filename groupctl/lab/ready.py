@@ -45,6 +45,28 @@ async def _ask(bootstrap: str, timeout: float, security) -> list[int] | None:
         return None
 
 
+def secure_listeners_ready(lab, watched, want: set[int]) -> bool:
+    """With `lab up --sasl` / `--tls`: each extra listener of the `watched` nodes (SASL
+    with SCRAM as admin, SSL with the lab CA, SASL_SSL with both) lists every broker too."""
+    from . import sasl as labsasl
+    from . import tls as labtls
+
+    host = "127.0.0.1"
+    checks = []
+    if lab.sasl:
+        checks.append(("sasl_port", labsasl.security(lab.sasl)))
+    if lab.tls:
+        checks.append(("ssl_port", labtls.security(lab.tls)))
+    if lab.tls and lab.sasl:
+        checks.append(("sasl_ssl_port", labsasl.security(lab.sasl, tls=lab.tls)))
+    for attr, security in checks:
+        listed = metadata_brokers(",".join(f"{host}:{getattr(n, attr)}" for n in watched),
+                                  timeout=2.0, security=security)
+        if not want <= set(listed or ()):
+            return False
+    return True
+
+
 def _in_thread(fn) -> list[int] | None:
     result: list = [None]
 

@@ -1,14 +1,16 @@
-"""`describe`: the whole truth about groups, batched per coordinator.
+"""`describe`: the whole truth about groups of every type, batched per coordinator.
 
-    result = await describe_groups(cluster, ["g1", "g2"], types={"g1": "classic"})
+    result = await describe_groups(cluster, ["g1", "g2"], listings={"g1": listing})
     result.groups      # [GroupDescription], in the order asked
     result.failures    # {group: GroupctlError}: not found, not authorized, ...
 
 1. FindCoordinator for all groups (one batched request).
-2. Per coordinator, at once on its connection: DescribeGroups for every group not known
-   to be a consumer group, ConsumerGroupDescribe for every group not known to be classic
-   (a KIP-848 group looks Dead to DescribeGroups, a classic one is GROUP_ID_NOT_FOUND to
-   ConsumerGroupDescribe), and OffsetFetch for all of them (many groups per request).
+2. Per coordinator, at once on its connection: each group type's own describe API for
+   every group that may be of that type (DescribeGroups: classic, ConsumerGroupDescribe:
+   consumer, ShareGroupDescribe: share, StreamsGroupDescribe: streams; a group's type from
+   ListGroups narrows this to one; a group of another type is GROUP_ID_NOT_FOUND to each
+   API but its own, and Dead to DescribeGroups), OffsetFetch for all of them (many groups
+   per request), and DescribeShareGroupOffsets for those that may be share groups.
    Groups whose coordinator moved (NOT_COORDINATOR, ...) go round again, until the deadline.
 3. One Metadata for every topic seen plus __consumer_offsets (leaders, the partition
    count that places a group), then ListOffsets (latest) per partition leader.
@@ -23,11 +25,18 @@ from dataclasses import dataclass, field
 from ..client.coordinators import REDISCOVER, WAIT
 from ..client.errors import kafka_error
 from ..client.retry import TRANSIENT, Backoff, gave_up, sleep_within
-from ..errors import GroupctlError, UnreachableError
+from ..errors import GroupctlError, KafkaError, UnreachableError
+from ..protocol.messages import (
+    CONSUMER_GROUP_DESCRIBE,
+    DESCRIBE_GROUPS,
+    DESCRIBE_SHARE_GROUP_OFFSETS,
+    OFFSET_FETCH,
+    SHARE_GROUP_DESCRIBE,
+    STREAMS_GROUP_DESCRIBE,
+)
 from ..protocol.errors import ErrorCode
-from ..protocol.messages import CONSUMER_GROUP_DESCRIBE, DESCRIBE_GROUPS, OFFSET_FETCH
-from . import model
-from .errors import group_not_found
+from . import model, share, streams
+from .errors import group_not_found, not_authorized
 from .offsets import (
     log_end_offsets,
     offset_fetch_body,
@@ -37,8 +46,31 @@ from .offsets import (
 
 OFFSETS_TOPIC = "__consumer_offsets"
 DEFAULT_OFFSETS_PARTITIONS = 50
-BATCH = 200  # groups per DescribeGroups / ConsumerGroupDescribe / OffsetFetch request
+BATCH = 200  # groups per describe / OffsetFetch / DescribeShareGroupOffsets request
 RETRY_CODES = REDISCOVER | WAIT
+NOT_THIS_TYPE = ErrorCode.GROUP_ID_NOT_FOUND  # what each type's API says of other types
+MAX_RETYPES = 3  # rounds for a group that keeps changing type under our requests
+
+
+@dataclass(frozen=True)
+class _Describer:
+    """A group type's describe API and how to ask it about some groups."""
+
+    type: str
+    api: object  # an Api
+
+    def body(self, groups: list[str]) -> dict:
+        if self.api is DESCRIBE_GROUPS:
+            return {"groups": groups}
+        return {"group_ids": groups, "include_authorized_operations": False}
+
+
+# In the order a described group is recognised: the KIP-848 APIs answer only for their own
+# type; DescribeGroups answers Dead (not an error before v6) for groups of the other types.
+DESCRIBERS = (_Describer(model.CONSUMER, CONSUMER_GROUP_DESCRIBE),
+              _Describer(model.SHARE, SHARE_GROUP_DESCRIBE),
+              _Describer(model.STREAMS, STREAMS_GROUP_DESCRIBE),
+              _Describer(model.CLASSIC, DESCRIBE_GROUPS))
 
 
 @dataclass
@@ -53,17 +85,19 @@ class DescribeResult:
 class _Raw:
     """What the coordinator said about one group."""
 
-    classic: dict | None = None
-    consumer: dict | None = None
+    described: dict = field(default_factory=dict)  # {type: groups[] entry of its API}
     offsets: dict | GroupctlError | None = None
+    share_offsets: dict | None = None  # its groups[] entry of DescribeShareGroupOffsets
     coordinator: object = None  # BrokerInfo
 
 
 class _RetryGroup(Exception):
-    """The group's coordinator moved or is loading: ask again."""
+    """The group's coordinator moved or is loading, or the group changed type while its
+    describe requests were in flight (`retype`): ask again."""
 
-    def __init__(self, error: GroupctlError):
+    def __init__(self, error: GroupctlError, retype: bool = False):
         self.error = error
+        self.retype = retype
 
 
 async def describe_groups(cluster, groups: list[str], *, listings: dict | None = None,
@@ -100,9 +134,10 @@ async def _fetch_all(cluster, groups, types, d, progress):
     raws: dict[str, _Raw] = {}
     failures: dict[str, GroupctlError] = {}
     pending, backoff, attempts, last = list(groups), Backoff(), 0, None
+    types, retyped = dict(types), {}
     while pending:
         attempts += 1
-        coordinators = await cluster.find_coordinators(pending, deadline=d)
+        coordinators = await _find_coordinators(cluster, pending, d, failures)
         by_node: dict[int, list[str]] = {}
         for g, info in coordinators.items():
             by_node.setdefault(info.node_id, []).append(g)
@@ -114,8 +149,14 @@ async def _fetch_all(cluster, groups, types, d, progress):
         for (node, batch), answer in zip(batches, results):
             for g in batch:
                 item = answer[g]
-                if isinstance(item, _RetryGroup):
-                    cluster.invalidate_coordinator(g)
+                if isinstance(item, _RetryGroup) and item.retype and retyped.get(g, 0) >= MAX_RETYPES:
+                    failures[g] = group_not_found(g)  # of a type no API here describes
+                elif isinstance(item, _RetryGroup):
+                    if item.retype:
+                        retyped[g] = retyped.get(g, 0) + 1
+                        types.pop(g, None)  # the listed type is stale: ask every API
+                    else:
+                        cluster.invalidate_coordinator(g)
                     retry.append(g)
                     last = item.error
                 elif isinstance(item, GroupctlError):
@@ -124,7 +165,7 @@ async def _fetch_all(cluster, groups, types, d, progress):
                     item.coordinator = coordinators[g]
                     raws[g] = item
             if progress is not None:
-                progress(sum(1 for g in batch if not isinstance(answer[g], _RetryGroup)))
+                progress(sum(1 for g in batch if g not in retry))
         pending = retry
         if pending and not await sleep_within(d, backoff.next()):
             for g in pending:
@@ -133,37 +174,62 @@ async def _fetch_all(cluster, groups, types, d, progress):
     return raws, failures
 
 
+async def _find_coordinators(cluster, groups: list[str], d, failures: dict) -> dict:
+    """{group: coordinator}; a group whose lookup fails for good (not authorized, an
+    invalid id) goes to `failures`, and the others are looked up without it."""
+    from ..client.errors import KafkaAuthError
+
+    groups = list(groups)
+    while groups:
+        try:
+            return await cluster.find_coordinators(groups, deadline=d)
+        except (KafkaAuthError, KafkaError) as exc:
+            group = getattr(exc, "group", None)
+            if group not in groups:
+                raise
+            failures[group] = not_authorized(exc, "describe", group)
+            groups.remove(group)
+    return {}
+
+
+def _may_be(types: dict, group: str, kind: str) -> bool:
+    return types.get(group) in (None, kind)
+
+
 async def _fetch_batch(cluster, node: int, groups: list[str], types: dict, d) -> dict:
     """{group: _Raw, a GroupctlError, or a _RetryGroup} for groups coordinated by `node`."""
     try:
         conn = await cluster.broker(node, deadline=d)
         version = offset_fetch_version(conn)
-        classic = [g for g in groups if types.get(g) in (None, model.CLASSIC)]
-        consumer = [g for g in groups if types.get(g) in (None, model.CONSUMER)
-                    and conn.supports(CONSUMER_GROUP_DESCRIBE)]
-        jobs = [_request(cluster, node, DESCRIBE_GROUPS, {"groups": classic}, d) if classic else _none(),
-                _request(cluster, node, CONSUMER_GROUP_DESCRIBE,
-                         {"group_ids": consumer, "include_authorized_operations": False}, d)
-                if consumer else _none()]
+        asked = [(dsc, [g for g in groups if _may_be(types, g, dsc.type)])
+                 for dsc in DESCRIBERS if conn.supports(dsc.api)]
+        asked = [(dsc, batch) for dsc, batch in asked if batch]
+        jobs = [_request(cluster, node, dsc.api, dsc.body(batch), d) for dsc, batch in asked]
         offset_batches = [groups] if version >= 8 else [[g] for g in groups]
         jobs += [_request(cluster, node, OFFSET_FETCH, offset_fetch_body(b, version), d,
                           version=version) for b in offset_batches]
+        share = [g for g in groups if _may_be(types, g, model.SHARE)]
+        if share and conn.supports(DESCRIBE_SHARE_GROUP_OFFSETS):
+            jobs.append(_request(cluster, node, DESCRIBE_SHARE_GROUP_OFFSETS, {
+                "groups": [{"group_id": g, "topics": None} for g in share]}, d))
         answers = await asyncio.gather(*jobs)
     except GroupctlError as exc:
         if getattr(exc, "permanent", False) or not _coordinator_trouble(exc):
             return {g: exc for g in groups}
         return {g: _RetryGroup(exc) for g in groups}
-    described, consumer_described, *fetched = answers
+    by_group = {g: _Raw() for g in groups}
+    for (dsc, _), resp in zip(asked, answers):
+        for entry in resp.get("groups") or ():
+            if entry["group_id"] in by_group:
+                by_group[entry["group_id"]].described[dsc.type] = entry
+    fetched = answers[len(asked):len(asked) + len(offset_batches)]
     offsets: dict = {}
     for batch, resp in zip(offset_batches, fetched):
         offsets.update(parse_offset_fetch(resp, batch))
-    by_group = {g: _Raw() for g in groups}
-    for entry in (described or {}).get("groups") or ():
-        if entry["group_id"] in by_group:
-            by_group[entry["group_id"]].classic = entry
-    for entry in (consumer_described or {}).get("groups") or ():
-        if entry["group_id"] in by_group:
-            by_group[entry["group_id"]].consumer = entry
+    for resp in answers[len(asked) + len(offset_batches):]:  # DescribeShareGroupOffsets
+        for entry in resp.get("groups") or ():
+            if entry["group_id"] in by_group:
+                by_group[entry["group_id"]].share_offsets = entry
     out = {}
     for g, raw in by_group.items():
         raw.offsets = offsets.get(g)
@@ -185,12 +251,30 @@ def _coordinator_trouble(exc: GroupctlError) -> bool:
 
 
 def _check_retry(raw: _Raw, group: str) -> _RetryGroup | None:
-    for api, entry in (("DescribeGroups", raw.classic), ("ConsumerGroupDescribe", raw.consumer)):
+    entries = [(dsc.api.name, raw.described.get(dsc.type)) for dsc in DESCRIBERS]
+    entries.append((DESCRIBE_SHARE_GROUP_OFFSETS.name, raw.share_offsets))
+    for api, entry in entries:
         code = (entry or {}).get("error_code") or 0
         if code in RETRY_CODES:
             return _RetryGroup(kafka_error(api, code, f"group {group!r}"))
     if isinstance(raw.offsets, GroupctlError) and getattr(raw.offsets, "code", 0) in RETRY_CODES:
         return _RetryGroup(raw.offsets)
+    return _type_changed(raw, group)
+
+
+def _type_changed(raw: _Raw, group: str) -> _RetryGroup | None:
+    """No API described the group, yet one said it exists as another type ("Group g is
+    not a consumer group.", where a missing group is "Group g not found."): it converted
+    between our requests (a classic group whose first KIP-848 member just joined, or
+    back). Never report such a live group as missing: ask again."""
+    if any(not e["error_code"] and not (t == model.CLASSIC and e["group_state"] == "Dead")
+           for t, e in raw.described.items()):
+        return None
+    for dsc in DESCRIBERS:
+        entry = raw.described.get(dsc.type) or {}
+        if entry.get("error_code") == NOT_THIS_TYPE and " is not a " in (entry.get("error_message") or ""):
+            return _RetryGroup(kafka_error(dsc.api.name, NOT_THIS_TYPE, f"group {group!r}"
+                                           + _message(entry)), retype=True)
     return None
 
 
@@ -211,31 +295,54 @@ def _offsets_partition(group: str, metadata) -> int:
 
 # ---- building ---------------------------------------------------------------------------
 
+BUILDERS = {model.CONSUMER: model.consumer_group, model.SHARE: share.share_group,
+            model.STREAMS: streams.streams_group, model.CLASSIC: model.classic_group}
+
+
 def _build(group: str, raw: _Raw, listing) -> model.GroupDescription:
     desc = _group_kind(group, raw, listing)
     desc.members = sorted(desc.members, key=lambda m: (m.client_id or "", m.member_id))
     info = raw.coordinator
     desc.coordinator = {"id": info.node_id, "host": info.host, "port": info.port}
     if isinstance(raw.offsets, GroupctlError):
-        raise raw.offsets
-    desc.offsets = model.offset_rows(raw.offsets or {}, {}, desc.members)
+        raise not_authorized(raw.offsets, "describe", group)
+    # a share group commits no offsets: its progress is in share_offsets, not here
+    owners = [] if desc.type == model.SHARE else desc.members
+    desc.offsets = model.offset_rows(raw.offsets or {}, {}, owners)
+    if desc.type == model.SHARE:
+        desc.share_offsets = _share_offsets(group, raw.share_offsets, desc.members)
     return desc
 
 
+def _share_offsets(group: str, entry: dict | None, members) -> list:
+    code = (entry or {}).get("error_code") or 0
+    if code:
+        raise kafka_error(DESCRIBE_SHARE_GROUP_OFFSETS.name, code,
+                          f"group {group!r}" + _message(entry))
+    return share.share_offset_rows(entry, members)
+
+
 def _group_kind(group: str, raw: _Raw, listing) -> model.GroupDescription:
-    """The classic or consumer description, or the error that says why there is none."""
-    consumer, classic = raw.consumer, raw.classic
-    if consumer is not None and not consumer["error_code"]:
-        return model.consumer_group(consumer)
-    if classic is not None and not classic["error_code"] and classic["group_state"] != "Dead":
-        return model.classic_group(classic)
-    for api, entry in (("DescribeGroups", classic), ("ConsumerGroupDescribe", consumer)):
-        code = (entry or {}).get("error_code") or 0
-        if code and code != ErrorCode.GROUP_ID_NOT_FOUND:
-            raise kafka_error(api, code, f"group {group!r}" + _message(entry))
-    if listing is not None and listing.type not in (None, model.CLASSIC, model.CONSUMER):
+    """The description from the API of the group's own type, or the error that says why
+    there is none (a live group of any type is never "not found")."""
+    for dsc in DESCRIBERS:
+        entry = raw.described.get(dsc.type)
+        if entry is None or entry["error_code"]:
+            continue
+        if dsc.type == model.CLASSIC and entry["group_state"] == "Dead":
+            continue  # before v6: an unknown group, or a group of another type
+        return BUILDERS[dsc.type](entry)
+    for dsc in DESCRIBERS:
+        entry = raw.described.get(dsc.type) or {}
+        code = entry.get("error_code") or 0
+        if code and code != NOT_THIS_TYPE:
+            raise not_authorized(kafka_error(dsc.api.name, code, f"group {group!r}" + _message(entry)),
+                                 "describe", group)
+    if listing is not None and listing.type is not None and listing.type not in raw.described:
+        # listed, but its type's describe API was not asked (unknown to groupctl, or not
+        # supported by this broker): shown as listed, never as missing
         return model.GroupDescription(group=group, type=listing.type, state=listing.state,
-                                      protocol_type=listing.protocol_type)  # share, streams
+                                      protocol_type=listing.protocol_type)
     raise group_not_found(group)
 
 

@@ -13,6 +13,8 @@ from ..protocol.types import DecodeError
 
 CLASSIC = "classic"
 CONSUMER = "consumer"
+SHARE = "share"
+STREAMS = "streams"
 REBALANCING_STATES = {"PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling"}
 
 
@@ -43,7 +45,7 @@ class TopicPartitions:
         return {"topic": self.topic, "partitions": self.partitions}
 
 
-def _topic_list(pairs) -> list[TopicPartitions]:
+def topic_list(pairs) -> list[TopicPartitions]:
     """[(topic, partitions), ...] merged per topic (a topic may come more than once: the
     cooperative assignors of librdkafka write one entry per added batch), sorted."""
     merged: dict[str, set[int]] = {}
@@ -66,7 +68,8 @@ class Member:
     assignment: list[TopicPartitions] | None = None
     target_assignment: list[TopicPartitions] | None = None
     subscribed_topic_regex: str | None = None
-    member_type: str | None = None
+    member_protocol: str | None = None    # classic, consumer, share, streams; None unknown
+    extra: dict = field(default_factory=dict)  # type-specific fields (streams: process_id...)
     raw_metadata: bytes | None = None     # kept when the bytes are not consumer protocol
     raw_assignment: bytes | None = None
     decode_error: str | None = None
@@ -86,12 +89,10 @@ class Member:
             "assignment": None if self.assignment is None else [tp.to_dict() for tp in self.assignment],
             "target_assignment": None if self.target_assignment is None
             else [tp.to_dict() for tp in self.target_assignment],
-            "partitions": self.partition_count,
-        }
+            "partitions": self.partition_count, "member_protocol": self.member_protocol,
+        } | self.extra
         if self.subscribed_topic_regex is not None:
             out["subscribed_topic_regex"] = self.subscribed_topic_regex
-        if self.member_type is not None:
-            out["member_type"] = self.member_type
         if self.raw_metadata is not None:
             out["raw_metadata"] = self.raw_metadata.hex()
         if self.raw_assignment is not None:
@@ -138,20 +139,33 @@ class GroupDescription:
     coordinator_partition: int | None = None
     members: list[Member] = field(default_factory=list)
     offsets: list[OffsetRow] = field(default_factory=list)
+    share_offsets: list | None = None  # share groups: observe.share.ShareOffsetRow
+    extra: dict = field(default_factory=dict)  # type-specific fields (streams: topology...)
     error: str | None = None
 
     @property
     def rebalancing(self) -> bool:
         return self.state in REBALANCING_STATES
 
+    def _lag_rows(self) -> list:
+        """Rows whose lag counts: committed offsets, and a share group's share partitions."""
+        return [*self.offsets, *(self.share_offsets or ())]
+
     @property
     def lag_total(self) -> int | None:
-        lags = [row.lag for row in self.offsets if row.lag is not None]
+        lags = [row.lag for row in self._lag_rows() if row.lag is not None]
         return sum(lags) if lags else None
+
+    @property
+    def classic_members(self) -> int | None:
+        """Consumer and streams groups: how many members still speak the classic protocol."""
+        if self.type not in (CONSUMER, STREAMS):
+            return None
+        return sum(1 for m in self.members if m.member_protocol == CLASSIC)
 
     def lag_by_topic(self) -> dict[str, int | None]:
         totals: dict[str, int | None] = {}
-        for row in self.offsets:
+        for row in self._lag_rows():
             if row.lag is None:
                 totals.setdefault(row.topic, None)
             else:
@@ -166,14 +180,21 @@ class GroupDescription:
             "assignment_epoch": self.assignment_epoch, "coordinator": self.coordinator,
             "coordinator_partition": self.coordinator_partition,
             "rebalancing": self.rebalancing,
+            "classic_members": self.classic_members,
             "members": [m.to_dict() for m in self.members],
             "offsets": [row.to_dict() for row in self.offsets],
             "lag_by_topic": self.lag_by_topic(),
             "lag_total": self.lag_total,
-        } | ({"error": self.error} if self.error is not None else {})
+        } | self._typed() | ({"error": self.error} if self.error is not None else {})
+
+    def _typed(self) -> dict:
+        out = dict(self.extra)
+        if self.share_offsets is not None:
+            out["share_offsets"] = [row.to_dict() for row in self.share_offsets]
+        return out
 
 
-def _none_if_empty(value):
+def none_if_empty(value):
     return value if value not in ("", None) else None
 
 
@@ -181,8 +202,8 @@ def classic_member(raw: dict, protocol_type: str, protocol: str | None) -> Membe
     """A member of a DescribeGroups response, with consumer-protocol bytes decoded.
     Metadata and assignment are empty while the group rebalances: then both stay None."""
     member = Member(member_id=raw["member_id"], client_id=raw["client_id"],
-                    host=_none_if_empty(raw["client_host"]),
-                    instance_id=raw.get("group_instance_id"))
+                    host=none_if_empty(raw["client_host"]),
+                    instance_id=raw.get("group_instance_id"), member_protocol=CLASSIC)
     metadata, assignment = raw["member_metadata"], raw["member_assignment"]
     if protocol_type != "consumer":
         member.raw_metadata = metadata or None
@@ -197,7 +218,7 @@ def classic_member(raw: dict, protocol_type: str, protocol: str | None) -> Membe
             member.raw_metadata, member.decode_error = metadata, f"subscription: {exc}"
     if assignment:
         try:
-            member.assignment = _topic_list((tp.topic, tp.partitions) for tp
+            member.assignment = topic_list((tp.topic, tp.partitions) for tp
                                             in decode_assignment(assignment).assigned_partitions)
         except DecodeError as exc:
             member.raw_assignment, member.decode_error = assignment, f"assignment: {exc}"
@@ -217,8 +238,8 @@ def infer_classic_generation(members: list[Member]) -> int | None:
 
 def classic_group(raw: dict) -> GroupDescription:
     """One `groups[]` entry of a DescribeGroups response (error already checked)."""
-    protocol_type = _none_if_empty(raw["protocol_type"])
-    protocol = _none_if_empty(raw["protocol_data"])
+    protocol_type = none_if_empty(raw["protocol_type"])
+    protocol = none_if_empty(raw["protocol_data"])
     members = [classic_member(m, protocol_type or "", protocol) for m in raw["members"]]
     desc = GroupDescription(group=raw["group_id"], type=CLASSIC, state=raw["group_state"],
                             protocol_type=protocol_type, protocol=protocol, members=members)
@@ -227,15 +248,15 @@ def classic_group(raw: dict) -> GroupDescription:
     return desc
 
 
-def _epoch_assignment(raw: dict | None) -> list[TopicPartitions]:
+def epoch_assignment(raw: dict | None) -> list[TopicPartitions]:
     if not raw:
         return []
     # a topic the broker no longer knows by name (deleted) keeps its id
-    return _topic_list((tp["topic_name"] or tp["topic_id"], tp["partitions"])
+    return topic_list((tp["topic_name"] or tp["topic_id"], tp["partitions"])
                        for tp in raw["topic_partitions"])
 
 
-MEMBER_TYPES = {0: "classic", 1: "consumer"}
+MEMBER_TYPES = {0: CLASSIC, 1: CONSUMER}  # ConsumerGroupDescribe v1 MemberType; -1 unknown
 
 
 def consumer_group(raw: dict) -> GroupDescription:
@@ -243,19 +264,19 @@ def consumer_group(raw: dict) -> GroupDescription:
     members = []
     for m in raw["members"]:
         members.append(Member(
-            member_id=m["member_id"], client_id=m["client_id"], host=_none_if_empty(m["client_host"]),
+            member_id=m["member_id"], client_id=m["client_id"], host=none_if_empty(m["client_host"]),
             instance_id=m["instance_id"], rack=m["rack_id"], member_epoch=m["member_epoch"],
             subscription={"version": None, "topics": sorted(m["subscribed_topic_names"] or []),
                           "owned_partitions": None, "generation": None, "rack": m["rack_id"],
                           "user_data": None},
-            subscribed_topic_regex=_none_if_empty(m["subscribed_topic_regex"]),
-            assignment=_epoch_assignment(m["assignment"]),
-            target_assignment=_epoch_assignment(m["target_assignment"]),
-            member_type=MEMBER_TYPES.get(m.get("member_type", -1)),
+            subscribed_topic_regex=none_if_empty(m["subscribed_topic_regex"]),
+            assignment=epoch_assignment(m["assignment"]),
+            target_assignment=epoch_assignment(m["target_assignment"]),
+            member_protocol=MEMBER_TYPES.get(m.get("member_type", -1)),
         ))
     return GroupDescription(
         group=raw["group_id"], type=CONSUMER, state=raw["group_state"], protocol_type="consumer",
-        protocol=_none_if_empty(raw["assignor_name"]), group_epoch=raw["group_epoch"],
+        protocol=none_if_empty(raw["assignor_name"]), group_epoch=raw["group_epoch"],
         assignment_epoch=raw["assignment_epoch"], members=members)
 
 

@@ -87,9 +87,13 @@ def describe_tables(console, groups: list[dict], wide: bool) -> None:
 
 
 def header_lines(g: dict) -> list[str]:
+    from .group_types import header_line
+
     coord = g.get("coordinator")
     where = f"{coord['host']}:{coord['port']} (id {coord['id']})" if coord else "-"
-    if g["type"] == "consumer":
+    if header_line(g) is not None:
+        proto = header_line(g)
+    elif g["type"] == "consumer":
         proto = (f"assignor {_show(g['protocol'])}, group epoch {_show(g['group_epoch'])}, "
                  f"assignment epoch {_show(g['assignment_epoch'])}")
     else:
@@ -99,30 +103,48 @@ def header_lines(g: dict) -> list[str]:
 
 
 def describe_one(console, g: dict, wide: bool) -> None:
+    from . import group_types
+
     console.print(Text.assemble(("GROUP ", "bold"), (g["group"], "bold cyan"), "  ",
                                 _state(g["state"])))
     for line in header_lines(g):
         console.print(line)
-    if g.get("rebalancing") and g["type"] != "consumer":
+    mixed = group_types.mixed_line(g)
+    if mixed is not None:
+        console.print(mixed)
+    if g.get("rebalancing") and g["type"] == "classic":
         console.print(Text("rebalancing: subscriptions and assignments are known again once "
                            "the group is Stable", style="magenta"))
     elif g.get("rebalancing"):
         console.print(Text("rebalancing: members are moving to their target assignments",
                            style="magenta"))
+    if g["type"] == "streams":
+        group_types.topology_table(console, g, wide)
     if not g["members"]:
         console.print("no active members")
+    elif g["type"] == "share":
+        group_types.share_members_table(console, g, wide)
+    elif g["type"] == "streams":
+        group_types.streams_members_table(console, g, wide)
     elif g["protocol_type"] not in (None, "consumer"):
         _raw_members_table(console, g, wide)
     else:
         _members_table(console, g, wide)
     _offsets_table(console, g, wide)
+    if g["type"] == "share":
+        group_types.share_offsets_table(console, g, wide)
 
 
 def _members_table(console, g: dict, wide: bool) -> None:
+    from .group_types import is_mixed
+
     consumer = g["type"] == "consumer"
+    mixed = consumer and is_mixed(g)  # a column only then, as Kafka's own tool does
     cols = ["MEMBER", "CLIENT", "HOST"] + (["EPOCH"] if consumer else []) + ["#PARTS", "ASSIGNMENT"]
     if consumer:
         cols.append("TARGET")
+    if mixed:
+        cols.append("PROTOCOL")
     if wide:
         cols += ["INSTANCE", "RACK", "SUBSCRIBED"]
         cols += [] if consumer else ["OWNED", "GENERATION", "USER DATA"]
@@ -134,6 +156,7 @@ def _members_table(console, g: dict, wide: bool) -> None:
         row += [_show(m["member_epoch"])] if consumer else []
         row += [str(m["partitions"]), partitions_text(m["assignment"])]
         row += [partitions_text(m["target_assignment"])] if consumer else []
+        row += [_show(m.get("member_protocol"))] if mixed else []
         if wide:
             topics = ",".join(sub.get("topics") or []) or "-"
             if m.get("subscribed_topic_regex"):

@@ -176,15 +176,22 @@ def cgc_rows(kafka, *args: str) -> list[dict]:
     """ConsumerGroupCommand's table output as dicts keyed by its column headers."""
     proc = kafka.consumer_group_command(*args)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    lines = [ln for ln in proc.stdout.splitlines() if ln.strip()]
+    return tool_rows(proc.stdout)
+
+
+def tool_rows(stdout: str, last_free: bool = False) -> list[dict]:
+    """Rows of a Kafka *GroupCommand table, keyed by header (a repeated header line, one
+    per group, is skipped). `last_free`: the last column's cells may hold spaces
+    (StreamsGroupCommand's ASSIGNMENTS); other cells never do (COORDINATOR (ID) does, but
+    no table parsed here has it)."""
+    lines = [ln for ln in stdout.splitlines() if ln.strip()]
     header = next(i for i, ln in enumerate(lines) if ln.startswith("GROUP "))
     names = lines[header].split()
     rows = []
     for ln in lines[header + 1:]:
         if ln.startswith("GROUP "):
             continue
-        cells = ln.split()
-        # COORDINATOR (ID) has a space inside; not in the tables parsed here
+        cells = ln.split(None, len(names) - 1) if last_free else ln.split()
         rows.append(dict(zip(names, cells)))
     return rows
 

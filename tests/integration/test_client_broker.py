@@ -1,18 +1,14 @@
 """groupctl.client against real Kafka 4.x brokers: the lab broker (`kafka` fixture) for
 ApiVersions, Metadata, FindCoordinator and routing; and, for SASL (PLAIN, SCRAM-SHA-256,
-SCRAM-SHA-512) and TLS, a broker of this module's own (`secure_broker`) with PLAINTEXT,
-SASL_PLAINTEXT and SSL listeners and SCRAM users created at format time, started from the
-lab's cached jars with the lab's helpers. (Switch it to `groupctl lab up --sasl` when the
-lab grows SASL listeners.)"""
+SCRAM-SHA-512) and TLS, the `lab up --tls --sasl` broker (`secure_lab` fixture) with
+PLAINTEXT, SASL_PLAINTEXT, SSL and SASL_SSL listeners and SCRAM users created at format
+time."""
 from __future__ import annotations
 
 import asyncio
 import io
-import shutil
-import subprocess
 import time
 import uuid
-from pathlib import Path
 
 import pytest
 
@@ -20,6 +16,7 @@ from groupctl.client import BrokerConnection, Cluster, NotKafkaError, Tracer
 from groupctl.config import SecurityConfig, load_command_config
 from groupctl.errors import AuthError, UnreachableError
 from groupctl.exitcodes import ExitCode
+from groupctl.lab import sasl as labsasl
 from groupctl.protocol.messages import APIS, DESCRIBE_GROUPS, LIST_GROUPS, METADATA
 
 pytestmark = pytest.mark.broker
@@ -130,101 +127,7 @@ def test_many_requests_pipelined_on_one_connection(kafka):
     assert all(r["brokers"] for r in resps[30:])
 
 
-# ---- a broker with SASL and TLS listeners ---------------------------------------------------
-
-USERS = {"PLAIN": ("alice", "alice-secret"), "SCRAM-SHA-256": ("bob", "bob-secret"),
-         "SCRAM-SHA-512": ("carol", "carol-secret")}
-
-
-def _make_certs(d: Path) -> bool:
-    openssl = shutil.which("openssl")
-    if not openssl:
-        return False
-
-    def sh(*args):
-        subprocess.run([openssl, *args], cwd=d, check=True, capture_output=True, timeout=60)
-
-    sh("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem",
-       "-days", "2", "-subj", "/CN=groupctl-test-ca")
-    sh("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr",
-       "-subj", "/CN=localhost")
-    (d / "ext.cnf").write_text("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
-    sh("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-       "-CAcreateserial", "-out", "server.pem", "-days", "2", "-extfile", "ext.cnf")
-    sh("pkcs8", "-topk8", "-nocrypt", "-in", "server.key", "-out", "server.pk8")
-    (d / "keystore.pem").write_text((d / "server.pk8").read_text() + (d / "server.pem").read_text())
-    return True
-
-
-class SecureBroker:
-    def __init__(self, plaintext: int, sasl: int, ssl: int | None, ca: Path | None):
-        self.plaintext = f"127.0.0.1:{plaintext}"
-        self.sasl = f"127.0.0.1:{sasl}"
-        self.ssl = f"127.0.0.1:{ssl}" if ssl else None
-        self.ca = ca
-
-
-@pytest.fixture(scope="module")
-def secure_broker(tmp_path_factory):
-    from groupctl.lab import dist, process
-    from groupctl.lab.cluster import JVM_OPTS
-    from groupctl.lab.config import kafka_uuid
-
-    root = tmp_path_factory.mktemp("secure-broker")
-    tls = _make_certs(root)
-    plain, controller, sasl, ssl_port = process.free_ports(4)
-    listeners = [f"PLAINTEXT://127.0.0.1:{plain}", f"CONTROLLER://127.0.0.1:{controller}",
-                 f"SASL_PLAINTEXT://127.0.0.1:{sasl}"]
-    advertised = [listeners[0], listeners[2]]
-    protocols = "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT"
-    if tls:
-        listeners.append(f"SSL://127.0.0.1:{ssl_port}")
-        advertised.append(listeners[-1])
-        protocols += ",SSL:SSL"
-    jaas = "org.apache.kafka.common.security.{0}.{1} required{2};"
-    props = {
-        "process.roles": "broker,controller", "node.id": "1",
-        "listeners": ",".join(listeners), "advertised.listeners": ",".join(advertised),
-        "listener.security.protocol.map": protocols,
-        "inter.broker.listener.name": "PLAINTEXT", "controller.listener.names": "CONTROLLER",
-        "controller.quorum.bootstrap.servers": f"127.0.0.1:{controller}",
-        "log.dirs": str(root / "data"),
-        "offsets.topic.replication.factor": "1", "offsets.topic.num.partitions": "3",
-        "transaction.state.log.replication.factor": "1", "transaction.state.log.min.isr": "1",
-        "share.coordinator.state.topic.replication.factor": "1",
-        "share.coordinator.state.topic.min.isr": "1",
-        "group.initial.rebalance.delay.ms": "0",
-        "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
-        "listener.name.sasl_plaintext.plain.sasl.jaas.config": jaas.format(
-            "plain", "PlainLoginModule", ' user_alice="alice-secret"'),
-        "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config": jaas.format(
-            "scram", "ScramLoginModule", ""),
-        "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config": jaas.format(
-            "scram", "ScramLoginModule", ""),
-    }
-    if tls:
-        props.update({"ssl.keystore.type": "PEM", "ssl.keystore.location": str(root / "keystore.pem"),
-                      "ssl.truststore.type": "PEM", "ssl.truststore.location": str(root / "ca.pem")})
-    config = root / "server.properties"
-    config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
-    libs = dist.kafka_libs()
-    fmt = dist.java_tool(libs, "kafka.tools.StorageTool", "format", "--standalone",
-                         "--cluster-id", kafka_uuid(), "--config", str(config),
-                         "--add-scram", "SCRAM-SHA-256=[name=bob,password=bob-secret]",
-                         "--add-scram", "SCRAM-SHA-512=[name=carol,password=carol-secret]")
-    assert fmt.returncode == 0, fmt.stdout + fmt.stderr
-    cmd = [dist.java_cmd(), *JVM_OPTS, "-cp", dist.classpath(libs), "kafka.Kafka", str(config)]
-    pid, start_time = process.spawn(cmd, root, root / "stdout.log", tie_to_parent=True)
-    try:
-        async def ready():  # the client's own bootstrap retries until the broker listens
-            async with Cluster([f"127.0.0.1:{plain}"], timeout=90) as cluster:
-                await cluster.metadata([])
-
-        run(ready(), timeout=100)
-        yield SecureBroker(plain, sasl, ssl_port if tls else None, root / "ca.pem" if tls else None)
-    finally:
-        process.stop([(pid, str(config), start_time)], timeout=20)
-
+# ---- the lab's SASL and TLS listeners (`lab up --tls --sasl`) -------------------------------
 
 def _connect(address: str, security: SecurityConfig | None, timeout: float = 10):
     async def main():
@@ -233,50 +136,57 @@ def _connect(address: str, security: SecurityConfig | None, timeout: float = 10)
     return run(main())
 
 
-@pytest.mark.parametrize("mech", list(USERS))
-def test_sasl_mechanisms(secure_broker, mech):
-    user, password = USERS[mech]
-    md = _connect(secure_broker.sasl, SecurityConfig("SASL_PLAINTEXT", mech, user, password))
-    assert 1 in md.brokers
+MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+
+
+@pytest.mark.parametrize("mech", MECHANISMS)
+@pytest.mark.parametrize("user", ["admin", "guest"])
+def test_sasl_mechanisms(secure_lab, mech, user):
+    good = labsasl.security(secure_lab.sasl, mech, user=user)
+    md = _connect(secure_lab.sasl_bootstrap, good)
+    assert 1 in md.brokers  # Metadata without topics: allowed without any ACL
     t0 = time.monotonic()
     with pytest.raises(AuthError, match="SASL_AUTHENTICATION_FAILED") as info:
-        _connect(secure_broker.sasl, SecurityConfig("SASL_PLAINTEXT", mech, user, "wrong"))
+        _connect(secure_lab.sasl_bootstrap, SecurityConfig("SASL_PLAINTEXT", mech, user, "wrong"))
     assert info.value.exit_code == ExitCode.AUTH
     assert time.monotonic() - t0 < 5  # an auth failure is not retried until the deadline
 
 
-def test_sasl_from_a_properties_file(secure_broker, tmp_path):
+def test_sasl_from_a_properties_file(secure_lab, tmp_path):
     props = tmp_path / "client.properties"
     props.write_text("security.protocol=SASL_PLAINTEXT\n"
                      "sasl.mechanism=SCRAM-SHA-512\n"
                      "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule "
-                     "required username=\"carol\" password=\"carol-secret\";\n")
-    assert 1 in _connect(secure_broker.sasl, load_command_config(props)).brokers
+                     f"required username=\"guest\" password=\"{secure_lab.sasl['guest_password']}\";\n")
+    assert 1 in _connect(secure_lab.sasl_bootstrap, load_command_config(props)).brokers
 
 
-def test_listener_mismatches_are_explained(secure_broker):
+def test_sasl_over_tls(secure_lab):
+    security = labsasl.security(secure_lab.sasl, "SCRAM-SHA-512", tls=secure_lab.tls)
+    assert security.protocol == "SASL_SSL"
+    assert 1 in _connect(secure_lab.sasl_ssl_bootstrap, security).brokers
+
+
+def test_listener_mismatches_are_explained(secure_lab):
     with pytest.raises(UnreachableError, match="a SASL listener") as info:
-        _connect(secure_broker.sasl, None)
+        _connect(secure_lab.sasl_bootstrap, None)
     assert info.value.exit_code == ExitCode.UNREACHABLE
     with pytest.raises(AuthError, match="ILLEGAL_SASL_STATE.*security.protocol"):
-        _connect(secure_broker.plaintext, SecurityConfig("SASL_PLAINTEXT", "PLAIN", "alice",
-                                                         "alice-secret"))
+        _connect(secure_lab.bootstrap, labsasl.security(secure_lab.sasl, "PLAIN"))
 
 
-def test_tls(secure_broker):
-    if secure_broker.ssl is None:
-        pytest.skip("openssl is not installed: no certificates for the TLS listener")
-    ca = str(secure_broker.ca)
-    assert 1 in _connect(secure_broker.ssl, SecurityConfig("SSL", ssl_cafile=ca)).brokers
-    port = secure_broker.ssl.rsplit(":", 1)[1]
+def test_tls(secure_lab):
+    ca = secure_lab.tls["ca_file"]
+    assert 1 in _connect(secure_lab.ssl_bootstrap, SecurityConfig("SSL", ssl_cafile=ca)).brokers
+    port = secure_lab.ssl_bootstrap.rsplit(":", 1)[1]
     assert 1 in _connect(f"localhost:{port}", SecurityConfig("SSL", ssl_cafile=ca)).brokers
     with pytest.raises(UnreachableError, match="TLS handshake failed") as info:
-        _connect(secure_broker.ssl, SecurityConfig("SSL"), timeout=3)  # the system CAs
+        _connect(secure_lab.ssl_bootstrap, SecurityConfig("SSL"), timeout=3)  # the system CAs
     assert info.value.exit_code == ExitCode.UNREACHABLE
     with pytest.raises(NotKafkaError, match="it speaks TLS"):
-        _connect(secure_broker.ssl, None)
+        _connect(secure_lab.ssl_bootstrap, None)
     with pytest.raises(UnreachableError, match="TLS handshake failed"):
-        _connect(secure_broker.plaintext, SecurityConfig("SSL", ssl_cafile=ca), timeout=3)
+        _connect(secure_lab.bootstrap, SecurityConfig("SSL", ssl_cafile=ca), timeout=3)
 
 
 # ---- through the CLI ------------------------------------------------------------------------

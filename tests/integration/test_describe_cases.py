@@ -26,7 +26,8 @@ from describe_support import (
 pytestmark = pytest.mark.broker
 
 READ_APIS = {"ApiVersions", "Metadata", "FindCoordinator", "DescribeGroups",
-             "ConsumerGroupDescribe", "OffsetFetch", "ListOffsets", "ListGroups"}
+             "ConsumerGroupDescribe", "OffsetFetch", "ListOffsets", "ListGroups",
+             "ShareGroupDescribe", "StreamsGroupDescribe", "DescribeShareGroupOffsets"}
 
 
 def test_unknown_group_is_exit_5(kafka, unique_group):

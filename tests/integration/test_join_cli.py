@@ -68,13 +68,15 @@ def test_join_usage_errors(kafka, unique_group, args):
     assert err.startswith("groupctl: error: ")
 
 
-def test_leader_with_unknown_assignor_leaves_and_exits_7(kafka, unique_group):
+def test_an_assignor_groupctl_cannot_run_is_exit_2_before_joining(kafka, unique_group):
+    # (it used to join, be elected leader, leave and exit 7: issue 14)
     code, out, err = cli(kafka, "join", unique_group, "--assignor", "my-custom")
-    assert code == ExitCode.KAFKA_ERROR, (code, err)
-    assert "'my-custom'" in err and "does not implement" in err
-    assert out == ""
-    group = describe(kafka, unique_group)
-    assert group["members"] == []
+    assert (code, out) == (ExitCode.USAGE, "")
+    assert err == ("groupctl: error: --assignor 'my-custom': groupctl runs only range, "
+                   "roundrobin, sticky, cooperative-sticky (the Java client's built-in "
+                   "assignors)\n")
+    with open(kafka.log_file, encoding="utf-8", errors="replace") as f:
+        assert unique_group not in f.read()  # the coordinator never heard of the group
 
 
 def test_invalid_session_timeout_is_fatal_7(kafka, unique_group):

@@ -116,7 +116,7 @@ def test_port_taken_is_a_clean_error(lab_home):
         s.listen()
         port = s.getsockname()[1]
         code, out, err = run_cli("lab", "up", "--port", str(port), "--name", "taken")
-    assert code == 1
+    assert code == 2
     assert out == ""
     assert err == (f"groupctl: error: port {port} on 127.0.0.1 is already in use (choose "
                    f"another --port, or leave it out to pick free ports)\n")

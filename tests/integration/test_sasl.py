@@ -2,6 +2,7 @@
 users created at format time, PLAIN users in the listener's JAAS config), the client
 properties files it writes, and groupctl talking through them, with peers as ground truth:
 librdkafka (confluent-kafka) and Kafka's own ConsumerGroupCommand read the very same files.
+(TLS, the guest user and authorization: test_lab_tls.py, on the same lab.)
 """
 from __future__ import annotations
 
@@ -29,16 +30,9 @@ LIBRDKAFKA_UNKNOWN = {"sasl.jaas.config"}  # Java's spelling; librdkafka reads u
 
 
 @pytest.fixture(scope="module")
-def sasl_lab(tmp_path_factory):
-    from groupctl.lab.cluster import Lab
-
-    root = tmp_path_factory.mktemp("labsasl")
-    lab = Lab.up(name=f"pytest-{os.getpid()}-sasl", brokers=1, root=root,
-                 tie_to_parent=True, sasl=True)
-    try:
-        yield lab
-    finally:
-        lab.down()
+def sasl_lab(secure_lab):
+    """`lab up --tls --sasl` (the session's secure lab): its SASL_PLAINTEXT side here."""
+    return secure_lab
 
 
 def _props(path: str) -> dict[str, str]:
@@ -137,17 +131,31 @@ def test_lab_status_names_the_sasl_bootstrap_and_command_config(sasl_lab, monkey
     code, out, err = cli("-o", "json", "lab", "status", "--name", sasl_lab.name)
     assert (code, err) == (0, "")
     sasl = json.loads(out)["sasl"]
+
+    def files(prefix: str) -> dict:
+        return {m: os.path.join(sasl_lab.lab_dir, f"client-{prefix}{m.lower()}.properties")
+                for m in MECHANISMS}
+
     assert sasl == {
         "bootstrap": sasl_lab.sasl_bootstrap, "security_protocol": "SASL_PLAINTEXT",
         "username": "admin", "mechanisms": list(MECHANISMS),
         "command_config": os.path.join(sasl_lab.lab_dir, "client-scram-sha-256.properties"),
-        "command_configs": {m: os.path.join(sasl_lab.lab_dir, f"client-{m.lower()}.properties")
-                            for m in MECHANISMS},
+        "command_configs": files(""),
+        "guest": {"username": "guest", "acls": "none",
+                  "command_config": os.path.join(sasl_lab.lab_dir,
+                                                 "client-guest-scram-sha-256.properties"),
+                  "command_configs": files("guest-")},
+        "sasl_ssl": {"bootstrap": sasl_lab.sasl_ssl_bootstrap, "security_protocol": "SASL_SSL",
+                     "command_configs": files("sasl-ssl-"),
+                     "guest_command_configs": files("guest-sasl-ssl-")},
     }
     assert "password" not in out
     code, out, err = cli("lab", "status", "--name", sasl_lab.name)
     assert code == 0, err
     assert f"sasl bootstrap: {sasl_lab.sasl_bootstrap} " in out
     assert f"sasl command config: {sasl['command_config']}\n" in out
-    for path in sasl["command_configs"].values():
-        assert os.stat(path).st_mode & 0o777 == 0o600
+    assert f"sasl command config (user guest, no ACLs): {sasl['guest']['command_config']}\n" in out
+    for files_ in (sasl["command_configs"], sasl["guest"]["command_configs"],
+                   sasl["sasl_ssl"]["command_configs"], sasl["sasl_ssl"]["guest_command_configs"]):
+        for path in files_.values():
+            assert os.stat(path).st_mode & 0o777 == 0o600

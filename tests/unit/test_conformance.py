@@ -26,6 +26,7 @@ EXPECTED_APIS = {
     11: "JoinGroup", 12: "Heartbeat", 13: "LeaveGroup", 14: "SyncGroup",
     15: "DescribeGroups", 16: "ListGroups", 17: "SaslHandshake", 18: "ApiVersions",
     36: "SaslAuthenticate", 68: "ConsumerGroupHeartbeat", 69: "ConsumerGroupDescribe",
+    77: "ShareGroupDescribe", 89: "StreamsGroupDescribe", 90: "DescribeShareGroupOffsets",
 }
 
 PRIMITIVES = {"int8", "int16", "uint16", "int32", "int64", "float64", "bool", "string",

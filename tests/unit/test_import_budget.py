@@ -40,6 +40,8 @@ HELP_PATHS = [
     ["list", "--help"], ["describe", "--help"], ["join", "--help"], ["demo", "--help"],
     ["lab", "--help"], ["lab", "up", "--help"], ["lab", "workload", "--help"],
     ["decode", "--help"], ["decode", "subscription", "--help"], ["errors", "--help"],
+    ["config", "--help"], ["config", "set-context", "--help"],
+    ["force-rebalance", "--help"], ["wait", "--help"], ["remove-member", "--help"],
 ]
 
 

@@ -77,7 +77,7 @@ def test_stable_classic_group_decodes_subscriptions_and_assignments():
                          "owned_partitions": [{"topic": "orders", "partitions": [1]}],
                          "generation": 4, "rack": "r1", "user_data": {"generation": 4}},
         "assignment": [{"topic": "orders", "partitions": [1, 2]}],
-        "target_assignment": None, "partitions": 2,
+        "target_assignment": None, "partitions": 2, "member_protocol": "classic",
     }
 
 
@@ -149,7 +149,7 @@ def test_consumer_group_from_consumer_group_describe():
     assert (d["type"], d["protocol"], d["group_epoch"], d["assignment_epoch"], d["generation"],
             d["rebalancing"]) == ("consumer", "uniform", 7, 7, None, True)
     (m,) = d["members"]
-    assert (m["member_epoch"], m["rack"], m["member_type"]) == (6, "r", "consumer")
+    assert (m["member_epoch"], m["rack"], m["member_protocol"]) == (6, "r", "consumer")
     assert "subscribed_topic_regex" not in m
     assert m["subscription"]["topics"] == ["t1", "t2"]
     assert m["assignment"] == [{"topic": "t1", "partitions": [0]}]

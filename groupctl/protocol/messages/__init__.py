@@ -22,6 +22,9 @@ _MODULES = {
     "SASL_AUTHENTICATE": "m36_sasl_authenticate",
     "CONSUMER_GROUP_HEARTBEAT": "m68_consumer_group_heartbeat",
     "CONSUMER_GROUP_DESCRIBE": "m69_consumer_group_describe",
+    "SHARE_GROUP_DESCRIBE": "m77_share_group_describe",
+    "STREAMS_GROUP_DESCRIBE": "m89_streams_group_describe",
+    "DESCRIBE_SHARE_GROUP_OFFSETS": "m90_describe_share_group_offsets",
 }
 
 __all__ = ["APIS", *_MODULES]

@@ -1,0 +1,129 @@
+"""What a forced rebalance costs a group, against the same group's natural rebalance when a
+consumer joins, same run.
+
+Set-up (on a fresh one-node lab, or on -b): a topic with 6 partitions and a classic group of
+3 real librdkafka consumers (--assignor, default range; heartbeat interval 1 s, as the
+lab's consumers use). Then, alternating the two so that drift hits both alike, ROUNDS times:
+
+  natural  a 4th librdkafka consumer starts; time from its start() to the first
+           DescribeGroups that shows the group Stable with 4 members. Then it leaves again
+           (that rebalance is not measured) and the group is Stable with 3.
+  forced   groupctl's force-rebalance driver (the code behind the command, in-process, so
+           no interpreter start-up is counted); time from its call to its return, which is
+           the first snapshot that shows the group Stable again with its 3 members.
+
+Both are observed the same way (the group polled every 20 ms), and both include the
+joiner's own set-up (FindCoordinator, connections, the MEMBER_ID_REQUIRED round).
+Reports each round, the medians and the ratio forced / natural. Target (issue 9): <= 1.2,
+forcing costs no more than a member joining.
+
+    . .venv/bin/activate && python bench/force_rebalance.py [--rounds 7] [-b HOST:PORT]
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+
+from groupctl.client import Cluster
+from groupctl.coordinator.force_rebalance import force_rebalance
+from groupctl.lab.consumer import LabConsumer, wait_balanced
+from groupctl.lab.workload import create_topic
+from groupctl.observe.snapshot import group_snapshot
+
+PARTITIONS = 6
+POLL_S = 0.02
+
+
+async def until_stable(cluster, group: str, members: int, timeout: float = 60.0) -> float:
+    """Poll until the group is Stable with `members` members; the monotonic time seen."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        desc = await group_snapshot(cluster, group)
+        if desc is not None and desc.state == "Stable" and len(desc.members) == members:
+            return time.monotonic()
+        await asyncio.sleep(POLL_S)
+    raise SystemExit(f"bench: {group} not Stable with {members} members within {timeout:g}s")
+
+
+async def natural(cluster, bootstrap: str, group: str, topic: str, assignor: str) -> float:
+    start = time.monotonic()
+    joiner = LabConsumer(bootstrap, group, [topic], assignor=assignor, name="bench-joiner").start()
+    try:
+        end = await until_stable(cluster, group, 4)
+    finally:
+        await asyncio.to_thread(joiner.close)
+    await until_stable(cluster, group, 3)
+    return end - start
+
+
+async def forced(cluster, group: str) -> float:
+    before = await group_snapshot(cluster, group)
+    start = time.monotonic()
+    report = await force_rebalance(cluster, before, "groupctl force-rebalance: bench",
+                                   snapshot=lambda: group_snapshot(cluster, group),
+                                   deadline=60)
+    end = time.monotonic()
+    if not report.same_members or report.new_generations != 1:
+        raise SystemExit(f"bench: the forced rebalance was not one clean generation: "
+                         f"{report.to_dict()}")
+    return end - start
+
+
+async def run(bootstrap: str, rounds: int, assignor: str) -> int:
+    suffix = time.strftime("%H%M%S")
+    topic, group = f"bench-fr-{suffix}", f"bench-fr-{suffix}"
+    create_topic(bootstrap, topic, PARTITIONS)
+    members = [LabConsumer(bootstrap, group, [topic], assignor=assignor, name=f"bench-{i}").start()
+               for i in range(3)]
+    try:
+        wait_balanced(members, [(topic, p) for p in range(PARTITIONS)])
+        results: dict[str, list[float]] = {"natural": [], "forced": []}
+        async with Cluster([bootstrap], timeout=30) as cluster:
+            await until_stable(cluster, group, 3)
+            for i in range(rounds):
+                order = ("natural", "forced") if i % 2 == 0 else ("forced", "natural")
+                for kind in order:
+                    took = await (natural(cluster, bootstrap, group, topic, assignor)
+                                  if kind == "natural" else forced(cluster, group))
+                    results[kind].append(took)
+                print(f"round {i + 1}: natural {results['natural'][-1] * 1000:.0f} ms, "
+                      f"forced {results['forced'][-1] * 1000:.0f} ms", flush=True)
+    finally:
+        for m in members:
+            m.begin_close()
+        for m in members:
+            m.close()
+    nat, frc = (statistics.median(results[k]) for k in ("natural", "forced"))
+    ratio = frc / nat
+    print(f"\nmedian over {rounds} rounds ({assignor}, 3 librdkafka consumers, "
+          f"{PARTITIONS} partitions):")
+    print(f"  natural rebalance (a consumer joins) {nat * 1000:.0f} ms")
+    print(f"  forced rebalance (force-rebalance)   {frc * 1000:.0f} ms")
+    print(f"  ratio forced / natural               {ratio:.2f}   (target <= 1.2)")
+    return 0 if ratio <= 1.2 else 1
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-b", "--bootstrap-server")
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--assignor", default="range")
+    args = parser.parse_args(argv)
+    if args.bootstrap_server:
+        return asyncio.run(run(args.bootstrap_server, args.rounds, args.assignor))
+    from groupctl.lab.cluster import Lab
+
+    with tempfile.TemporaryDirectory(prefix="groupctl-bench-") as root:
+        lab = Lab.up(name="bench-force-rebalance", brokers=1, root=root)
+        try:
+            return asyncio.run(run(lab.bootstrap, args.rounds, args.assignor))
+        finally:
+            lab.down()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
