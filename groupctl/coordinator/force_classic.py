@@ -34,22 +34,16 @@ api, body)` with link "join" or "control". No I/O, no clock.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 
+from ..client.routes import ROUTE_CONTROL, ROUTE_JOIN
 from ..protocol.errors import ErrorCode, error_for
+from .member import REASON_MAX, DocumentedState
 
-REASON_MAX = 255  # the Java client truncates KIP-800 reasons here
-JOIN, CONTROL = "join", "control"
+JOIN, CONTROL = ROUTE_JOIN, ROUTE_CONTROL
 
 
-class TriggerState(str, Enum):
+class TriggerState(DocumentedState):
     """Where the trigger is. `TriggerState.X.__doc__` says what it waits for."""
-
-    def __new__(cls, value: str, doc: str):
-        obj = str.__new__(cls, value)
-        obj._value_ = value
-        obj.__doc__ = doc
-        return obj
 
     IDLE = ("idle", """Nothing sent yet; nothing to undo.""")
     ASKING_ID = ("asking_id", """The first JoinGroup (empty member id) is in flight. If it

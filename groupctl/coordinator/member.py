@@ -81,6 +81,17 @@ class Coordinator:
 
 
 # ---- states ---------------------------------------------------------------------------------
+class DocumentedState(str, Enum):
+    """Base of a state enum whose members are ("value", "what happens there") pairs: the
+    paragraph becomes the member's __doc__ (the style of Kafka's MemberState)."""
+
+    def __new__(cls, value: str, doc: str):
+        obj = str.__new__(cls, value)
+        obj._value_ = value
+        obj.__doc__ = doc
+        return obj
+
+
 S_ = TypeVar("S_", bound=Enum)
 
 

@@ -12,19 +12,13 @@ generation while it rediscovers the coordinator), as in the Java client.
 """
 from __future__ import annotations
 
-from enum import Enum
+from ..member import (  # noqa: F401 - re-exported
+    DocumentedState, IllegalTransitionError, StateTracker, Transition,
+)
 
-from ..member import IllegalTransitionError, StateTracker, Transition  # noqa: F401 - re-exported
 
-
-class ClassicMemberState(str, Enum):
+class ClassicMemberState(DocumentedState):
     """A classic member's state. `ClassicMemberState.X.__doc__` says what it does there."""
-
-    def __new__(cls, value: str, doc: str):
-        obj = str.__new__(cls, value)
-        obj._value_ = value
-        obj.__doc__ = doc
-        return obj
 
     UNJOINED = ("unjoined", """
         Not a member and not trying to be one yet: the state of a new member. It sends
