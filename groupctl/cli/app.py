@@ -103,7 +103,8 @@ def hoist_global_options(argv: list[str]) -> list[str]:
 # of a `describe`. Help, completion and anything else (a typo gets "No such command")
 # register every module.
 COMMAND_MODULES = {"list": "groups", "describe": "groups", "join": "join", "demo": "demo",
-                   "lab": "lab", "decode": "offline", "errors": "offline"}
+                   "lab": "lab", "decode": "offline", "errors": "offline",
+                   "analyze": "analyze"}
 
 
 def command_name(argv: list[str]) -> str | None:
