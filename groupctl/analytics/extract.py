@@ -76,21 +76,26 @@ def _log4j_ts(text: Column, tz: str) -> Column:
     return ts if tz.upper() in ("UTC", "Z") else F.to_utc_timestamp(ts, tz)
 
 
-def _unparsed(lines: DataFrame, ok: Column, truncated_regex: str, source: str) -> DataFrame:
-    """Lines that are garbage (no record start, no continuation) or one of ours cut short."""
+def _unparsed(lines: DataFrame, ok: Column, candidate: Column, truncated_regex: str,
+              source: str) -> DataFrame:
+    """Lines that are garbage (no record start, no continuation) or one of ours cut short.
+    Cheap tests first: most lines are well-formed records starting with `[`."""
     line = F.col("line")
-    bad = (~ok & ((~line.rlike(P.LOG4J_START) & ~line.rlike(P.CONTINUATION) & (line != ""))
-                  | line.rlike(truncated_regex)))
-    return lines.filter(bad).select("file", F.lit(source).alias("source"))
+    garbage = (line != "") & F.when(line.startswith("["), ~line.rlike(P.LOG4J_START)) \
+        .otherwise(~line.rlike(P.CONTINUATION))
+    truncated = candidate & ~ok & line.rlike(truncated_regex)
+    return lines.filter(garbage | truncated).select("file", F.lit(source).alias("source"))
 
 
 def broker_events(lines: DataFrame, tz: str = "UTC") -> tuple[DataFrame, DataFrame]:
-    """Group-coordinator lines of Kafka 4.x (GroupMetadataManager) and 3.x (GroupCoordinator)."""
-    parts = F.regexp_extract(F.col("line"), P.LOG4J_LINE, 3)
-    df = lines.withColumns({
-        "msg_full": parts,
-        "logger": F.regexp_extract(F.col("line"), P.LOG4J_LINE, 4),
-        "ts_text": F.regexp_extract(F.col("line"), P.LOG4J_LINE, 1),
+    """Group-coordinator lines of Kafka 4.x (GroupMetadataManager) and 3.x (GroupCoordinator).
+    Only lines that name the coordinator (a substring test) pay for the regexes."""
+    line = F.col("line")
+    candidate = line.contains(" [GroupCoordinator ")
+    df = lines.filter(candidate).withColumns({
+        "msg_full": F.regexp_extract(line, P.LOG4J_LINE, 3),
+        "logger": F.regexp_extract(line, P.LOG4J_LINE, 4),
+        "ts_text": F.substring(line, 2, 23),
     })
     ours = df.filter(F.col("logger").rlike(P.BROKER_LOGGERS)
                      & F.col("msg_full").startswith("[GroupCoordinator "))
@@ -101,7 +106,8 @@ def broker_events(lines: DataFrame, tz: str = "UTC") -> tuple[DataFrame, DataFra
     ours, fields = _classify(ours, P.BROKER_PATTERNS)
     events = _events(ours, fields, "broker-log",
                      {"ts": _log4j_ts(F.col("ts_text"), tz)})
-    unparsed = _unparsed(df, F.col("ts_text") != "", P.BROKER_TRUNCATED, "broker-log")
+    unparsed = _unparsed(lines, line.rlike(P.LOG4J_LINE), candidate, P.BROKER_TRUNCATED,
+                         "broker-log")
     return events, unparsed
 
 
@@ -152,8 +158,14 @@ def rdkafka_client_events(lines: DataFrame) -> DataFrame:
 def client_events(lines: DataFrame, tz: str = "UTC") -> tuple[DataFrame, DataFrame]:
     """Java and librdkafka client lines (one glob may hold both)."""
     events = java_client_events(lines, tz).unionByName(rdkafka_client_events(lines))
-    ok = (F.col("line").rlike(P.LOG4J_LINE) | F.col("line").rlike(P.RDKAFKA_LINE))
-    return events, _unparsed(lines, ok, P.JAVA_TRUNCATED, "client-log")
+    line = F.col("line")
+    garbage = (line != "") & F.when(line.startswith("["), ~line.rlike(P.LOG4J_START)) \
+        .when(line.startswith("%"), ~line.rlike(P.RDKAFKA_LINE)) \
+        .otherwise(~line.rlike(P.CONTINUATION))
+    truncated = line.contains("[Consumer clientId=") & ~line.rlike(P.LOG4J_LINE) \
+        & line.rlike(P.JAVA_TRUNCATED)
+    unparsed = lines.filter(garbage | truncated).select("file", F.lit("client-log").alias("source"))
+    return events, unparsed
 
 
 RECORD_SCHEMA = T.StructType([

@@ -22,24 +22,40 @@ def timeline_figure(episodes: list[dict]):
 
     fig = go.Figure()
     groups = sorted({e["group"] for e in episodes})
+    timed = [e for e in episodes if e["started"] and e["ended"]]
+    # a bar at least 1/300 of the chart wide, so a 5 ms rebalance still shows (the hover
+    # text has the real duration)
+    least = _span_ms(timed) / 300
     for group in groups:
-        eps = [e for e in episodes if e["group"] == group and e["started"] and e["ended"]]
+        eps = [e for e in timed if e["group"] == group]
         fig.add_trace(go.Bar(
             name=group, orientation="h", y=[group] * len(eps),
             base=[e["started"] for e in eps],
-            x=[max(e["duration_ms"] or 0, 1) for e in eps],
+            x=[max(e["duration_ms"] or 0, least, 1) for e in eps],
             marker_color=[REASON_COLOURS.get(e["reason_kind"], "#9d755d") for e in eps],
             hovertext=[_hover(e) for e in eps], hoverinfo="text", showlegend=False))
-    for kind, colour in REASON_COLOURS.items():  # a key for the colours, not a trace per group
-        if any(e["reason_kind"] == kind for e in episodes):
-            fig.add_annotation(text=f"<span style='color:{colour}'>&#9632;</span> {kind}",
-                               showarrow=False, xref="paper", yref="paper", x=1.0, xanchor="left",
-                               y=1.0 - 0.06 * list(REASON_COLOURS).index(kind), align="left")
+    for kind, colour in REASON_COLOURS.items():  # the colour key: legend-only markers
+        if any(e["reason_kind"] == kind for e in timed):
+            fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=kind,
+                                     marker={"color": colour, "symbol": "square", "size": 12},
+                                     showlegend=True, hoverinfo="skip"))
     fig.update_layout(title="Rebalances by group (colour: reason)", barmode="overlay",
                       xaxis={"type": "date", "title": "time (UTC)"},
                       yaxis={"title": None, "automargin": True},
-                      height=max(300, 60 * len(groups) + 150), margin={"r": 160})
+                      height=max(300, 60 * len(groups) + 150),
+                      legend={"title": {"text": "reason"}})
     return fig
+
+
+def _span_ms(episodes: list[dict]) -> float:
+    from datetime import datetime
+
+    if not episodes:
+        return 0.0
+    parse = lambda t: datetime.fromisoformat(t.replace("Z", "+00:00"))  # noqa: E731
+    start = min(parse(e["started"]) for e in episodes)
+    end = max(parse(e["ended"]) for e in episodes)
+    return (end - start).total_seconds() * 1000
 
 
 def _hover(e: dict) -> str:
