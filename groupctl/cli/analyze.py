@@ -45,11 +45,11 @@ def analyze(
     group: Optional[str] = typer.Option(None, "--group", metavar="REGEX",
                                         help="Only groups whose id matches REGEX."),
     storm_rebalances: int = typer.Option(3, "--storm-rebalances", metavar="N",
-                                         help="A storm: at least N rebalances ... (default 3)"),
+                                         help="A storm: at least N rebalances ..."),
     storm_window: float = typer.Option(600.0, "--storm-window", metavar="S",
-                                       help="... within S seconds (default 600)."),
+                                       help="... within S seconds."),
     log_timezone: str = typer.Option("UTC", "--log-timezone", metavar="TZ",
-                                     help="Time zone of the log files' timestamps (default UTC)."),
+                                     help="Time zone of the log files' timestamps."),
 ):
     """Explain rebalances after the fact: timelines, reasons and metrics from logs, on Spark.
 
@@ -58,7 +58,11 @@ def analyze(
     the member that triggered it. Consumer (KIP-848) groups: group-epoch bumps up to the
     new target assignment. Lines that are not log records (garbage, cut short) are counted
     per file and reported, never fatal. Runs on local[*], or on any Spark cluster with
-    --master (the input paths must then be readable by the executors)."""
+    --master (the input paths must then be readable by the executors).
+
+    Writes CSV and Parquet tables and a self-contained report.html under --out, and prints
+    a summary (with -o json/yaml: one object per group). Exit 2 for no input or a glob
+    matching nothing, 3 when a spark:// master does not answer."""
     env = ctx.find_root().obj
     from ..analytics.pipeline import Inputs, Options, expand
 

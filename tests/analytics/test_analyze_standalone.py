@@ -24,8 +24,8 @@ def test_standalone_cluster_output_is_identical_to_local(spark, fixture_dir, tmp
         status = cluster.status()
         assert status["aliveworkers"] == 2 and status["status"] == "ALIVE"
         proc = subprocess.run(
-            [sys.executable, "-m", "groupctl", "-o", "json", "--master", cluster.url,
-             *fixture_args(fixture_dir, cluster_out)],
+            [sys.executable, "-m", "groupctl", "-o", "json",
+             *fixture_args(fixture_dir, cluster_out), "--master", cluster.url],
             capture_output=True, text=True, timeout=600)
         assert proc.returncode == 0, proc.stderr[-3000:]
         apps = cluster.status()["completedapps"] + cluster.status()["activeapps"]

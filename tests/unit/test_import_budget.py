@@ -40,6 +40,7 @@ HELP_PATHS = [
     ["list", "--help"], ["describe", "--help"], ["join", "--help"], ["demo", "--help"],
     ["lab", "--help"], ["lab", "up", "--help"], ["lab", "workload", "--help"],
     ["decode", "--help"], ["decode", "subscription", "--help"], ["errors", "--help"],
+    ["analyze", "--help"],
 ]
 
 
