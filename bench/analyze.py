@@ -118,12 +118,10 @@ def spark_pass(spark, paths: list[Path]) -> dict:
 
     from groupctl.analytics.schema import EVENT_COLUMNS
 
-    events, unparsed = extract.broker_events(extract.read_lines(spark, [str(p) for p in paths]))
+    events = extract.broker_events(extract.read_lines(spark, [str(p) for p in paths]))
     # the hash over every column keeps Spark from pruning the field extraction away
     counted = events.groupBy("kind").agg(F.count("*").alias("n"),
-                                         F.sum(F.hash(*EVENT_COLUMNS)).alias("h")).unionByName(
-        unparsed.groupBy(F.lit("unparsed").alias("kind")).agg(F.count("*").alias("n"),
-                                                              F.lit(0).cast("long").alias("h")))
+                                         F.sum(F.hash(*EVENT_COLUMNS)).alias("h"))
     return {r["kind"]: r["n"] for r in counted.collect()}
 
 

@@ -49,6 +49,12 @@ class Tables:
     flapping: object
     members: object
     files: object
+    cached: tuple = ()
+
+    def release(self) -> None:
+        """Drop the cached DataFrames (a session that runs more jobs)."""
+        for df in self.cached:
+            df.unpersist()
 
     def named(self) -> dict:
         return {"episodes": self.episodes, "metrics": self.metrics, "storms": self.storms,
@@ -78,29 +84,29 @@ def analyze(spark, inputs: Inputs, options: Options = Options(),
     from . import extract, transforms as X
     from .schema import FILE_STATS_COLUMNS, empty_events
 
-    parts, bad = [], []
+    parts = []
     if inputs.broker_logs:
         progress(f"reading {len(inputs.broker_logs)} broker log file(s)")
-        ev, un = extract.broker_events(extract.read_lines(spark, inputs.broker_logs),
-                                       options.log_timezone)
-        parts.append(ev)
-        bad.append(un)
+        parts.append(extract.broker_events(extract.read_lines(spark, inputs.broker_logs),
+                                           options.log_timezone))
     if inputs.client_logs:
         progress(f"reading {len(inputs.client_logs)} client log file(s)")
-        ev, un = extract.client_events(extract.read_lines(spark, inputs.client_logs),
-                                       options.log_timezone)
-        parts.append(ev)
-        bad.append(un)
+        parts.append(extract.client_events(extract.read_lines(spark, inputs.client_logs),
+                                           options.log_timezone))
     if inputs.events:
         progress(f"reading {len(inputs.events)} event record file(s)")
-        ev, un = extract.record_events(spark, inputs.events)
-        parts.append(ev)
-        bad.append(un)
-    events = empty_events(spark)
+        parts.append(extract.record_events(spark, inputs.events))
+    raw = empty_events(spark)
     for part in parts:
-        events = events.unionByName(part)
-    events = X.filter_events(events, options.since, options.until, options.group_regex)
-    events = events.persist()
+        raw = raw.unionByName(part)
+    # one pass over the input: events and damaged lines together, split after the cache
+    raw = raw.persist()
+    is_bad = F.col("kind") == extract.UNPARSED
+    files = (raw.groupBy("file").agg(F.sum((~is_bad).cast("long")).alias("events"),
+                                     F.sum(is_bad.cast("long")).alias("unparsed"))
+             .select(*FILE_STATS_COLUMNS).orderBy("file"))
+    events = X.filter_events(raw.filter(~is_bad), options.since, options.until,
+                             options.group_regex)
 
     progress("building rebalance episodes")
     episodes = X.episodes(events)
@@ -111,12 +117,5 @@ def analyze(spark, inputs: Inputs, options: Options = Options(),
     metrics = X.group_metrics(events, episodes, storms, flapping, members)
     hourly = X.hourly(episodes)
 
-    counted = events.groupBy("file").agg(F.count("*").alias("events"))
-    unparsed = bad[0]
-    for df in bad[1:]:
-        unparsed = unparsed.unionByName(df)
-    unparsed = unparsed.groupBy("file").agg(F.count("*").alias("unparsed"))
-    files = (counted.join(unparsed, "file", "full").fillna(0, ["events", "unparsed"])
-             .select(*FILE_STATS_COLUMNS).orderBy("file"))
-    return Tables(events, episodes, metrics, storms,
-                  hourly, flapping, members, files)
+    return Tables(events, episodes, metrics, storms, hourly, flapping, members, files,
+                  cached=(raw, episodes))

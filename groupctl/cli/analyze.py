@@ -104,6 +104,7 @@ def _run(env, inputs, options, master: str, out: Path) -> int:
         collected = load.write_tables(tables.named(), out)
         report_path = report.write_report(out / "report.html", collected,
                                           "groupctl analyze: rebalances")
+        tables.release()
     finally:
         if owned:
             spark.stop()

@@ -50,5 +50,5 @@ def fixture_result(spark, fixture_inputs):
     tables = analyze(spark, fixture_inputs)
     result = {name: load.rows(df) for name, df in tables.named().items()}
     result["events"] = load.rows(tables.events)
-    tables.events.unpersist()
+    tables.release()
     return result

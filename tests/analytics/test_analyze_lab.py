@@ -63,7 +63,7 @@ def lab_run(kafka, spark, tmp_path_factory):
                          Options(group_regex=f"^an-(classic|848)-{topic}$"))
         result = {name: load.rows(df) for name, df in tables.named().items()}
         result["events"] = load.rows(tables.events)
-        tables.events.unpersist()
+        tables.release()
     finally:
         for c in made:
             c.begin_close()
