@@ -11,8 +11,9 @@ A top-level module so that coordinator/ and observe/ (siblings) can both import 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, fields
 from datetime import datetime, timezone
-from typing import Iterable
+from typing import ClassVar, Iterable
 
 SCHEMA_VERSION = 1
 SOURCES = ("probe", "describe", "broker-log", "client-log")
@@ -40,10 +41,13 @@ def iso_ts(epoch_seconds: float | None = None) -> str:
     return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
 
 
-def envelope(body: dict, *, group: str, cluster: str | None, source: str = "probe",
+def envelope(body: "Event | dict", *, group: str, cluster: str | None, source: str = "probe",
              at: float | None = None) -> dict:
-    """`body` ({"event": TYPE, ...fields}) inside the §4 envelope. Missing fields of the
-    type become None; extra fields are kept (a new field is allowed, a renamed one not)."""
+    """`body` (an Event, or {"event": TYPE, ...fields}) inside the §4 envelope. Missing
+    fields of the type become None; extra fields are kept (a new field is allowed, a renamed
+    one not)."""
+    if isinstance(body, Event):
+        body = body.to_dict()
     kind = body["event"]
     if kind not in EVENT_FIELDS:
         raise ValueError(f"unknown event type {kind!r}")
@@ -79,3 +83,113 @@ def moved_partitions(before: dict[str, dict[str, set[int]]],
     owner_after = {(t, p): m for m, a in after.items() for t, ps in a.items() for p in ps}
     return sum(1 for tp, m in owner_before.items() if owner_after.get(tp) != m) + sum(
         1 for tp in owner_after if tp not in owner_before)
+
+
+# ---- typed events -------------------------------------------------------------------------
+# What producers build: one frozen dataclass per §4 type, `to_dict()` the type-specific part
+# of the record ({"event": TYPE, ...fields}); `envelope()` takes either form.
+
+@dataclass(frozen=True)
+class Event:
+    KIND: ClassVar[str] = ""
+
+    @property
+    def kind(self) -> str:
+        return self.KIND
+
+    def to_dict(self) -> dict:
+        return {"event": self.KIND, **{f.name: getattr(self, f.name) for f in fields(self)}}
+
+
+@dataclass(frozen=True)
+class StateChanged(Event):
+    """The group's state changed (for the probe: the state its own member state implies,
+    named in the extra field `member_state`)."""
+    KIND: ClassVar[str] = "state"
+    state: str | None
+    previous: str | None = None
+    member_state: str | None = None
+
+
+@dataclass(frozen=True)
+class GenerationStarted(Event):
+    KIND: ClassVar[str] = "generation"
+    generation: int | None
+    protocol: str | None = None
+    leader: str | None = None
+    members: list[str] | None = None
+
+
+@dataclass(frozen=True)
+class EpochChanged(Event):
+    KIND: ClassVar[str] = "epoch"
+    group_epoch: int | None
+    assignment_epoch: int | None = None
+
+
+@dataclass(frozen=True)
+class _MemberIdentity(Event):
+    member_id: str
+    instance_id: str | None = None
+    client_id: str | None = None
+    host: str | None = None
+
+
+@dataclass(frozen=True)
+class MemberJoined(_MemberIdentity):
+    KIND: ClassVar[str] = "member_joined"
+
+
+@dataclass(frozen=True)
+class MemberLeft(_MemberIdentity):
+    KIND: ClassVar[str] = "member_left"
+
+
+@dataclass(frozen=True)
+class AssignmentChanged(Event):
+    """One member's assignment in a generation (tp_list form); added/revoked null when the
+    previous one is unknown."""
+    KIND: ClassVar[str] = "assignment"
+    member_id: str | None
+    generation: int | None
+    assigned: list[dict] | None
+    added: list[dict] | None = None
+    revoked: list[dict] | None = None
+
+
+@dataclass(frozen=True)
+class Rebalanced(Event):
+    """One rebalance, from the generation (or epoch) before to the one after; the extra field
+    `assignments` holds every member's assignment after it (null when unknown)."""
+    KIND: ClassVar[str] = "rebalance"
+    from_generation: int | None
+    to_generation: int | None
+    started: str
+    ended: str
+    duration_ms: int
+    members_before: list[str] | None
+    members_after: list[str] | None
+    moved_partitions: int | None
+    reason: str | None
+    assignments: dict[str, list[dict] | None] | None = None
+
+
+@dataclass(frozen=True)
+class ProbeAction(Event):
+    """Something the probe's own member did (PROBE_ACTIONS); `reason` is an extra field."""
+    KIND: ClassVar[str] = "probe"
+    action: str
+    member_id: str | None = None
+    generation: int | None = None
+    error: str | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class ErrorSeen(Event):
+    """An error code a response carried."""
+    KIND: ClassVar[str] = "error"
+    api: str
+    code: int
+    name: str
+    retriable: bool

@@ -73,11 +73,19 @@ def main(
     if command_config is not None:
         _check_command_config(command_config)
     env = ctx.obj if isinstance(ctx.obj, Env) else Env.from_system()
+    if _from_environment(ctx, "bootstrap_server"):  # Env reads the variable itself
+        bootstrap_server = None
     env.settings = Settings(bootstrap_server, context, command_config, output, timeout,
                             no_color or env.no_color_env, debug)
     ctx.obj = env
     if ctx.invoked_subcommand not in STARTUP_ENDS_IN_RUN_ASYNC:
         startup.release()
+
+
+def _from_environment(ctx: typer.Context, param: str) -> bool:
+    """Whether click filled `param` from its environment variable (not the command line)."""
+    source = ctx.get_parameter_source(param)
+    return source is not None and source.name == "ENVIRONMENT"
 
 
 def _check_command_config(path: str) -> None:

@@ -21,7 +21,6 @@ trace goes to env.stderr.
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 from collections.abc import Awaitable
 from typing import Any
@@ -29,6 +28,7 @@ from typing import Any
 from .. import config, startup
 from ..config import PLAINTEXT, SecurityConfig, parse_bootstrap
 from ..errors import DeadlineError, UsageError
+from .env import BOOTSTRAP_ENV
 
 __all__ = [
     "OUTER_GRACE",
@@ -39,7 +39,6 @@ __all__ = [
     "tracer_for",
 ]
 
-BOOTSTRAP_ENV = "GROUPCTL_BOOTSTRAP_SERVERS"
 OUTER_GRACE = 1.0
 _DEFAULT: Any = object()
 
@@ -48,23 +47,21 @@ def connection_settings(env) -> tuple[list[str], SecurityConfig]:
     """(bootstrap servers, SecurityConfig) for this command; UsageError when there are no
     brokers to talk to or a setting is malformed."""
     s = env.settings
-    flag = s.bootstrap_server
-    env_value = os.environ.get(BOOTSTRAP_ENV)
-    # typer fills -b from the environment variable: tell the two apart by value
-    from_env = flag is not None and env_value is not None and flag == env_value
-    ctx = config.load_contexts().get(s.context) if s.context else None
+    ctx = config.load_contexts(env.config_path).get(s.context) if s.context else None
 
-    if flag is not None and not (from_env and ctx is not None):
-        bootstrap = parse_bootstrap(flag, BOOTSTRAP_ENV if from_env else "--bootstrap-server")
+    if s.bootstrap_server is not None:
+        bootstrap = parse_bootstrap(s.bootstrap_server, "--bootstrap-server")
     elif ctx is not None:
         bootstrap = _context_bootstrap(ctx)
+    elif env.bootstrap_env is not None:
+        bootstrap = parse_bootstrap(env.bootstrap_env, BOOTSTRAP_ENV)
     else:
-        contexts = config.load_contexts()  # only now: -b needs no contexts file
+        contexts = config.load_contexts(env.config_path)  # only now: -b needs no contexts file
         if not contexts.current_context:
             raise UsageError(
                 "no brokers to talk to: give -b/--bootstrap-server HOST:PORT[,HOST:PORT], set "
                 f"{BOOTSTRAP_ENV}, or use a context (--context NAME, or current_context in "
-                f"{config.config_path()})")
+                f"{env.config_path})")
         ctx = contexts.get(contexts.current_context)
         bootstrap = _context_bootstrap(ctx)
 
@@ -84,12 +81,15 @@ def _context_bootstrap(ctx) -> list[str]:
 
 
 def tracer_for(env):
-    """The protocol tracer for this command: one on env.stderr under --debug, else None."""
+    """The protocol tracer for this command: one on env.stderr under --debug (made once,
+    kept on env), else None."""
     if not env.settings.debug:
         return None
-    from ..client.trace import Tracer
+    if env.tracer is None:
+        from ..client.trace import Tracer
 
-    return Tracer(env.stderr)
+        env.tracer = Tracer(env.stderr)
+    return env.tracer
 
 
 def make_cluster(env, **kwargs):

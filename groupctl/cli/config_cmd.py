@@ -14,6 +14,7 @@ import typer
 
 from ..errors import UsageError
 from .app import app
+from .env import env_of
 
 config_app = typer.Typer(
     name="config", no_args_is_help=True, add_completion=False, rich_markup_mode=None,
@@ -25,13 +26,13 @@ _CHANGES = "Changes only the config file (atomically; comments and other keys st
 
 
 def _env(ctx: typer.Context):
-    return ctx.find_root().obj
+    return env_of(ctx)
 
 
 def _load(env, need_file: bool = False):
     from ..config.edit import ContextsDocument, permission_warning
 
-    doc = ContextsDocument.load()
+    doc = ContextsDocument.load(env.config_path)
     warning = permission_warning(doc.path)
     if warning:
         env.warn(warning)

@@ -17,6 +17,7 @@ import typer
 
 from ..errors import DeadlineError, LabError
 from .app import app
+from .env import env_of
 
 DEMO_LAB = "demo"
 
@@ -37,7 +38,7 @@ def demo(
     `force-rebalance` and a `wait --state Stable` before the last describe. Joins the demo
     group as a probe member and forces one rebalance of it (it changes that group, nothing
     else)."""
-    env = ctx.find_root().obj
+    env = env_of(ctx)
     lab, started = _lab(env, lab_name)
     try:
         return _run(env, lab.bootstrap, watch_seconds, churn)

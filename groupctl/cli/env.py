@@ -1,20 +1,26 @@
-"""The environment a command runs in: streams, terminal detection, clock, settings.
-Injected (httpie-style) so tests can run commands in-process and record their output."""
+"""The environment a command runs in: streams, terminal detection, the environment
+variables, the clock, settings. Injected (httpie-style) so tests can run commands
+in-process and record their output. Commands get it one way: `env_of(ctx)`."""
 from __future__ import annotations
 
 import os
 import sys
-import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Callable, TextIO
+from pathlib import Path
+from typing import Any, Mapping, TextIO
+
+from ..clock import SYSTEM_CLOCK, Clock
+
+BOOTSTRAP_ENV = "GROUPCTL_BOOTSTRAP_SERVERS"
+CONFIG_ENV = "GROUPCTL_CONFIG"
 
 
 @dataclass
 class Settings:
     """The global options, as parsed."""
 
-    bootstrap_server: str | None = None
+    bootstrap_server: str | None = None    # -b/--bootstrap-server as given (not the env var)
     context: str | None = None
     command_config: str | None = None
     output: str = "table"
@@ -25,7 +31,8 @@ class Settings:
 
 @dataclass
 class Env:
-    """Streams, terminal flags, clocks and settings of one command run."""
+    """Streams, terminal flags, environment variables, the clock and settings of one
+    command run."""
 
     stdout: TextIO
     stderr: TextIO
@@ -34,9 +41,25 @@ class Env:
     stdin: TextIO | None = None
     stdin_is_terminal: bool = False
     no_color_env: bool = False
-    clock: Callable[[], float] = time.time
-    monotonic: Callable[[], float] = time.monotonic
+    clock: Clock = SYSTEM_CLOCK
     settings: Settings = field(default_factory=Settings)
+    environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    tracer: Any = field(default=None, repr=False)   # the --debug protocol tracer, made once
+
+    def monotonic(self) -> float:
+        return self.clock.monotonic()
+
+    @property
+    def config_path(self) -> Path:
+        """The contexts file: $GROUPCTL_CONFIG, else ~/.config/groupctl/config.yaml."""
+        from ..config import config_path
+
+        return config_path(self.environ.get(CONFIG_ENV))
+
+    @property
+    def bootstrap_env(self) -> str | None:
+        """$GROUPCTL_BOOTSTRAP_SERVERS, when set."""
+        return self.environ.get(BOOTSTRAP_ENV) or None
 
     @classmethod
     def from_system(cls) -> "Env":
@@ -44,7 +67,7 @@ class Env:
             stdout=sys.stdout, stderr=sys.stderr,
             stdout_is_terminal=sys.stdout.isatty(), stderr_is_terminal=sys.stderr.isatty(),
             stdin=sys.stdin, stdin_is_terminal=bool(sys.stdin and sys.stdin.isatty()),
-            no_color_env=bool(os.environ.get("NO_COLOR")),
+            no_color_env=bool(os.environ.get("NO_COLOR")), environ=os.environ,
         )
 
     def console(self, stderr: bool = False):
@@ -74,3 +97,8 @@ class Env:
             os.dup2(devnull, sys.stdout.fileno())
         except (OSError, ValueError):
             pass
+
+
+def env_of(ctx) -> Env:
+    """The Env of the command run `ctx` belongs to (set on the root context by cli/app.py)."""
+    return ctx.find_root().obj

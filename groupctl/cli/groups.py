@@ -9,6 +9,7 @@ import typer
 
 from ..errors import UsageError
 from .app import app
+from .env import env_of
 from .complete import complete_groups
 
 _READ_ONLY = "Read-only: never changes the cluster."
@@ -59,7 +60,7 @@ def list_cmd(
     from ..render.output import emit
     from .common import make_cluster, run_async
 
-    env = ctx.obj
+    env = env_of(ctx)
     pattern = _regex(regex)
     states = check_choices(_split(state), STATES, "--state")
     types = check_choices(_split(type_), TYPES, "--type")
@@ -107,7 +108,7 @@ def describe_cmd(
     target. A group in the middle of a rebalance is shown as far as it is known.
     Exit 5 for an unknown group; when some of several groups fail, prints the others and
     exits 7. Read-only: never changes the cluster."""
-    env = ctx.obj
+    env = env_of(ctx)
     if all_ and groups:
         raise UsageError("give group ids or --all, not both")
     if not all_ and not groups:

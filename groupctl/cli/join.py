@@ -16,6 +16,7 @@ import typer
 
 from ..errors import GroupctlError, UsageError
 from .app import app
+from .env import env_of
 
 _TOPICS_HELP = ("Subscribe to these topics (comma-separated). Default: an empty subscription, "
                 "the probe wants no partitions.")
@@ -56,7 +57,7 @@ def join(
     when --duration is reached or on Ctrl-C / SIGTERM."""
     from ..coordinator.probe import ProbeSettings
 
-    env = ctx.find_root().obj
+    env = env_of(ctx)
     settings = ProbeSettings(
         group=group, topics=_topics(topics), assignor=assignor, instance_id=instance_id,
         session_timeout_ms=_ms(session_timeout, "--session-timeout"),
@@ -119,7 +120,7 @@ def _join_once(env, settings) -> int:
 
     async def main():
         async with make_cluster(env) as cluster:
-            return await Probe(cluster, settings).join_once(deadline_s=limit)
+            return await Probe(cluster, settings, clock=env.clock).join_once(deadline_s=limit)
 
     result = run_async(env, main(), timeout=None)
     emit(env, result.to_dict(), join_table)
@@ -134,7 +135,8 @@ def _watch(env, settings, duration: float | None, record: str | None) -> int:
     async def main():
         async with make_cluster(env) as cluster:
             with open_sinks(env, record) as sink:
-                await Probe(cluster, settings, emit=sink).watch(duration_s=duration)
+                await Probe(cluster, settings, emit=sink, clock=env.clock).watch(
+                    duration_s=duration)
 
     run_async(env, main(), timeout=None, signal_stops_cleanly=True)
     return 0

@@ -7,6 +7,7 @@ import typer
 
 from ..errors import LabError, UsageError
 from .app import app
+from .env import env_of
 
 lab_app = typer.Typer(
     name="lab", no_args_is_help=True, add_completion=False, rich_markup_mode=None,
@@ -20,7 +21,7 @@ NAME_HELP = "Lab name: several labs can run side by side (default: default)."
 
 
 def _env(ctx: typer.Context):
-    return ctx.find_root().obj
+    return env_of(ctx)
 
 
 def _parse_config(items: list[str]) -> dict[str, str]:

@@ -8,6 +8,7 @@ import typer
 
 from ..errors import UsageError
 from .app import app
+from .env import env_of
 
 decode_app = typer.Typer(
     name="decode",
@@ -106,7 +107,7 @@ def decode_subscription_cmd(
     from ..render.offline import subscription_view
     from ..render.output import emit
 
-    env = ctx.obj
+    env = env_of(ctx)
     raw = parse_bytes(_read_text(env, data), base64)
     try:
         sub = decode_subscription(raw)
@@ -132,7 +133,7 @@ def decode_assignment_cmd(
     from ..render.offline import assignment_view
     from ..render.output import emit
 
-    env = ctx.obj
+    env = env_of(ctx)
     raw = parse_bytes(_read_text(env, data), base64)
     try:
         asg = decode_assignment(raw)
@@ -161,7 +162,7 @@ def decode_sticky_cmd(
     from ..render.offline import user_data_view
     from ..render.output import emit
 
-    env = ctx.obj
+    env = env_of(ctx)
     name = assignor.strip().lower()
     if name not in (STICKY, COOPERATIVE_STICKY):
         raise UsageError(f"--assignor must be {STICKY} or {COOPERATIVE_STICKY}, not {assignor!r}")
@@ -216,7 +217,7 @@ def errors_cmd(
     from ..render.offline import errors_table
     from ..render.output import emit
 
-    env = ctx.obj
+    env = env_of(ctx)
     if code_or_name is None:
         entries = sorted(ERRORS.values(), key=lambda e: e.code)
     else:

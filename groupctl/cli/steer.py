@@ -18,6 +18,7 @@ import typer
 from ..errors import GroupctlError, UsageError
 from ..exitcodes import ExitCode
 from .app import app
+from .env import env_of
 from .complete import complete_groups
 
 STEER_TIMEOUT = 60.0
@@ -109,7 +110,7 @@ def force_rebalance_cmd(
     again within --timeout (default 60 s here; groupctl has left by then). Ctrl-C or
     SIGTERM: groupctl leaves the group first (a rebalance it already started completes
     without it), then exits 130."""
-    env = ctx.find_root().obj
+    env = env_of(ctx)
     timeout = _timeout(ctx, env)
     _can_confirm(env, "force-rebalance", yes)
     text = f"groupctl force-rebalance: {reason if reason else _default_reason()}"
@@ -235,7 +236,7 @@ def wait_cmd(
     --must-exist. A typo in --state is exit 2. Read-only: never changes the cluster."""
     from ..observe.wait import Condition, parse_state
 
-    env = ctx.find_root().obj
+    env = env_of(ctx)
     timeout = _timeout(ctx, env)
     for name, value in (("--members", members), ("--generation-gt", generation_gt),
                         ("--max-lag", max_lag)):
@@ -304,7 +305,7 @@ def remove_member_cmd(
     and consumer (KIP-848) groups: Kafka 4.x removes a static member of a consumer group
     through the same LeaveGroup and bumps the group epoch. Asks for confirmation on a
     terminal; needs --yes otherwise (exit 2). Exit 5 for a missing group."""
-    env = ctx.find_root().obj
+    env = env_of(ctx)
     timeout = env.settings.timeout
     ids = [i.strip() for item in instance_id or () for i in item.split(",") if i.strip()]
     if all_static and ids:

@@ -28,7 +28,7 @@ from ..config import PLAINTEXT, SecurityConfig, split_host_port
 from ..errors import GroupctlError, UnreachableError
 from ..protocol.messages import METADATA
 from ..protocol.spec import Api
-from .connection import DEFAULT_REQUEST_TIMEOUT, BrokerConnection, is_permanent
+from .connection import DEFAULT_REQUEST_TIMEOUT, BrokerConnection, format_address, is_permanent
 from .coordinators import CoordinatorMixin
 from .errors import kafka_error
 from .metadata import BrokerInfo, ClusterMetadata, parse_metadata
@@ -97,7 +97,7 @@ class Cluster(CoordinatorMixin):
                 self._seed = conn
                 return conn
             for addr, exc in failed:
-                errors[_fmt(addr)] = exc
+                errors[format_address(*addr)] = exc
                 if not isinstance(exc, UnreachableError):
                     raise exc  # auth, bad TLS files, no common version: retrying won't help
                 if is_permanent(exc):
@@ -333,7 +333,3 @@ class Cluster(CoordinatorMixin):
 
         results = await asyncio.gather(*(one(n) for n in ids))
         return dict(zip(ids, results))
-
-
-def _fmt(addr: tuple[str, int]) -> str:
-    return f"[{addr[0]}]:{addr[1]}" if ":" in addr[0] else f"{addr[0]}:{addr[1]}"

@@ -33,6 +33,7 @@ from ..protocol.frame import (
     encode_request,
     peek_correlation_id,
 )
+from ..protocol.errors import ErrorCode
 from ..protocol.messages import API_VERSIONS
 from ..protocol.spec import Api
 from ..protocol.types import DecodeError
@@ -46,7 +47,6 @@ from .errors import (
 )
 from .trace import Tracer, current_tracer
 
-UNSUPPORTED_VERSION = 35
 HANDSHAKE_MAX_FRAME = 1 << 20  # an ApiVersions response is a few KB; more is not Kafka
 DEFAULT_REQUEST_TIMEOUT = 30.0  # Kafka's request.timeout.ms
 _SIZE = struct.Struct(">i")
@@ -68,7 +68,7 @@ class BrokerConnection:
         self.security = security or PLAINTEXT
         self.trace = trace if trace is not None else current_tracer()
         self.request_timeout = request_timeout
-        self.address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        self.address = format_address(host, port)
         self.broker_versions: dict[int, tuple[int, int]] = {}
         self.session_expires_at: float | None = None  # SASL session end (KIP-368), loop time
         self._reader: asyncio.StreamReader | None = None
@@ -177,7 +177,7 @@ class BrokerConnection:
             code = resp["error_code"]
             ranges = {k["api_key"]: (k["min_version"], k["max_version"])
                       for k in resp["api_keys"] or []}
-            if code == UNSUPPORTED_VERSION and version > API_VERSIONS.min_version:
+            if code == ErrorCode.UNSUPPORTED_VERSION and version > API_VERSIONS.min_version:
                 theirs = ranges.get(API_VERSIONS.key)
                 version = min(version - 1, theirs[1]) if theirs else API_VERSIONS.min_version
                 version = max(version, API_VERSIONS.min_version)
@@ -283,14 +283,14 @@ class BrokerConnection:
     @staticmethod
     def _decode(api: Api, version: int, data: bytes) -> dict:
         # A broker that does not know our ApiVersions version answers in the v0 shape
-        # (error 35 first: the error code leads the body in every version).
+        # (UNSUPPORTED_VERSION first: the error code leads the body in every version).
         if api.key == API_VERSIONS.key and version > 0 and data[4:6] == b"\x00\x23":
             try:
                 return decode_response(api, 0, data)
             except DecodeError:
                 # librdkafka's mock cluster answers UNSUPPORTED_VERSION in a shape of its
                 # own: keep the error code, list no ranges; the caller then retries at v0.
-                return {"error_code": 35, "api_keys": []}
+                return {"error_code": ErrorCode.UNSUPPORTED_VERSION, "api_keys": []}
         return decode_response(api, version, data)
 
     # ---- the reader task ----------------------------------------------------------------
@@ -397,6 +397,11 @@ class BrokerConnection:
     def _note(self, text: str) -> None:
         if self.trace is not None:
             self.trace.note(self.label, text)
+
+
+def format_address(host: str, port: int) -> str:
+    """host:port, with an IPv6 host in brackets ([::1]:9092)."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 def _permanent(exc: GroupctlError) -> GroupctlError:

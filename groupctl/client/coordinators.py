@@ -7,8 +7,8 @@
 - `send_to_coordinator(group, api, body)`: sends to the group's coordinator and handles
   exactly the errors that are about the coordinator itself, found in the top-level
   `error_code` or in the `groups[]` entry whose `group_id` is this group (never per-member
-  or per-partition codes): NOT_COORDINATOR (16) / COORDINATOR_NOT_AVAILABLE (15) drop the
-  cached coordinator, rediscover and retry; COORDINATOR_LOAD_IN_PROGRESS (14) backs off
+  or per-partition codes): NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE drop the
+  cached coordinator, rediscover and retry; COORDINATOR_LOAD_IN_PROGRESS backs off
   and retries the same coordinator. A coordinator that cannot be reached (connection
   refused, lost, timed out) is rediscovered too. Every other code is the caller's.
 - Out of time: DeadlineError (exit 6) naming the last error, or UnreachableError (exit 3)
@@ -20,7 +20,7 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from ..errors import GroupctlError, UnreachableError
-from ..protocol.errors import error_for
+from ..protocol.errors import ErrorCode, error_for
 from ..protocol.messages import FIND_COORDINATOR
 from ..protocol.spec import Api
 from .errors import kafka_error
@@ -30,11 +30,8 @@ from .retry import TRANSIENT, Backoff, Deadline, gave_up, sleep_within
 if TYPE_CHECKING:  # pragma: no cover
     from .connection import BrokerConnection
 
-COORDINATOR_LOAD_IN_PROGRESS = 14
-COORDINATOR_NOT_AVAILABLE = 15
-NOT_COORDINATOR = 16
-REDISCOVER = frozenset({COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR})
-WAIT = frozenset({COORDINATOR_LOAD_IN_PROGRESS})
+REDISCOVER = frozenset({ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR})
+WAIT = frozenset({ErrorCode.COORDINATOR_LOAD_IN_PROGRESS})
 GROUP_KEY = 0  # FindCoordinator key type of a consumer group
 
 
@@ -94,7 +91,7 @@ class CoordinatorMixin:
                 last = exc
             else:
                 for g, (node, code, message) in answers.items():
-                    if code == 0:
+                    if code == ErrorCode.NONE:
                         self._coordinators[g] = node.node_id
                         known = self.nodes.get(node.node_id)
                         if known is None or (known.host, known.port) != (node.host, node.port):
@@ -154,7 +151,7 @@ class CoordinatorMixin:
                                   timeout: float | None = None,
                                   deadline: Deadline | float | None = None) -> dict:
         """Send to `group`'s coordinator, following it when it moves (see module doc).
-        Returns the response; error codes other than 14/15/16 are the caller's."""
+        Returns the response; error codes other than those of REDISCOVER and WAIT are the caller's."""
         d = self.deadline(deadline)
         backoff = Backoff()
         last: GroupctlError | None = None

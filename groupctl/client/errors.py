@@ -21,17 +21,18 @@ from ..errors import (
     KafkaError,
     UnreachableError,
 )
+from ..protocol.errors import ErrorCode
 
 # Error codes that mean "you may not" or "you are not who you say": exit 4, not 7.
 AUTH_CODES = frozenset({
-    29,  # TOPIC_AUTHORIZATION_FAILED
-    30,  # GROUP_AUTHORIZATION_FAILED
-    31,  # CLUSTER_AUTHORIZATION_FAILED
-    33,  # UNSUPPORTED_SASL_MECHANISM
-    34,  # ILLEGAL_SASL_STATE
-    53,  # TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-    58,  # SASL_AUTHENTICATION_FAILED
-    65,  # DELEGATION_TOKEN_AUTHORIZATION_FAILED
+    ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+    ErrorCode.GROUP_AUTHORIZATION_FAILED,
+    ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+    ErrorCode.UNSUPPORTED_SASL_MECHANISM,
+    ErrorCode.ILLEGAL_SASL_STATE,
+    ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+    ErrorCode.SASL_AUTHENTICATION_FAILED,
+    ErrorCode.DELEGATION_TOKEN_AUTHORIZATION_FAILED,
 })
 
 
@@ -68,7 +69,7 @@ class UnsupportedVersionError(KafkaError):
     kind = "unsupported_version"
 
     def __init__(self, api: str, message: str):
-        super().__init__(api, 35, message)
+        super().__init__(api, ErrorCode.UNSUPPORTED_VERSION, message)
 
 
 class KafkaAuthError(BrokerErrorCode, AuthError):

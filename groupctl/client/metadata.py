@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..protocol.errors import ErrorCode
 from ..protocol.types import ZERO_UUID
 
 
@@ -33,7 +34,7 @@ class PartitionInfo:
     replicas: tuple[int, ...] = ()
     isr: tuple[int, ...] = ()
     offline_replicas: tuple[int, ...] = ()
-    error_code: int = 0
+    error_code: int = ErrorCode.NONE
 
 
 @dataclass(frozen=True)

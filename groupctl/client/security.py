@@ -14,14 +14,13 @@ from typing import TYPE_CHECKING
 
 from ..config import SecurityConfig
 from ..errors import AuthError, UsageError
+from ..protocol.errors import ErrorCode
 from ..protocol.messages import SASL_AUTHENTICATE, SASL_HANDSHAKE
 from .errors import KafkaAuthError, kafka_error
 
 if TYPE_CHECKING:  # pragma: no cover
     from .connection import BrokerConnection
 
-UNSUPPORTED_SASL_MECHANISM = 33
-ILLEGAL_SASL_STATE = 34
 
 
 # ---- TLS --------------------------------------------------------------------------------
@@ -108,11 +107,11 @@ async def authenticate(conn: BrokerConnection, sec: SecurityConfig, timeout: flo
     mech = sec.sasl_mechanism or "PLAIN"
     hs = await conn.request(SASL_HANDSHAKE, {"mechanism": mech}, min_version=1, timeout=timeout)
     code = hs["error_code"]
-    if code == UNSUPPORTED_SASL_MECHANISM:
+    if code == ErrorCode.UNSUPPORTED_SASL_MECHANISM:
         offered = ", ".join(hs["mechanisms"] or []) or "none"
         raise KafkaAuthError("SaslHandshake", code, f"{conn.address} does not enable {mech} "
                                                     f"(it enables: {offered})")
-    if code == ILLEGAL_SASL_STATE:
+    if code == ErrorCode.ILLEGAL_SASL_STATE:
         raise KafkaAuthError("SaslHandshake", code, f"{conn.address} does not expect SASL: "
                                                     "is it a listener without SASL? check "
                                                     "security.protocol")

@@ -1,4 +1,5 @@
-"""The contexts file ($GROUPCTL_CONFIG, else ~/.config/groupctl/config.yaml)."""
+"""The contexts file ($GROUPCTL_CONFIG, else ~/.config/groupctl/config.yaml; the command's
+Env reads the variable and passes the path)."""
 from __future__ import annotations
 
 import os
@@ -14,9 +15,12 @@ CONTEXT_KEYS = ("bootstrap_servers", "command_config", "properties", "password_e
                 "password_file")
 
 
-def config_path() -> Path:
-    env = os.environ.get("GROUPCTL_CONFIG")
-    return Path(env).expanduser() if env else Path.home() / ".config" / "groupctl" / "config.yaml"
+def config_path(override: str | None = None) -> Path:
+    """`override` (the value of $GROUPCTL_CONFIG, as Env.config_path passes it), else the
+    default location."""
+    if override:
+        return Path(override).expanduser()
+    return Path.home() / ".config" / "groupctl" / "config.yaml"
 
 
 @dataclass

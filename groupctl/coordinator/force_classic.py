@@ -34,22 +34,16 @@ api, body)` with link "join" or "control". No I/O, no clock.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 
+from ..client.routes import ROUTE_CONTROL, ROUTE_JOIN
 from ..protocol.errors import ErrorCode, error_for
+from .member import REASON_MAX, DocumentedState
 
-REASON_MAX = 255  # the Java client truncates KIP-800 reasons here
-JOIN, CONTROL = "join", "control"
+JOIN, CONTROL = ROUTE_JOIN, ROUTE_CONTROL
 
 
-class TriggerState(str, Enum):
+class TriggerState(DocumentedState):
     """Where the trigger is. `TriggerState.X.__doc__` says what it waits for."""
-
-    def __new__(cls, value: str, doc: str):
-        obj = str.__new__(cls, value)
-        obj._value_ = value
-        obj.__doc__ = doc
-        return obj
 
     IDLE = ("idle", """Nothing sent yet; nothing to undo.""")
     ASKING_ID = ("asking_id", """The first JoinGroup (empty member id) is in flight. If it
@@ -143,7 +137,7 @@ class ClassicTrigger:
                 self.member_id = resp["member_id"]
                 self._move(S.JOINING, f"member id {self.member_id}: joining with it")
                 return [self._join(self.member_id)]
-            if code == 0:  # a broker without KIP-394 (JoinGroup < v4) joins at once
+            if code == ErrorCode.NONE:  # a broker without KIP-394 (JoinGroup < v4) joins at once
                 self.member_id = resp["member_id"]
                 self.joined_generation = resp.get("generation_id")
                 self._move(S.JOINING, "joined without a member-id round")
@@ -151,13 +145,13 @@ class ClassicTrigger:
             self.error_code = code
             return self._fail(f"JoinGroup failed: {_name(code)}")
         if self.state == S.JOINING:
-            if code == 0:
+            if code == ErrorCode.NONE:
                 self.joined_generation = resp.get("generation_id")
                 return self._lost_race()
             # e.g. UNKNOWN_MEMBER_ID: the pending member expired before the second join
             self.error, self.error_code = f"JoinGroup failed: {_name(code)}", code
             return self._leave("the JoinGroup failed")
-        if code == 0 and self.joined_generation is None:
+        if code == ErrorCode.NONE and self.joined_generation is None:
             # answered with a generation after all: the members rejoined before our
             # LeaveGroup arrived, so we were in that generation (and leaving cost another)
             self.joined_generation = resp.get("generation_id")
@@ -191,7 +185,7 @@ class ClassicTrigger:
         member_code = next((m.get("error_code") or 0 for m in members), 0)
         if why is not None:
             self.leave_error = why
-        elif code or member_code not in (0, ErrorCode.UNKNOWN_MEMBER_ID):
+        elif code or member_code not in (ErrorCode.NONE, ErrorCode.UNKNOWN_MEMBER_ID):
             self.leave_error = f"LeaveGroup failed: {_name(code or member_code)}"
         self._move(S.LEFT if self.error is None else S.FAILED, "the LeaveGroup was answered"
                    if why is None else f"the LeaveGroup failed: {why}")

@@ -1,77 +1,115 @@
-"""The probe driver: asyncio I/O and timers around the sans-IO ClassicMember.
+"""The probe driver: asyncio I/O and timers around a sans-IO group member.
 
     probe = Probe(cluster, ProbeSettings(group="orders"), emit=print)
     result = await probe.join_once(deadline_s=10)   # join, sync, leave; a ProbeResult
     await probe.watch(duration_s=30.0)              # stay until then (or cancelled), leave
 
-One loop (`_drive`) feeds the member: it sends what `next_requests` asks for (each request
-a task that posts its answer or failure to an inbox), runs the leader's assignor in a task
-when the member needs an assignment, and sleeps until the next answer or the member's next
-deadline (heartbeat due, back-off over, session expiry). Connections: probe_links.py.
-Events: the member's own plus those of the GroupView (probe_view.py), each put in the §4
-envelope and handed to `emit`.
+The driver knows members only through the GroupMember interface (member.py); which member
+protocol it drives is chosen by probe_setup.new_member (or the `new_member` given). One
+loop (`_drive`) feeds the member: it sends what `next_requests` asks for (each request a
+task that posts its answer or failure to an inbox, on the connection its route names, with
+its timeout), runs a leader's client-side assignor in a task when the member has a
+`pending_assignment`, and sleeps until the next answer or the member's next deadline
+(heartbeat due, back-off over, session expiry). Events: the member's own plus those of the
+GroupView (probe_view.py, which feeds observe/story.py), each put in the §4 envelope and
+handed to `emit`. Times come from one Clock (groupctl.clock, from Env).
 
 Leaving: `join_once` and `watch` always leave in `finally` (clean stop, error, Ctrl-C and
-SIGTERM, which cancel the task): LeaveGroup with the member id, and the instance id of a
-static probe, within LEAVE_SECONDS. The exception that ended the run (or the member's fatal
-error) is re-raised after the leave.
+SIGTERM, which cancel the task) within LEAVE_SECONDS. The exception that ended the run (or
+the member's fatal error) is re-raised after the leave.
 """
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections import deque
-from typing import Callable
+from dataclasses import dataclass
+from typing import Any, Callable
 
+from ..client.routes import MemberLinks
+from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import DeadlineError, GroupctlError, UnreachableError
-from ..events import envelope
-from . import classic as C
-from .classic import ClassicMember, ClassicMemberState
+from ..events import Event, envelope
+from .member import GroupMember, Outgoing
 from .probe_setup import (  # noqa: F401 - ProbeSettings, ProbeResult, ProbeError re-exported
-    ProbeError, ProbeResult, ProbeSettings, choose_protocols, compute_assignment, decode_assignment_map, describe_group,
-    encode_assignments, protocols_for,
+    ProbeError, ProbeResult, ProbeSettings, compute_assignment, encode_assignments, new_member,
 )
-from .probe_links import CoordinatorLinks
 from .probe_view import GroupView
 
 LEAVE_SECONDS = 3.0
 
+
+# ---- what arrives in the driver's inbox --------------------------------------------------
+@dataclass(frozen=True)
+class Answered:
+    out: Outgoing
+    body: dict
+
+
+@dataclass(frozen=True)
+class Failed:
+    """The request got no answer (`kind`: "timeout", "disconnected", ...)."""
+    out: Outgoing
+    kind: str
+
+
+@dataclass(frozen=True)
+class SendError:
+    """Sending failed in a way the member cannot handle: the run ends with `error`."""
+    out: Outgoing
+    error: BaseException
+
+
+@dataclass(frozen=True)
+class Assigned:
+    """The leader's assignor finished for `pending`: `assignment`, or `error`."""
+    pending: Any
+    assignment: dict | None = None
+    error: BaseException | None = None
+
+
+@dataclass(frozen=True)
+class Described:
+    """The group as described for `generation` (a GroupDescription, or the error)."""
+    generation: int
+    group: Any
+
+
 class Probe:
-    """Drives one ClassicMember over real connections. See the module doc."""
+    """Drives one group member over real connections. See the module doc."""
 
     def __init__(self, cluster, settings: ProbeSettings, *,
-                 emit: Callable[[dict], None] | None = None,
-                 clock: Callable[[], float] = time.time):
+                 emit: Callable[[dict], None] | None = None, clock: Clock = SYSTEM_CLOCK,
+                 new_member: Callable[[ProbeSettings, Any], GroupMember] = new_member):
         self.cluster = cluster
         self.settings = settings
         self._emit = emit or (lambda event: None)
-        self._clock = clock
-        self.member: ClassicMember | None = None
-        self.view = GroupView(settings.group)
-        self._inbox: deque[tuple] = deque()   # answers, failures, assignments
+        self.clock = clock
+        self._new_member = new_member
+        self.member: GroupMember | None = None
+        self.view = GroupView(settings.group, clock=clock.wall)
+        self._inbox: deque = deque()
         self._wake = asyncio.Event()
         self._tasks: set[asyncio.Task] = set()
-        self._links = CoordinatorLinks(cluster, settings, LEAVE_SECONDS)
+        self._links = MemberLinks(cluster)
         self._assigning_gen: int | None = None
         self._error: BaseException | None = None
-        self._protocol_names: list[str] = []
-        self._started = time.monotonic()
+        self._leaving = False
+        self._started = clock.monotonic()
         self.leave_on_exit = True   # False only in tests that simulate a crashed member
         self.leader_rounds: list[tuple] = []   # (PendingAssignment, assignment) as leader
 
     # ---- public ----------------------------------------------------------------------
     async def join_once(self, *, deadline_s: float) -> ProbeResult:
-        """Join, wait for the first STABLE (at most `deadline_s`), leave; the result."""
+        """Join, wait for the first stable generation (at most `deadline_s`), leave."""
         async with self._membership("one-shot join done"):
-            await self._drive(lambda m: m.state is ClassicMemberState.STABLE,
-                              self._started + deadline_s, "joined and synced")
+            await self._drive(lambda m: m.stable, self._started + deadline_s, "joined and synced")
             return self._result()
 
     async def watch(self, *, duration_s: float | None = None) -> None:
         """Stay in the group until `duration_s` ends (None: until cancelled), then leave."""
         async with self._membership("watch ended (--duration reached)"):
-            end = None if duration_s is None else time.monotonic() + duration_s
+            end = None if duration_s is None else self.clock.monotonic() + duration_s
             await self._drive(lambda m: False, end, None)
 
     # ---- membership ------------------------------------------------------------------
@@ -97,18 +135,13 @@ class Probe:
             raise self.member.fatal_error
 
     async def _start(self) -> None:
-        s = self.settings
-        described = await self._describe_first() if s.describe_first else None
+        described = await self._describe_first() if self.settings.describe_first else None
         self.view.before_join(described)
-        self._protocol_names = choose_protocols(described, s.assignor)
-        self.member = ClassicMember(
-            s.group, protocols=protocols_for(self._protocol_names, s.topics, {}, -1),
-            session_timeout_ms=s.session_timeout_ms, rebalance_timeout_ms=s.rebalance_timeout_ms,
-            heartbeat_interval_ms=s.heartbeat_ms, group_instance_id=s.instance_id,
-            reason_prefix=s.reason_prefix)
+        self.member = self._new_member(self.settings, described)
 
-    async def _describe_first(self) -> dict | None:
+    async def _describe_first(self):
         from ..client.errors import UnsupportedVersionError
+        from ..observe.snapshot import describe_group
 
         try:
             return await describe_group(self.cluster, self.settings.group)
@@ -119,6 +152,7 @@ class Probe:
         m = self.member
         if m is None or m.done:
             return
+        self._leaving = True
         m.leave(why, self._now_ms())
         drive = asyncio.ensure_future(self._drive(lambda _m: False, None, None, leaving=True))
         await _within(drive, LEAVE_SECONDS)
@@ -133,22 +167,24 @@ class Probe:
         await self._links.close()
 
     # ---- the loop --------------------------------------------------------------------
-    async def _drive(self, done: Callable[[ClassicMember], bool], until: float | None,
+    async def _drive(self, done: Callable[[GroupMember], bool], until: float | None,
                      goal: str | None, *, leaving: bool = False) -> None:
         m = self.member
         while not m.done:
             now = self._now_ms()
             for out in m.next_requests(now):
-                self._dispatch(out)
+                self._spawn(self._send(out))
             self._maybe_assign()
-            self._links.follow(self.member.coordinator, self._spawn)
+            coordinator = m.coordinator
+            for closing in self._links.follow(None if coordinator is None else coordinator.node_id):
+                self._spawn(closing)
             self._flush()
             if self._error is not None:
                 err, self._error = self._error, None
                 raise err
             if done(m):
                 return
-            left = None if until is None else until - time.monotonic()
+            left = None if until is None else until - self.clock.monotonic()
             if left is not None and left <= 0:
                 if goal is None:
                     return
@@ -177,57 +213,50 @@ class Probe:
         while self._inbox:
             self._apply(self._inbox.popleft())
 
-    def _post(self, item: tuple) -> None:
+    def _post(self, item) -> None:
         self._inbox.append(item)
         self._wake.set()
 
-    def _apply(self, item: tuple) -> None:
-        kind, out, payload = item
+    def _apply(self, item) -> None:
         now = self._now_ms()
         m = self.member
-        if kind == "response":
-            m.on_response(out.api, payload, now, tag=out.tag)
-        elif kind == "failure":
-            m.on_failure(out.api, payload, now, tag=out.tag)
-        elif kind == "assigned":
-            self._provide(out, payload, now)
-        elif kind == "described":
-            self._described(out, payload)
-        elif kind == "error":
-            self._error = payload
-        self._after_input()
-
-    def _after_input(self) -> None:
-        m = self.member
-        if m.state is ClassicMemberState.STABLE and m.generation_id != self.view.stable_generation:
+        if isinstance(item, Answered):
+            m.on_response(item.out.api, item.body, now, tag=item.out.tag)
+        elif isinstance(item, Failed):
+            m.on_failure(item.out.api, item.kind, now, tag=item.out.tag)
+        elif isinstance(item, Assigned):
+            self._provide(item, now)
+        elif isinstance(item, Described):
+            self._described(item)
+        elif isinstance(item, SendError):
+            self._error = item.error
+        if m.stable and m.generation != self.view.stable_generation:
             self._on_stable()
 
     # ---- requests --------------------------------------------------------------------
-    def _dispatch(self, out: C.Outgoing) -> None:
-        self._spawn(self._send(out))
-
     def _spawn(self, coro) -> None:
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _send(self, out: C.Outgoing) -> None:
+    async def _send(self, out: Outgoing) -> None:
+        coordinator = self.member.coordinator
         try:
-            if out.api == C.FIND_COORDINATOR:
-                body = await self._links.find_coordinator(self.settings.group)
-            else:
-                body = await self._links.send(out, self.member.coordinator)
+            body = await self._links.send(
+                out.spec, out.body, route=out.route, min_version=out.min_version,
+                node_id=None if coordinator is None else coordinator.node_id,
+                timeout=None if out.timeout_ms is None else out.timeout_ms / 1000)
         except asyncio.CancelledError:
             raise
         except (UnreachableError, DeadlineError) as exc:
-            self._post(("failure", out, getattr(exc, "kind", "disconnected")))
+            self._post(Failed(out, getattr(exc, "kind", "disconnected")))
         except GroupctlError as exc:
-            if out.api == C.LEAVE_GROUP:  # e.g. the mock's short v3 answer: the leave ends
-                self._post(("failure", out, getattr(exc, "kind", "error")))
+            if self._leaving:  # e.g. the mock's short LeaveGroup v3 answer: the leave ends
+                self._post(Failed(out, getattr(exc, "kind", "error")))
             else:
-                self._post(("error", out, exc))
+                self._post(SendError(out, exc))
         else:
-            self._post(("response", out, body))
+            self._post(Answered(out, body))
 
     # ---- leader ----------------------------------------------------------------------
     def _maybe_assign(self) -> None:
@@ -244,89 +273,78 @@ class Probe:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # unknown assignor, metadata failure, assignor error
-            self._post(("assigned", pending, exc))
+            self._post(Assigned(pending, error=exc))
         else:
-            self._post(("assigned", pending, result))
+            self._post(Assigned(pending, assignment=result))
 
-    def _provide(self, pending, result, now_ms: int) -> None:
+    def _provide(self, item: Assigned, now_ms: int) -> None:
         m = self.member
-        if isinstance(result, BaseException):
-            err = result if isinstance(result, GroupctlError) else ProbeError(
-                f"the probe was elected leader but could not assign: {result}")
+        if item.error is not None:
+            err = item.error if isinstance(item.error, GroupctlError) else ProbeError(
+                f"the probe was elected leader but could not assign: {item.error}")
             m.assignment_failed(str(err), now_ms, error=err)
             return
-        if m.provide_assignment(encode_assignments(result), now_ms,
-                                generation_id=pending.generation_id):
-            self.view.leader_assigned(pending.generation_id, result)
-            self.leader_rounds.append((pending, result))
+        generation = item.pending.generation_id
+        if m.provide_assignment(encode_assignments(item.assignment), now_ms,
+                                generation_id=generation):
+            self.view.leader_assigned(generation, item.assignment)
+            self.leader_rounds.append((item.pending, item.assignment))
 
     # ---- stable generations ----------------------------------------------------------
     def _on_stable(self) -> None:
         m = self.member
-        own = decode_assignment_map(m.assignment)
-        before = {(t, p) for t, ps in self.view.own_assignment.items() for p in ps}
-        self.view.synced(m, own, self._clock())
-        self._refresh_protocols(own, m.generation_id)
-        revoked = before - {(t, p) for t, ps in own.items() for p in ps}
-        if revoked and m.protocol_name == "cooperative-sticky":
-            # KIP-429: partitions revoked in this generation go to their new owner in the
-            # next one, which needs the revoking member to rejoin.
-            m.request_rejoin(f"revoked {len(revoked)} partitions (cooperative)", self._now_ms())
-        self._spawn(self._describe(m.generation_id))  # members and assignments, for events
-
-    def _refresh_protocols(self, owned: dict[str, list[int]], generation: int) -> None:
-        if self.settings.topics:  # the next join carries owned partitions (KIP-429)
-            self.member.set_protocols(protocols_for(self._protocol_names, self.settings.topics,
-                                                    owned, generation))
+        self.view.synced(m, m.assigned_partitions(), self.clock.wall())
+        m.after_stable(self._now_ms())  # e.g. a cooperative member rejoins after revoking
+        self._spawn(self._describe(m.generation))  # members and assignments, for events
 
     async def _describe(self, generation: int) -> None:
+        from ..observe.snapshot import describe_group
+
         try:
             described = await describe_group(self.cluster, self.settings.group)
         except asyncio.CancelledError:
             raise
         except GroupctlError as exc:
             described = exc
-        self._post(("described", generation, described))
+        self._post(Described(generation, described))
 
-    def _described(self, generation: int, described) -> None:
+    def _described(self, item: Described) -> None:
         m = self.member
-        still = m.state is ClassicMemberState.STABLE and m.generation_id == generation
-        ok = still and isinstance(described, dict) and described.get("group_state") == "Stable"
-        self.view.described(generation, described if ok else None)
-        self._flush_view()
+        group = item.group
+        still = m.stable and m.generation == item.generation
+        ok = still and not isinstance(group, BaseException) and group.state == "Stable"
+        self.view.described(item.generation, group if ok else None)
+        for event in self.view.poll_events():
+            self._publish(event)
 
     # ---- events ----------------------------------------------------------------------
     def _flush(self) -> None:
         if self.member is None:
             return
-        for body in self.member.poll_events():
-            self.view.note_member_event(body)
-            self._publish(body)
-        for body in self.view.poll_state(self.member):
-            self._publish(body)
+        for event in self.member.poll_events():
+            self.view.note_member_event(event)
+            self._publish(event)
+        for event in self.view.poll_state(self.member):
+            self._publish(event)
 
-    def _flush_view(self) -> None:
-        for body in self.view.poll_events():
-            self._publish(body)
-
-    def _publish(self, body: dict) -> None:
-        self._emit(envelope(body, group=self.settings.group,
+    def _publish(self, event: Event) -> None:
+        self._emit(envelope(event, group=self.settings.group, at=self.clock.wall(),
                             cluster=getattr(self.cluster, "cluster_id", None), source="probe"))
 
     def _result(self) -> ProbeResult:
         m = self.member
         c = m.coordinator
         return ProbeResult(
-            group=self.settings.group, generation=m.generation_id, protocol=m.protocol_name,
+            group=self.settings.group, generation=m.generation, protocol=m.protocol_name,
             leader=m.leader_id, member_id=m.member_id, instance_id=m.group_instance_id,
             is_leader=m.is_leader, members=self.view.leader_members,
             assignment=self.view.own_assignment_list(),
             group_assignment=self.view.leader_assignment_list() if m.is_leader else None,
-            coordinator=None if c is None else {"id": c.node_id, "host": c.host, "port": c.port},
-            joined_in_ms=int((time.monotonic() - self._started) * 1000))
+            coordinator=None if c is None else c.to_dict(),
+            joined_in_ms=int((self.clock.monotonic() - self._started) * 1000))
 
     def _now_ms(self) -> int:
-        return int(time.monotonic() * 1000)
+        return self.clock.monotonic_ms()
 
 
 async def _within(task: asyncio.Future, seconds: float) -> None:
@@ -338,5 +356,3 @@ async def _within(task: asyncio.Future, seconds: float) -> None:
     finally:
         if not task.done():
             task.cancel()
-
-

@@ -1,5 +1,7 @@
-"""What the probe needs around the sans-IO member: which protocols it offers, its
-subscription bytes, the group as DescribeGroups shows it, and the leader's assignment.
+"""What the probe needs around the sans-IO member: the member itself (`new_member`, the one
+place a member protocol is chosen), which protocols it offers, its subscription bytes, and
+the leader's assignment. The group as it is (observe.model GroupDescription) comes from
+observe/snapshot.py.
 
 Protocol choice (DESIGN §2 "The probe in an existing group"):
 
@@ -26,12 +28,18 @@ partition, the result the Java leader computes for the group without the probe.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..errors import GroupctlError, UsageError
 from ..exitcodes import ExitCode
 from ..protocol import consumer as cp
+from ..protocol.errors import ErrorCode
 from .assignors import ASSIGNORS, MemberSubscription, get_assignor
-from .classic import PendingAssignment
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..observe.model import GroupDescription
+    from .classic import PendingAssignment
+    from .member import GroupMember
 
 DEFAULT_PROTOCOLS = ("range", "cooperative-sticky", "roundrobin", "sticky")
 
@@ -47,6 +55,7 @@ class ProbeSettings:
     heartbeat_interval_ms: int | None = None   # default: session / 3, at most 3 s
     describe_first: bool = True
     reason_prefix: str = "groupctl probe"
+    protocol: str = "classic"   # the member protocol (a KIP-848 "consumer" member: issue 12)
 
     @property
     def heartbeat_ms(self) -> int:
@@ -79,32 +88,38 @@ class ProbeError(GroupctlError):
     exit_code = ExitCode.KAFKA_ERROR
 
 
-async def describe_group(cluster, group: str) -> dict:
-    """The DescribeGroups entry of `group` (a dict with group_state, protocol_type,
-    protocol_data, members...). A group that does not exist comes back Dead (v<6) or with
-    GROUP_ID_NOT_FOUND (v6); both are returned as they are: the caller decides."""
-    from ..protocol.messages import DESCRIBE_GROUPS
+def new_member(settings: ProbeSettings, described: "GroupDescription | None") -> "GroupMember":
+    """The probe's member for `settings.protocol`, offering what fits the group as
+    `described` (see the module doc)."""
+    if settings.protocol != "classic":
+        raise UsageError(f"the probe has no {settings.protocol!r} member (known: classic)")
+    from .classic import ClassicMember
 
-    resp = await cluster.send_to_coordinator(group, DESCRIBE_GROUPS, {
-        "groups": [group], "include_authorized_operations": False})
-    for entry in resp.get("groups") or ():
-        if entry.get("group_id") == group:
-            return entry
-    return {"group_id": group, "error_code": 0, "group_state": "Dead", "members": []}
+    names = choose_protocols(described, settings.assignor)
+    topics = settings.topics
+
+    def subscribe(owned: dict[str, list[int]], generation: int) -> list[tuple[str, bytes]]:
+        return protocols_for(names, topics, owned, generation)  # KIP-429: owned partitions
+
+    return ClassicMember(
+        settings.group, protocols=protocols_for(names, topics, {}, -1),
+        session_timeout_ms=settings.session_timeout_ms,
+        rebalance_timeout_ms=settings.rebalance_timeout_ms,
+        heartbeat_interval_ms=settings.heartbeat_ms, group_instance_id=settings.instance_id,
+        reason_prefix=settings.reason_prefix, subscribe=subscribe if topics else None)
 
 
-def choose_protocols(described: dict | None, assignor: str | None) -> list[str]:
+def choose_protocols(described: "GroupDescription | None", assignor: str | None) -> list[str]:
     """The protocol names the probe offers, in preference order (see the module doc)."""
     if assignor:
         return [assignor]
-    if described:
-        ptype = described.get("protocol_type") or ""
-        current = described.get("protocol_data") or ""
-        if ptype not in ("", "consumer") and described.get("members"):
-            raise ProbeError(f"group {described.get('group_id')!r} has protocol type {ptype!r}; "
+    if described is not None:
+        ptype = described.protocol_type or ""
+        if ptype not in ("", "consumer") and described.members:
+            raise ProbeError(f"group {described.group!r} has protocol type {ptype!r}; "
                              f"the probe joins consumer groups only")
-        if current:
-            return [current]
+        if described.protocol:
+            return [described.protocol]
     return list(DEFAULT_PROTOCOLS)
 
 
@@ -175,7 +190,7 @@ async def _partitions(cluster, topics: list[str]):
         return {}, None
     md = await cluster.metadata(topics)
     partitions = {t: len(info.partitions) for t, info in md.topics.items()
-                  if info.error_code == 0 and info.partitions}
+                  if info.error_code == ErrorCode.NONE and info.partitions}
     broker_rack = {b.node_id: b.rack for b in md.brokers.values()}
     if not any(broker_rack.values()):
         return partitions, None

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..protocol.errors import error_for
+from ..protocol.errors import ErrorCode, error_for
 
 REASON_MAX = 255
 
@@ -37,7 +37,7 @@ class RemoveResult:
     group: str
     reason: str
     results: list[MemberResult] = field(default_factory=list)
-    error_code: int = 0
+    error_code: int = ErrorCode.NONE
 
     @property
     def failed(self) -> list[MemberResult]:

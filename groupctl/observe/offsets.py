@@ -10,6 +10,7 @@ import asyncio
 
 from ..client.errors import kafka_error
 from ..errors import GroupctlError
+from ..protocol.errors import ErrorCode
 from ..protocol.messages import LIST_OFFSETS, OFFSET_FETCH
 
 TP = tuple  # (topic, partition)
@@ -58,8 +59,9 @@ def parse_offset_fetch(resp: dict, groups: list[str]) -> dict[str, dict[TP, int 
             else _partitions(resp.get("topics"))}
 
 
-RETRY_LEADER = frozenset({5, 6, 74, 75})  # LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER,
-                                         # FENCED / UNKNOWN_LEADER_EPOCH: stale metadata
+# The leader moved or is being elected: ask again after fresh metadata.
+RETRY_LEADER = frozenset({ErrorCode.LEADER_NOT_AVAILABLE, ErrorCode.NOT_LEADER_OR_FOLLOWER,
+                          ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH})
 
 
 async def log_end_offsets(cluster, metadata, partitions, *, deadline) -> dict[TP, int | None]:

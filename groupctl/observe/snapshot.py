@@ -1,5 +1,7 @@
 """One group's current state in the read model (model.GroupDescription), cheaply, for
-commands that poll: `wait`, and `force-rebalance` while it watches the group settle.
+commands that poll: `wait`, and `force-rebalance` while it watches the group settle; and
+(`describe_group`) the classic snapshot the probe takes before it joins and after each
+generation, to feed the RebalanceStory (story.py).
 
     desc = await group_snapshot(cluster, "g")                  # None: the group does not exist
     desc = await group_snapshot(cluster, "g", offsets=True)    # + committed / log-end / lag
@@ -102,3 +104,20 @@ def _api(name: str):
     from ..protocol import messages
 
     return getattr(messages, name)
+
+
+async def describe_group(cluster, group: str) -> model.GroupDescription:
+    """The group as DescribeGroups shows it: one request, no offsets. A group that does
+    not exist comes back Dead (v<6) or with GROUP_ID_NOT_FOUND (v6); both, and any other
+    error code, are a Dead description (the probe then joins blind, as it always did)."""
+    from ..protocol.messages import DESCRIBE_GROUPS
+
+    resp = await cluster.send_to_coordinator(group, DESCRIBE_GROUPS, {
+        "groups": [group], "include_authorized_operations": False})
+    for entry in resp.get("groups") or ():
+        if entry.get("group_id") != group:
+            continue
+        if entry.get("error_code", ErrorCode.NONE) != ErrorCode.NONE:
+            break
+        return model.classic_group(entry)
+    return model.GroupDescription(group=group, type=model.CLASSIC, state="Dead")

@@ -1,4 +1,5 @@
-"""Generated decoders for message specs: (buf, pos) -> (value, new_pos); see spec.py."""
+"""Generated decoders for message specs (schema.py): (buf, pos) -> (value, new_pos); see
+spec.py."""
 from __future__ import annotations
 
 import linecache
@@ -8,7 +9,7 @@ import textwrap
 import zlib
 
 from .codecache import compile_cached
-from .spec import Struct, Type, _copy_default
+from .schema import Struct, Type, _copy_default
 from .types import DecodeError, Reader, uuid_to_str
 
 # ---- compiled decoders: (buf, pos) -> (value, new_pos) --------------------------------
@@ -250,7 +251,7 @@ def _emit_value(src: _Source, t, version: int, flexible: bool, nullable: bool, v
         else:
             src.emit(indent, _CALL, v=v, read=src.ref(_read_through_reader(t, flexible), "read"))
     elif isinstance(t, Struct):
-        read = src.ref(t.compile_reader(version, flexible), "struct")
+        read = src.ref(compile_reader(t, version, flexible), "struct")
         src.emit(indent, _NULLABLE_STRUCT if nullable else _CALL, v=v, read=read)
     else:  # Array: null is a length of -1
         n = src.var("n")
@@ -273,6 +274,32 @@ def _default_expr(src: _Source, default) -> str:
     if isinstance(default, (list, dict)):
         return f"_copy_default({src.ref(default, 'default')})"
     return src.ref(default, "default")
+
+
+def compile_decoder(struct: Struct, version: int, flexible: bool):
+    """A decoder reading one struct from a Reader (advancing it); raises DecodeError.
+    The generated reader behind it is built on first use (see compile_reader)."""
+
+    def decode(r) -> dict:
+        out, r.pos = guarded(compile_reader(struct, version, flexible), r.buf, r.pos)
+        return out
+
+    return decode
+
+
+def compile_reader(struct: Struct, version: int, flexible: bool):
+    """The raw compiled decoder `(buf, pos) -> (dict, new_pos)`: generated Python (see
+    gen_struct_reader), its text in the result's `source` attribute. `buf` must be bytes. It
+    may raise IndexError/struct.error/UnicodeDecodeError on bad input: call it through
+    compile_decoder or Api.decode_*, which raise DecodeError.
+
+    Built on first use of (version, flexible) and kept on the struct: generating all ~400
+    readers of our specs up front would add a third of a second to every CLI start."""
+    key = (version, flexible)
+    read = struct._readers.get(key)
+    if read is None:
+        read = struct._readers[key] = gen_struct_reader(struct, version, flexible)
+    return read
 
 
 def gen_struct_reader(struct: Struct, version: int, flexible: bool):

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .spec import Array, Bytes, Field, Int32, String, Struct
+from .codegen import compile_decoder
+from .encoders import compile_encoder
+from .schema import Array, Bytes, Field, Int32, String, Struct
 from .types import DecodeError, Reader, Writer
 
 LATEST = 3  # newest Subscription / Assignment version we know (the Java client writes it)
@@ -58,14 +60,14 @@ STICKY_USER_DATA = Struct(
 
 COOPERATIVE_STICKY_USER_DATA = Struct(Field("generation", Int32))
 
-_SUB_DECODE = {v: SUBSCRIPTION.compile_decoder(v, False) for v in range(LATEST + 1)}
-_SUB_ENCODE = {v: SUBSCRIPTION.compile_encoder(v, False) for v in range(LATEST + 1)}
-_ASG_DECODE = {v: ASSIGNMENT.compile_decoder(v, False) for v in range(LATEST + 1)}
-_ASG_ENCODE = {v: ASSIGNMENT.compile_encoder(v, False) for v in range(LATEST + 1)}
-_STICKY_DECODE = {v: STICKY_USER_DATA.compile_decoder(v, False) for v in (0, 1)}
-_STICKY_ENCODE = {v: STICKY_USER_DATA.compile_encoder(v, False) for v in (0, 1)}
-_COOP_DECODE = COOPERATIVE_STICKY_USER_DATA.compile_decoder(0, False)
-_COOP_ENCODE = COOPERATIVE_STICKY_USER_DATA.compile_encoder(0, False)
+_SUB_DECODE = {v: compile_decoder(SUBSCRIPTION, v, False) for v in range(LATEST + 1)}
+_SUB_ENCODE = {v: compile_encoder(SUBSCRIPTION, v, False) for v in range(LATEST + 1)}
+_ASG_DECODE = {v: compile_decoder(ASSIGNMENT, v, False) for v in range(LATEST + 1)}
+_ASG_ENCODE = {v: compile_encoder(ASSIGNMENT, v, False) for v in range(LATEST + 1)}
+_STICKY_DECODE = {v: compile_decoder(STICKY_USER_DATA, v, False) for v in (0, 1)}
+_STICKY_ENCODE = {v: compile_encoder(STICKY_USER_DATA, v, False) for v in (0, 1)}
+_COOP_DECODE = compile_decoder(COOPERATIVE_STICKY_USER_DATA, 0, False)
+_COOP_ENCODE = compile_encoder(COOPERATIVE_STICKY_USER_DATA, 0, False)
 
 
 # ---- data ------------------------------------------------------------------------------

@@ -1,8 +1,36 @@
-"""Encoders for message specs: closures built once per (struct, version); see spec.py."""
+"""Encoders for message specs (schema.py): closures built once per (struct, version); see
+spec.py."""
 from __future__ import annotations
 
-from .spec import Struct, Type
+from .schema import Struct, Type
 from .types import Writer
+
+
+def compile_encoder(struct: Struct, version: int, flexible: bool):
+    """An encoder `(Writer, dict) -> None` of `struct` at `version`."""
+    regular = []  # (name, default, nullable, write_fn)
+    tagged = []   # (tag, name, default, nullable, write_fn)
+    for f in struct.fields:
+        if not f.present(version):
+            continue
+        write = value_writer(f.type, version, flexible, f.nullable_in(version))
+        if f.tag is not None and flexible and version >= f.tagged_since:
+            tagged.append((f.tag, f.name, f.default, f.nullable_in(version), write))
+        else:
+            regular.append((f.name, f.default, f.nullable_in(version), write))
+    tagged.sort(key=lambda t: t[0])
+
+    def encode(w: Writer, value: dict) -> None:
+        get = value.get
+        for name, default, nullable, write in regular:
+            v = get(name, default)
+            if v is None and not nullable:
+                v = default
+            write(w, v)
+        if flexible:
+            write_tags(w, tagged, value)
+
+    return encode
 
 
 def value_writer(t, version: int, flexible: bool, nullable: bool = False):
@@ -10,7 +38,7 @@ def value_writer(t, version: int, flexible: bool, nullable: bool = False):
         prim = t.write
         return lambda w, v: prim(w, v, flexible)
     if isinstance(t, Struct):
-        encode = t.compile_encoder(version, flexible)
+        encode = compile_encoder(t, version, flexible)
         if not nullable:
             return encode
 
@@ -23,7 +51,7 @@ def value_writer(t, version: int, flexible: bool, nullable: bool = False):
 
         return write_nullable_struct
     if t.is_struct:
-        item = t.item.compile_encoder(version, flexible)
+        item = compile_encoder(t.item, version, flexible)
     else:
         item_t = t.item.write
         item = lambda w, v: item_t(w, v, flexible)

@@ -1,6 +1,7 @@
 """The Kafka error table: every code Kafka defines (Errors.java), with our name, whether a
-retry can succeed, and a one-line meaning. `action` says what groupctl does on it where
-that is more than "report it".
+retry can succeed, and a one-line meaning. `action` says what groupctl does on it today where
+that is more than "report it" (never what a future member will do: a row changes with the
+code that comes to handle it).
 
 `retriable` is Kafka's own verdict: True exactly where the client exception extends
 RetriableException (REBALANCE_IN_PROGRESS, for one, is not: the member must rejoin, not
@@ -34,6 +35,8 @@ _AUTH = "exit 4 (authentication or authorization failed)"
 _SASL = "exit 4: check sasl.mechanism and credentials in --command-config"
 _METADATA = "refresh metadata and retry the offset lookup; lag stays null if it keeps failing"
 _RETRY = "retry with back-off until --timeout"
+_NO_LOG_END = "describe shows the partition with a null log-end offset (lag null)"
+_NO_848 = "exit 7 (groupctl has no KIP-848 member yet; describe reports the code)"
 
 _E = KafkaErrorInfo
 _TABLE = [
@@ -87,19 +90,18 @@ _TABLE = [
        "the probe resets its generation and rejoins"),
     _E(23, "INCONSISTENT_GROUP_PROTOCOL", False,
        "The member's protocol type or assignors share nothing with the group's.",
-       "fatal: the probe stops and says which protocols the group uses"),
+       "fatal for the probe: exit 7 naming the group's protocol type when the broker gives it"),
     _E(24, "INVALID_GROUP_ID", False, "The group id is empty or otherwise not acceptable.",
        "fatal: exit 7"),
     _E(25, "UNKNOWN_MEMBER_ID", False,
        "The coordinator does not know this member id (it expired or was removed).",
-       "the probe drops its member id and generation and rejoins as a new member"
-       " (KIP-848: releases its partitions and rejoins with epoch 0)"),
+       "the probe drops its member id and generation and rejoins as a new member"),
     _E(26, "INVALID_SESSION_TIMEOUT", False,
        "The session timeout lies outside the broker's group.min/max.session.timeout.ms.",
-       "fatal: choose a --session-timeout inside the broker's range"),
+       "fatal for the probe: exit 7; choose a --session-timeout inside the broker's range"),
     _E(27, "REBALANCE_IN_PROGRESS", False,
        "The group is rebalancing, so the member has to join again.",
-       "the probe rejoins; watch and describe report the group as rebalancing"),
+       "the probe rejoins, keeping its member id"),
     _E(28, "INVALID_COMMIT_OFFSET_SIZE", False, "The offset commit data has an invalid size."),
     _E(29, "TOPIC_AUTHORIZATION_FAILED", False,
        "The principal lacks permission on one or more topics.", _AUTH),
@@ -114,8 +116,7 @@ _TABLE = [
        "The request does not fit the current step of the SASL exchange.", _SASL),
     _E(35, "UNSUPPORTED_VERSION", False,
        "The broker does not support this API or this version of it.",
-       "pick a version from ApiVersions; for ConsumerGroupHeartbeat the broker lacks KIP-848:"
-       " use --protocol classic"),
+       "ApiVersions is asked again at v0; elsewhere exit 7 (no version in common)"),
     _E(36, "TOPIC_ALREADY_EXISTS", False, "A topic with this name exists already."),
     _E(37, "INVALID_PARTITIONS", False, "The requested partition count is not valid."),
     _E(38, "INVALID_REPLICATION_FACTOR", False,
@@ -175,7 +176,7 @@ _TABLE = [
     _E(71, "INVALID_FETCH_SESSION_EPOCH", True, "The incremental fetch session epoch is wrong."),
     _E(72, "LISTENER_NOT_FOUND", True,
        "The partition leader has no listener matching the one this request came in on.",
-       _METADATA),
+       _NO_LOG_END),
     _E(73, "TOPIC_DELETION_DISABLED", False, "Deleting topics is turned off on this cluster."),
     _E(74, "FENCED_LEADER_EPOCH", True,
        "The request names a leader epoch older than the broker's.", _METADATA),
@@ -186,7 +187,7 @@ _TABLE = [
     _E(77, "STALE_BROKER_EPOCH", False, "The broker's epoch changed since the request was made."),
     _E(78, "OFFSET_NOT_AVAILABLE", True,
        "The new leader's high watermark has not caught up yet, so offsets are withheld.",
-       _METADATA),
+       _NO_LOG_END),
     _E(79, "MEMBER_ID_REQUIRED", False,
        "The coordinator assigned a member id and wants the member to join again with it (KIP-394).",
        "rejoin at once with the given member id"),
@@ -206,7 +207,7 @@ _TABLE = [
     _E(87, "INVALID_RECORD", False, "The broker rejected a record that failed validation."),
     _E(88, "UNSTABLE_OFFSET_COMMIT", True,
        "A transaction holding offsets for the partition is still open.",
-       "describe retries the offset fetch after a back-off"),
+       "describe shows no committed offset for the partition (lag null)"),
     _E(89, "THROTTLING_QUOTA_EXCEEDED", True,
        "The request would exceed a mutation rate quota.", _RETRY),
     _E(90, "PRODUCER_FENCED", False,
@@ -224,7 +225,7 @@ _TABLE = [
     _E(98, "SNAPSHOT_NOT_FOUND", False, "The KRaft snapshot asked for does not exist."),
     _E(99, "POSITION_OUT_OF_RANGE", False, "The position lies outside the snapshot."),
     _E(100, "UNKNOWN_TOPIC_ID", True, "This broker does not host a topic with this id.",
-       _METADATA),
+       _NO_LOG_END),
     _E(101, "DUPLICATE_BROKER_REGISTRATION", False, "This broker id is already registered."),
     _E(102, "BROKER_ID_NOT_REGISTERED", False, "This broker id was never registered."),
     _E(103, "INCONSISTENT_TOPIC_ID", True,
@@ -240,17 +241,13 @@ _TABLE = [
     _E(109, "OFFSET_MOVED_TO_TIERED_STORAGE", False,
        "The offset now lives only in tiered (remote) storage."),
     _E(110, "FENCED_MEMBER_EPOCH", False,
-       "KIP-848: the member's epoch was fenced; it must give up its partitions and rejoin.",
-       "the probe releases its partitions and rejoins with member epoch 0"),
+       "KIP-848: the member's epoch was fenced; it must give up its partitions and rejoin.", _NO_848),
     _E(111, "UNRELEASED_INSTANCE_ID", False,
-       "KIP-848: another member still holds this instance id and must leave first.",
-       "fatal: the instance id is still held by another member"),
+       "KIP-848: another member still holds this instance id and must leave first.", _NO_848),
     _E(112, "UNSUPPORTED_ASSIGNOR", False,
-       "KIP-848: the group coordinator has no server assignor by that name.",
-       "fatal: choose a server assignor the broker has (uniform, range)"),
+       "KIP-848: the group coordinator has no server assignor by that name.", _NO_848),
     _E(113, "STALE_MEMBER_EPOCH", False,
-       "KIP-848: the member epoch is behind; the next heartbeat brings the current one.",
-       "the probe keeps heartbeating and uses the epoch it gets back (it never commits)"),
+       "KIP-848: the member epoch is behind; the next heartbeat brings the current one.", _NO_848),
     _E(114, "MISMATCHED_ENDPOINT_TYPE", False,
        "The request reached the wrong kind of endpoint (broker vs. controller)."),
     _E(115, "UNSUPPORTED_ENDPOINT_TYPE", False, "That kind of endpoint is not supported yet."),
@@ -273,11 +270,10 @@ _TABLE = [
     _E(126, "DUPLICATE_VOTER", False, "The replica is a KRaft voter already."),
     _E(127, "VOTER_NOT_FOUND", False, "The replica is not among the KRaft voters."),
     _E(128, "INVALID_REGULAR_EXPRESSION", False,
-       "KIP-848: the subscription regular expression is not valid for the broker (RE2/J).",
-       "fatal: exit 7 naming the expression"),
+       "KIP-848: the subscription regular expression is not valid for the broker (RE2/J).", _NO_848),
     _E(129, "REBOOTSTRAP_REQUIRED", False,
        "The client's cluster metadata is stale; it must start over from the bootstrap servers.",
-       "drop cached metadata and connections, then bootstrap again"),
+       "exit 7 (groupctl does not rebootstrap)"),
     _E(130, "STREAMS_INVALID_TOPOLOGY", False, "Streams groups: the topology sent is not valid."),
     _E(131, "STREAMS_INVALID_TOPOLOGY_EPOCH", False,
        "Streams groups: the topology epoch sent is not valid."),

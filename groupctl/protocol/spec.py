@@ -15,195 +15,22 @@ Decoders are lenient where Kafka's are strict: unknown tagged fields are kept un
 encoders write `_unknown_tags` back. Bad input (truncated, corrupt, foreign) raises
 DecodeError, never IndexError or struct.error.
 
-This module is the spec language and the Api codec entry points; the generated decoders
-are in codegen.py, the encoders in encoders.py.
+The spec language (Type, Field, Array, Struct) is in schema.py; this module holds the Api
+codec entry points; the generated decoders are in codegen.py, the encoders in encoders.py
+(both import schema.py only, and are imported from here on first use).
 """
 from __future__ import annotations
 
-import copy
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
-
-from .types import ZERO_UUID, Reader, Writer
-
-NO_DEFAULT = object()
+from .schema import (  # noqa: F401 - the spec language, re-exported for message modules
+    NO_DEFAULT, Array, Bool, Bytes, Field, Float64, Int8, Int16, Int32, Int64, Records, String,
+    Struct, Type, Uint16, Uuid, _copy_default, walk_fields,
+)
+from .types import Writer
 
 # Routing of a request: which broker it must go to.
 ANY_BROKER = "any"
 COORDINATOR = "coordinator"
 PARTITION_LEADER = "leader"
-
-
-@dataclass(frozen=True)
-class Type:
-    """A primitive type: its name in Kafka's JSON specs and its zero value. `fmt` is the
-    struct-module format of a fixed-width number (big-endian), None for other types."""
-
-    name: str
-    zero: Any
-    read: Callable[[Reader, bool], Any]
-    write: Callable[[Writer, Any, bool], None]
-    fmt: str | None = None
-
-
-def _fixed(name, zero, reader, writer, fmt=None) -> Type:
-    return Type(name, zero, lambda r, c: reader(r), lambda w, v, c: writer(w, v), fmt)
-
-
-Int8 = _fixed("int8", 0, Reader.int8, Writer.int8, "b")
-Int16 = _fixed("int16", 0, Reader.int16, Writer.int16, "h")
-Uint16 = _fixed("uint16", 0, Reader.uint16, Writer.uint16, "H")
-Int32 = _fixed("int32", 0, Reader.int32, Writer.int32, "i")
-Int64 = _fixed("int64", 0, Reader.int64, Writer.int64, "q")
-Float64 = _fixed("float64", 0.0, Reader.float64, Writer.float64, "d")
-Bool = _fixed("bool", False, Reader.bool, Writer.bool, "?")  # '?': any non-zero byte is True
-Uuid = _fixed("uuid", ZERO_UUID, Reader.uuid, Writer.uuid)
-String = Type("string", "", Reader.string, Writer.string)
-Bytes = Type("bytes", b"", Reader.bytes, Writer.bytes)
-Records = Type("records", None, Reader.bytes, Writer.bytes)
-
-
-class Field:
-    """One field of a struct. Versions are inclusive; `until=None` means "and later"."""
-
-    __slots__ = (
-        "about",
-        "default",
-        "name",
-        "nullable",
-        "since",
-        "tag",
-        "tagged_since",
-        "type",
-        "until",
-    )
-
-    def __init__(self, name: str, type: Type | Array | Struct, since: int = 0,
-                 until: int | None = None, nullable: int | bool | None = None,
-                 default: Any = NO_DEFAULT, tag: int | None = None,
-                 tagged_since: int | None = None, about: str = ""):
-        self.name = name
-        self.type = type
-        self.since = since
-        self.until = until
-        # nullable=True: nullable in every version the field exists; an int: from that version.
-        self.nullable = since if nullable is True else nullable
-        self.tag = tag
-        self.tagged_since = (since if tagged_since is None else tagged_since) if tag is not None else None
-        self.about = about
-        if default is NO_DEFAULT:
-            if isinstance(type, Array):
-                default = []
-            elif isinstance(type, Struct):  # Java: a fresh, default-filled struct
-                default = type.defaults()
-            else:
-                default = type.zero
-        self.default = default
-
-    def present(self, version: int) -> bool:
-        return self.since <= version and (self.until is None or version <= self.until)
-
-    def nullable_in(self, version: int) -> bool:
-        return self.nullable is not None and version >= self.nullable
-
-
-class Array:
-    """An array of a primitive type (`Array(Int32)`), of a struct given inline
-    (`Array(Field(...), ...)`), or of a named struct shared by several fields
-    (`Array(TOPIC_PARTITIONS)`, Kafka's "commonStructs")."""
-
-    def __init__(self, *items):
-        if len(items) == 1 and isinstance(items[0], (Type, Struct)):
-            self.item: Type | Struct = items[0]
-        else:
-            self.item = Struct(*items)
-
-    @property
-    def is_struct(self) -> bool:
-        return isinstance(self.item, Struct)
-
-
-class Struct:
-    """An ordered list of fields. Used as a message body, as the item of an Array, or as
-    the type of a Field (a struct-valued field; when nullable, Kafka prefixes it with an
-    int8 marker: -1 null, 1 present)."""
-
-    def __init__(self, *fields: Field):
-        self.fields = list(fields)
-        names = [f.name for f in fields]
-        if len(names) != len(set(names)):
-            raise ValueError(f"duplicate field names in {names}")
-        self._readers = {}  # (version, flexible) -> compiled reader, shared by every user
-
-    def defaults(self) -> dict:
-        """Every field at its default, as a decoder returns fields absent in a version."""
-        return {f.name: _copy_default(f.default) for f in self.fields}
-
-    # ---- compilation -------------------------------------------------------------
-    def compile_decoder(self, version: int, flexible: bool) -> Callable[[Reader], dict]:
-        """A decoder reading one struct from a Reader (advancing it); raises DecodeError.
-        The generated reader behind it is built on first use (see compile_reader)."""
-        from .codegen import guarded
-
-        compile_reader = self.compile_reader
-
-        def decode(r: Reader) -> dict:
-            out, r.pos = guarded(compile_reader(version, flexible), r.buf, r.pos)
-            return out
-
-        return decode
-
-    def compile_reader(self, version: int, flexible: bool) -> Callable[[bytes, int], tuple]:
-        """The raw compiled decoder `(buf, pos) -> (dict, new_pos)`: generated Python
-        (see codegen.gen_struct_reader), its text in the result's `source` attribute. `buf` must
-        be bytes. It may raise IndexError/struct.error/UnicodeDecodeError on bad input:
-        call it through compile_decoder or Api.decode_*, which raise DecodeError.
-
-        Built on first use of (version, flexible) and kept: generating all ~400 readers
-        of our specs up front would add a third of a second to every CLI start."""
-        key = (version, flexible)
-        read = self._readers.get(key)
-        if read is None:
-            from .codegen import gen_struct_reader
-
-            read = self._readers[key] = gen_struct_reader(self, version, flexible)
-        return read
-
-    def compile_encoder(self, version: int, flexible: bool) -> Callable[[Writer, dict], None]:
-        from .encoders import value_writer, write_tags
-
-        regular = []  # (name, default, nullable, write_fn)
-        tagged = []   # (tag, name, default, nullable, write_fn)
-        for f in self.fields:
-            if not f.present(version):
-                continue
-            write = value_writer(f.type, version, flexible, f.nullable_in(version))
-            if f.tag is not None and flexible and version >= f.tagged_since:
-                tagged.append((f.tag, f.name, f.default, f.nullable_in(version), write))
-            else:
-                regular.append((f.name, f.default, f.nullable_in(version), write))
-        tagged.sort(key=lambda t: t[0])
-
-        def encode(w: Writer, value: dict) -> None:
-            get = value.get
-            for name, default, nullable, write in regular:
-                v = get(name, default)
-                if v is None and not nullable:
-                    v = default
-                write(w, v)
-            if flexible:
-                write_tags(w, tagged, value)
-
-        return encode
-
-
-def _copy_default(v):
-    if isinstance(v, list):
-        return list(v)
-    if isinstance(v, dict):
-        return copy.deepcopy(v)
-    return v
 
 
 class Api:
@@ -273,17 +100,24 @@ def _lazy_encoder(struct: Struct, version: int, flexible: bool):
     def encode(w, value):
         nonlocal encoder
         if encoder is None:
-            encoder = struct.compile_encoder(version, flexible)
+            from .encoders import compile_encoder
+
+            encoder = compile_encoder(struct, version, flexible)
         encoder(w, value)
 
     return encode
 
 
 def _lazy_reader(struct: Struct, version: int, flexible: bool):
-    compile_reader = struct.compile_reader
+    reader = None
 
     def read(buf, pos):
-        return compile_reader(version, flexible)(buf, pos)
+        nonlocal reader
+        if reader is None:
+            from .codegen import compile_reader
+
+            reader = compile_reader(struct, version, flexible)
+        return reader(buf, pos)
 
     return read
 
@@ -295,14 +129,3 @@ def _decode_all(read, data, offset: int = 0) -> dict:
     if pos < len(data):
         out["_trailing"] = bytes(data[pos:])  # data may be a memoryview or bytearray
     return out
-
-
-def walk_fields(struct: Struct, prefix: str = ""):
-    """Yield (path, Field) for every field, depth first; used by the conformance test."""
-    for f in struct.fields:
-        path = f"{prefix}{f.name}"
-        yield path, f
-        if isinstance(f.type, Array) and f.type.is_struct:
-            yield from walk_fields(f.type.item, path + ".")
-        elif isinstance(f.type, Struct):
-            yield from walk_fields(f.type, path + ".")

@@ -13,7 +13,7 @@ from groupctl.cli.app import invoke
 from groupctl.cli.env import Env
 from groupctl.client import Cluster
 from groupctl.coordinator.probe import Probe, ProbeSettings
-from groupctl.coordinator.probe_setup import describe_group
+from groupctl.protocol.messages import DESCRIBE_GROUPS
 
 
 def wait_until(predicate, timeout: float, what: str, interval: float = 0.05):
@@ -36,9 +36,15 @@ def cli(kafka, *args: str, timeout: float = 20) -> tuple[int, str, str]:
 
 
 def describe(kafka, group: str) -> dict:
+    """The group's raw DescribeGroups entry (the broker's word, not groupctl's reading)."""
     async def main():
         async with Cluster(kafka.bootstrap.split(","), timeout=10) as cluster:
-            return await describe_group(cluster, group)
+            resp = await cluster.send_to_coordinator(group, DESCRIBE_GROUPS, {
+                "groups": [group], "include_authorized_operations": False})
+        for entry in resp.get("groups") or ():
+            if entry.get("group_id") == group:
+                return entry
+        return {"group_id": group, "error_code": 0, "group_state": "Dead", "members": []}
     return asyncio.run(main())
 
 
@@ -54,7 +60,11 @@ def stabilized(kafka, group: str) -> list[int]:
 
 
 class ProbeThread:
-    """A Probe watching `group` on a thread of its own until stop() (which leaves)."""
+    """A Probe watching `group` on a thread of its own until stop() (which leaves).
+
+    start() fails when the probe is not running within its timeout (or died starting);
+    stop() fails when the probe failed at any time (the error it recorded), so a test
+    whose last wait passed still goes red if the probe died after it."""
 
     def __init__(self, kafka, group: str, **settings):
         self.kafka, self.group = kafka, group
@@ -69,9 +79,13 @@ class ProbeThread:
         self._thread = threading.Thread(target=self._main, daemon=True, name=f"probe-{group}")
         self.probe: Probe | None = None
 
-    def start(self) -> ProbeThread:
+    def start(self, timeout: float = 10) -> ProbeThread:
         self._thread.start()
-        self._ready.wait(10)
+        if not self._ready.wait(timeout):
+            raise AssertionError(f"the probe of {self.group} did not start within {timeout:g}s")
+        if self.error is not None or self._task is None:
+            raise AssertionError(f"the probe of {self.group} failed to start: "
+                                 f"{self.error!r}") from self.error
         return self
 
     def _emit(self, event: dict) -> None:
@@ -102,10 +116,17 @@ class ProbeThread:
                 self._cond.notify_all()
 
     def stop(self, timeout: float = 10) -> None:
+        """Cancel the probe (it leaves) and wait for its thread; AssertionError when the
+        thread did not stop, or when the probe recorded an error at any time."""
         if self._loop is not None and self._task is not None and self._thread.is_alive():
-            self._loop.call_soon_threadsafe(self._task.cancel)
+            try:
+                self._loop.call_soon_threadsafe(self._task.cancel)
+            except RuntimeError:  # the loop closed meanwhile: the probe already ended
+                pass
         self._thread.join(timeout)
         assert not self._thread.is_alive(), "the probe thread did not stop"
+        if self.error is not None:
+            raise AssertionError(f"the probe of {self.group} failed: {self.error!r}") from self.error
 
     @property
     def alive(self) -> bool:

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -26,15 +28,35 @@ def _start(kafka, group: str, *extra: str) -> subprocess.Popen:
 
 def _read_until_stable(proc: subprocess.Popen, timeout: float = 30) -> list[dict]:
     """Read ndjson lines until the first `rebalance` event (the probe is in a Stable
-    generation); the readiness condition of these tests."""
+    generation); the readiness condition of these tests. Each line is waited for with the
+    time left (a reader thread feeds a queue), so a silent or hung probe fails the test."""
+    lines: queue.Queue = queue.Queue()
+
+    def pump() -> None:  # stops after the rebalance line: the rest is the caller's to read
+        for line in iter(proc.stdout.readline, ""):
+            lines.put(line)
+            try:
+                if json.loads(line).get("event") == "rebalance":
+                    return
+            except ValueError:
+                pass  # the main loop reports the bad line
+        lines.put("")
+
+    reader = threading.Thread(target=pump, daemon=True)
     deadline = time.monotonic() + timeout
     events = []
-    while time.monotonic() < deadline:
-        line = proc.stdout.readline()
+    reader.start()
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            line = lines.get(timeout=max(0.0, left)) if left > 0 else ""
+        except queue.Empty:
+            line = ""
         if not line:
             break
         events.append(json.loads(line))
         if events[-1]["event"] == "rebalance":
+            reader.join(5)
             return events
     proc.kill()
     raise AssertionError(f"the probe never became Stable: {events}, {proc.stderr.read()}")

@@ -6,8 +6,8 @@ import pytest
 from groupctl.coordinator.classic import (
     ClassicMember, Coordinator, JoinedMember, LEGAL_TRANSITIONS, PendingAssignment,
 )
-from groupctl.coordinator.classic_state import (
-    ClassicMemberState as S, IllegalTransitionError, StateTracker,
+from groupctl.coordinator.classic import (
+    ClassicMemberState as S, ClassicStateTracker as StateTracker, IllegalTransitionError,
 )
 from groupctl.errors import AuthError, GroupctlError, KafkaError, UsageError
 from groupctl.exitcodes import ExitCode
@@ -107,6 +107,11 @@ def err(api, code, name, retriable):
 
 
 # ---- driving helpers --------------------------------------------------------------------
+def bodies(m) -> list[dict]:
+    """The member's events since the last call, as §4 bodies ({"event": TYPE, ...})."""
+    return [e.to_dict() for e in m.poll_events()]
+
+
 def one(m: ClassicMember, now: int, api: str | None = None):
     reqs = m.next_requests(now)
     assert len(reqs) == 1, reqs
@@ -127,7 +132,7 @@ def to_stable(m: ClassicMember, now=0, *, member_id="m-1", generation=5, assignm
            join(member_id=member_id, generation=generation, leader="other"), now)
     answer(m, one(m, now, "SyncGroup"), sync(assignment=assignment), now)
     assert m.state is S.STABLE
-    m.poll_events()
+    bodies(m)
     return now
 
 
@@ -205,12 +210,12 @@ def test_follower_happy_path_exact_requests_events_and_transitions():
     assert m.coordinator == Coordinator(1, "broker1", 9092)
 
     r = one(m, 101)
-    assert (r.api, r.body, r.route) == ("JoinGroup", join_body(""), "coordinator")
+    assert (r.api, r.body, r.route) == ("JoinGroup", join_body(""), "join")  # may park: not behind heartbeats
     assert r.timeout_ms == REBALANCE + 5000
     assert m.next_requests(102) == []              # at most one join in flight
     answer(m, r, join(79, member_id="m-1"), 110)
     assert m.state is S.JOINING and m.member_id == "m-1"
-    assert m.poll_events() == []                   # 79 is part of the handshake, not an error
+    assert bodies(m) == []                   # 79 is part of the handshake, not an error
 
     r = one(m, 110)                                # at once, no back-off (KIP-394)
     assert (r.api, r.body) == ("JoinGroup", join_body("m-1"))
@@ -218,7 +223,7 @@ def test_follower_happy_path_exact_requests_events_and_transitions():
     assert m.state is S.AWAITING_SYNC
     assert (m.generation_id, m.leader_id, m.protocol_name, m.is_leader) == (5, "leader-1", "range", False)
     assert m.pending_assignment is None and m.members == []
-    assert m.poll_events() == [
+    assert bodies(m) == [
         probe("joined", "m-1", 5),
         {"event": "generation", "generation": 5, "protocol": "range", "leader": "leader-1",
          "members": None},
@@ -226,10 +231,11 @@ def test_follower_happy_path_exact_requests_events_and_transitions():
 
     r = one(m, 200)
     assert (r.api, r.body) == ("SyncGroup", sync_body(5, "m-1"))
+    assert (r.route, r.timeout_ms) == ("join", REBALANCE + 5000)
     assert m.next_requests(201) == []
     answer(m, r, sync(assignment=b"t=0,1"), 250)
     assert m.state is S.STABLE and m.assignment == b"t=0,1"
-    assert m.poll_events() == [
+    assert bodies(m) == [
         probe("synced", "m-1", 5),
         {"event": "assignment", "member_id": "m-1", "generation": 5,
          "assigned": [{"topic": "t", "partitions": [0, 1]}],
@@ -239,8 +245,9 @@ def test_follower_happy_path_exact_requests_events_and_transitions():
     assert m.next_requests(250 + HB - 1) == []
     r = one(m, 250 + HB)
     assert (r.api, r.body) == ("Heartbeat", hb_body(5, "m-1"))
+    assert (r.route, r.timeout_ms) == ("control", SESSION)
     answer(m, r, hb(), 250 + HB + 3)
-    assert m.poll_events() == []
+    assert bodies(m) == []
 
     assert [(t.from_state, t.to_state, t.reason) for t in m.transitions] == [
         (S.UNJOINED, S.JOINING, "start: joining group orders"),
@@ -267,7 +274,7 @@ def test_leader_happy_path_with_provided_assignment():
     assert m.pending_assignment == PendingAssignment(8, "range", "probe-1", (
         JoinedMember("c-1", None, b"sub-c1"), JoinedMember("probe-1", None, SUB),
         JoinedMember("c-2", "i-2", b"sub-c2")))
-    assert m.poll_events() == [
+    assert bodies(m) == [
         probe("joined", "probe-1", 8),
         {"event": "generation", "generation": 8, "protocol": "range", "leader": "probe-1",
          "members": ["c-1", "probe-1", "c-2"]},
@@ -281,7 +288,7 @@ def test_leader_happy_path_with_provided_assignment():
     assert r.body == sync_body(8, "probe-1", [("c-1", b"t=0"), ("probe-1", b""), ("c-2", b"t=1")])
     answer(m, r, sync(assignment=b""), 30)
     assert m.state is S.STABLE and m.assignment == b""
-    assert m.poll_events() == [
+    assert bodies(m) == [
         probe("synced", "probe-1", 8),
         {"event": "assignment", "member_id": "probe-1", "generation": 8, "assigned": [],
          "added": [], "revoked": []},
@@ -329,7 +336,7 @@ def test_leader_that_cannot_assign_leaves_at_once_and_ends_fatal(raised, expecte
     r = one(m, 5, "LeaveGroup")
     assert r.body == leave_body("p", f"groupctl probe: leaving: {why}")
     assert r.min_version == 3
-    m.poll_events()
+    bodies(m)
     answer(m, r, leave_resp(members=[("p", None, 0)]), 6)
     assert m.state is S.FATAL and m.done
     assert isinstance(m.fatal_error, expected_type)
@@ -339,7 +346,7 @@ def test_leader_that_cannot_assign_leaves_at_once_and_ends_fatal(raised, expecte
         assert "cannot assign" in str(m.fatal_error)
     assert m.transitions[-2].reason == f"leave: {why}"
     assert m.transitions[-1].reason == f"{why} (left the group)"
-    assert m.poll_events() == [
+    assert bodies(m) == [
         probe("left", "p", 2, reason=f"groupctl probe: leaving: {why}"),
         probe("failed", "p", 2, reason=why),
     ]
@@ -388,7 +395,7 @@ def test_skip_assignment_leader_sends_empty_sync():
     assert r.body == sync_body(4, "p", [], instance="probe-a") and r.min_version == 3
     answer(m, r, sync(assignment=b"t=3"), 6)
     assert m.state is S.STABLE and m.assignment == b"t=3"
-    gen_event = [e for e in m.poll_events() if e["event"] == "generation"][0]
+    gen_event = [e for e in bodies(m) if e["event"] == "generation"][0]
     assert gen_event["members"] == ["p", "q"]
 
 
@@ -423,11 +430,11 @@ def test_find_coordinator_v4_response_and_driver_provided_coordinator():
 def test_join_unknown_member_id_resets_member_id_and_rejoins_at_once():
     m = make()
     r = to_joining_with_join_in_flight(m)
-    m.poll_events()
+    bodies(m)
     answer(m, r, join(25), 5)
     assert m.state is S.JOINING and m.member_id == "" and m.generation_id == -1
     assert m.transitions[-1].reason == "UNKNOWN_MEMBER_ID: member id reset, rejoining"
-    assert m.poll_events() == [err("JoinGroup", 25, "UNKNOWN_MEMBER_ID", False)]
+    assert bodies(m) == [err("JoinGroup", 25, "UNKNOWN_MEMBER_ID", False)]
     assert one(m, 5).body == join_body("")
 
 
@@ -453,7 +460,7 @@ def test_join_coordinator_moved_rediscovers_after_backoff(code, name):
     answer(m, to_joining_with_join_in_flight(m), join(code), 10)
     assert m.state is S.JOINING and m.coordinator is None
     assert m.transitions[-1].reason == f"{name}: rediscovering the coordinator, retrying in 100 ms"
-    assert m.poll_events() == [err("JoinGroup", code, name, True)]
+    assert bodies(m) == [err("JoinGroup", code, name, True)]
     assert m.next_deadline_ms() == 110
     assert m.next_requests(109) == []
     r = one(m, 110, "FindCoordinator")
@@ -497,7 +504,7 @@ def test_join_fatal_errors(code, name, exc_type, exit_code, action):
     assert isinstance(m.fatal_error, exc_type) and m.fatal_error.exit_code == exit_code
     assert m.fatal_error.code == code and m.fatal_error.api == "JoinGroup"
     assert m.transitions[-1].reason.startswith(f"JoinGroup: {name} ({code}) is fatal")
-    events = m.poll_events()
+    events = bodies(m)
     assert events[0] == err("JoinGroup", code, name, False)
     assert events[1]["event"] == "probe" and events[1]["action"] == action
     assert events[1]["error"] == name
@@ -534,7 +541,7 @@ def test_join_transport_failure_rediscovers_and_retries():
 def to_sync_in_flight(m, now=0):
     r = to_joining_with_join_in_flight(m, now)
     answer(m, r, join(member_id="m-1", generation=5, leader="x"), now)
-    m.poll_events()
+    bodies(m)
     return one(m, now, "SyncGroup")
 
 
@@ -543,7 +550,7 @@ def test_sync_rebalance_in_progress_rejoins_keeping_member_id():
     answer(m, to_sync_in_flight(m), sync(27), 20)
     assert (m.state, m.member_id, m.generation_id) == (S.JOINING, "m-1", 5)
     assert m.transitions[-1].reason == "REBALANCE_IN_PROGRESS on SyncGroup: rejoining"
-    assert m.poll_events() == [
+    assert bodies(m) == [
         err("SyncGroup", 27, "REBALANCE_IN_PROGRESS", False),
         probe("rejoining", "m-1", 5, error="REBALANCE_IN_PROGRESS",
               reason="REBALANCE_IN_PROGRESS on SyncGroup"),
@@ -586,7 +593,7 @@ def test_sync_fatal_errors(code, name, exc_type, exit_code, action):
     m = make()
     answer(m, to_sync_in_flight(m), sync(code), 20)
     assert m.state is S.FATAL and m.fatal_error.exit_code == exit_code
-    assert m.poll_events()[-1]["action"] == action
+    assert bodies(m)[-1]["action"] == action
 
 
 def test_sync_transport_failure_rejoins():
@@ -594,7 +601,7 @@ def test_sync_transport_failure_rejoins():
     r = to_sync_in_flight(m)
     m.on_failure("SyncGroup", "disconnected", 20, tag=r.tag)
     assert m.state is S.JOINING and m.coordinator is None
-    assert m.poll_events() == [probe("rejoining", "m-1", 5, error="disconnected",
+    assert bodies(m) == [probe("rejoining", "m-1", 5, error="disconnected",
                                      reason="SyncGroup failed (disconnected)")]
 
 
@@ -661,7 +668,7 @@ def test_heartbeat_rebalance_in_progress_rejoins_at_once():
     answer(m, one(m, HB), hb(27), HB + 1)
     assert (m.state, m.member_id, m.generation_id) == (S.JOINING, "m-1", 5)
     assert m.transitions[-1].reason == "REBALANCE_IN_PROGRESS on Heartbeat: rejoining"
-    assert m.poll_events() == [
+    assert bodies(m) == [
         err("Heartbeat", 27, "REBALANCE_IN_PROGRESS", False),
         probe("rejoining", "m-1", 5, error="REBALANCE_IN_PROGRESS",
               reason="REBALANCE_IN_PROGRESS on Heartbeat"),
@@ -675,7 +682,7 @@ def test_heartbeat_illegal_generation_resets_generation_and_rejoins():
     to_stable(m)
     answer(m, one(m, HB), hb(22), HB)
     assert (m.state, m.member_id, m.generation_id) == (S.JOINING, "m-1", -1)
-    events = m.poll_events()
+    events = bodies(m)
     assert events[1] == probe("rejoining", "m-1", 5, error="ILLEGAL_GENERATION",
                               reason="ILLEGAL_GENERATION on Heartbeat")
     assert one(m, HB).body["member_id"] == "m-1"
@@ -698,7 +705,7 @@ def test_heartbeat_coordinator_moved_rediscovers_and_stays_stable(code, name):
     to_stable(m)
     answer(m, one(m, HB), hb(code), HB)
     assert m.state is S.STABLE and m.coordinator is None
-    assert m.poll_events() == [
+    assert bodies(m) == [
         err("Heartbeat", code, name, True),
         probe("heartbeat_error", "m-1", 5, error=name,
               reason=f"{name} on Heartbeat: rediscovering the coordinator"),
@@ -713,7 +720,7 @@ def test_heartbeat_coordinator_loading_retries_after_backoff():
     to_stable(m)
     answer(m, one(m, HB), hb(14), HB)
     assert m.state is S.STABLE and m.coordinator is not None
-    assert m.poll_events()[1]["action"] == "heartbeat_error"
+    assert bodies(m)[1]["action"] == "heartbeat_error"
     assert m.next_requests(HB + 99) == []
     assert one(m, HB + 100).api == "Heartbeat"
 
@@ -724,7 +731,7 @@ def test_heartbeat_fenced_instance_is_fatal():
     answer(m, one(m, HB), hb(82), HB)
     assert m.state is S.FATAL and isinstance(m.fatal_error, KafkaError)
     assert m.fatal_error.exit_code == ExitCode.KAFKA_ERROR
-    assert m.poll_events() == [
+    assert bodies(m) == [
         err("Heartbeat", 82, "FENCED_INSTANCE_ID", False),
         probe("fenced", "m-1", 5, error="FENCED_INSTANCE_ID",
               reason="another member joined with the same group.instance.id"),
@@ -745,7 +752,7 @@ def test_heartbeat_transport_failure_keeps_membership():
     r = one(m, HB)
     m.on_failure("Heartbeat", "timeout", HB + 50, tag=r.tag)
     assert m.state is S.STABLE and m.coordinator is None
-    assert m.poll_events() == [probe("heartbeat_error", "m-1", 5, error="timeout",
+    assert bodies(m) == [probe("heartbeat_error", "m-1", 5, error="timeout",
                                      reason="Heartbeat failed (timeout): rediscovering the coordinator")]
     assert one(m, HB + 150).api == "FindCoordinator"
 
@@ -758,7 +765,7 @@ def test_session_expiry_resets_generation_and_rejoins():
     now = 1000 + HB + 200
     fcr = one(m, now, "FindCoordinator")
     m.on_failure("FindCoordinator", "disconnected", now + 1, tag=fcr.tag)
-    m.poll_events()
+    bodies(m)
     assert m.next_deadline_ms() == now + 1 + 200          # second back-off step
     # still nothing answers; the session runs out
     lookup = one(m, now + 201, "FindCoordinator")
@@ -769,7 +776,7 @@ def test_session_expiry_resets_generation_and_rejoins():
     assert m.state is S.JOINING and (m.member_id, m.generation_id) == ("m-1", -1)
     why = f"session timeout expired: no successful heartbeat for {SESSION} ms"
     assert m.transitions[-1].reason == f"{why}: generation reset; rejoining"
-    assert m.poll_events() == [probe("rejoining", "m-1", 5, reason=why)]
+    assert bodies(m) == [probe("rejoining", "m-1", 5, reason=why)]
     assert reqs == []                                      # the lookup is still in flight
     answer(m, lookup, fc(), 1000 + SESSION + 1)
     assert one(m, 1000 + SESSION + 1).body == join_body(
@@ -794,7 +801,7 @@ def test_leave_before_start_sends_nothing():
     assert m.leave("ctrl-c", 5) is True
     assert m.state is S.LEFT and m.next_requests(6) == []
     assert m.transitions[-1].reason == "leave (ctrl-c): not a member yet, nothing to leave"
-    assert m.poll_events() == [probe("left", None, None, reason="groupctl probe: leaving: ctrl-c")]
+    assert bodies(m) == [probe("left", None, None, reason="groupctl probe: leaving: ctrl-c")]
 
 
 def test_leave_while_first_join_in_flight_without_member_id():
@@ -819,7 +826,7 @@ def test_leave_while_join_is_parked_force_rebalance():
     assert m.on_response("JoinGroup", join(25), 70, tag=parked.tag) is False
     assert m.on_response("JoinGroup", join(25), 70) is False
     assert m.state is S.LEFT and m.next_requests(80) == []
-    assert m.poll_events() == [probe("left", "m-1", None,
+    assert bodies(m) == [probe("left", "m-1", None,
                                      reason="groupctl probe: leaving: force-rebalance")]
 
 
@@ -860,7 +867,7 @@ def test_leave_when_stable_then_left():
     assert [(t.from_state, t.to_state, t.reason) for t in m.transitions[-2:]] == [
         (S.STABLE, S.LEAVING, "leave: duration reached"),
         (S.LEAVING, S.LEFT, "left the group")]
-    assert m.poll_events() == [probe("left", "m-1", 5,
+    assert bodies(m) == [probe("left", "m-1", 5,
                                      reason="groupctl probe: leaving: duration reached")]
 
 
@@ -887,7 +894,7 @@ def test_leave_ends_left_when_the_coordinator_cannot_be_found():
     to_stable(m)
     answer(m, one(m, HB), hb(16), HB)
     m.leave("stop", HB)
-    m.poll_events()
+    bodies(m)
     answer(m, one(m, HB, "FindCoordinator"), fc(15), HB + 1)
     assert m.state is S.LEFT
     assert m.transitions[-1].reason == (
@@ -905,7 +912,7 @@ def test_any_leave_error_still_ends_left(body, error):
     m.leave("stop", 1)
     answer(m, one(m, 1), body, 2)
     assert m.state is S.LEFT
-    assert m.poll_events()[-1] == probe("left", "m-1", 5, error=error,
+    assert bodies(m)[-1] == probe("left", "m-1", 5, error=error,
                                         reason="groupctl probe: leaving: stop")
     assert m.transitions[-1].reason == f"LeaveGroup answered {error}; membership ends anyway"
 
@@ -970,7 +977,7 @@ def test_find_coordinator_errors():
     m = make()
     r = one(m, 0)
     answer(m, r, fc(15), 1)
-    assert m.state is S.JOINING and m.poll_events() == [
+    assert m.state is S.JOINING and bodies(m) == [
         err("FindCoordinator", 15, "COORDINATOR_NOT_AVAILABLE", True)]
     assert m.next_requests(100) == []
     r = one(m, 101, "FindCoordinator")
@@ -998,7 +1005,7 @@ def test_history_keeps_every_generation_with_durations():
     answer(m, one(m, 4500), sync(assignment=b"t=0,1;u=2"), 4700)
     assert [(g.generation, g.started_ms, g.joined_ms, g.synced_ms, g.duration_ms)
             for g in m.history] == [(5, 0, 0, 0, 0), (6, 4000, 4500, 4700, 700)]
-    events = m.poll_events()
+    events = bodies(m)
     assert events[-1] == {
         "event": "assignment", "member_id": "m-1", "generation": 6,
         "assigned": [{"topic": "t", "partitions": [0, 1]}, {"topic": "u", "partitions": [2]}],
@@ -1007,7 +1014,7 @@ def test_history_keeps_every_generation_with_durations():
     answer(m, one(m, 4700 + HB), hb(27), 8000)
     answer(m, one(m, 8000), join(member_id="m-1", generation=7, leader="x"), 8001)
     answer(m, one(m, 8001), sync(assignment=b"u=2,3"), 8002)
-    assert m.poll_events()[-1]["revoked"] == [{"topic": "t", "partitions": [0, 1]}]
+    assert bodies(m)[-1]["revoked"] == [{"topic": "t", "partitions": [0, 1]}]
     snap = m.as_dict()
     assert snap["state"] == "STABLE" and snap["generation"] == 7
     assert snap["coordinator"] == {"id": 1, "host": "broker1", "port": 9092}
@@ -1022,7 +1029,7 @@ def test_undecodable_assignment_gives_null_diff():
     answer(m, one(m, HB), hb(27), HB)
     answer(m, one(m, HB), join(member_id="m-1", generation=6, leader="x"), HB)
     answer(m, one(m, HB), sync(assignment=b"\xff"), HB)
-    assert m.poll_events()[-1] == {"event": "assignment", "member_id": "m-1", "generation": 6,
+    assert bodies(m)[-1] == {"event": "assignment", "member_id": "m-1", "generation": 6,
                                    "assigned": None, "added": None, "revoked": None}
 
 
@@ -1063,10 +1070,10 @@ def test_leader_glue_with_real_codec_and_range_assignor():
     sent = {a["member_id"]: consumer.decode_assignment(a["assignment"]) for a in r.body["assignments"]}
     assert [(tp.topic, tp.partitions) for tp in sent["c"].assigned_partitions] == [("t", [0, 1, 2, 3])]
     assert sent["p"].assigned_partitions == []
-    m.poll_events()
+    bodies(m)
     answer(m, r, sync(assignment=r.body["assignments"][1]["assignment"]), 2)
     # the default assignment decoder is the consumer-protocol codec
-    assert m.poll_events()[-1] == {"event": "assignment", "member_id": "p", "generation": 3,
+    assert bodies(m)[-1] == {"event": "assignment", "member_id": "p", "generation": 3,
                                    "assigned": [], "added": [], "revoked": []}
 
 
@@ -1081,7 +1088,7 @@ def test_default_decoder_reads_consumer_protocol_assignments():
     answer(m2, one(m2, 0), fc(), 0)
     answer(m2, one(m2, 0), join(member_id="m", generation=1, leader="x"), 0)
     answer(m2, one(m2, 0), sync(assignment=data), 0)
-    assert m2.poll_events()[-1]["assigned"] == [{"topic": "t", "partitions": [0, 2]}]
+    assert bodies(m2)[-1]["assigned"] == [{"topic": "t", "partitions": [0, 2]}]
 
 
 def test_unknown_assignor_from_get_assignor_leaves_and_fails():

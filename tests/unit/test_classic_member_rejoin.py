@@ -2,15 +2,15 @@
 revoked partitions rejoins so the leader can hand them on)."""
 from __future__ import annotations
 
-from test_classic_member import answer, join, join_body, make, one, sync, to_stable
+from test_classic_member import answer, bodies, join, join_body, make, one, sync, to_stable
 
-from groupctl.coordinator.classic_state import ClassicMemberState as S
+from groupctl.coordinator.classic import ClassicMemberState as S
 
 
 def test_request_rejoin_from_stable_keeps_member_id_and_generation():
     m = make()
     to_stable(m, member_id="m-1", generation=5)
-    m.poll_events()
+    bodies(m)
     assert m.request_rejoin("revoked 2 partitions (cooperative)", 1000) is True
     assert m.state is S.JOINING and m.generation_id == 5 and m.member_id == "m-1"
     last = m.transitions[-1]
@@ -19,7 +19,7 @@ def test_request_rejoin_from_stable_keeps_member_id_and_generation():
     req = one(m, 1000, "JoinGroup")
     assert req.body == join_body("m-1", reason="groupctl probe: rejoining: revoked 2 partitions "
                                                "(cooperative)")
-    assert m.poll_events()[0] == {"event": "probe", "action": "rejoining", "member_id": "m-1",
+    assert bodies(m)[0] == {"event": "probe", "action": "rejoining", "member_id": "m-1",
                                   "generation": 5, "error": None,
                                   "reason": "revoked 2 partitions (cooperative)"}
     answer(m, req, join(member_id="m-1", generation=6, leader="other"), 1001)

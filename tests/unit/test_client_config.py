@@ -280,10 +280,10 @@ def test_explicit_context(contexts):
 
 def test_explicit_context_beats_the_environment_variable(contexts, monkeypatch):
     monkeypatch.setenv("GROUPCTL_BOOTSTRAP_SERVERS", "env:3")
-    # typer fills bootstrap_server from the environment variable
-    boot, _ = connection_settings(env_with(bootstrap_server="env:3", context="other"))
+    # Env carries the environment variable; Settings.bootstrap_server is -b only
+    boot, _ = connection_settings(env_with(context="other"))
     assert boot == ["other:2"]
-    boot, sec = connection_settings(env_with(bootstrap_server="env:3"))
+    boot, sec = connection_settings(env_with())
     assert boot == ["env:3"] and sec == PLAINTEXT
 
 
@@ -319,6 +319,38 @@ def test_bad_bootstrap_flag_and_missing_command_config(contexts, monkeypatch):
         connection_settings(env_with(bootstrap_server="b"))
     monkeypatch.setenv("GROUPCTL_BOOTSTRAP_SERVERS", "e")
     with pytest.raises(UsageError, match="GROUPCTL_BOOTSTRAP_SERVERS: bad server 'e'"):
-        connection_settings(env_with(bootstrap_server="e"))
+        connection_settings(env_with())
     with pytest.raises(UsageError, match="no such file"):
         connection_settings(env_with(bootstrap_server="b:1", command_config="/nonexistent"))
+
+
+def test_the_cli_tells_the_flag_from_the_environment_variable(contexts, monkeypatch):
+    """-b given on the command line is the flag even when it equals the variable's value;
+    the variable reaches connection_settings through Env only."""
+    from groupctl.cli import common
+    from groupctl.cli.app import invoke
+
+    seen = []
+
+    def stop(env, **kwargs):
+        seen.append((env.settings.bootstrap_server, connection_settings(env)[0]))
+        raise UsageError("stop here")
+
+    monkeypatch.setattr(common, "make_cluster", stop)
+    monkeypatch.setenv("GROUPCTL_BOOTSTRAP_SERVERS", "env:3")
+    for argv in (["--context", "other", "list"], ["list"],
+                 ["-b", "env:3", "--context", "other", "list"]):
+        env = Env(stdout=io.StringIO(), stderr=io.StringIO())
+        assert invoke(argv, env) == ExitCode.USAGE and "stop here" in env.stderr.getvalue()
+    assert seen == [(None, ["other:2"]), (None, ["env:3"]), ("env:3", ["env:3"])]
+    env = Env(stdout=io.StringIO(), stderr=io.StringIO(),
+              environ={"GROUPCTL_CONFIG": str(contexts / "config.yaml")})
+    assert env.bootstrap_env is None and connection_settings(env)[0] == ["cur:1"]
+
+
+def test_one_tracer_per_command():
+    from groupctl.cli.common import tracer_for
+
+    env = env_with(debug=True)
+    assert tracer_for(env) is not None and tracer_for(env) is tracer_for(env)
+    assert tracer_for(env_with()) is None

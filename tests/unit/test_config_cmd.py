@@ -70,12 +70,12 @@ def test_the_password_is_read_when_connecting(cfg, monkeypatch):
     monkeypatch.setenv("KAFKA_PW", SECRET)
     assert cli("config", "set-context", "p", "-b", "k:1", "--security-protocol", "SASL_PLAINTEXT",
                "--sasl-mechanism", "PLAIN", "--username", "u", "--password-env", "KAFKA_PW")[0] == 0
-    sec = load_contexts().get("p").security()
+    sec = load_contexts(cfg).get("p").security()
     assert (sec.sasl_username, sec.sasl_password) == ("u", SECRET)
     pw_file = cfg.parent / "pw.txt"
     pw_file.write_text("from-file\n")
     assert cli("config", "set-context", "p", "--password-file", str(pw_file))[0] == 0
-    ctx = load_contexts().get("p")
+    ctx = load_contexts(cfg).get("p")
     assert (ctx.password_env, ctx.password_file) == (None, str(pw_file))  # one source at a time
     assert ctx.security().sasl_password == "from-file"
     assert SECRET not in cfg.read_text() and "from-file" not in cfg.read_text()

@@ -7,10 +7,10 @@ import re
 
 import pytest
 
-from groupctl.coordinator.classic import JoinedMember, PendingAssignment
-from groupctl.coordinator.classic_state import ClassicMemberState as S
+from groupctl.coordinator.classic import ClassicMemberState as S, JoinedMember, PendingAssignment
 from groupctl.coordinator.probe_view import GroupView
-from groupctl.events import envelope, iso_ts, moved_partitions, tp_list, tp_map
+from groupctl.events import ProbeAction, envelope, iso_ts, moved_partitions, tp_list, tp_map
+from groupctl.observe.model import classic_group
 from groupctl.protocol import consumer as cp
 from groupctl.render.watch import WatchModel, plain_line, render_model
 
@@ -54,8 +54,19 @@ class FakeMember:
         self.leader_id, self.members = leader, list(members)
 
     @property
+    def generation(self):
+        return self.generation_id
+
+    def implied_group_state(self):
+        return self.state.group_state
+
+    @property
     def is_leader(self):
         return self.leader_id == self.member_id
+
+
+def bodies(events) -> list[dict]:
+    return [e.to_dict() for e in events]
 
 
 def asg(**topics) -> bytes:
@@ -63,28 +74,35 @@ def asg(**topics) -> bytes:
         cp.TopicPartitions(t, p) for t, p in topics.items()]))
 
 
-def described(*members) -> dict:
-    return {"group_state": "Stable", "members": [
-        {"member_id": m, "group_instance_id": None, "client_id": f"client-{m}",
-         "client_host": "/127.0.0.1", "member_assignment": a} for m, a in members]}
+SUB = cp.encode_subscription(cp.Subscription(topics=["t"]))
+
+
+def described(*members):
+    """A Stable group as DescribeGroups shows it, read by observe.model."""
+    return classic_group({
+        "group_id": "g", "error_code": 0, "group_state": "Stable", "protocol_type": "consumer",
+        "protocol_data": "range", "members": [
+            {"member_id": m, "group_instance_id": None, "client_id": f"client-{m}",
+             "client_host": "/127.0.0.1", "member_metadata": SUB, "member_assignment": a}
+            for m, a in members]})
 
 
 def test_group_view_derives_rebalances_and_membership_changes():
     view = GroupView("g")
-    assert [e["state"] for e in view.poll_state(FakeMember(S.JOINING, -1))] == ["PreparingRebalance"]
+    assert [e["state"] for e in bodies(view.poll_state(FakeMember(S.JOINING, -1)))] == ["PreparingRebalance"]
     view.synced(FakeMember(S.STABLE, 1), {}, 100.0)
     view.described(1, described(("me", b""), ("c1", asg(t=[0, 1]))))
-    events = view.poll_events()
+    events = bodies(view.poll_events())
     assert [e["event"] for e in events] == ["rebalance"]
     assert events[0]["members_after"] == ["c1", "me"] and events[0]["from_generation"] is None
     assert events[0]["moved_partitions"] is None  # nothing known before the probe joined
 
     view.poll_state(FakeMember(S.STABLE, 1))
-    view.note_member_event({"event": "probe", "action": "rejoining", "reason": "REBALANCE_IN_PROGRESS on Heartbeat"})
+    view.note_member_event(ProbeAction("rejoining", reason="REBALANCE_IN_PROGRESS on Heartbeat"))
     view.poll_state(FakeMember(S.JOINING, 1))
     view.synced(FakeMember(S.STABLE, 2), {}, 101.5)
     view.described(2, described(("me", b""), ("c2", asg(t=[0, 1]))))
-    events = view.poll_events()
+    events = bodies(view.poll_events())
     assert [e["event"] for e in events] == ["member_joined", "member_left", "rebalance"]
     assert events[0]["member_id"] == "c2" and events[0]["client_id"] == "client-c2"
     assert events[1]["member_id"] == "c1"
@@ -103,7 +121,7 @@ def test_group_view_leader_falls_back_to_its_own_knowledge():
     view.leader_assigned(3, {"me": {}, "c1": {"t": [0]}})
     view.synced(FakeMember(S.STABLE, 3, leader="me", members=members), {}, 5.0)
     view.described(3, None)  # the describe raced with the next rebalance
-    (r,) = view.poll_events()
+    (r,) = bodies(view.poll_events())
     assert r["members_after"] == ["c1", "me"]
     assert r["assignments"] == {"c1": [{"topic": "t", "partitions": [0]}], "me": []}
 

@@ -324,21 +324,23 @@ def test_decoding_other_buffer_types(kind):
 
 
 def test_struct_decoder_on_a_reader():
-    """Struct.compile_decoder (used for consumer-protocol payloads) advances a Reader."""
+    """codegen.compile_decoder (used for consumer-protocol payloads) advances a Reader."""
+    from groupctl.protocol.codegen import compile_decoder
     from groupctl.protocol.types import Reader
     s = HEARTBEAT.request
     data = HEARTBEAT.encode_request(3, {"group_id": "g", "generation_id": 1, "member_id": "m",
                                         "group_instance_id": "i"})
     r = Reader(b"\x00\x00" + data + b"rest", 2)
-    assert s.compile_decoder(3, False)(r) == {"group_id": "g", "generation_id": 1,
+    assert compile_decoder(s, 3, False)(r) == {"group_id": "g", "generation_id": 1,
                                              "member_id": "m", "group_instance_id": "i"}
     assert r.buf[r.pos:] == b"rest"
     with pytest.raises(DecodeError):
-        s.compile_decoder(3, False)(Reader(data[:-1]))
+        compile_decoder(s, 3, False)(Reader(data[:-1]))
 
 
 def test_generated_decoder_source_is_inspectable():
-    read = DESCRIBE_GROUPS.response.compile_reader(6, True)
+    from groupctl.protocol.codegen import compile_reader
+    read = compile_reader(DESCRIBE_GROUPS.response, 6, True)
     assert read.source.startswith("def read_struct(buf, pos):")
     assert "# throttle_time_ms" in read.source and "# groups" in read.source
 

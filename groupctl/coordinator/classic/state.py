@@ -1,9 +1,10 @@
 """The states of a classic (JoinGroup/SyncGroup) group member, and the legal moves between them.
 
 In the style of the Java client's KIP-848 `MemberState`: an explicit enum whose members say
-what the member does while in them, a table of legal transitions, and one place
-(`StateTracker.move`) through which every transition goes, is validated and is recorded as
-(from, to, reason, at_ms). An illegal transition is a bug and raises.
+what the member does while in them, a table of legal transitions (data), and one place
+(`StateTracker.move`, generic, in coordinator/member.py) through which every transition
+goes, is validated and is recorded as (from, to, reason, at_ms). An illegal transition is a
+bug and raises.
 
 The coordinator connection is not a state: whether the member knows its coordinator is
 orthogonal (a STABLE member whose heartbeat got NOT_COORDINATOR is still a member of its
@@ -11,21 +12,13 @@ generation while it rediscovers the coordinator), as in the Java client.
 """
 from __future__ import annotations
 
-from collections import deque
-from dataclasses import dataclass
-from enum import Enum
-
-from ..errors import GroupctlError
+from ..member import (  # noqa: F401 - re-exported
+    DocumentedState, IllegalTransitionError, StateTracker, Transition,
+)
 
 
-class ClassicMemberState(str, Enum):
+class ClassicMemberState(DocumentedState):
     """A classic member's state. `ClassicMemberState.X.__doc__` says what it does there."""
-
-    def __new__(cls, value: str, doc: str):
-        obj = str.__new__(cls, value)
-        obj._value_ = value
-        obj.__doc__ = doc
-        return obj
 
     UNJOINED = ("unjoined", """
         Not a member and not trying to be one yet: the state of a new member. It sends
@@ -84,11 +77,19 @@ class ClassicMemberState(str, Enum):
         """States in which the member sends heartbeats (no JoinGroup/SyncGroup in flight)."""
         return self in (ClassicMemberState.ASSIGNING, ClassicMemberState.STABLE)
 
+    @property
+    def group_state(self) -> str | None:
+        """The group state this member state implies (None: not in a round)."""
+        return _GROUP_STATE.get(self)
+
     def __str__(self) -> str:
         return self.name
 
 
 S = ClassicMemberState
+
+_GROUP_STATE = {S.JOINING: "PreparingRebalance", S.ASSIGNING: "CompletingRebalance",
+                S.AWAITING_SYNC: "CompletingRebalance", S.STABLE: "Stable"}
 
 LEGAL_TRANSITIONS: dict[ClassicMemberState, frozenset[ClassicMemberState]] = {
     S.UNJOINED: frozenset({S.JOINING, S.LEFT}),
@@ -102,41 +103,8 @@ LEGAL_TRANSITIONS: dict[ClassicMemberState, frozenset[ClassicMemberState]] = {
 }
 
 
-class IllegalTransitionError(GroupctlError):
-    """A transition the table does not allow: a bug in the state machine or its driver."""
-
-    def __init__(self, from_state: ClassicMemberState, to_state: ClassicMemberState, reason: str):
-        self.from_state, self.to_state, self.reason = from_state, to_state, reason
-        allowed = ", ".join(sorted(s.name for s in LEGAL_TRANSITIONS[from_state])) or "none"
-        super().__init__(f"illegal member state transition {from_state.name} -> {to_state.name} "
-                         f"({reason}); allowed from {from_state.name}: {allowed}")
-
-
-@dataclass(frozen=True)
-class Transition:
-    from_state: ClassicMemberState
-    to_state: ClassicMemberState
-    reason: str
-    at_ms: int
-
-    def to_dict(self) -> dict:
-        return {"from": self.from_state.name, "to": self.to_state.name,
-                "reason": self.reason, "at_ms": self.at_ms}
-
-
-class StateTracker:
-    """Holds the current state; `move` validates against the table and records."""
+class ClassicStateTracker(StateTracker[ClassicMemberState]):
+    """The tracker of a classic member: starts UNJOINED, validates against LEGAL_TRANSITIONS."""
 
     def __init__(self, initial: ClassicMemberState = S.UNJOINED, *, keep: int = 1000):
-        self.state = initial
-        self.transitions: deque[Transition] = deque(maxlen=keep)
-
-    def move(self, to: ClassicMemberState, reason: str, at_ms: int) -> Transition:
-        if not reason:
-            raise ValueError("every transition needs a reason")
-        if to not in LEGAL_TRANSITIONS[self.state]:
-            raise IllegalTransitionError(self.state, to, reason)
-        t = Transition(self.state, to, reason, at_ms)
-        self.transitions.append(t)
-        self.state = to
-        return t
+        super().__init__(initial, LEGAL_TRANSITIONS, keep=keep)

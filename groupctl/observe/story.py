@@ -1,0 +1,183 @@
+"""One rebalance story: successive snapshots of a group -> the events of DESIGN §4.
+
+The probe (coordinator/probe.py, through its ProbeView) and the passive watcher both feed a
+RebalanceStory, so they tell the same story the same way. Inputs are observe.model
+GroupDescriptions and the times they were taken (from an injected clock):
+
+- `baseline(desc)`: the group before the story starts (no events).
+- `state(state, ...)`: a group state seen (by a describe, or implied by the probe's own
+  member state) -> `state` when it changed; a rebalancing state marks the start of a round.
+- `settled(desc, generation=..., group_epoch=..., ...)`: a settled generation (classic) or
+  epoch (KIP-848) with its members and their assignments (desc None: not known) ->
+  `generation` / `epoch` (when reported here), `member_joined` / `member_left`, per-member
+  `assignment` diffs (when reported here), and one `rebalance` summary with
+  `moved_partitions` when both sides' assignments are known (else null).
+- `observe(desc)`: a watcher's poll; `state`, then `settled` once a Stable/ Empty group shows
+  a generation or epoch not seen yet.
+
+The probe's own member reports its generation and its own assignment (richer: leader,
+added/revoked as it saw them), so the probe's story is built with report_generations and
+report_assignments off.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from ..events import (
+    AssignmentChanged, EpochChanged, Event, GenerationStarted, MemberJoined, MemberLeft,
+    Rebalanced, StateChanged, iso_ts, moved_partitions, tp_list,
+)
+from .model import REBALANCING_STATES, GroupDescription, Member
+
+SETTLED_STATES = ("Stable", "Empty")
+
+
+@dataclass(frozen=True)
+class MemberSnapshot:
+    """A member as the story remembers it between snapshots."""
+
+    member_id: str
+    instance_id: str | None
+    client_id: str | None
+    host: str | None
+    assignment: dict[str, frozenset[int]] | None   # None: not known
+
+    @classmethod
+    def of(cls, m: Member) -> "MemberSnapshot":
+        asg = None if m.assignment is None else {
+            tp.topic: frozenset(tp.partitions) for tp in m.assignment if tp.partitions}
+        return cls(m.member_id, m.instance_id, m.client_id or None, m.host or None, asg)
+
+    def identity(self) -> dict:
+        return {"member_id": self.member_id, "instance_id": self.instance_id,
+                "client_id": self.client_id, "host": self.host}
+
+
+def members_of(desc: GroupDescription | None) -> dict[str, MemberSnapshot] | None:
+    if desc is None:
+        return None
+    return {m.member_id: MemberSnapshot.of(m) for m in desc.members}
+
+
+class RebalanceStory:
+    """Follows one group from snapshot to snapshot; each input returns the new events."""
+
+    def __init__(self, group: str, *, clock: Callable[[], float] = time.time,
+                 report_generations: bool = True, report_assignments: bool = True):
+        self.group = group
+        self.clock = clock
+        self.report_generations = report_generations
+        self.report_assignments = report_assignments
+        self.members: dict[str, MemberSnapshot] | None = None   # as of the last settled one
+        self.generation: int | None = None          # the last settled generation / epoch
+        self.group_state: str | None = None
+        self.round_started: float | None = None
+        self.reason: str | None = None
+
+    # ---- inputs --------------------------------------------------------------------------
+    def baseline(self, desc: GroupDescription | None) -> None:
+        """The group before the story starts (taken while it was settled), or None."""
+        if desc is not None and desc.state in SETTLED_STATES:
+            self.members = members_of(desc)
+
+    def note_reason(self, reason: str | None) -> None:
+        """Why the current (or next) rebalance happened, when the observer knows."""
+        if reason:
+            self.reason = reason
+
+    def state(self, state: str | None, *, at: float | None = None,
+              member_state: str | None = None) -> list[Event]:
+        if state is None or state == self.group_state:
+            return []
+        at = self.clock() if at is None else at
+        # a round starts on entering PreparingRebalance (again: a failed SyncGroup sends the
+        # probe back to joining), or on any rebalancing state first seen
+        if state == "PreparingRebalance" or (
+                state in REBALANCING_STATES and self.group_state not in REBALANCING_STATES):
+            self.round_started = at
+        event = StateChanged(state, self.group_state, member_state)
+        self.group_state = state
+        return [event]
+
+    def settled(self, desc: GroupDescription | None, *, generation: int | None,
+                started: float | None = None, ended: float | None = None,
+                reason: str | None = None, group_epoch: int | None = None,
+                assignment_epoch: int | None = None) -> list[Event]:
+        """A settled generation (or epoch): members and assignments from `desc` (None: not
+        known). `started`/`ended` default to the round's start and now."""
+        ended = self.clock() if ended is None else ended
+        explicit_round = started
+        started = started if started is not None else (
+            self.round_started if self.round_started is not None else ended)
+        before, after = self.members, members_of(desc)
+        events: list[Event] = []
+        if self.report_generations:
+            if group_epoch is not None:
+                events.append(EpochChanged(group_epoch, assignment_epoch))
+            else:
+                events.append(GenerationStarted(generation, desc.protocol if desc else None))
+        if after is not None and before is not None:
+            events += [MemberJoined(**after[m].identity()) for m in sorted(set(after) - set(before))]
+            events += [MemberLeft(**before[m].identity()) for m in sorted(set(before) - set(after))]
+        if self.report_assignments and after is not None:
+            events += _assignment_changes(before or {}, after, generation)
+        events.append(Rebalanced(
+            from_generation=self.generation, to_generation=generation,
+            started=iso_ts(started), ended=iso_ts(ended),
+            duration_ms=int(round((ended - started) * 1000)),
+            members_before=None if before is None else sorted(before),
+            members_after=None if after is None else sorted(after),
+            moved_partitions=_moved(before, after),
+            reason=reason if reason is not None else self.reason,
+            assignments=None if after is None else {
+                m: tp_list(s.assignment) for m, s in sorted(after.items())}))
+        self.generation, self.members = generation, after
+        if explicit_round is None:  # the round this snapshot ended (a caller that names
+            self.round_started = None  # the round itself may already follow the next one)
+        if reason is None:
+            self.reason = None
+        return events
+
+    def observe(self, desc: GroupDescription, *, at: float | None = None) -> list[Event]:
+        """A watcher's snapshot: its state, and a settled generation/epoch when new."""
+        at = self.clock() if at is None else at
+        events = self.state(desc.state, at=at)
+        mark = desc.group_epoch if desc.group_epoch is not None else desc.generation
+        if desc.state in SETTLED_STATES and mark is not None and mark != self.generation:
+            if self.generation is None and self.members is None:
+                self.generation, self.members = mark, members_of(desc)   # the first look
+            else:
+                events += self.settled(desc, generation=mark, ended=at,
+                                       group_epoch=desc.group_epoch,
+                                       assignment_epoch=desc.assignment_epoch)
+        return events
+
+
+def _known(members: dict[str, MemberSnapshot] | None) -> bool:
+    return members is not None and all(s.assignment is not None for s in members.values())
+
+
+def _moved(before, after) -> int | None:
+    if not (_known(before) and _known(after)):
+        return None
+    return moved_partitions({m: s.assignment for m, s in before.items()},
+                            {m: s.assignment for m, s in after.items()})
+
+
+def _assignment_changes(before: dict[str, MemberSnapshot], after: dict[str, MemberSnapshot],
+                        generation: int | None) -> list[Event]:
+    out = []
+    for mid, now in sorted(after.items()):
+        was = before.get(mid)
+        old = None if was is None else was.assignment
+        if was is not None and old == now.assignment:
+            continue
+        added = revoked = None
+        if now.assignment is not None and (old is not None or was is None):
+            old = old or {}
+            added = tp_list({t: p - old.get(t, frozenset()) for t, p in now.assignment.items()})
+            revoked = tp_list({t: p - now.assignment.get(t, frozenset()) for t, p in old.items()})
+        out.append(AssignmentChanged(mid, generation, tp_list(now.assignment), added, revoked))
+    return out

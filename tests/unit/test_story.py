@@ -1,0 +1,95 @@
+"""observe/story.py: successive snapshots of a group (observe.model GroupDescriptions, with
+times from an injected clock) -> the DESIGN §4 events, as a passive watcher feeds it."""
+from __future__ import annotations
+
+from groupctl.events import envelope
+from groupctl.observe.model import GroupDescription, Member, TopicPartitions
+from groupctl.observe.story import RebalanceStory
+
+
+def member(mid, *parts, client="c", host="h", instance=None):
+    asg = None if parts == (None,) else [TopicPartitions(t, list(p)) for t, p in parts]
+    return Member(mid, client_id=f"{client}-{mid}", host=host, instance_id=instance,
+                  assignment=asg)
+
+
+def group(state, generation=None, *members, epoch=None, assignment_epoch=None):
+    return GroupDescription("g", type="consumer" if epoch is not None else "classic",
+                            state=state, protocol="range", generation=generation,
+                            group_epoch=epoch, assignment_epoch=assignment_epoch,
+                            members=list(members))
+
+
+class Clock:
+    def __init__(self, t=1000.0):
+        self.t = t
+
+    def __call__(self):
+        return self.t
+
+
+def bodies(events):
+    return [e.to_dict() for e in events]
+
+
+def test_a_classic_rebalance_told_from_polls():
+    clock = Clock()
+    story = RebalanceStory("g", clock=clock)
+    first = story.observe(group("Stable", 3, member("a", ("t", [0, 1])), member("b", ("t", [2]))))
+    assert bodies(first) == [{"event": "state", "state": "Stable", "previous": None,
+                              "member_state": None}]          # the first look: no rebalance
+    clock.t = 1001.0
+    assert [e.KIND for e in story.observe(group("PreparingRebalance", None))] == ["state"]
+    clock.t = 1001.5
+    story.observe(group("CompletingRebalance", None))
+    clock.t = 1002.25
+    events = bodies(story.observe(group("Stable", 4, member("a", ("t", [0])),
+                                        member("c", ("t", [1, 2])))))
+    assert [e["event"] for e in events] == [
+        "state", "generation", "member_joined", "member_left", "assignment", "assignment",
+        "rebalance"]
+    assert events[1] == {"event": "generation", "generation": 4, "protocol": "range",
+                         "leader": None, "members": None}
+    assert events[2] == {"event": "member_joined", "member_id": "c", "instance_id": None,
+                         "client_id": "c-c", "host": "h"}
+    assert events[3]["member_id"] == "b"
+    assert events[4] == {"event": "assignment", "member_id": "a", "generation": 4,
+                         "assigned": [{"topic": "t", "partitions": [0]}], "added": [],
+                         "revoked": [{"topic": "t", "partitions": [1]}]}
+    assert events[5]["member_id"] == "c" and events[5]["revoked"] == []
+    r = events[6]
+    assert (r["from_generation"], r["to_generation"]) == (3, 4)
+    assert r["duration_ms"] == 1250 and r["started"] == "1970-01-01T00:16:41.000Z"
+    assert r["ended"] == "1970-01-01T00:16:42.250Z"
+    assert r["members_before"] == ["a", "b"] and r["members_after"] == ["a", "c"]
+    assert r["moved_partitions"] == 2      # t-1 a -> c, t-2 b -> c
+    assert r["assignments"] == {"a": [{"topic": "t", "partitions": [0]}],
+                                "c": [{"topic": "t", "partitions": [1, 2]}]}
+    assert envelope(events[6], group="g", cluster=None, source="describe")["event"] == "rebalance"
+    assert story.observe(group("Stable", 4, member("a", ("t", [0])))) == []  # nothing new
+
+
+def test_a_kip848_epoch_and_unknown_assignments():
+    clock = Clock(50.0)
+    story = RebalanceStory("g", clock=clock)
+    story.observe(group("Stable", None, member("a", ("t", [0])), epoch=7, assignment_epoch=7))
+    clock.t = 51.0
+    events = bodies(story.observe(group("Stable", None, member("a", None), member("b", None),
+                                        epoch=8, assignment_epoch=8)))
+    assert events[0] == {"event": "epoch", "group_epoch": 8, "assignment_epoch": 8}
+    r = events[-1]
+    assert (r["from_generation"], r["to_generation"]) == (7, 8)
+    assert r["moved_partitions"] is None                   # assignments not known after
+    assert r["duration_ms"] == 0 and r["assignments"] == {"a": None, "b": None}
+
+
+def test_the_probe_flavour_reports_no_generations_or_assignments():
+    story = RebalanceStory("g", clock=Clock(), report_generations=False,
+                           report_assignments=False)
+    story.baseline(group("Stable", 1, member("a", ("t", [0]))))
+    story.note_reason("REBALANCE_IN_PROGRESS on Heartbeat")
+    events = bodies(story.settled(group("Stable", 2, member("a", ("t", [0])), member("me")),
+                                  generation=2, started=10.0, ended=10.5))
+    assert [e["event"] for e in events] == ["member_joined", "rebalance"]
+    assert events[1]["reason"] == "REBALANCE_IN_PROGRESS on Heartbeat"
+    assert events[1]["from_generation"] is None and events[1]["moved_partitions"] == 0
