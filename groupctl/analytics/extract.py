@@ -131,7 +131,8 @@ def java_client_events(lines: DataFrame, tz: str = "UTC") -> DataFrame:
         "group_id": F.when(ours, _nullif_empty(F.regexp_extract("msg_full", P.JAVA_PREFIX, 2))),
         "msg": F.when(ours, F.regexp_replace("msg_full", P.JAVA_PREFIX, "")),
     })
-    truncated = candidate & (F.col("logger") == "") & line.rlike(P.JAVA_TRUNCATED)
+    truncated = (candidate & (F.col("logger") == "") & line.rlike(P.JAVA_TRUNCATED)
+                 & ~line.rlike(P.JAVA_MULTILINE))
     df, fields = _classify(df, P.JAVA_PATTERNS, garbage | truncated)
     return _events(df, fields, "client-log",
                    {"ts": _log4j_ts(F.col("ts_text"), tz), "client": F.col("client_id"),

@@ -21,6 +21,8 @@ LOG4J_START = r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] (TRACE|DEBUG|INFO|WARN
 # A record start without the tail whose message is one we read: cut short (truncated)
 BROKER_TRUNCATED = LOG4J_START + r"\[GroupCoordinator "
 JAVA_TRUNCATED = LOG4J_START + r"\[Consumer clientId=[^\]]*\] \S"
+# ... except the KIP-848 consumer's multi-line record (its tail comes lines later)
+JAVA_MULTILINE = LOG4J_START + r"\[Consumer clientId=[^\]]*\] Reconciling assignment with local epoch -?\d+$"
 # 4.x `[GroupCoordinator id=1 topic=__consumer_offsets partition=6] `, 3.x `[GroupCoordinator 1]: `
 BROKER_PREFIX = r"^\[GroupCoordinator (?:id=)?(\d+)[^\]]*\]:? "
 BROKER_LOGGERS = r"^(org\.apache\.kafka\.coordinator\.group\.|kafka\.coordinator\.group\.)"
@@ -96,6 +98,31 @@ BROKER_PATTERNS: tuple[LinePattern, ...] = (
     LinePattern("member_fenced", "[GroupId ",
                 r"^\[GroupId (\S+)\] Member (\S+) fenced from the group because (.*?)\.?$",
                 {"group": 1, "member": 2, "reason": 3}),
+    # KIP-932 share groups need nothing more: their member lines say `the share group` (the
+    # joins/left patterns above) and their bump / fence / target lines are the consumer
+    # group's words. KIP-1071 streams groups (4.3.1) name the member in a second bracket:
+    # `[GroupId G][MemberId M] Member joins the streams group.`; the literal `(streams)` group
+    # fills `group_type`. Their target line is the consumer group's; their fence line is
+    # `[GroupId G] Streams member M fenced from the group because R.`
+    LinePattern("epoch_bumped", "[GroupId ",
+                r"^\[GroupId (\S+)\]\[MemberId (\S+)\] Bumped (streams) group epoch to (\d+)"
+                r"(?: with metadata hash -?\d+)?(?: and validated topic epoch -?\d+)?\.$",
+                {"group": 1, "member": 2, "group_type": 3, "epoch": 4}),
+    LinePattern("member_joined", "[GroupId ",
+                r"^\[GroupId (\S+)\]\[MemberId (\S+)\] Member joins the (streams) group\.$",
+                {"group": 1, "member": 2, "group_type": 3}),
+    LinePattern("member_left", "[GroupId ",
+                r"^\[GroupId (\S+)\]\[MemberId (\S+)\] Member \S+ left the (streams) group\.$",
+                {"group": 1, "member": 2, "group_type": 3}),
+    # (sic: the session-timeout reason ends in `..`)
+    LinePattern("member_fenced", "[GroupId ",
+                r"^\[GroupId (\S+)\] Streams member (\S+) fenced from the group because (.*?)\.*$",
+                {"group": 1, "member": 2, "reason": 3}),
+    # At shutdown / unload, the group's epoch: share and streams groups bump it without a
+    # line when a member leaves, so this is where their last epoch shows.
+    LinePattern("unloaded", "[GroupId=",
+                r"^\[GroupId=(\S+)\] Unloaded group metadata for group epoch (\d+)\.$",
+                {"group": 1, "epoch": 2}),
     LinePattern("target_computed", "[GroupId ",
                 r"^\[GroupId (\S+)\] Computed a new target assignment for epoch (\d+) with "
                 r"'([^']*)' assignor in (\d+)ms\.$",
@@ -122,6 +149,19 @@ JAVA_PATTERNS: tuple[LinePattern, ...] = (
     LinePattern("leaving", "Member ",
                 r"^Member (\S+) sending LeaveGroup request to coordinator .* due to (.*)$",
                 {"member": 1, "reason": 2}),
+    # The KIP-848 consumer (AsyncKafkaConsumer / ConsumerMembershipManager):
+    # `Member M with epoch E transitioned from S1 to S2.`, one kind per state reached
+    *(LinePattern(kind, "Member ",
+                  r"^Member (\S+) with epoch (-?\d+) transitioned from (\w+) to (" + state + r")\.$",
+                  {"member": 1, "epoch": 2, "state": 4})
+      for kind, state in (("joining", "JOINING"), ("reconciling", "RECONCILING"),
+                          ("stable", "STABLE"), ("leaving", "PREPARE_LEAVING"),
+                          ("left", "UNSUBSCRIBED"), ("fenced", "FENCED"),
+                          ("poll_timeout", "STALE"), ("error", "FATAL"))),
+    LinePattern("revoked", "Revoking previously assigned partitions ",
+                r"^Revoking previously assigned partitions \[(.*)\]$", {"partitions": 1}),
+    LinePattern("heartbeat_failed", "ConsumerGroupHeartbeatRequest failed ",
+                r"^ConsumerGroupHeartbeatRequest failed (?:because )?(.*)$", {"reason": 1}),
     LinePattern("poll_timeout", "consumer poll timeout has expired",
                 r"^(consumer poll timeout has expired)", {"reason": 1}),
     LinePattern("heartbeat_failed", "Attempt to heartbeat ",

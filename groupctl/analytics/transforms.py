@@ -7,8 +7,8 @@ Episodes (one row per rebalance):
   leader's SyncGroup: members have their assignment). started = the first Preparing line
   of the round, ended = the assignment (else the Stabilized line). The reason is the first
   Preparing line's (KIP-800: the broker's words and the client's own reason).
-- consumer (KIP-848): `Bumped group epoch` ... -> `Computed a new target assignment for
-  epoch E`. Bumps that arrive before the target is computed fold into one episode; the
+- consumer (KIP-848), share (KIP-932) and streams (KIP-1071) groups: `Bumped group epoch`
+  ... -> `Computed a new target assignment for epoch E`. Bumps that arrive before the target is computed fold into one episode; the
   member that joined, left or was fenced first in it is the trigger. An episode that ends
   with the group empty has no target assignment: outcome `empty`.
 The from/to columns hold generations for classic groups and group epochs for consumer
@@ -116,6 +116,9 @@ def consumer_episodes(events: DataFrame) -> DataFrame:
         | (F.col("kind").isin("member_joined", "member_left") & F.col("group_type").isNotNull())))
     consumer_groups = broker.filter(F.col("kind") == "epoch_bumped").select("group").distinct()
     ev = broker.join(consumer_groups, "group", "left_semi")
+    # consumer, share or streams: what the group's member (or streams bump) lines say
+    types = (ev.filter(F.col("group_type").isin("consumer", "share", "streams"))
+             .groupBy("group").agg(F.max("group_type").alias("declared_type")))
     # order within a millisecond: member change, then bump, then target
     rank = (F.when(F.col("kind") == "target_computed", 2)
             .when(F.col("kind") == "epoch_bumped", 1).otherwise(0))
@@ -129,6 +132,8 @@ def consumer_episodes(events: DataFrame) -> DataFrame:
         "episode": F.coalesce(F.sum((F.col("kind") == "target_computed").cast("int")).over(before),
                               F.lit(0)),
         "live": F.sum(delta).over(upto),
+        "known": F.max("epoch").over(upto),
+        "seq": F.row_number().over(order),   # ties within a millisecond: the window's order
     })
     change = F.col("kind").isin(*MEMBER_CHANGE_KINDS)
     change_text = F.concat(F.lit("member "), F.col("member"), F.lit(" "), F.element_at(
@@ -141,22 +146,32 @@ def consumer_episodes(events: DataFrame) -> DataFrame:
         F.min("ts").alias("started"),
         F.max(F.when(F.col("kind") == "target_computed", F.col("ts"))).alias("target_ts"),
         F.max(F.when(F.col("kind") == "epoch_bumped", F.col("ts"))).alias("last_bump"),
-        F.min(F.when(F.col("kind") == "epoch_bumped", F.col("epoch"))).alias("first_epoch"),
+        # a share group's leave bumps its epoch without a line: the target's epoch then
+        F.coalesce(F.min(F.when(F.col("kind") == "epoch_bumped", F.col("epoch"))),
+                   F.min(F.when(F.col("kind") == "target_computed", F.col("epoch"))))
+         .alias("first_epoch"),
+        F.max("known").alias("known_epoch"),
+        F.max("ts").alias("last_ts"),
         F.max(F.when(F.col("kind").isin("epoch_bumped", "target_computed"), F.col("epoch")))
          .alias("to_generation"),
         F.min_by(F.when(change, change_text), F.when(change, F.col("ts"))).alias("reason"),
         F.min_by(F.when(change, F.col("member")), F.when(change, F.col("ts")))
          .alias("trigger_member"),
-        F.max_by("live", "ts").alias("members_after"),
-        F.min_by(F.col("live") - delta, "ts").alias("members_before"),
+        F.max_by("live", "seq").alias("members_after"),
+        F.min_by(F.col("live") - delta, "seq").alias("members_before"),
         F.min_by("broker", "ts").alias("broker"),
-    ).filter(F.col("first_epoch").isNotNull()))
-    ep = ep.withColumns({
-        "group_type": F.lit("consumer"),
-        "from_generation": F.col("first_epoch") - 1,
+    ).filter(F.col("first_epoch").isNotNull()
+             # share / streams groups log no bump when their last member leaves
+             | ((F.col("members_after") <= 0) & F.col("known_epoch").isNotNull())))
+    ep = ep.join(types, "group", "left").withColumns({
+        "group_type": F.coalesce("declared_type", F.lit("consumer")),
+        "from_generation": F.coalesce(F.col("first_epoch") - 1, F.col("known_epoch")),
+        # (the silent bump: +1 per departure, as their `Unloaded ... group epoch` lines show)
+        "to_generation": F.coalesce("to_generation", F.col("known_epoch") + 1),
         "outcome": F.when(F.col("target_ts").isNotNull(), F.lit("stable"))
                     .when(F.col("members_after") <= 0, F.lit("empty")).otherwise(F.lit("open")),
-        "ended": F.coalesce("target_ts", F.when(F.col("members_after") <= 0, F.col("last_bump"))),
+        "ended": F.coalesce("target_ts", F.when(F.col("members_after") <= 0,
+                                                F.coalesce("last_bump", "last_ts"))),
         "moved_partitions": F.lit(None).cast("int"),
     })
     return _finish_episodes(ep)

@@ -36,9 +36,11 @@ def fixture_inputs():
     from groupctl.analytics.pipeline import Inputs
 
     return Inputs(broker_logs=[str(FIXTURES / "kafka4-server.log"),
-                               str(FIXTURES / "kafka3-server.log.gz")],
+                               str(FIXTURES / "kafka3-server.log.gz"),
+                               str(FIXTURES / "kafka4-groups-server.log")],
                   client_logs=[str(FIXTURES / "java-consumer.log"),
-                               str(FIXTURES / "rdkafka-consumer.log")],
+                               str(FIXTURES / "rdkafka-consumer.log"),
+                               str(FIXTURES / "java848-consumer.log")],
                   events=[str(FIXTURES / "probe.ndjson"), str(FIXTURES / "probe-damaged.ndjson")])
 
 

@@ -28,7 +28,12 @@ def test_json_is_one_object_per_group_with_the_design_fields(json_run):
     code, groups, stderr, _ = json_run
     assert code == 0, stderr
     assert sorted(g["group"] for g in groups) == [
-        "harvest-848-1795439393", "harvest-classic-1795439393", "orders-v3"]
+        "fence-share", "fence-streams", "harvest-848-1795439393", "harvest-classic-1795439393",
+        "harvest-java848", "harvest-share", "harvest-streams", "java848-leave", "orders-v3"]
+    types = {g["group"]: g["type"] for g in groups}
+    assert [types[g] for g in ("harvest-share", "fence-share", "harvest-streams",
+                               "fence-streams", "harvest-java848")] == [
+        "share", "share", "streams", "streams", "consumer"]
     for g in groups:
         assert list(g)[:len(FIELDS_6)] == FIELDS_6
     classic = next(g for g in groups if g["group"] == "harvest-classic-1795439393")
@@ -51,7 +56,8 @@ def test_outputs_parquet_and_csv_under_out(json_run, spark):
     with open(out / "metrics.csv") as f:
         assert [r["group"] for r in csv.DictReader(f)] == [g["group"] for g in groups]
     episodes = spark.read.parquet(str(out / "parquet" / "episodes"))
-    assert episodes.count() == 19  # 9 classic + 4 consumer + 6 from 3.x
+    # 9 classic + 4 consumer + 6 from 3.x; share 4 + 3, streams 4 + 2, Java KIP-848 4 + 2
+    assert episodes.count() == 38
     assert (out / "report.html").is_file()
 
 

@@ -1,7 +1,10 @@
 """The pipeline over the log fixtures, mixed in one run: real Kafka 4.3 broker lines, real
 Java ConsoleConsumer and librdkafka (debug=cgrp) client lines and a real probe record from
 a lab run (tests/integration/analyze_scenario.py drove it), Kafka 3.x lines written from
-the 3.x GroupCoordinator.scala format strings, and damaged lines of every kind."""
+the 3.x GroupCoordinator.scala format strings, and damaged lines of every kind; and real
+share-group (confluent-kafka ShareConsumers), streams-group (tests/java/StreamsGroupApp) and
+Java KIP-848 consumer (ConsoleConsumer, group.protocol=consumer) lines from a 4.3.1 lab
+broker (kafka4-groups-server.log, java848-consumer.log: see the issue-11 follow-up note)."""
 from __future__ import annotations
 
 import pytest
@@ -95,9 +98,11 @@ def test_group_metrics_follow_design_section_6(fixture_result):
 
 def test_damaged_lines_are_counted_per_file_never_fatal(fixture_result):
     unparsed = {f["file"].rsplit("/", 1)[-1]: f["unparsed"] for f in fixture_result["files"]}
+    # java848-consumer.log: its multi-line `Reconciling assignment` records are not cut short
     assert unparsed == {"kafka4-server.log": 0, "kafka3-server.log.gz": 3,
                         "java-consumer.log": 1, "rdkafka-consumer.log": 0,
-                        "probe.ndjson": 0, "probe-damaged.ndjson": 2}
+                        "probe.ndjson": 0, "probe-damaged.ndjson": 2,
+                        "kafka4-groups-server.log": 0, "java848-consumer.log": 0}
 
 
 @pytest.mark.parametrize("client,kind,generations", [
@@ -121,3 +126,87 @@ def test_java_client_reasons_and_assignments(fixture_result):
                for e in java)
     assert [e["partitions"] for e in java if e["kind"] == "assigned"][0] == (
         "analyze-1795439393-3, analyze-1795439393-4, analyze-1795439393-5")
+
+
+# ---- share (KIP-932), streams (KIP-1071) and the Java KIP-848 consumer -----------------------
+
+def _shape(eps):
+    return [(e["group_type"], e["from_generation"], e["to_generation"], e["outcome"],
+             e["reason_kind"], e["members_before"], e["members_after"]) for e in eps]
+
+
+def test_share_group_two_members_join_then_leave(fixture_result):
+    eps = _episodes(fixture_result, "harvest-share")
+    assert _shape(eps) == [
+        ("share", 1, 2, "stable", "join", 0, 1),
+        ("share", 2, 3, "stable", "join", 1, 2),
+        # a share member's leave bumps the epoch without a line: the target's epoch tells
+        ("share", 3, 4, "stable", "leave", 2, 1),
+        # the last leave: no bump, no target; `Unloaded ... group epoch 5` confirms 4 -> 5
+        ("share", 4, 5, "empty", "leave", 1, 0)]
+    assert [e["trigger_member"] for e in eps] == [
+        "P5zPa43wSwSxVQfJSR8s1w", "G4EukRQeQrWINWMzq5u1mA", "G4EukRQeQrWINWMzq5u1mA",
+        "P5zPa43wSwSxVQfJSR8s1w"]
+    # `left the share group` 14:47:25,466 -> target for epoch 4 at 14:47:26,487
+    assert eps[2]["duration_ms"] == 1021
+    m = _metrics(fixture_result, "harvest-share")
+    assert (m["type"], m["rebalances"], m["left_members"], m["failed_members"],
+            m["group_epoch"]) == ("share", 3, 2, 0, 5)
+
+
+def test_streams_group_two_instances_then_one_stops(fixture_result):
+    eps = _episodes(fixture_result, "harvest-streams")
+    assert _shape(eps) == [
+        # join -> bump 2 (internal topics missing) -> bump 3 (topology ready) -> target 3
+        ("streams", 1, 3, "stable", "join", 0, 1),
+        ("streams", 3, 4, "stable", "join", 1, 2),
+        ("streams", 4, 5, "stable", "leave", 2, 1),
+        ("streams", 5, 6, "empty", "leave", 1, 0)]
+    assert eps[0]["duration_ms"] == 3040        # 14:47:36,870 -> 14:47:39,910
+    assert eps[1]["trigger_member"] == "ibl79NusQSGz0LYpdz-akw"
+    m = _metrics(fixture_result, "harvest-streams")
+    assert (m["type"], m["rebalances"], m["left_members"], m["group_epoch"]) == (
+        "streams", 3, 2, 6)
+
+
+def test_share_and_streams_members_fenced_by_session_timeout(fixture_result):
+    share = _episodes(fixture_result, "fence-share")
+    streams = _episodes(fixture_result, "fence-streams")
+    assert _shape(share)[-1] == ("share", 3, 4, "empty", "fenced", 1, 0)
+    assert _shape(streams) == [("streams", 1, 3, "stable", "join", 0, 1),
+                               ("streams", 3, 4, "empty", "fenced", 1, 0)]
+    failed = {(r["group"], r["member"], r["reason"]) for r in fixture_result["members"]
+              if r["outcome"] == "failed" and r["group"].startswith("fence-")}
+    assert failed == {("fence-share", "IgxY+FU9SwW+q2aEAR2RGA", "the member session expired"),
+                      ("fence-streams", "Hsb3IQ5BRGSVo1sZQsCNRQ", "the member session expired")}
+    assert (_metrics(fixture_result, "fence-streams")["type"],
+            _metrics(fixture_result, "fence-share")["type"]) == ("streams", "share")
+
+
+def test_java_kip848_consumers_broker_side(fixture_result):
+    eps = _episodes(fixture_result, "harvest-java848")
+    assert _shape(eps) == [
+        ("consumer", 1, 2, "stable", "join", 0, 1),
+        ("consumer", 2, 3, "stable", "join", 1, 2),
+        ("consumer", 3, 4, "stable", "leave", 2, 1),      # java848-2 stopped (SIGTERM)
+        ("consumer", 4, 5, "empty", "fenced", 1, 0)]      # java848-1 SIGKILLed
+    assert _metrics(fixture_result, "harvest-java848")["type"] == "consumer"
+
+
+def test_java_kip848_consumer_client_lines(fixture_result):
+    def states(client):   # (ts order; lines of the same millisecond in any order)
+        rows = sorted((e["ts"], e["kind"], e["epoch"]) for e in fixture_result["events"]
+                      if e["source"] == "client-log" and e["client"] == client
+                      and e["kind"] in ("joining", "reconciling", "stable", "leaving", "left"))
+        return [(kind, epoch) for _, kind, epoch in rows]
+
+    assert states("java848-1") == [("joining", 0), ("reconciling", 2), ("stable", 2),
+                                   ("reconciling", 2), ("stable", 2), ("reconciling", 4),
+                                   ("stable", 4)]
+    assert states("java848-leave") == [("joining", 0), ("reconciling", 2), ("stable", 2),
+                                       ("leaving", 2), ("left", -1)]
+    java = [e for e in fixture_result["events"] if e["client"] == "java848-1"]
+    assert {e["group"] for e in java} == {"harvest-java848"}
+    assert {e["member"] for e in java if e["member"]} == {"T4FZ4BQCRb-BMMKQJhxCpw"}
+    assert [e["partitions"] for e in java if e["kind"] == "revoked"] == [
+        "harvest-java-t-2, harvest-java-t-3"]
