@@ -55,8 +55,8 @@ def analyze(
 
     Classic groups: one rebalance per generation (Preparing -> Stabilized -> the leader's
     assignment), with the broker's reason (KIP-800, the client's own reason included) and
-    the member that triggered it. Consumer (KIP-848) groups: group-epoch bumps up to the
-    new target assignment. Lines that are not log records (garbage, cut short) are counted
+    the member that triggered it. Consumer (KIP-848), share (KIP-932) and streams (KIP-1071)
+    groups: group-epoch bumps up to the new target assignment. Lines that are not log records (garbage, cut short) are counted
     per file and reported, never fatal. Runs on local[*], or on any Spark cluster with
     --master (the input paths must then be readable by the executors).
 
