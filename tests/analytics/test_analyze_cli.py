@@ -13,6 +13,10 @@ import pytest
 
 from analyze_support import fixture_args, run
 
+# the first test of a module pays for a whole Spark job over the fixtures: several
+# minutes on a loaded 2-core machine, past the suite's 300 s default
+pytestmark = pytest.mark.timeout(900)
+
 FIELDS_6 = ["group", "type", "rebalances", "failed_members", "left_members", "duration_ms_p50",
             "duration_ms_p95", "duration_ms_max", "storms", "top_reason"]
 

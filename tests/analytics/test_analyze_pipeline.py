@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import pytest
 
+# the first test of a module pays for a whole Spark job over the fixtures: several
+# minutes on a loaded 2-core machine, past the suite's 300 s default
+pytestmark = pytest.mark.timeout(900)
+
 CLASSIC = "harvest-classic-1795439393"
 KIP848 = "harvest-848-1795439393"
 V3 = "orders-v3"

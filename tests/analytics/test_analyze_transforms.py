@@ -9,6 +9,10 @@ import pytest
 from groupctl.analytics import transforms as X
 from groupctl.analytics.schema import EPISODE_COLUMNS, EVENT_SCHEMA
 
+# the first test of a module pays for a whole Spark job over the fixtures: several
+# minutes on a loaded 2-core machine, past the suite's 300 s default
+pytestmark = pytest.mark.timeout(900)
+
 T0 = datetime(2026, 11, 22, 3, 0, 0)
 
 
