@@ -8,9 +8,11 @@ Episodes (one row per rebalance):
   of the round, ended = the assignment (else the Stabilized line). The reason is the first
   Preparing line's (KIP-800: the broker's words and the client's own reason).
 - consumer (KIP-848), share (KIP-932) and streams (KIP-1071) groups: `Bumped group epoch`
-  ... -> `Computed a new target assignment for epoch E`. Bumps that arrive before the target is computed fold into one episode; the
-  member that joined, left or was fenced first in it is the trigger. An episode that ends
-  with the group empty has no target assignment: outcome `empty`.
+  ... -> `Computed a new target assignment for epoch E`. Bumps that arrive before the
+  target is computed fold into one episode; the member that joined, left or was fenced
+  first in it is the trigger. An episode that ends with the group empty has no target
+  assignment: outcome `empty`. Share and streams groups log no bump when a member leaves
+  (the target's epoch, or the last known epoch + 1 when the group is left empty, stands in).
 The from/to columns hold generations for classic groups and group epochs for consumer
 groups. `outcome` is `stable` for a completed rebalance (what `rebalances` counts).
 """
