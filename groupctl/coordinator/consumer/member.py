@@ -196,6 +196,7 @@ class ConsumerMember(BaseMember):
             return True
         self._sending = self._sent = None   # the next heartbeat carries every field again
         self.coordinator = None
+        self._next_heartbeat_ms = 0         # again after the back-off, not the interval
         delay = self._backoff(now_ms)
         self._probe("heartbeat_error", error=kind,
                     reason=f"ConsumerGroupHeartbeat failed ({kind}): rediscovering the "
@@ -242,6 +243,8 @@ class ConsumerMember(BaseMember):
         for name, value in fields.items():
             if full or self._sent.get(name) != value:
                 body[name] = value
+        if self._sm.state is S.ACKNOWLEDGING:   # the acknowledgement, even of no change
+            body["topic_partitions"] = fields["topic_partitions"]
         return body
 
     def _leave_body(self) -> dict:
@@ -317,6 +320,7 @@ class ConsumerMember(BaseMember):
                          new_member_id=reaction is Reaction.RESET_MEMBER and not self._v1)
             return
         self._sent = None
+        self._next_heartbeat_ms = 0   # again after the back-off, not the interval
         if reaction is Reaction.REDISCOVER:
             self.coordinator = None
         delay = self._backoff(now_ms)
