@@ -32,7 +32,8 @@ from ..errors import DeadlineError, GroupctlError, UnreachableError
 from ..events import Event, envelope, tp_list
 from .member import GroupMember, Outgoing
 from .probe_setup import (  # noqa: F401 - ProbeSettings, ProbeResult, ProbeError re-exported
-    ProbeError, ProbeResult, ProbeSettings, compute_assignment, encode_assignments, new_member,
+    ProbeError, ProbeResult, ProbeSettings, compute_assignment, describe_for_join,
+    encode_assignments, epoch_snapshot, new_member,
 )
 from .probe_view import GroupView
 
@@ -162,20 +163,11 @@ class Probe:
             self.view.follow_epochs(described)
 
     async def _describe_first(self):
-        """The group as its type's describe API shows it (None: no such group, or a broker
-        that cannot say); any other failure falls back to DescribeGroups alone."""
         from ..client.errors import UnsupportedVersionError
-        from ..observe.snapshot import describe_group, group_snapshot
 
         try:
-            return await group_snapshot(self.cluster, self.settings.group)
+            return await describe_for_join(self.cluster, self.settings.group)
         except UnsupportedVersionError:  # e.g. librdkafka's mock cluster: join blind
-            return None
-        except GroupctlError:
-            pass
-        try:
-            return await describe_group(self.cluster, self.settings.group)
-        except UnsupportedVersionError:
             return None
 
     async def _leave(self, why: str) -> None:
@@ -356,10 +348,8 @@ class Probe:
 
     # ---- KIP-848 groups: the group described at the heartbeat interval ------------------
     async def _snapshot(self):
-        from ..observe.snapshot import group_snapshot
-
         try:
-            return await group_snapshot(self.cluster, self.settings.group)
+            return await epoch_snapshot(self.cluster, self.settings.group)
         except asyncio.CancelledError:
             raise
         except GroupctlError as exc:

@@ -134,6 +134,12 @@ def new_member(settings: ProbeSettings, described: "GroupDescription | None") ->
     if settings.topic_regex is not None:
         raise UsageError("--topic-regex needs the consumer protocol (a KIP-848 group, or "
                          "--protocol consumer)")
+    from .consumer import SERVER_ASSIGNORS
+
+    if settings.assignor in SERVER_ASSIGNORS and settings.assignor not in ASSIGNORS:
+        raise UsageError(f"--assignor {settings.assignor!r} is a server assignor of "
+                         f"consumer-protocol groups; group {settings.group!r} is joined "
+                         f"with the classic protocol ({', '.join(ASSIGNORS)})")
     from .classic import ClassicMember
 
     names = choose_protocols(described, settings.assignor)
@@ -148,6 +154,43 @@ def new_member(settings: ProbeSettings, described: "GroupDescription | None") ->
         rebalance_timeout_ms=settings.rebalance_timeout_ms,
         heartbeat_interval_ms=settings.heartbeat_ms, group_instance_id=settings.instance_id,
         reason_prefix=settings.reason_prefix, subscribe=subscribe if topics else None)
+
+
+async def describe_for_join(cluster, group: str) -> "GroupDescription":
+    """The group before the probe joins: DescribeGroups (a classic group, or Dead), and
+    for a Dead answer ConsumerGroupDescribe (a KIP-848 group looks Dead to DescribeGroups).
+    A broker without KIP-848 leaves the Dead description."""
+    from ..observe.snapshot import describe_group
+
+    classic = await describe_group(cluster, group)
+    if classic.state != "Dead":
+        return classic
+    try:
+        found = await epoch_snapshot(cluster, group)
+    except GroupctlError:
+        return classic
+    return classic if found is None else found
+
+
+async def epoch_snapshot(cluster, group: str) -> "GroupDescription | None":
+    """One ConsumerGroupDescribe of a KIP-848 group (None: not such a group); what the
+    probe polls while it is a member of one. Error codes other than "not found" raise."""
+    from ..client.errors import kafka_error
+    from ..observe import model
+    from ..protocol.messages import CONSUMER_GROUP_DESCRIBE
+
+    resp = await cluster.send_to_coordinator(group, CONSUMER_GROUP_DESCRIBE, {
+        "group_ids": [group], "include_authorized_operations": False})
+    for entry in resp.get("groups") or ():
+        if entry.get("group_id") != group:
+            continue
+        code = entry.get("error_code", ErrorCode.NONE)
+        if code == ErrorCode.GROUP_ID_NOT_FOUND:
+            return None
+        if code != ErrorCode.NONE:
+            raise kafka_error(CONSUMER_GROUP_DESCRIBE.name, code, f"group {group!r}")
+        return model.consumer_group(entry)
+    return None
 
 
 def _consumer_member(settings: ProbeSettings) -> "GroupMember":

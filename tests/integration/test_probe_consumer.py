@@ -251,3 +251,35 @@ def test_signals_leave_the_consumer_group_within_a_second(kafka, topic_factory,
         assert rest and rest[-1]["event"] == "probe" and rest[-1]["action"] == "left"
     assert [c.assignment for c in consumers] == had
     assert max(times) < 1.0, times
+
+
+def test_watch_tells_epochs_and_converged_rebalances(kafka, topic_factory, consumer_factory,
+                                                     unique_group):
+    topic, consumers, before = two_consumers(kafka, topic_factory, consumer_factory, unique_group)
+    probe = ProbeThread(kafka, unique_group).start()
+    try:
+        probe.wait_event(lambda e: e["event"] == "probe" and e["action"] == "acknowledged",
+                         30, "the probe's acknowledgement")
+        me = probe.member_id
+        first = probe.wait_rebalance(3, 30)            # the probe's own arrival, converged
+        assert first["to_generation"] >= before["group_epoch"]
+        third = consumer_factory(unique_group, topic, protocol="consumer")
+        wait_balanced([*consumers, third], [(topic, p) for p in range(4)])
+        now = settled(kafka, unique_group, 4)
+        rebalance = probe.wait_rebalance(4, 30)
+        assert rebalance["to_generation"] == now["group_epoch"]
+        assert rebalance["from_generation"] == first["to_generation"]
+        assert rebalance["moved_partitions"] == 1      # 4 partitions, 2 -> 3 real owners
+        assert set(rebalance["members_after"]) == {c.member_id for c in (*consumers, third)} | {me}
+        epochs = [e for e in probe.of("epoch") if e["group_epoch"] == now["group_epoch"]]
+        assert epochs and epochs[-1]["assignment_epoch"] == now["assignment_epoch"]
+        joined = [e for e in probe.of("member_joined") if e["member_id"] == third.member_id]
+        assert len(joined) == 1
+        got = {e["member_id"]: e for e in probe.of("assignment")
+               if e.get("generation") == now["group_epoch"]}
+        assert got[third.member_id]["assigned"] == [
+            {"topic": topic, "partitions": sorted(p for _, p in third.assignment)}]
+        assert me not in got                           # the probe's own assignment did not move
+        assert [e for e in probe.of("probe") if e["action"] == "fenced"] == []
+    finally:
+        probe.stop()
