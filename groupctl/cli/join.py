@@ -110,9 +110,10 @@ def _check_assignor(name: str | None, protocol: str | None) -> None:
         raise UsageError(f"--assignor {name!r}: groupctl runs only {', '.join(ASSIGNORS)} "
                          "(the Java client's built-in assignors)")
     if protocol is None and name not in (*ASSIGNORS, *SERVER_ASSIGNORS):
-        raise UsageError(f"--assignor {name!r}: classic groups: {', '.join(ASSIGNORS)} (the "
-                         f"Java client's built-in assignors); consumer groups: "
-                         f"{', '.join(SERVER_ASSIGNORS)} (server assignors)")
+        raise UsageError(f"--assignor {name!r}: groupctl runs only {', '.join(ASSIGNORS)} "
+                         f"(the Java client's built-in assignors) in classic groups, and "
+                         f"names the server assignors {', '.join(SERVER_ASSIGNORS)} in "
+                         f"consumer groups")
 
 
 def _regex(regex: str | None, topics: str | None, protocol: str | None) -> str | None:

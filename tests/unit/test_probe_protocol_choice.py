@@ -73,7 +73,7 @@ def cli(*args: str) -> tuple[int, str]:
 @pytest.mark.parametrize("args, words", [
     (["--protocol", "consumer", "--assignor", "sticky"], "server assignor"),
     (["--protocol", "classic", "--assignor", "uniform"], "groupctl runs only"),
-    (["--assignor", "bogus"], "consumer groups: uniform, range"),
+    (["--assignor", "bogus"], "server assignors uniform, range in consumer groups"),
     (["--protocol", "bogus"], "choose classic or consumer"),
     (["--protocol", "classic", "--topic-regex", "a.*"], "needs the consumer protocol"),
     (["--topics", "a", "--topic-regex", "a.*"], "exclude each other"),
