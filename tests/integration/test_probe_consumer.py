@@ -72,6 +72,11 @@ def moved(consumers, since: list[int], kind: str) -> set[tuple[str, int]]:
             for tp in e.partitions}
 
 
+def acknowledged(probe: ProbeThread) -> dict:
+    return probe.wait_event(lambda e: e["event"] == "probe" and e["action"] == "acknowledged",
+                            30, "the probe's acknowledgement")
+
+
 def two_consumers(kafka, topic_factory, consumer_factory, group, partitions=4):
     topic = topic_factory(partitions)
     consumers = [consumer_factory(group, topic, protocol="consumer") for _ in range(2)]
@@ -88,8 +93,7 @@ def test_empty_probe_joins_and_nothing_moves(kafka, topic_factory, consumer_fact
 
     probe = ProbeThread(kafka, unique_group).start()
     try:
-        probe.wait_event(lambda e: e["event"] == "probe" and e["action"] == "acknowledged",
-                         30, "the probe's acknowledgement")
+        acknowledged(probe)
         me = probe.member_id
         joined = probe.of("probe")[0]
         assert joined["action"] == "joined" and joined["member_id"] == me
@@ -181,8 +185,7 @@ def test_a_paused_probe_is_fenced_and_rejoins_with_epoch_0(kafka, topic_factory,
     topic, consumers, before = two_consumers(kafka, topic_factory, consumer_factory, unique_group)
     probe = ProbeThread(kafka, unique_group).start()
     try:
-        probe.wait_event(lambda e: e["event"] == "probe" and e["action"] == "acknowledged",
-                         30, "the probe's acknowledgement")
+        acknowledged(probe)
         me = probe.member_id
         member = probe.probe.member
         # the lab's group.consumer.session.timeout.ms is 10 s: stall 13 s
@@ -260,8 +263,7 @@ def test_watch_tells_epochs_and_converged_rebalances(kafka, topic_factory, consu
     topic, consumers, before = two_consumers(kafka, topic_factory, consumer_factory, unique_group)
     probe = ProbeThread(kafka, unique_group).start()
     try:
-        probe.wait_event(lambda e: e["event"] == "probe" and e["action"] == "acknowledged",
-                         30, "the probe's acknowledgement")
+        acknowledged(probe)
         me = probe.member_id
         at_join = settled(kafka, unique_group, 3)["group_epoch"]
         third = consumer_factory(unique_group, topic, protocol="consumer")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ...errors import UsageError
 from ...protocol.errors import ErrorCode
-from ..member import Reaction
+from ..member import Reaction, find_reactions
 from .state import ConsumerMemberState
 
 S = ConsumerMemberState
@@ -46,10 +46,7 @@ REACTIONS: dict[int, Reaction] = {
     ErrorCode.INVALID_GROUP_ID: Reaction.FATAL,
 }
 
-# A FindCoordinator error: retry (back off) or give up; membership reactions do not apply.
-FIND_REACTIONS: dict[int, Reaction] = {
-    code: (r if r in (Reaction.RETRY, Reaction.REDISCOVER) else Reaction.FATAL)
-    for code, r in REACTIONS.items()}
+FIND_REACTIONS = find_reactions(REACTIONS)   # a FindCoordinator error: retry or give up
 
 FATAL_HINTS = {
     ErrorCode.UNRELEASED_INSTANCE_ID: "another member still holds this group.instance.id "
