@@ -136,7 +136,7 @@ class ConsumerMember(BaseMember):
         s = self._sm.state
         if self.done:
             return None
-        if s in (S.UNSUBSCRIBED, S.FENCED, S.PREPARE_LEAVING):
+        if s in (S.UNSUBSCRIBED, S.FENCED):
             return 0
         times = self._lookup_deadline()
         if self.coordinator is not None and s.in_group and HEARTBEAT not in self._inflight:
@@ -158,8 +158,6 @@ class ConsumerMember(BaseMember):
         elif s is S.FENCED:
             self._probe("rejoining", reason="fenced: rejoining with member epoch 0")
             self._start_join(now_ms, "fenced: rejoining with member epoch 0")
-        elif s is S.PREPARE_LEAVING:
-            self._move(S.LEAVING, "partitions released: sending the leave heartbeat", now_ms)
         out = self._metadata_request(now_ms)
         if self.coordinator is None:
             return out + self._find_coordinator(now_ms)
@@ -315,9 +313,8 @@ class ConsumerMember(BaseMember):
             self._fatal(HEARTBEAT, code, now_ms, detail or None)
             return
         name = self._error_event(HEARTBEAT, code)
-        if reaction in _FENCING:
-            self._fenced(now_ms, f"{name} on ConsumerGroupHeartbeat", error=name,
-                         new_member_id=reaction is Reaction.RESET_MEMBER and not self._v1)
+        if reaction in _FENCING:   # the member id stays: it is this member's own UUID (v1)
+            self._fenced(now_ms, f"{name} on ConsumerGroupHeartbeat", error=name)
             return
         self._sent = None
         self._next_heartbeat_ms = 0   # again after the back-off, not the interval
@@ -328,17 +325,11 @@ class ConsumerMember(BaseMember):
         self._probe("heartbeat_error", error=name,
                     reason=f"{name} on ConsumerGroupHeartbeat: {what}, retrying in {delay} ms")
 
-    @property
-    def _v1(self) -> bool:
-        return True   # the member id is this member's own UUID; the broker accepts it
-
-    def _fenced(self, now_ms: int, why: str, *, error: str, new_member_id: bool) -> None:
+    def _fenced(self, now_ms: int, why: str, *, error: str) -> None:
         self._probe("fenced", error=error, reason=why)
         self._release(now_ms)
         self.member_epoch = JOIN_EPOCH
         self._sent = None
-        if new_member_id:
-            self.member_id = str(uuid.uuid4())
         self._move(S.FENCED, f"{why}: partitions released (lost), rejoining with member "
                              f"epoch 0", now_ms)
 
