@@ -72,6 +72,12 @@ def moved(consumers, since: list[int], kind: str) -> set[tuple[str, int]]:
             for tp in e.partitions}
 
 
+def broker_says(kafka, group: str) -> list[str]:
+    """The coordinator's log lines about `group` (for failure messages)."""
+    with open(kafka.log_file, encoding="utf-8", errors="replace") as f:
+        return [line.strip()[-240:] for line in f if group in line]
+
+
 def acknowledged(probe: ProbeThread) -> dict:
     return probe.wait_event(lambda e: e["event"] == "probe" and e["action"] == "acknowledged",
                             30, "the probe's acknowledgement")
@@ -254,8 +260,10 @@ def test_signals_leave_the_consumer_group_within_a_second(kafka, topic_factory,
         rest = [json.loads(line) for line in proc.stdout]
         assert rest and rest[-1]["event"] == "probe" and rest[-1]["action"] == "left"
     assert max(times) < 1.0, times
-    assert moved(consumers, calls, "revoke") == set(), [c.events[n:] for c, n in zip(consumers, calls)]
-    assert moved(consumers, calls, "assign") == set()
+    callbacks = [(c.member_id, e.kind, sorted(e.partitions)) for c, n in zip(consumers, calls)
+                 for e in c.events[n:]]
+    assert moved(consumers, calls, "revoke") == set(), (callbacks, broker_says(kafka, unique_group))
+    assert moved(consumers, calls, "assign") == set(), (callbacks, broker_says(kafka, unique_group))
 
 
 def test_watch_tells_epochs_and_converged_rebalances(kafka, topic_factory, consumer_factory,
