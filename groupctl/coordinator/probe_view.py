@@ -114,6 +114,19 @@ class GroupView:
                                            ended=p.ended, reason=p.reason)
         self._pending = None
 
+    # ---- KIP-848 groups: told from ConsumerGroupDescribe snapshots ----------------------
+    def follow_epochs(self, described: GroupDescription | None) -> None:
+        """The probe's member is broker-assigned (KIP-848): the story is told from the
+        group's snapshots (`observed`), as the passive watcher tells it, with epochs and
+        every member's assignment, starting from the group as described before joining."""
+        self.story.report_generations = self.story.report_assignments = True
+        if described is not None and described.group_epoch is not None:
+            self.story.generation = described.group_epoch
+
+    def observed(self, described: GroupDescription, at: float | None = None) -> None:
+        """One snapshot of a KIP-848 group (see follow_epochs)."""
+        self._events += self.story.observe(described, at=at)
+
     # ---- outputs -----------------------------------------------------------------------
     def poll_events(self) -> list[Event]:
         out, self._events = self._events, []

@@ -56,8 +56,12 @@ def plain_line(e: dict) -> str:
                 + (f" ({e['reason']})" if e.get("reason") else ""))
     elif kind == "error":
         text = f"error {e['api']}: {e['name']} ({e['code']})"
+    elif kind == "epoch":
+        text = f"group epoch {e.get('group_epoch')} assignment epoch {e.get('assignment_epoch')}"
     else:
         text = kind
+    if e.get("member_epoch") is not None:   # a KIP-848 probe's own events
+        text += f" member_epoch={e['member_epoch']}"
     return f"{ts} {text}"
 
 
@@ -76,6 +80,9 @@ class WatchModel:
     diffs: deque = field(default_factory=lambda: deque(maxlen=6))
     errors: deque = field(default_factory=lambda: deque(maxlen=6))
     timeline: deque = field(default_factory=lambda: deque(maxlen=10))
+    group_epoch: int | None = None         # KIP-848 groups
+    assignment_epoch: int | None = None
+    member_epoch: int | None = None
 
     def apply(self, e: dict) -> None:
         self.group = e.get("group")
@@ -97,6 +104,15 @@ class WatchModel:
             self.timeline.append(e)
         elif kind == "assignment":
             self.diffs.append(e)
+        elif kind == "epoch":
+            self.group_epoch, self.assignment_epoch = e.get("group_epoch"), e.get("assignment_epoch")
+        if kind == "probe" and "member_epoch" in e:   # a KIP-848 probe: its own state
+            self.member_epoch = e.get("member_epoch")
+            self.member_state = _EPOCH_MEMBER_STATES.get(e["action"], self.member_state)
+
+
+_EPOCH_MEMBER_STATES = {"joined": "JOINING", "acknowledged": "STABLE", "rejoining": "JOINING",
+                        "fenced": "FENCED", "left": "LEFT", "failed": "FAILED"}
 
 
 def render_model(m: WatchModel):
@@ -106,7 +122,10 @@ def render_model(m: WatchModel):
 
     head = Text(f"group {m.group}  generation {m.generation}  state {m.state} "
                 f"(probe {m.member_state})  protocol {m.protocol}\n"
-                f"probe {m.member_id}  leader {m.leader}", style="bold")
+                f"probe {m.member_id}  leader {m.leader}"
+                + (f"\ngroup epoch {m.group_epoch}  assignment epoch {m.assignment_epoch}  "
+                   f"probe member epoch {m.member_epoch}" if m.member_epoch is not None else ""),
+                style="bold")
     members = Table(title="members", expand=False)
     members.add_column("member")
     members.add_column("assignment")

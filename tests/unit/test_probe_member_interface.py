@@ -228,8 +228,10 @@ def test_the_driver_imports_no_classic_member_names():
     for module in ("probe.py", "probe_view.py", "member.py", "base.py"):
         imported = _imports(ROOT / "coordinator" / module)
         assert not [n for n in imported if "classic" in n.lower()], (module, imported)
+        assert not [n for n in imported if "consumer" in n.lower()], (module, imported)
     source = (ROOT / "coordinator" / "probe.py").read_text()
     for name in ("ClassicMember", "JOIN_GROUP", "SYNC_GROUP", "HEARTBEAT", "LEAVE_GROUP",
-                 "FIND_COORDINATOR", "STABLE"):
+                 "FIND_COORDINATOR", "STABLE", "ConsumerMember", "CONSUMER_GROUP_HEARTBEAT",
+                 "ACKNOWLEDGING"):
         assert name not in source, name
 
