@@ -125,7 +125,8 @@ def hoist_global_options(argv: list[str]) -> list[str]:
 COMMAND_MODULES = {"list": "groups", "describe": "groups", "join": "join", "demo": "demo",
                    "lab": "lab", "decode": "offline", "errors": "offline",
                    "config": "config_cmd",
-                   "force-rebalance": "steer", "wait": "steer", "remove-member": "steer"}
+                   "force-rebalance": "steer", "wait": "steer", "remove-member": "steer",
+                   "watch": "watch"}
 
 
 def command_name(argv: list[str]) -> str | None:
