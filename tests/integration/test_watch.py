@@ -117,3 +117,75 @@ def test_the_classic_story_equals_the_consumers(kafka, topic_factory, consumer_f
         assert [gn["members"] for gn in gens] == [r["members_after"] for r in (r1, r2, r3, r4, r5, r6)]
     finally:
         watch.stop()
+
+
+def test_read_only_and_max_rebalances(kafka, topic_factory, consumer_factory, unique_group):
+    """--max-rebalances 2 with --duration: exit 8 at the third rebalance (the summary
+    printed first); the --debug trace holds only read APIs."""
+    import re
+
+    topic = topic_factory(4)
+    g = unique_group
+    watch = WatchProcess(kafka, g, "--interval", "0.2", "--duration", "120",
+                         "--max-rebalances", "2", debug=True)
+    try:
+        watch.wait_event(lambda e: e["event"] == "state" and e["state"] == "Dead", 30, "Dead")
+        members = []
+        for n in range(3):
+            members.append(consumer_factory(g, topic, name=f"{g}-{n}"))
+            ids = [m.member_id for m in members]
+            _wait(lambda: all(m.member_id for m in members), 30, "member ids")
+            if n < 2:
+                _rebalance_to(watch, [m.member_id for m in members], 0)
+        code = watch.wait(60)
+    finally:
+        watch.stop()
+    assert code == 8, watch.stderr()[-2000:]
+    rebalances = [e for e in watch.events if e["event"] == "rebalance"]
+    assert len(rebalances) == 3
+    (summary,) = [e["summary"] for e in watch.out.items if "summary" in e]
+    assert summary["group"] == g and summary["rebalances"] == 3
+    assert "rebalanced 3 times (--max-rebalances 2)" in watch.stderr()
+    sent = set(re.findall(r"groupctl: trace: (\w+) v\d+ ", watch.stderr()))
+    assert "DescribeGroups" in sent and "ConsumerGroupDescribe" in sent
+    assert not sent & set(WRITES), sorted(sent)
+
+
+def test_max_rebalances_not_reached_is_exit_0(kafka, topic_factory, consumer_factory,
+                                              unique_group):
+    topic = topic_factory(2)
+    c = consumer_factory(unique_group, topic)
+    c.wait_assigned()
+    watch = WatchProcess(kafka, unique_group, "--interval", "0.2", "--duration", "3",
+                         "--max-rebalances", "0", "--record", "/dev/null")
+    assert watch.wait(60) == 0, watch.stderr()
+    assert not [e for e in watch.events if e["event"] == "rebalance"]
+    (summary,) = [e["summary"] for e in watch.out.items if "summary" in e]
+    assert summary == {"group": unique_group, "state": "Stable", "rebalances": 0,
+                       "rebalancing_ms_total": 0, "rebalancing_ms_longest": 0,
+                       "flapping_members": []}
+
+
+def test_a_consumer_group_epochs_and_convergence(kafka, topic_factory, consumer_factory,
+                                                 unique_group):
+    """KIP-848: `epoch` events as the group epoch moves, and one `rebalance` when every
+    member's assignment equals its target; assignments equal the consumers' callbacks."""
+    topic = topic_factory(4)
+    g = unique_group
+    a = consumer_factory(g, topic, protocol="consumer", name=f"{g}-a")
+    a.wait_assigned(count=4)
+    watch = WatchProcess(kafka, g, "--interval", "0.2")
+    try:
+        i, first = watch.wait_event(lambda e: e["event"] == "state", 30, "the first state")
+        assert first["state"] == "Stable"
+        b = consumer_factory(g, topic, protocol="consumer", name=f"{g}-b")
+        _wait(lambda: b.member_id, 30, "b's member id")
+        j, epoch = watch.wait_event(lambda e: e["event"] == "epoch", 30, "an epoch event", i)
+        k, r = _rebalance_to(watch, [a.member_id, b.member_id], j)
+        assert r["to_generation"] == epoch["group_epoch"] or r["to_generation"] > epoch["group_epoch"]
+        assert r["reason"] == f"member {b.member_id} (client {g}-b, host /127.0.0.1) joined"
+        assert sum(len(_asg(v)) for v in r["assignments"].values()) == 4
+        _matches_callbacks(r, [a, b])
+        assert watch.stop() == 0
+    finally:
+        watch.stop()
