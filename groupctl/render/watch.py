@@ -105,7 +105,9 @@ class WatchModel:
             self.member_id = e.get("member_id") or self.member_id
             if e["action"] in ("left", "fenced", "failed"):
                 self.member_state = e["action"].upper()
-            if e["action"] in ("heartbeat_error", "rejoining", "fenced", "failed") and e.get("error"):
+            routine = "REBALANCE_IN_PROGRESS" in (e.get("error") or "")  # a rebalance, not an error
+            if e["action"] in ("heartbeat_error", "rejoining", "fenced", "failed") and e.get("error") \
+                    and not routine:
                 self.errors.append(f"{e['ts'][11:23]} {e['action']}: {e['error']}")
         elif kind == "error":
             self.errors.append(f"{e['ts'][11:23]} {e['api']}: {e['name']} ({e['code']})")
@@ -160,7 +162,7 @@ def render_model(m: WatchModel, now: float | None = None):
         timeline.add_row(_show(r.get("from_generation")), str(r["to_generation"]),
                          r["ended"][11:23], str(r["duration_ms"]),
                          _show(None if r.get("members_after") is None else len(r["members_after"])),
-                         _show(r.get("moved_partitions")), str(r.get("reason") or "")[:60])
+                         _show(r.get("moved_partitions")), str(r.get("reason") or "")[:120])
     diffs = Text("\n".join(f"gen {d.get('generation')}: +{_tps(d.get('added'))} "
                            f"-{_tps(d.get('revoked'))}" for d in m.diffs) or "(no assignment yet)")
     errors = Text("\n".join(m.errors) or "(no errors)", style="red" if m.errors else "dim")

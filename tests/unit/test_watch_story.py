@@ -160,3 +160,43 @@ def test_watcher_max_rebalances_stops_at_once(monkeypatch):
     assert isinstance(code, ConditionViolated) and code.exit_code == 8
     assert len([e for e in events if e["event"] == "rebalance"]) == 3
     assert "rebalanced 3 times" in str(code)
+
+
+def test_the_shared_live_view_shows_a_passive_watch():
+    import io
+
+    from rich.console import Console
+
+    from groupctl.events import envelope
+    from groupctl.render.watch import WatchModel, plain_line, render_models, summary_line
+
+    story = RebalanceStory("g", clock=lambda: 1.0)
+    story.observe(classic("Stable", 3, m("a", ("t", [0, 1]))), at=1.0)
+    events = [envelope(e, group="g", cluster=None, source="describe", at=2.0) for e in
+              story.observe(classic("Stable", 4, m("a", ("t", [0])), m("b", ("t", [1]))), at=2.0)]
+    model = WatchModel()
+    for e in events:
+        model.apply(e)
+    model.apply(envelope({"event": "probe", "action": "rejoining", "member_id": None,
+                          "error": "REBALANCE_IN_PROGRESS"}, group="g", cluster=None))
+    assert model.errors == deque_of()          # a routine rebalance is not an error
+    assert model.members == {"a": [{"topic": "t", "partitions": [0]}],
+                             "b": [{"topic": "t", "partitions": [1]}]}
+    assert model.gains["a"] == ([], [{"topic": "t", "partitions": [1]}])
+    out = io.StringIO()
+    Console(file=out, width=200).print(render_models({"g": model}, now=12.0))
+    text = out.getvalue()
+    assert "generation 4" in text and "members 2" in text and "10 s ago" in text
+    assert "member b (client c-b, host h) joined" in text
+    assert plain_line(events[-1]).startswith("1970-01-01T00:00:02.000Z g rebalance 3 -> 4")
+    assert summary_line({"group": "g", "state": "Stable", "rebalances": 2,
+                         "rebalancing_ms_total": 300, "rebalancing_ms_longest": 200,
+                         "flapping_members": ["x"]}) == (
+        "summary g: 2 rebalances, 300 ms rebalancing (longest 200 ms), state Stable, "
+        "flapping members: x")
+
+
+def deque_of():
+    from collections import deque
+
+    return deque(maxlen=6)
