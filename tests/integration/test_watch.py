@@ -189,3 +189,28 @@ def test_a_consumer_group_epochs_and_convergence(kafka, topic_factory, consumer_
         assert watch.stop() == 0
     finally:
         watch.stop()
+
+
+def test_the_probe_tells_the_same_story(kafka, topic_factory, consumer_factory, unique_group):
+    """join --watch's probe says why (the same reasons as the passive watch), not how it
+    noticed; as a follower its generation events carry the members (from its describe)."""
+    from probe_support import ProbeThread
+
+    topic = topic_factory(4)
+    g = unique_group
+    a = consumer_factory(g, topic, name=f"{g}-a")
+    a.wait_assigned()
+    probe = ProbeThread(kafka, g).start()
+    try:
+        probe.wait_event(lambda e: e["event"] == "rebalance", 30, "the probe's first rebalance")
+        b = consumer_factory(g, topic, name=f"{g}-b")
+        b.wait_assigned()
+        r = probe.wait_event(lambda e: e["event"] == "rebalance"
+                             and b.member_id in (e.get("members_after") or ()), 30,
+                             "the rebalance b joined")
+        assert r["reason"] == f"member {b.member_id} (client {g}-b, host /127.0.0.1) joined"
+        gen = [e for e in probe.events if e["event"] == "generation"
+               and e["generation"] == r["to_generation"]]
+        assert gen and gen[0]["members"] == r["members_after"]
+    finally:
+        probe.stop()
