@@ -158,10 +158,14 @@ class Watcher:
         if self._listed_at is not None and now - self._listed_at < self.settings.list_every:
             return
         listed = await list_groups(self.cluster, regex=self.settings.regex, deadline=deadline)
+        first = self._listed_at is None
         self._listed_at = now
         self.listings = {g.group: g for g in listed.groups}
         for g in self.listings:
-            self._follow(g)
+            if g not in self.stories:
+                self._follow(g)
+                if not first:   # new since the last list: told from nothing, so its first
+                    self.stories[g].members = {}   # generation is a rebalance
 
     # ---- per group -------------------------------------------------------------------
     def _follow(self, group: str) -> None:

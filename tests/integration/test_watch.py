@@ -214,3 +214,36 @@ def test_the_probe_tells_the_same_story(kafka, topic_factory, consumer_factory, 
         assert gen and gen[0]["members"] == r["members_after"]
     finally:
         probe.stop()
+
+
+def test_all_follows_a_group_that_appears_and_is_deleted(kafka, topic_factory,
+                                                         consumer_factory, unique_group):
+    """--all --regex: a group created during the watch is followed (its first generation a
+    rebalance); deleted (DeleteGroups by Kafka's AdminClient), it is a `state` Dead."""
+    import re
+
+    from confluent_kafka.admin import AdminClient
+
+    topic = topic_factory(2)
+    g = unique_group
+    watch = WatchProcess(kafka, "--all", "--regex", f"^{re.escape(g)}$", "--interval", "0.2",
+                         debug=True)
+    try:
+        watch.err.wait(lambda line: "trace: ListGroups" in line, 30, "the first ListGroups")
+        c = consumer_factory(g, topic, name=f"{g}-a")
+        c.wait_assigned()
+        i, r = watch.wait_event(lambda e: e["group"] == g and e["event"] == "rebalance", 30,
+                                "the new group's first rebalance")
+        assert r["members_after"] == [c.member_id] and r["members_before"] == []
+        c.close()
+        i, _ = watch.wait_event(lambda e: e["group"] == g and e["event"] == "state"
+                                and e["state"] == "Empty", 30, "the group Empty", i)
+        admin = AdminClient({"bootstrap.servers": kafka.bootstrap})
+        for f in admin.delete_consumer_groups([g]).values():
+            f.result(30)
+        watch.wait_event(lambda e: e["group"] == g and e["event"] == "state"
+                         and e["state"] == "Dead", 30, "the deleted group Dead", i)
+        assert {e["group"] for e in watch.events} == {g}   # --regex kept the others out
+        assert watch.stop() == 0
+    finally:
+        watch.stop()
