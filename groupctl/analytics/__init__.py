@@ -1,1 +1,14 @@
-"""groupctl.analytics"""
+"""The `groupctl analyze` pipeline on PySpark: extract (one reader per source, built-in
+Spark functions only) -> pure transforms (episodes, storms, flapping, metrics) -> load
+(Parquet, CSV, report.html). Imports nothing from groupctl.cli; pyspark is imported only
+when a module here is, and only `groupctl analyze` imports them.
+
+    patterns.py   the log lines read, as regexes (shared with bench/analyze.py)
+    schema.py     the event schema and every output table's columns (the contracts)
+    extract.py    broker logs, client logs, §4 records -> events
+    transforms.py events -> episodes, storms, flapping, member outcomes, hourly, metrics
+    pipeline.py   inputs -> tables (the job)
+    load.py       tables -> Parquet + CSV + rows;  report.py rows -> report.html
+    session.py    the SparkSession (quiet log, progress, master check)
+    standalone.py a local Spark standalone cluster for tests and the benchmark
+"""

@@ -42,6 +42,7 @@ HELP_PATHS = [
     ["decode", "--help"], ["decode", "subscription", "--help"], ["errors", "--help"],
     ["config", "--help"], ["config", "set-context", "--help"],
     ["force-rebalance", "--help"], ["wait", "--help"], ["remove-member", "--help"],
+    ["analyze", "--help"],
     ["watch", "--help"],
 ]
 

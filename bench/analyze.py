@@ -1,0 +1,187 @@
+"""`groupctl analyze`'s extraction on Spark against a plain single-threaded Python `re`
+pass doing the same extraction over the same files, in the same run; then the same Spark
+job on a standalone cluster with 1 worker and with 2 workers.
+
+Workload: real lab broker lines (tests/fixtures/analyze/kafka4-server.log: group
+coordinator lines of every kind plus the broker's other lines, multi-line records
+included) replicated over GROUPS groups and many hours (each copy renames the groups and
+shifts the timestamps) into FILES files in a temp dir, ~2,000,000 lines by default (not
+committed). The extraction is what extract.broker_events does: the log4j header, the
+coordinator prefix, the line kind and its fields (both sides use the regexes in
+groupctl/analytics/patterns.py), plus the unparsed-line count; both sides end with the
+number of events per kind and of unparsed lines, which must agree.
+
+Rows (wall time, the minimum of --repeat runs; Spark on a started session, after one
+warm-up run on a small file):
+  python-re     one thread, `re`, line by line
+  local[2]      Spark local mode, 2 cores          ratio local[2] / python-re (target <= 1.5)
+  cluster-1w    standalone master + 1 worker (1 core)
+  cluster-2w    standalone master + 2 workers (1 core each)   ratio 2w / 1w (< 1: faster)
+
+    ./dev setup && .venv/bin/python bench/analyze.py [--lines 2000000] [--repeat 2]
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import re
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from groupctl.analytics import patterns as P
+
+TEMPLATE = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "analyze" / "kafka4-server.log"
+GROUPS_IN_TEMPLATE = ("harvest-classic-1795439393", "harvest-848-1795439393")
+TS = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3})\]")
+
+
+def generate(root: Path, lines: int, files: int, groups: int) -> list[Path]:
+    template = TEMPLATE.read_text().splitlines()
+    base = datetime(2026, 11, 1)
+    t0 = datetime.strptime(TS.match(template[0]).group(1), "%Y-%m-%d %H:%M:%S")
+    paths = [root / f"server.log.{i}" for i in range(files)]
+    outs = [open(p, "w") for p in paths]
+    copies = lines // len(template) + 1
+    written = 0
+    for copy in range(copies):
+        shift = base + timedelta(minutes=3 * copy) - t0
+        names = [f"bench-{copy % groups:04d}-{kind}" for kind in ("classic", "848")]
+        out = outs[copy * files // copies]
+        for line in template:
+            m = TS.match(line)
+            if m:
+                when = datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S") + shift
+                line = f"[{when:%Y-%m-%d %H:%M:%S},{m.group(2)}]{line[m.end():]}"
+            for old, new in zip(GROUPS_IN_TEMPLATE, names):
+                line = line.replace(old, new)
+            out.write(line + "\n")
+            written += 1
+            if written >= lines:
+                break
+        if written >= lines:
+            break
+    for f in outs:
+        f.close()
+    return paths
+
+
+def python_pass(paths: list[Path]) -> dict:
+    """The same extraction as extract.broker_events, with `re`, one line at a time."""
+    line_re, start_re = re.compile(P.LOG4J_LINE), re.compile(P.LOG4J_START)
+    # the same steps as the Spark side: a substring test picks the candidate lines
+    cont_re, trunc_re = re.compile(P.CONTINUATION), re.compile(P.BROKER_TRUNCATED)
+    loggers_re, prefix_re = re.compile(P.BROKER_LOGGERS), re.compile(P.BROKER_PREFIX)
+    pats = [(p.kind, p.prefix, re.compile(p.regex), p.fields) for p in P.BROKER_PATTERNS]
+    counts: collections.Counter = collections.Counter()
+    events = []
+    for path in paths:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for raw in f:
+                line = raw.rstrip("\n")
+                candidate = " [GroupCoordinator " in line
+                if line and (not start_re.match(line) if line.startswith("[")
+                             else not cont_re.match(line)):
+                    counts["unparsed"] += 1          # garbage
+                if not candidate:
+                    continue
+                m = line_re.match(line)
+                if m is None:
+                    if trunc_re.match(line):
+                        counts["unparsed"] += 1      # one of ours, cut short
+                    continue
+                msg = m.group(3)
+                if not (loggers_re.match(m.group(4)) and msg.startswith("[GroupCoordinator ")):
+                    continue
+                pm = prefix_re.match(msg)
+                body = msg[pm.end():] if pm else msg
+                for kind, prefix, rx, fields in pats:
+                    if body.startswith(prefix):
+                        fm = rx.match(body)
+                        if fm:
+                            event = {name: fm.group(i) or None for name, i in fields.items()}
+                            event.update(kind=kind, ts=datetime.strptime(
+                                line[1:24], "%Y-%m-%d %H:%M:%S,%f"),
+                                broker=int(pm.group(1)) if pm else None)
+                            events.append(event)
+                            counts[kind] += 1
+                            break
+    return dict(counts)
+
+
+def spark_pass(spark, paths: list[Path]) -> dict:
+    from pyspark.sql import functions as F
+
+    from groupctl.analytics import extract
+
+    from groupctl.analytics.schema import EVENT_COLUMNS
+
+    events = extract.broker_events(extract.read_lines(spark, [str(p) for p in paths]))
+    # the hash over every column keeps Spark from pruning the field extraction away
+    counted = events.groupBy("kind").agg(F.count("*").alias("n"),
+                                         F.sum(F.hash(*EVENT_COLUMNS)).alias("h"))
+    return {r["kind"]: r["n"] for r in counted.collect()}
+
+
+def timed(fn, repeat: int):
+    best, result = None, None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        result = fn()
+        took = time.perf_counter() - t
+        best = took if best is None else min(best, took)
+    return best, result
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--lines", type=int, default=2_000_000)
+    ap.add_argument("--files", type=int, default=4)
+    ap.add_argument("--groups", type=int, default=500)
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--no-cluster", action="store_true", help="skip the standalone rows")
+    args = ap.parse_args()
+
+    from groupctl.analytics.session import build_session
+    from groupctl.analytics.standalone import StandaloneCluster
+
+    with tempfile.TemporaryDirectory(prefix="groupctl-bench-analyze-") as tmp:
+        root = Path(tmp)
+        t = time.perf_counter()
+        paths = generate(root, args.lines, args.files, args.groups)
+        size = sum(p.stat().st_size for p in paths)
+        print(f"workload: {args.lines:,} lines, {size / 1e6:.0f} MB in {args.files} files, "
+              f"{args.groups} x 2 groups (generated in {time.perf_counter() - t:.1f}s)")
+        (root / "warm").mkdir()
+        warm = generate(root / "warm", 20_000, 1, 10)
+
+        py_s, py_counts = timed(lambda: python_pass(paths), args.repeat)
+        print(f"python-re    {py_s:8.2f} s   events {sum(v for k, v in py_counts.items() if k != 'unparsed'):,}")
+
+        rows = {}
+
+        def run_spark(name: str, master: str):
+            spark = build_session(master)
+            spark_pass(spark, warm)
+            secs, counts = timed(lambda: spark_pass(spark, paths), args.repeat)
+            spark.stop()
+            assert counts == py_counts, (name, counts, py_counts)
+            rows[name] = secs
+            return secs
+
+        s = run_spark("local[2]", "local[2]")
+        print(f"local[2]     {s:8.2f} s   ratio local[2]/python-re = {s / py_s:.2f} (target <= 1.5)")
+        if not args.no_cluster:
+            for workers in (1, 2):
+                with StandaloneCluster(workers=workers, root=root / f"spark-{workers}w") as c:
+                    s = run_spark(f"cluster-{workers}w", c.url)
+                print(f"cluster-{workers}w   {s:8.2f} s")
+            print(f"ratio cluster-2w/cluster-1w = {rows['cluster-2w'] / rows['cluster-1w']:.2f} "
+                  f"(< 1: two workers faster)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,214 @@
+"""Extract: one reader per source, each ending in the event schema (schema.EVENT_COLUMNS).
+
+Built-in Spark functions only (`F.regexp_extract`, `rlike`, `startswith`): no Python UDF
+touches a line. A line's kind is chosen by a cheap prefix test and confirmed by its regex;
+the fields of that kind are then pulled from the same regex, inside a CASE on the kind, so
+each line pays only for the patterns it could be.
+
+Every reader returns (events, unparsed): `unparsed` holds one row per line that is neither
+a record nor a record's continuation (garbage) or a record of ours cut short (truncated),
+with its file: counted per file by the pipeline, never fatal.
+"""
+from __future__ import annotations
+
+from functools import reduce
+from typing import Sequence
+
+from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from . import patterns as P
+from .schema import EVENT_SCHEMA, conform
+
+UNPARSED = "unparsed"  # the kind of a damaged line's row (counted per file, then dropped)
+INT_FIELDS = {f.name for f in EVENT_SCHEMA.fields
+              if isinstance(f.dataType, (T.IntegerType, T.LongType))}
+
+
+def read_lines(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
+    """(file, line, pos) of every line; .gz files are decompressed by Spark's codecs.
+    `pos` orders lines within a file (it grows along each file's splits)."""
+    return (spark.read.text(list(paths))
+            .select(F.col("_metadata.file_path").alias("file"), F.col("value").alias("line"),
+                    F.monotonically_increasing_id().alias("pos")))
+
+
+def _nullif_empty(col: Column) -> Column:
+    return F.when(col == "", None).otherwise(col)
+
+
+def _match(msg: Column, pat: P.LinePattern) -> Column:
+    return msg.startswith(pat.prefix) & msg.rlike(pat.regex)
+
+
+def _classify(df: DataFrame, pats: Sequence[P.LinePattern], bad: Column
+              ) -> tuple[DataFrame, dict[str, Column]]:
+    """Keep the rows whose `msg` matches a pattern, or that are `bad` (kind `unparsed`).
+    `_pat` is the index of the matching pattern (two patterns may share a kind); each
+    field is a CASE over the patterns that have it, on that materialised index."""
+    msg = F.col("msg")
+    index = reduce(lambda acc, ip: acc.when(_match(msg, ip[1]), F.lit(ip[0])),
+                   list(enumerate(pats))[1:], F.when(_match(msg, pats[0]), F.lit(0)))
+    df = (df.withColumn("_pat", index).withColumn("_bad", bad)
+          .filter(F.col("_pat").isNotNull() | F.col("_bad")))
+    pat = F.col("_pat")
+    kinds = F.array(*[F.lit(p.kind) for p in pats])
+    fields: dict[str, Column] = {
+        "kind": F.when(pat.isNotNull(), F.element_at(kinds, pat + 1)).otherwise(F.lit(UNPARSED))}
+    for name in sorted({name for p in pats for name in p.fields}):
+        col = None
+        for i, p in enumerate(pats):
+            if name in p.fields:
+                value = _nullif_empty(F.regexp_extract(msg, p.regex, p.fields[name]))
+                col = F.when(pat == i, value) if col is None else col.when(pat == i, value)
+        fields[name] = col
+    return df, fields
+
+
+def _events(df: DataFrame, fields: dict[str, Column], source: str,
+            extra: dict[str, Column]) -> DataFrame:
+    cols = {"source": F.lit(source), **extra}
+    for name, col in fields.items():
+        cols[name] = col.cast("long" if name == "duration_ms" else "int") \
+            if name in INT_FIELDS else col
+    return conform(df.withColumns(cols))
+
+
+def _log4j_ts(text: Column, tz: str) -> Column:
+    ts = F.try_to_timestamp(text, F.lit(P.LOG4J_TS_FORMAT))
+    ts = ts if tz.upper() in ("UTC", "Z") else F.to_utc_timestamp(ts, tz)
+    return F.when(F.col("_pat").isNotNull(), ts)
+
+
+def _garbage(line: Column, rdkafka: bool = False) -> Column:
+    """Neither a record's start nor a continuation line. Cheap tests first: most lines are
+    records starting with `[`, whose anchored start pattern fails or matches at once."""
+    test = F.when(line.startswith("["), ~line.rlike(P.LOG4J_START))
+    if rdkafka:
+        test = test.when(line.startswith("%"), ~line.rlike(P.RDKAFKA_LINE))
+    return (line != "") & test.otherwise(~line.rlike(P.CONTINUATION))
+
+
+def broker_events(lines: DataFrame, tz: str = "UTC") -> DataFrame:
+    """Group-coordinator lines of Kafka 4.x (GroupMetadataManager) and 3.x (GroupCoordinator),
+    plus one `unparsed` row per damaged line, in one pass over the lines. Only lines that
+    name the coordinator (a substring test) pay for the full-line regexes."""
+    line = F.col("line")
+    candidate = line.contains(" [GroupCoordinator ")
+    garbage = _garbage(line)
+    df = lines.filter(candidate | garbage).withColumns({
+        "msg_full": F.when(candidate, F.regexp_extract(line, P.LOG4J_LINE, 3)),
+        "logger": F.when(candidate, F.regexp_extract(line, P.LOG4J_LINE, 4)),
+        "ts_text": F.substring(line, 2, 23),
+    })
+    ours = (F.col("logger").rlike(P.BROKER_LOGGERS)
+            & F.col("msg_full").startswith("[GroupCoordinator "))
+    df = df.withColumns({
+        "broker": F.when(ours, F.regexp_extract("msg_full", P.BROKER_PREFIX, 1)).cast("int"),
+        "msg": F.when(ours, F.regexp_replace("msg_full", P.BROKER_PREFIX, "")),
+    })
+    truncated = candidate & (F.col("logger") == "") & line.rlike(P.BROKER_TRUNCATED)
+    df, fields = _classify(df, P.BROKER_PATTERNS, garbage | truncated)
+    return _events(df, fields, "broker-log", {"ts": _log4j_ts(F.col("ts_text"), tz)})
+
+
+def java_client_events(lines: DataFrame, tz: str = "UTC") -> DataFrame:
+    """The Java consumer's coordinator lines (`[Consumer clientId=C, groupId=G] ...`), and
+    the damaged lines among those that are not librdkafka's."""
+    line = F.col("line")
+    candidate = line.contains(" [Consumer clientId=")
+    garbage = _garbage(line)
+    df = lines.filter(~line.startswith("%") & (candidate | garbage)).withColumns({
+        "msg_full": F.when(candidate, F.regexp_extract(line, P.LOG4J_LINE, 3)),
+        "logger": F.when(candidate, F.regexp_extract(line, P.LOG4J_LINE, 4)),
+        "ts_text": F.substring(line, 2, 23),
+    })
+    ours = (F.col("logger").rlike(P.JAVA_LOGGERS)
+            & F.col("msg_full").startswith("[Consumer clientId="))
+    df = df.withColumns({
+        "client_id": F.when(ours, _nullif_empty(F.regexp_extract("msg_full", P.JAVA_PREFIX, 1))),
+        "group_id": F.when(ours, _nullif_empty(F.regexp_extract("msg_full", P.JAVA_PREFIX, 2))),
+        "msg": F.when(ours, F.regexp_replace("msg_full", P.JAVA_PREFIX, "")),
+    })
+    truncated = candidate & (F.col("logger") == "") & line.rlike(P.JAVA_TRUNCATED)
+    df, fields = _classify(df, P.JAVA_PATTERNS, garbage | truncated)
+    return _events(df, fields, "client-log",
+                   {"ts": _log4j_ts(F.col("ts_text"), tz), "client": F.col("client_id"),
+                    "group": F.col("group_id")})
+
+
+def rdkafka_client_events(lines: DataFrame) -> DataFrame:
+    """librdkafka `debug=cgrp` lines (and damaged `%` lines). A JoinGroup response names no
+    group: it takes the group of the same client instance's latest line that did."""
+    line = F.col("line")
+    parsed = line.rlike(P.RDKAFKA_LINE)
+    df = lines.filter(line.startswith("%")).withColumns({
+        "_bad": ~parsed,
+        "epoch_s": F.regexp_extract(line, P.RDKAFKA_LINE, 2),
+        "facility": F.regexp_extract(line, P.RDKAFKA_LINE, 3),
+        "client_id": F.regexp_extract(line, P.RDKAFKA_LINE, 4),
+        "instance": F.regexp_extract(line, P.RDKAFKA_LINE, 5),
+    }).filter(F.col("facility").isin(*P.RDKAFKA_FACILITIES) | F.col("_bad"))
+    df = df.withColumns({
+        "msg": F.when(~F.col("_bad"), F.regexp_extract(line, P.RDKAFKA_LINE, 6)),
+        "group_named": _nullif_empty(F.regexp_extract(line, r'Group "([^"]+)"', 1)),
+    })
+    order = Window.partitionBy("file", "client_id", "instance").orderBy("pos") \
+        .rowsBetween(Window.unboundedPreceding, 0)
+    df = df.withColumn("group_ctx", F.last("group_named", ignorenulls=True).over(order))
+    df, fields = _classify(df.drop("_bad"), P.RDKAFKA_PATTERNS, ~parsed)
+    fields = {**fields, "group": F.coalesce(fields.get("group"), F.col("group_ctx"))}
+    seconds = F.col("epoch_s").try_cast(T.DecimalType(20, 3))
+    return _events(df, fields, "client-log", {
+        "ts": F.when(F.col("_pat").isNotNull(), F.timestamp_seconds(seconds)),
+        "client": F.when(F.col("_pat").isNotNull(), F.col("client_id"))})
+
+
+def client_events(lines: DataFrame, tz: str = "UTC") -> DataFrame:
+    """Java and librdkafka client lines (one glob may hold both)."""
+    return java_client_events(lines, tz).unionByName(rdkafka_client_events(lines))
+
+
+RECORD_SCHEMA = T.StructType([
+    *(T.StructField(n, T.StringType()) for n in (
+        "ts", "source", "cluster", "group", "event", "reason", "member_id", "instance_id",
+        "client_id", "state", "action", "protocol", "name", "started", "ended")),
+    *(T.StructField(n, T.LongType()) for n in (
+        "v", "generation", "from_generation", "to_generation", "group_epoch", "member_epoch",
+        "duration_ms", "moved_partitions", "code")),
+    T.StructField("members_after", T.ArrayType(T.StringType())),
+    T.StructField("members", T.ArrayType(T.StringType())),
+    T.StructField("_corrupt_record", T.StringType()),
+])
+RECORD_KINDS = {"member_joined": "member_joined", "member_left": "member_left",
+                "epoch": "epoch_bumped", "rebalance": "rebalance", "generation": "generation",
+                "state": "state", "probe": "probe", "error": "error",
+                "assignment": "assignment"}
+
+
+def record_events(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
+    """groupctl's own §4 ndjson records (`watch` / `join --watch --record`); a line that is
+    not a §4 record becomes an `unparsed` row."""
+    raw = (spark.read.schema(RECORD_SCHEMA).option("mode", "PERMISSIVE")
+           .option("columnNameOfCorruptRecord", "_corrupt_record").json(list(paths))
+           .withColumn("file", F.col("_metadata.file_path")))
+    ts = F.try_to_timestamp(F.col("ts"))
+    good = (F.col("_corrupt_record").isNull() & ts.isNotNull() & F.col("event").isNotNull()
+            & F.col("group").isNotNull())
+    kind = reduce(lambda acc, kv: acc.when(F.col("event") == kv[0], F.lit(kv[1])),
+                  RECORD_KINDS.items(), F).otherwise(F.col("event"))
+    is_rebalance = F.col("event") == "rebalance"
+    size = F.size(F.coalesce("members_after", "members"))
+    events = raw.withColumns({
+        "kind": F.when(good, kind).otherwise(F.lit(UNPARSED)),
+        "ts": F.when(good, F.when(is_rebalance, F.try_to_timestamp(F.col("ended")))
+                     .otherwise(ts)),
+        "generation": F.when(is_rebalance, F.col("to_generation")).otherwise(F.col("generation")),
+        "epoch": F.coalesce("group_epoch", "member_epoch"),
+        "member": F.col("member_id"),
+        "client": F.col("client_id"),
+        "members": F.when(size >= 0, size),
+        "reason": F.coalesce("reason", "action", "name"),
+    })
+    return conform(events)

@@ -1,0 +1,171 @@
+"""The log lines `groupctl analyze` reads, as data: one regular expression per line kind.
+
+Written from real lines of a Kafka 4.3 lab broker (tests/fixtures/analyze/) and from Kafka
+3.x's Scala GroupCoordinator format strings. Each LinePattern names the cheap prefix that
+selects it (a `startswith` on the message) and the regex groups that fill event columns.
+The Spark extractor (extract.py) turns these into `F.regexp_extract` expressions; the
+benchmark's plain-Python peer (bench/analyze.py) runs the same regexes with `re`, so both
+do the same extraction. Java regex and Python `re` agree on everything used here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# log4j `[%d] %p %m (%c)%n` -- the broker's and the Java clients' layout. A line cut short
+# loses its `(logger)` tail and so fails here: truncated lines are counted, not guessed at.
+LOG4J_LINE = (r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] (TRACE|DEBUG|INFO|WARN|ERROR|FATAL) "
+              r"(.*) \(([A-Za-z_$][\w.$]*)\)$")
+LOG4J_TS_FORMAT = "yyyy-MM-dd HH:mm:ss,SSS"
+# The start of a record; a multi-line record's first line has it but no `(logger)` tail.
+LOG4J_START = r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] (TRACE|DEBUG|INFO|WARN|ERROR|FATAL) "
+# A record start without the tail whose message is one we read: cut short (truncated)
+BROKER_TRUNCATED = LOG4J_START + r"\[GroupCoordinator "
+JAVA_TRUNCATED = LOG4J_START + r"\[Consumer clientId=[^\]]*\] \S"
+# 4.x `[GroupCoordinator id=1 topic=__consumer_offsets partition=6] `, 3.x `[GroupCoordinator 1]: `
+BROKER_PREFIX = r"^\[GroupCoordinator (?:id=)?(\d+)[^\]]*\]:? "
+BROKER_LOGGERS = r"^(org\.apache\.kafka\.coordinator\.group\.|kafka\.coordinator\.group\.)"
+# The Java consumer: `[Consumer clientId=C, groupId=G] `
+JAVA_PREFIX = r"^\[Consumer clientId=([^,\]]*), groupId=([^\]]*)\] "
+JAVA_LOGGERS = r"^org\.apache\.kafka\.clients\.consumer\."
+# librdkafka's default log line: `%7|1795439400.702|FAC|client#consumer-1| [thrd:main]: msg`
+RDKAFKA_LINE = r"^%(\d)\|(\d+\.\d{3})\|([A-Z_0-9]+)\|([^|#]*)(#[^|]*)?\| \[thrd:[^\]]*\]: (.*)$"
+# What follows a multi-line record: stack frames, banners, the record's last line.
+CONTINUATION = r"^(\s|\*|Caused by|[\w$.]+(Exception|Error)\b|.* \([\w.$]+\)$)"
+
+_CO = r"(?: \(__consumer_offsets-\d+\))?"   # 3.x names the offsets partition
+
+
+@dataclass(frozen=True)
+class LinePattern:
+    kind: str          # the event's `kind`
+    prefix: str        # the message starts with this (cheap dispatch)
+    regex: str         # on the message (after the coordinator / client prefix)
+    fields: dict       # column -> regex group
+
+
+BROKER_PATTERNS: tuple[LinePattern, ...] = (
+    LinePattern("prepare", "Preparing to rebalance group ",
+                r"^Preparing to rebalance group (\S+) in state (\w+) with old generation (\d+)"
+                + _CO + r" \(reason: (.*)\)\.?$",
+                {"group": 1, "state": 2, "generation": 3, "reason": 4}),
+    LinePattern("stabilized", "Stabilized group ",
+                r"^Stabilized group (\S+) generation (\d+)" + _CO + r" with (\d+) members\.?$",
+                {"group": 1, "generation": 2, "members": 3}),
+    LinePattern("empty", "Group ",
+                r"^Group (\S+) with generation (\d+) is now empty" + _CO + r"\.?$",
+                {"group": 1, "generation": 2}),
+    LinePattern("member_failed", "Member ",
+                r"^Member (\S+) in group (\S+) has failed, removing it from the group\.?$",
+                {"member": 1, "group": 2}),
+    LinePattern("member_left", "[Group ",
+                r"^\[Group (\S+)\] Member (\S+) has left group through explicit `LeaveGroup` "
+                r"request; client reason: (.*)$",
+                {"group": 1, "member": 2, "reason": 3}),
+    LinePattern("member_left", "Member MemberMetadata(",   # 3.x
+                r"^Member MemberMetadata\(memberId=([^,]+), groupInstanceId=(?:Some\()?([^,)]*)\)?, "
+                r"clientId=([^,]*), .*\) has left group (\S+) through explicit `LeaveGroup`; "
+                r"client reason: (.*)$",
+                {"member": 1, "instance_id": 2, "client": 3, "group": 4, "reason": 5}),
+    LinePattern("member_joined", "Pending dynamic member with id ",
+                r"^Pending dynamic member with id (\S+) joins group (\S+) in (\w+) state\. "
+                r"Adding to the group now\.$",
+                {"member": 1, "group": 2, "state": 3}),
+    LinePattern("member_joined", "Static member with groupInstanceId=",
+                r"^Static member with groupInstanceId=(\S+) and unknown member id joins group "
+                r"(\S+) in (\w+) state\. Created a new member id (\S+) for this member and "
+                r"add(?:ed)? to the group\.$",
+                {"instance_id": 1, "group": 2, "state": 3, "member": 4}),
+    LinePattern("static_replaced", "Static member with groupInstanceId=",
+                r"^Static member with groupInstanceId=(\S+) and unknown member id joins group "
+                r"(\S+) in (\w+) state\. Replacing previously mapped member (\S+) with this "
+                r"groupInstanceId\.$",
+                {"instance_id": 1, "group": 2, "state": 3, "member": 4}),
+    LinePattern("assignment_received", "Assignment received from leader ",
+                r"^Assignment received from leader (\S+) for group (\S+) for generation (\d+)\. "
+                r"The group has (\d+) members, \d+ of which are static\.$",
+                {"member": 1, "group": 2, "generation": 3, "members": 4}),
+    LinePattern("epoch_bumped", "[GroupId ",
+                r"^\[GroupId (\S+)\] Bumped group epoch to (\d+)(?: with metadata hash -?\d+)?\.$",
+                {"group": 1, "epoch": 2}),
+    LinePattern("member_joined", "[GroupId ",
+                r"^\[GroupId (\S+)\] Member (\S+) joins the (\w+) group using the (\w+) protocol\.$",
+                {"group": 1, "member": 2, "group_type": 3, "protocol": 4}),
+    LinePattern("member_left", "[GroupId ",
+                r"^\[GroupId (\S+)\] Member (\S+) left the (\w+) group\.$",
+                {"group": 1, "member": 2, "group_type": 3}),
+    LinePattern("member_fenced", "[GroupId ",
+                r"^\[GroupId (\S+)\] Member (\S+) fenced from the group because (.*?)\.?$",
+                {"group": 1, "member": 2, "reason": 3}),
+    LinePattern("target_computed", "[GroupId ",
+                r"^\[GroupId (\S+)\] Computed a new target assignment for epoch (\d+) with "
+                r"'([^']*)' assignor in (\d+)ms\.$",
+                {"group": 1, "epoch": 2, "protocol": 3, "duration_ms": 4}),
+)
+
+JAVA_PATTERNS: tuple[LinePattern, ...] = (
+    LinePattern("joining", "(Re-)joining group", r"^\(Re-\)joining group$", {}),
+    LinePattern("rejoin_requested", "Request joining group due to: ",
+                r"^Request joining group due to: (.*)$", {"reason": 1}),
+    LinePattern("joined", "Successfully joined group with generation ",
+                r"^Successfully joined group with generation Generation\{generationId=(-?\d+), "
+                r"memberId='([^']*)', protocol='([^']*)'\}$",
+                {"generation": 1, "member": 2, "protocol": 3}),
+    LinePattern("synced", "Successfully synced group in generation ",
+                r"^Successfully synced group in generation Generation\{generationId=(-?\d+), "
+                r"memberId='([^']*)', protocol='([^']*)'\}$",
+                {"generation": 1, "member": 2, "protocol": 3}),
+    LinePattern("assigned", "Notifying assignor about the new Assignment(",
+                r"^Notifying assignor about the new Assignment\(partitions=\[(.*)\]\)$",
+                {"partitions": 1}),
+    LinePattern("revoked", "Revoke previously assigned partitions ",
+                r"^Revoke previously assigned partitions \[(.*)\]$", {"partitions": 1}),
+    LinePattern("leaving", "Member ",
+                r"^Member (\S+) sending LeaveGroup request to coordinator .* due to (.*)$",
+                {"member": 1, "reason": 2}),
+    LinePattern("poll_timeout", "consumer poll timeout has expired",
+                r"^(consumer poll timeout has expired)", {"reason": 1}),
+    LinePattern("heartbeat_failed", "Attempt to heartbeat ",
+                r"^Attempt to heartbeat (.*)$", {"reason": 1}),
+)
+
+RDKAFKA_PATTERNS: tuple[LinePattern, ...] = (
+    LinePattern("joined", "JoinGroup response: GenerationId ",
+                r"^JoinGroup response: GenerationId (\d+), Protocol (\S*), LeaderId \S*, my "
+                r"MemberId (\S+), member metadata count \d+: \(no error\)$",
+                {"generation": 1, "protocol": 2, "member": 3}),
+    LinePattern("rebalance_started", "Group \"",
+                r"^Group \"([^\"]+)\" (?:is rebalancing|initiating rebalance) \((\w+)\) in state "
+                r"\w+ \(join-state [\w-]+\) with \d+ assigned partition\(s\)(?:: (.*))?$",
+                {"group": 1, "protocol": 2, "reason": 3}),
+    LinePattern("assigned", "Group \"",
+                r"^Group \"([^\"]+)\": delegating assign of (\d+) partition\(s\) to application",
+                {"group": 1, "partitions": 2}),
+    LinePattern("revoked", "Group \"",
+                r"^Group \"([^\"]+)\": delegating revoke of (\d+) partition\(s\) to application",
+                {"group": 1, "partitions": 2}),
+    LinePattern("leaving", "Group \"",
+                r"^Group \"([^\"]+)\": leave \(in state \w+\)$", {"group": 1}),
+    LinePattern("heartbeat_failed", "Group \"",
+                r"^Group \"([^\"]+)\" heartbeat error response in state .*: (.*)$",
+                {"group": 1, "reason": 2}),
+)
+# librdkafka facilities worth reading (everything else is ignored, not "unparsed")
+RDKAFKA_FACILITIES = ("JOINGROUP", "REBALANCE", "ASSIGN", "LEAVE", "HEARTBEAT")
+
+# Reasons, as the broker words them -> the trigger member (first non-empty group wins)
+TRIGGER_MEMBER = (r"(?:Adding new member (\S+) with|removing member (\S+) on heartbeat|"
+                  r"request for \((\S+?)\) members|Removing member (\S+) on LeaveGroup|"
+                  r"static member (\S+) with instance id|Updating metadata for member (\S+)"
+                  r"|because static member (\S+))")
+# A member id made by the broker: `<client.id>-<uuid>` (classic protocol)
+CLIENT_OF_MEMBER = r"^(.*)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
+# reason text -> category, in order (colours the report)
+REASON_KINDS = (
+    ("session timeout", r"heartbeat expiration|has failed|session timeout"),
+    ("leave", r"LeaveGroup|leaving|left the group"),
+    ("static member", r"static member"),
+    ("join", r"^Adding new member|joins the|joined the group"),
+    ("fenced", r"fenced"),
+    ("metadata", r"[Mm]etadata|subscription|protocol"),
+    ("sync timeout", r"pending sync"),
+)

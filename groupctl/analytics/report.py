@@ -1,0 +1,116 @@
+"""report.html: one self-contained page (plotly's JS inlined, no network) with
+- a timeline: one trace per group, one bar per rebalance from start to end, coloured by
+  reason, hover text with generations/epochs, trigger member and duration;
+- a histogram of rebalance durations;
+- the storms table and the per-group metrics.
+Built from the collected rows (load.rows), not from Spark.
+"""
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+REASON_COLOURS = {
+    "join": "#4c78a8", "leave": "#f58518", "session timeout": "#e45756",
+    "static member": "#72b7b2", "metadata": "#54a24b", "sync timeout": "#eeca3b",
+    "fenced": "#b279a2", "other": "#9d755d", "unknown": "#bab0ac",
+}
+
+
+def timeline_figure(episodes: list[dict]):
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    groups = sorted({e["group"] for e in episodes})
+    timed = [e for e in episodes if e["started"] and e["ended"]]
+    # a bar at least 1/300 of the chart wide, so a 5 ms rebalance still shows (the hover
+    # text has the real duration)
+    least = _span_ms(timed) / 300
+    for group in groups:
+        eps = [e for e in timed if e["group"] == group]
+        fig.add_trace(go.Bar(
+            name=group, orientation="h", y=[group] * len(eps),
+            base=[e["started"] for e in eps],
+            x=[max(e["duration_ms"] or 0, least, 1) for e in eps],
+            marker_color=[REASON_COLOURS.get(e["reason_kind"], "#9d755d") for e in eps],
+            hovertext=[_hover(e) for e in eps], hoverinfo="text", showlegend=False))
+    for kind, colour in REASON_COLOURS.items():  # the colour key: legend-only markers
+        if any(e["reason_kind"] == kind for e in timed):
+            fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=kind,
+                                     marker={"color": colour, "symbol": "square", "size": 12},
+                                     showlegend=True, hoverinfo="skip"))
+    fig.update_layout(title="Rebalances by group (colour: reason)", barmode="overlay",
+                      xaxis={"type": "date", "title": "time (UTC)"},
+                      yaxis={"title": None, "automargin": True},
+                      height=max(300, 60 * len(groups) + 150),
+                      legend={"title": {"text": "reason"}})
+    return fig
+
+
+def _span_ms(episodes: list[dict]) -> float:
+    from datetime import datetime
+
+    if not episodes:
+        return 0.0
+    parse = lambda t: datetime.fromisoformat(t.replace("Z", "+00:00"))  # noqa: E731
+    start = min(parse(e["started"]) for e in episodes)
+    end = max(parse(e["ended"]) for e in episodes)
+    return (end - start).total_seconds() * 1000
+
+
+def _hover(e: dict) -> str:
+    span = f"{e['from_generation']} → {e['to_generation']}"
+    return "<br>".join(html.escape(str(x)) for x in (
+        f"{e['group']} ({e['group_type']}) {span}", f"{e['started']} .. {e['ended']}",
+        f"{e['duration_ms']} ms, {e['reason_kind']}", f"trigger: {e['trigger_member']}",
+        f"reason: {(e['reason'] or '')[:160]}"))
+
+
+def duration_figure(episodes: list[dict]):
+    import plotly.graph_objects as go
+
+    done = [e["duration_ms"] for e in episodes if e["outcome"] == "stable"]
+    fig = go.Figure(go.Histogram(x=done, nbinsx=40, name="rebalances"))
+    fig.update_layout(title="Rebalance durations (ms)", xaxis_title="ms",
+                      yaxis_title="rebalances", height=320)
+    return fig
+
+
+def _table(rows: list[dict], columns: list[str], empty: str) -> str:
+    if not rows:
+        return f"<p>{html.escape(empty)}</p>"
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
+    body = "".join("<tr>" + "".join(
+        f"<td>{'' if r[c] is None else html.escape(str(r[c]))}</td>" for c in columns) + "</tr>"
+        for r in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def write_report(path: Path, collected: dict[str, list[dict]], title: str) -> Path:
+    import plotly.offline
+
+    episodes = collected["episodes"]
+    timeline = timeline_figure(episodes).to_html(
+        full_html=False, include_plotlyjs=False, div_id="timeline")
+    durations = duration_figure(episodes).to_html(
+        full_html=False, include_plotlyjs=False, div_id="durations")
+    metric_cols = ["group", "type", "rebalances", "failed_members", "left_members",
+                   "duration_ms_p50", "duration_ms_p95", "duration_ms_max", "storms",
+                   "top_reason", "rebalances_per_hour", "time_rebalancing_ms"]
+    storm_cols = ["group", "storm", "started", "ended", "rebalances", "top_reason"]
+    page = f"""<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>{html.escape(title)}</title>
+<style>body{{font-family:sans-serif;margin:1.5em}} table{{border-collapse:collapse;margin:.5em 0 1.5em}}
+td,th{{border:1px solid #ccc;padding:.2em .5em;font-size:13px;text-align:left}}</style>
+<script type="text/javascript">{plotly.offline.get_plotlyjs()}</script></head>
+<body><h1>{html.escape(title)}</h1>
+{timeline}
+{durations}
+<h2>Storms</h2>
+{_table(collected["storms"], storm_cols, "No storms.")}
+<h2>Groups</h2>
+{_table(collected["metrics"], metric_cols, "No groups.")}
+</body></html>
+"""
+    path.write_text(page, encoding="utf-8")
+    return path

@@ -1,0 +1,72 @@
+"""The pipeline's schema contracts: every extractor ends with `select(*EVENT_COLUMNS)` and
+every output table is selected through its column list before it is written, so a column
+that goes missing or changes type fails where it happens, not in a report.
+
+Event rows (one per recognised log line or §4 record):
+    group, ts (UTC timestamp), broker (coordinator id, broker logs), source (broker-log,
+    client-log, probe, describe), kind, generation (classic), epoch (consumer-group epoch),
+    member, instance_id, client, reason, state, members (count), protocol, group_type,
+    partitions (text), duration_ms (a record's or the broker's own), moved_partitions,
+    file.
+"""
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+EVENT_SCHEMA = T.StructType([
+    T.StructField("group", T.StringType()),
+    T.StructField("ts", T.TimestampType()),
+    T.StructField("broker", T.IntegerType()),
+    T.StructField("source", T.StringType()),
+    T.StructField("kind", T.StringType()),
+    T.StructField("generation", T.IntegerType()),
+    T.StructField("epoch", T.IntegerType()),
+    T.StructField("member", T.StringType()),
+    T.StructField("instance_id", T.StringType()),
+    T.StructField("client", T.StringType()),
+    T.StructField("reason", T.StringType()),
+    T.StructField("state", T.StringType()),
+    T.StructField("members", T.IntegerType()),
+    T.StructField("protocol", T.StringType()),
+    T.StructField("group_type", T.StringType()),
+    T.StructField("partitions", T.StringType()),
+    T.StructField("duration_ms", T.LongType()),
+    T.StructField("moved_partitions", T.IntegerType()),
+    T.StructField("file", T.StringType()),
+])
+EVENT_COLUMNS = tuple(f.name for f in EVENT_SCHEMA.fields)
+
+# Per-file line accounting (unparsed lines are counted, never fatal)
+FILE_STATS_COLUMNS = ("file", "events", "unparsed")
+
+EPISODE_COLUMNS = (
+    "group", "group_type", "from_generation", "to_generation", "started", "ended",
+    "duration_ms", "reason", "reason_kind", "trigger_member", "trigger_client",
+    "members_before", "members_after", "moved_partitions", "outcome", "broker",
+)
+GROUP_METRIC_COLUMNS = (
+    "group", "type", "rebalances", "failed_members", "left_members", "duration_ms_p50",
+    "duration_ms_p95", "duration_ms_max", "storms", "top_reason", "rebalances_per_hour",
+    "time_rebalancing_ms", "flapping_members", "group_epoch", "max_generation",
+    "first_seen", "last_seen", "errors",
+)
+HOURLY_COLUMNS = ("group", "hour", "rebalances", "duration_ms_p50", "duration_ms_p95",
+                  "duration_ms_max", "time_rebalancing_ms")
+STORM_COLUMNS = ("group", "storm", "started", "ended", "rebalances", "top_reason")
+FLAPPING_COLUMNS = ("group", "client", "joins", "leaves", "failures")
+MEMBER_COLUMNS = ("group", "member", "client", "outcome", "ts", "reason")
+
+
+def conform(df: DataFrame, schema: T.StructType = EVENT_SCHEMA) -> DataFrame:
+    """`df` with exactly the schema's columns, in order and of its types (missing ones null)."""
+    have = set(df.columns)
+    cols: list[Column] = [
+        (F.col(f.name) if f.name in have else F.lit(None)).cast(f.dataType).alias(f.name)
+        for f in schema.fields]
+    return df.select(*cols)
+
+
+def empty_events(spark) -> DataFrame:
+    return spark.createDataFrame([], EVENT_SCHEMA)

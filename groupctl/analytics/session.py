@@ -1,0 +1,140 @@
+"""The SparkSession `groupctl analyze` runs on: local[*] by default, any master Spark
+accepts with --master. Spark's own log is quiet (errors only, through our log4j2 file);
+stage progress goes to stderr when it is a terminal (Spark's console progress bar).
+
+A `spark://HOST:PORT` master is checked with a TCP connect first: Spark itself would retry
+an unreachable standalone master for a minute before giving up, and the CLI owes the user
+exit 3 at once.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import threading
+import tempfile
+from pathlib import Path
+from urllib.parse import urlparse
+
+from ..errors import UnreachableError, UsageError
+
+QUIET_LOG4J2 = """\
+status = error
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
+rootLogger.level = error
+rootLogger.appenderRef.console.ref = console
+logger.jetty.name = org.sparkproject.jetty
+logger.jetty.level = off
+"""
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def log4j_file() -> Path:
+    path = Path(tempfile.gettempdir()) / f"groupctl-spark-log4j2-{os.getuid()}.properties"
+    if not path.exists() or path.read_text() != QUIET_LOG4J2:
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(QUIET_LOG4J2)
+        tmp.replace(path)
+    return path
+
+
+def check_master(master: str, timeout: float) -> None:
+    """UsageError for a malformed spark:// URL, UnreachableError when no master answers."""
+    if not master.startswith("spark://"):
+        return
+    for hostport in master[len("spark://"):].split(","):
+        parsed = urlparse(f"//{hostport}")
+        if not parsed.hostname or not parsed.port:
+            raise UsageError(f"--master {master}: expected spark://HOST:PORT")
+        try:
+            with socket.create_connection((parsed.hostname, parsed.port), timeout=timeout):
+                return
+        except OSError as exc:
+            last = exc
+    raise UnreachableError(f"Spark master {master} is not reachable: {last}")
+
+
+def _is_loopback(master: str) -> bool:
+    if master.startswith("local"):
+        return True
+    host = urlparse(master.replace("spark://", "//", 1)).hostname
+    return host in LOOPBACK
+
+
+def build_session(master: str = "local[*]", *, progress: bool = False,
+                  app_name: str = "groupctl-analyze", extra: dict | None = None):
+    """Get (or create) the SparkSession. `progress`: Spark's stage progress bar on stderr."""
+    from pyspark.sql import SparkSession
+
+    java_opts = f"-Dlog4j2.configurationFile=file:{log4j_file()}"
+    conf = {
+        "spark.ui.showConsoleProgress": "true" if progress else "false",
+        "spark.ui.enabled": "false",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.shuffle.partitions": "4",
+        "spark.sql.adaptive.enabled": "true",
+        "spark.driver.extraJavaOptions": java_opts,
+        "spark.executor.extraJavaOptions": java_opts,
+    }
+    if _is_loopback(master):
+        conf["spark.driver.host"] = "127.0.0.1"
+        conf["spark.driver.bindAddress"] = "127.0.0.1"
+    conf.update(extra or {})
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1" if _is_loopback(master) else "")
+    if not os.environ.get("SPARK_LOCAL_IP"):
+        os.environ.pop("SPARK_LOCAL_IP", None)
+    builder = SparkSession.builder.master(master).appName(app_name)
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    with _jvm_stderr_filtered():
+        return builder.getOrCreate()
+
+
+# The JVM's notice about Spark's launch options, and Spark's "shell" banner (pyspark counts
+# as a shell), which it prints whatever the log4j configuration says.
+JVM_NOISE = (b"WARNING: Using incubator modules", b"Setting default log level to",
+             b"To adjust logging level use sc.setLogLevel")
+
+
+@contextlib.contextmanager
+def _jvm_stderr_filtered():
+    """Start the JVM with its stderr on a pipe that drops JVM_NOISE and passes everything
+    else (errors, the progress bar) to our stderr, for the JVM's lifetime."""
+    try:
+        real = os.dup(2)
+    except OSError:  # no stderr at all
+        yield
+        return
+    read_end, write_end = os.pipe()
+    os.dup2(write_end, 2)
+    os.close(write_end)
+    threading.Thread(target=_forward, args=(read_end, real), daemon=True,
+                     name="spark-stderr").start()
+    try:
+        yield
+    finally:
+        os.dup2(real, 2)
+
+
+def _forward(read_end: int, real: int) -> None:
+    pending = b""
+    while True:
+        chunk = os.read(read_end, 65536)
+        if not chunk:
+            break
+        pending += chunk
+        while pending:
+            cut = max(pending.rfind(b"\n"), pending.rfind(b"\r"))
+            if cut < 0:
+                break
+            block, pending = pending[:cut + 1], pending[cut + 1:]
+            kept = b"".join(line for line in block.splitlines(keepends=True)
+                            if not line.startswith(JVM_NOISE))
+            if kept:
+                os.write(real, kept)
+    if pending:
+        os.write(real, pending)

@@ -1,0 +1,279 @@
+"""Pure transforms: event DataFrame -> result DataFrames. No I/O, no Python UDFs; each
+is tested on small fixtures (tests/unit/test_analytics_transforms.py).
+
+Episodes (one row per rebalance):
+- classic: `Preparing to rebalance ... old generation N` -> `Stabilized group ... generation
+  N+1` (or `is now empty`) -> `Assignment received from leader ... generation N+1` (the
+  leader's SyncGroup: members have their assignment). started = the first Preparing line
+  of the round, ended = the assignment (else the Stabilized line). The reason is the first
+  Preparing line's (KIP-800: the broker's words and the client's own reason).
+- consumer (KIP-848): `Bumped group epoch` ... -> `Computed a new target assignment for
+  epoch E`. Bumps that arrive before the target is computed fold into one episode; the
+  member that joined, left or was fenced first in it is the trigger. An episode that ends
+  with the group empty has no target assignment: outcome `empty`.
+The from/to columns hold generations for classic groups and group epochs for consumer
+groups. `outcome` is `stable` for a completed rebalance (what `rebalances` counts).
+"""
+from __future__ import annotations
+
+from functools import reduce
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from . import patterns as P
+from .schema import (EPISODE_COLUMNS, FLAPPING_COLUMNS, GROUP_METRIC_COLUMNS, HOURLY_COLUMNS,
+                     MEMBER_COLUMNS, STORM_COLUMNS)
+
+MEMBER_CHANGE_KINDS = ("member_joined", "member_left", "member_fenced", "member_failed")
+
+
+def _millis(col: Column) -> Column:
+    return F.unix_millis(col)
+
+
+def filter_events(events: DataFrame, since=None, until=None, group_regex=None) -> DataFrame:
+    """--since / --until / --group, applied before anything heavy."""
+    cond = F.lit(True)
+    if since is not None:
+        cond &= F.col("ts") >= F.lit(since)
+    if until is not None:
+        cond &= F.col("ts") < F.lit(until)
+    if group_regex:
+        cond &= F.col("group").rlike(group_regex)
+    return events.filter(cond & F.col("group").isNotNull() & F.col("ts").isNotNull())
+
+
+def trigger_member(reason: Column) -> Column:
+    groups = P.TRIGGER_MEMBER.count("(\\S+") + P.TRIGGER_MEMBER.count("(\\S+?)")
+    return F.coalesce(*[F.when(F.regexp_extract(reason, P.TRIGGER_MEMBER, i) != "",
+                               F.regexp_extract(reason, P.TRIGGER_MEMBER, i))
+                        for i in range(1, groups + 1)])
+
+
+def client_of(member: Column) -> Column:
+    client = F.regexp_extract(member, P.CLIENT_OF_MEMBER, 1)
+    return F.when(client != "", client)
+
+
+def reason_kind(reason: Column) -> Column:
+    chain = reduce(lambda acc, kv: acc.when(reason.rlike(kv[1]), F.lit(kv[0])),
+                   P.REASON_KINDS[1:], F.when(reason.rlike(P.REASON_KINDS[0][1]),
+                                              F.lit(P.REASON_KINDS[0][0])))
+    return F.when(reason.isNull(), F.lit("unknown")).otherwise(chain.otherwise(F.lit("other")))
+
+
+def classic_episodes(events: DataFrame) -> DataFrame:
+    broker = events.filter(F.col("source") == "broker-log")
+    prepares = (broker.filter(F.col("kind") == "prepare")
+                .groupBy("group", (F.col("generation") + 1).alias("to_generation"))
+                .agg(F.min("ts").alias("started"), F.min_by("reason", "ts").alias("reason"),
+                     F.min_by("broker", "ts").alias("prep_broker"),
+                     F.min("generation").alias("from_generation")))
+    ends = (broker.filter(F.col("kind").isin("stabilized", "empty"))
+            .groupBy("group", F.col("generation").alias("to_generation"))
+            .agg(F.min("ts").alias("stabilized"), F.min_by("members", "ts").alias("members_after"),
+                 F.min_by("kind", "ts").alias("end_kind"), F.min_by("broker", "ts").alias("broker")))
+    synced = (broker.filter(F.col("kind") == "assignment_received")
+              .groupBy("group", F.col("generation").alias("to_generation"))
+              .agg(F.min("ts").alias("synced")))
+    moved = (events.filter((F.col("kind") == "rebalance") & F.col("generation").isNotNull())
+             .groupBy("group", F.col("generation").alias("to_generation"))
+             .agg(F.max("moved_partitions").alias("moved_partitions")))
+    ep = (ends.join(prepares, ["group", "to_generation"], "left")
+          .join(synced, ["group", "to_generation"], "left")
+          .join(moved, ["group", "to_generation"], "left"))
+    by_gen = Window.partitionBy("group").orderBy("to_generation")
+    ep = ep.withColumns({
+        "group_type": F.lit("classic"),
+        "started": F.coalesce("started", "stabilized"),
+        "ended": F.when(F.col("end_kind") == "empty", F.col("stabilized"))
+                  .otherwise(F.coalesce("synced", "stabilized")),
+        "members_before": F.lag("members_after").over(by_gen),
+        "outcome": F.when(F.col("end_kind") == "empty", F.lit("empty")).otherwise(F.lit("stable")),
+        "broker": F.coalesce("broker", "prep_broker"),
+        "members_after": F.when(F.col("end_kind") == "empty", F.lit(0))
+                          .otherwise(F.col("members_after")),
+    })
+    return _finish_episodes(ep)
+
+
+def _finish_episodes(ep: DataFrame) -> DataFrame:
+    ep = ep.withColumns({
+        "duration_ms": _millis(F.col("ended")) - _millis(F.col("started")),
+        "reason_kind": reason_kind(F.col("reason")),
+        "trigger_member": F.coalesce(F.col("trigger_member"), trigger_member(F.col("reason")))
+        if "trigger_member" in ep.columns else trigger_member(F.col("reason")),
+    })
+    ep = ep.withColumn("trigger_client", client_of(F.col("trigger_member")))
+    return ep.select(*[F.col(c) if c in ep.columns else F.lit(None).alias(c)
+                       for c in EPISODE_COLUMNS])
+
+
+def consumer_episodes(events: DataFrame) -> DataFrame:
+    broker = events.filter((F.col("source") == "broker-log") & (
+        F.col("kind").isin("epoch_bumped", "target_computed", "member_fenced")
+        | (F.col("kind").isin("member_joined", "member_left") & F.col("group_type").isNotNull())))
+    consumer_groups = broker.filter(F.col("kind") == "epoch_bumped").select("group").distinct()
+    ev = broker.join(consumer_groups, "group", "left_semi")
+    # order within a millisecond: member change, then bump, then target
+    rank = (F.when(F.col("kind") == "target_computed", 2)
+            .when(F.col("kind") == "epoch_bumped", 1).otherwise(0))
+    order = Window.partitionBy("group").orderBy("ts", rank)
+    before = order.rowsBetween(Window.unboundedPreceding, -1)
+    upto = order.rowsBetween(Window.unboundedPreceding, 0)
+    delta = (F.when(F.col("kind") == "member_joined", 1)
+             .when(F.col("kind").isin("member_left", "member_fenced", "member_failed"), -1)
+             .otherwise(0))
+    ev = ev.withColumns({
+        "episode": F.coalesce(F.sum((F.col("kind") == "target_computed").cast("int")).over(before),
+                              F.lit(0)),
+        "live": F.sum(delta).over(upto),
+    })
+    change = F.col("kind").isin(*MEMBER_CHANGE_KINDS)
+    change_text = F.concat(F.lit("member "), F.col("member"), F.lit(" "), F.element_at(
+        F.create_map(F.lit("member_joined"), F.lit("joined the group"),
+                     F.lit("member_left"), F.lit("left the group"),
+                     F.lit("member_fenced"), F.lit("fenced: "),
+                     F.lit("member_failed"), F.lit("failed")), F.col("kind")),
+        F.coalesce(F.col("reason"), F.lit("")))
+    ep = (ev.groupBy("group", "episode").agg(
+        F.min("ts").alias("started"),
+        F.max(F.when(F.col("kind") == "target_computed", F.col("ts"))).alias("target_ts"),
+        F.max(F.when(F.col("kind") == "epoch_bumped", F.col("ts"))).alias("last_bump"),
+        F.min(F.when(F.col("kind") == "epoch_bumped", F.col("epoch"))).alias("first_epoch"),
+        F.max(F.when(F.col("kind").isin("epoch_bumped", "target_computed"), F.col("epoch")))
+         .alias("to_generation"),
+        F.min_by(F.when(change, change_text), F.when(change, F.col("ts"))).alias("reason"),
+        F.min_by(F.when(change, F.col("member")), F.when(change, F.col("ts")))
+         .alias("trigger_member"),
+        F.max_by("live", "ts").alias("members_after"),
+        F.min_by(F.col("live") - delta, "ts").alias("members_before"),
+        F.min_by("broker", "ts").alias("broker"),
+    ).filter(F.col("first_epoch").isNotNull()))
+    ep = ep.withColumns({
+        "group_type": F.lit("consumer"),
+        "from_generation": F.col("first_epoch") - 1,
+        "outcome": F.when(F.col("target_ts").isNotNull(), F.lit("stable"))
+                    .when(F.col("members_after") <= 0, F.lit("empty")).otherwise(F.lit("open")),
+        "ended": F.coalesce("target_ts", F.when(F.col("members_after") <= 0, F.col("last_bump"))),
+        "moved_partitions": F.lit(None).cast("int"),
+    })
+    return _finish_episodes(ep)
+
+
+def episodes(events: DataFrame) -> DataFrame:
+    return (classic_episodes(events).unionByName(consumer_episodes(events))
+            .orderBy("group", "started", "to_generation"))
+
+
+def member_outcomes(events: DataFrame) -> DataFrame:
+    """Members that left cleanly (LeaveGroup) vs failed (session timeout / fenced)."""
+    out = events.filter((F.col("source") == "broker-log")
+                        & F.col("kind").isin("member_left", "member_failed", "member_fenced"))
+    return out.select(
+        "group", "member", F.coalesce("client", client_of(F.col("member"))).alias("client"),
+        F.when(F.col("kind") == "member_left", F.lit("left")).otherwise(F.lit("failed"))
+         .alias("outcome"), "ts", "reason").select(*MEMBER_COLUMNS)
+
+
+def flapping_members(events: DataFrame, min_cycles: int = 2) -> DataFrame:
+    """Clients (member ids for consumer-group members) that joined and left or failed at
+    least `min_cycles` times each."""
+    changes = events.filter((F.col("source") == "broker-log")
+                            & F.col("kind").isin(*MEMBER_CHANGE_KINDS))
+    who = F.coalesce(F.col("client"), client_of(F.col("instance_id")), client_of(F.col("member")),
+                     F.col("instance_id"), F.col("member"))
+    counts = changes.groupBy("group", who.alias("client")).agg(
+        F.sum((F.col("kind") == "member_joined").cast("int")).alias("joins"),
+        F.sum((F.col("kind") == "member_left").cast("int")).alias("leaves"),
+        F.sum(F.col("kind").isin("member_failed", "member_fenced").cast("int")).alias("failures"))
+    return (counts.filter((F.col("joins") >= min_cycles)
+                          & (F.col("leaves") + F.col("failures") >= min_cycles))
+            .select(*FLAPPING_COLUMNS).orderBy("group", "client"))
+
+
+def storms(episodes_df: DataFrame, count: int = 3, window_s: int = 600) -> tuple[DataFrame, DataFrame]:
+    """A storm: >= `count` completed rebalances of a group within `window_s` seconds;
+    overlapping windows merge into one storm. Returns (episodes with a `storm` number or
+    null, the storms)."""
+    done = episodes_df.filter(F.col("outcome") == "stable").withColumn(
+        "t", F.unix_seconds(F.col("started")))
+    ahead = Window.partitionBy("group").orderBy("t").rangeBetween(0, window_s)
+    behind = Window.partitionBy("group").orderBy("t").rangeBetween(-window_s, 0)
+    order = Window.partitionBy("group").orderBy("t", "to_generation")
+    marked = (done.withColumn("opens", (F.count("*").over(ahead) >= count).cast("int"))
+              .withColumn("in_storm", F.max("opens").over(behind) == 1)
+              .withColumn("prev_in", F.lag("in_storm").over(order))
+              .withColumn("run_start", (F.col("in_storm") & ~F.coalesce("prev_in", F.lit(False)))
+                          .cast("int"))
+              .withColumn("storm", F.when(F.col("in_storm"), F.sum("run_start").over(
+                  order.rowsBetween(Window.unboundedPreceding, 0)))))
+    table = (marked.filter(F.col("storm").isNotNull()).groupBy("group", "storm").agg(
+        F.min("started").alias("started"), F.max("ended").alias("ended"),
+        F.count("*").alias("rebalances"), F.mode("reason_kind").alias("top_reason"))
+             .select(*STORM_COLUMNS).orderBy("group", "storm"))
+    rest = episodes_df.filter(F.col("outcome") != "stable").withColumn(
+        "storm", F.lit(None).cast("long"))
+    return marked.drop("t", "opens", "in_storm", "prev_in", "run_start").unionByName(rest), table
+
+
+def hourly(episodes_df: DataFrame) -> DataFrame:
+    done = episodes_df.filter(F.col("outcome") == "stable")
+    return (done.groupBy("group", F.date_trunc("hour", "started").alias("hour")).agg(
+        F.count("*").alias("rebalances"),
+        F.percentile_approx("duration_ms", 0.5).alias("duration_ms_p50"),
+        F.percentile_approx("duration_ms", 0.95).alias("duration_ms_p95"),
+        F.max("duration_ms").alias("duration_ms_max"),
+        F.sum("duration_ms").alias("time_rebalancing_ms"))
+            .select(*HOURLY_COLUMNS).orderBy("group", "hour"))
+
+
+def group_metrics(events: DataFrame, episodes_df: DataFrame, storms_df: DataFrame,
+                  flapping_df: DataFrame, outcomes_df: DataFrame) -> DataFrame:
+    """One row per group: DESIGN §6's fields first, then the extra metrics."""
+    done = episodes_df.filter(F.col("outcome") == "stable")
+    per = done.groupBy("group").agg(
+        F.count("*").alias("rebalances"),
+        F.percentile_approx("duration_ms", 0.5).alias("duration_ms_p50"),
+        F.percentile_approx("duration_ms", 0.95).alias("duration_ms_p95"),
+        F.max("duration_ms").alias("duration_ms_max"),
+        F.sum("duration_ms").alias("time_rebalancing_ms"))
+    reasons = done.groupBy("group", "reason_kind").count()
+    top = (reasons.withColumn("r", F.row_number().over(
+        Window.partitionBy("group").orderBy(F.desc("count"), "reason_kind")))
+           .filter(F.col("r") == 1).select("group", F.col("reason_kind").alias("top_reason")))
+    seen = events.groupBy("group").agg(
+        F.min("ts").alias("first_seen"), F.max("ts").alias("last_seen"),
+        F.max("epoch").alias("group_epoch"),
+        F.max(F.when(F.col("kind") == "stabilized", F.col("generation"))
+              .when(F.col("kind") == "empty", F.col("generation"))
+              .when(F.col("kind") == "prepare", F.col("generation"))).alias("max_generation"),
+        F.sum(F.col("kind").isin("error", "heartbeat_failed", "poll_timeout").cast("int"))
+         .alias("errors"),
+        F.max(F.when(F.col("kind").isin("epoch_bumped", "target_computed"), F.lit(1))
+              .otherwise(F.lit(0))).alias("has_epoch"),
+        F.max(F.col("group_type")).alias("declared_type"))
+    failed = outcomes_df.groupBy("group").agg(
+        F.sum((F.col("outcome") == "failed").cast("int")).alias("failed_members"),
+        F.sum((F.col("outcome") == "left").cast("int")).alias("left_members"))
+    n_storms = storms_df.groupBy("group").agg(F.count("*").alias("storms"))
+    n_flap = flapping_df.groupBy("group").agg(F.count("*").alias("flapping_members"))
+    out = (seen.join(per, "group", "left").join(top, "group", "left")
+           .join(failed, "group", "left").join(n_storms, "group", "left")
+           .join(n_flap, "group", "left"))
+    span_h = (F.unix_seconds("last_seen") - F.unix_seconds("first_seen")) / 3600.0
+    zero = F.lit(0)
+    out = out.withColumns({
+        "type": F.coalesce(F.col("declared_type"), F.when(F.col("has_epoch") == 1, "consumer"),
+                           F.lit("classic")),
+        "rebalances": F.coalesce("rebalances", zero),
+        "failed_members": F.coalesce("failed_members", zero),
+        "left_members": F.coalesce("left_members", zero),
+        "storms": F.coalesce("storms", zero),
+        "flapping_members": F.coalesce("flapping_members", zero),
+        "time_rebalancing_ms": F.coalesce("time_rebalancing_ms", zero.cast("long")),
+    })
+    out = out.withColumn("rebalances_per_hour",
+                         F.round(F.col("rebalances") / F.greatest(span_h, F.lit(1.0)), 3))
+    return out.select(*GROUP_METRIC_COLUMNS).orderBy(F.desc("rebalances"), "group")

@@ -1,0 +1,175 @@
+"""`groupctl analyze`: rebalance forensics on Spark (DESIGN §6).
+
+Reads broker logs, client logs and groupctl's own event records (each option a glob,
+repeatable, plain or .gz), builds rebalance episodes and per-group metrics with PySpark,
+writes Parquet + CSV + report.html under --out and prints a summary (or the per-group
+metrics with -o json/yaml). pyspark is imported inside the command only: `--help` stays fast.
+Exit 0; 2 for no input or a glob matching nothing; 3 for an unreachable --master.
+"""
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from ..errors import GroupctlError, UsageError
+from .app import app
+
+_GLOB = "GLOB"
+
+
+@app.command("analyze")
+def analyze(
+    ctx: typer.Context,
+    broker_logs: Optional[List[str]] = typer.Option(
+        None, "--broker-logs", metavar=_GLOB,
+        help="Broker server.log* files (Kafka 3.x and 4.x group coordinator lines). Repeatable."),
+    client_logs: Optional[List[str]] = typer.Option(
+        None, "--client-logs", metavar=_GLOB,
+        help="Client logs: the Java consumer's coordinator lines, librdkafka debug=cgrp. Repeatable."),
+    events: Optional[List[str]] = typer.Option(
+        None, "--events", metavar=_GLOB,
+        help="groupctl event records (ndjson from watch / join --watch --record). Repeatable."),
+    master: str = typer.Option("local[*]", "--master", metavar="URL",
+                               envvar="GROUPCTL_SPARK_MASTER",
+                               help="Spark master: local[*] (default), spark://HOST:PORT, ..."),
+    out: str = typer.Option("groupctl-analysis", "--out", metavar="DIR",
+                            help="Output directory (Parquet, CSV, report.html)."),
+    since: Optional[str] = typer.Option(None, "--since", metavar="TIME",
+                                        help="Only events at or after TIME (ISO-8601, UTC)."),
+    until: Optional[str] = typer.Option(None, "--until", metavar="TIME",
+                                        help="Only events before TIME (ISO-8601, UTC)."),
+    group: Optional[str] = typer.Option(None, "--group", metavar="REGEX",
+                                        help="Only groups whose id matches REGEX."),
+    storm_rebalances: int = typer.Option(3, "--storm-rebalances", metavar="N",
+                                         help="A storm: at least N rebalances ..."),
+    storm_window: float = typer.Option(600.0, "--storm-window", metavar="S",
+                                       help="... within S seconds."),
+    log_timezone: str = typer.Option("UTC", "--log-timezone", metavar="TZ",
+                                     help="Time zone of the log files' timestamps."),
+):
+    """Explain rebalances after the fact: timelines, reasons and metrics from logs, on Spark.
+
+    Classic groups: one rebalance per generation (Preparing -> Stabilized -> the leader's
+    assignment), with the broker's reason (KIP-800, the client's own reason included) and
+    the member that triggered it. Consumer (KIP-848) groups: group-epoch bumps up to the
+    new target assignment. Lines that are not log records (garbage, cut short) are counted
+    per file and reported, never fatal. Runs on local[*], or on any Spark cluster with
+    --master (the input paths must then be readable by the executors).
+
+    Writes CSV and Parquet tables and a self-contained report.html under --out, and prints
+    a summary (with -o json/yaml: one object per group). Exit 2 for no input or a glob
+    matching nothing, 3 when a spark:// master does not answer."""
+    env = ctx.find_root().obj
+    from ..analytics.pipeline import Inputs, Options, expand
+
+    inputs = Inputs(expand(broker_logs or [], "--broker-logs"),
+                    expand(client_logs or [], "--client-logs"),
+                    expand(events or [], "--events"))
+    if inputs.empty():
+        raise UsageError("nothing to analyze: give --broker-logs, --client-logs and/or --events")
+    options = Options(since=_time(since, "--since"), until=_time(until, "--until"),
+                      group_regex=_regex(group), storm_count=_positive(storm_rebalances,
+                                                                       "--storm-rebalances"),
+                      storm_window_s=int(_positive(storm_window, "--storm-window")),
+                      log_timezone=_timezone(log_timezone))
+    from ..analytics.session import check_master
+
+    check_master(master, env.settings.timeout)
+    return _run(env, inputs, options, master, Path(out))
+
+
+def _run(env, inputs, options, master: str, out: Path) -> int:
+    from ..render.analyze import summary_table
+    from ..render.output import emit
+
+    progress = env.stderr_is_terminal
+
+    def say(message: str) -> None:
+        if progress:
+            env.stderr.write(f"analyze: {message}\n")
+            env.stderr.flush()
+
+    say(f"starting Spark ({master})")
+    spark, owned = _session(master, progress)
+    try:
+        from ..analytics import load, report
+        from ..analytics.pipeline import analyze as run_pipeline
+
+        tables = run_pipeline(spark, inputs, options, say)
+        say(f"writing {out}")
+        collected = load.write_tables(tables.named(), out)
+        report_path = report.write_report(out / "report.html", collected,
+                                          "groupctl analyze: rebalances")
+        tables.release()
+    finally:
+        if owned:
+            spark.stop()
+    for f in collected["files"]:
+        if f["unparsed"]:
+            env.warn(f"{f['file']}: {f['unparsed']} line(s) not understood (skipped)")
+    data = {**collected, "out": str(out), "report": str(report_path)}
+    if env.settings.output in ("json", "yaml", "ndjson"):
+        emit(env, load.metrics_json(collected["metrics"]))
+    else:
+        emit(env, data, summary_table)
+    return 0
+
+
+def _session(master: str, progress: bool):
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise GroupctlError("analyze needs pyspark: pip install 'groupctl[spark]'") from None
+    from ..analytics.session import build_session
+
+    owned = SparkSession.getActiveSession() is None
+    try:
+        return build_session(master, progress=progress), owned
+    except Exception as exc:  # no Java, or the JVM would not start
+        raise GroupctlError(f"Spark did not start ({type(exc).__name__}: {exc}); "
+                            f"analyze needs Java 17+ on PATH or JAVA_HOME") from None
+
+
+def _time(text: str | None, option: str) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(f"{option} {text!r}: expected an ISO-8601 time "
+                         f"(2026-11-22T12:00:00Z)") from None
+    if value.tzinfo is not None:
+        value = value.astimezone(timezone.utc).replace(tzinfo=None)
+    return value
+
+
+def _regex(text: str | None) -> str | None:
+    if text is None:
+        return None
+    try:
+        re.compile(text)
+    except re.error as exc:
+        raise UsageError(f"--group {text!r}: not a regular expression ({exc})") from None
+    return text
+
+
+def _positive(value, option: str):
+    if value <= 0:
+        raise UsageError(f"{option} must be positive")
+    return value
+
+
+def _timezone(name: str) -> str:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    if name.upper() in ("UTC", "Z"):
+        return "UTC"
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise UsageError(f"--log-timezone {name!r}: unknown time zone") from None
+    return name

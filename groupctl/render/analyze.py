@@ -1,0 +1,43 @@
+"""The terminal summary of `groupctl analyze`: groups by rebalances and by time spent
+rebalancing, the top reasons, storms, and where the output went."""
+from __future__ import annotations
+
+from collections import Counter
+
+
+def summary_table(console, data: dict, wide: bool) -> None:
+    from rich.table import Table
+
+    metrics = data["metrics"]
+    if not metrics:
+        console.print("No rebalances found in the input.")
+    else:
+        t = Table(title="Rebalances by group", title_justify="left")
+        cols = ["GROUP", "TYPE", "REBALANCES", "P50 MS", "P95 MS", "MAX MS", "TIME MS",
+                "FAILED", "LEFT", "STORMS", "TOP REASON"]
+        if wide:
+            cols += ["PER HOUR", "FLAPPING", "EPOCH", "FIRST SEEN", "LAST SEEN"]
+        for c in cols:
+            t.add_column(c, justify="right" if c not in ("GROUP", "TYPE", "TOP REASON",
+                                                         "FIRST SEEN", "LAST SEEN") else "left")
+        for m in metrics:
+            row = [m["group"], m["type"], m["rebalances"], m["duration_ms_p50"],
+                   m["duration_ms_p95"], m["duration_ms_max"], m["time_rebalancing_ms"],
+                   m["failed_members"], m["left_members"], m["storms"], m["top_reason"]]
+            if wide:
+                row += [m["rebalances_per_hour"], m["flapping_members"], m["group_epoch"],
+                        m["first_seen"], m["last_seen"]]
+            t.add_row(*["-" if v is None else str(v) for v in row])
+        console.print(t)
+        by_time = sorted(metrics, key=lambda m: (-(m["time_rebalancing_ms"] or 0), m["group"]))
+        top = ", ".join(f"{m['group']} ({m['time_rebalancing_ms']} ms)" for m in by_time[:5]
+                        if m["time_rebalancing_ms"])
+        if top:
+            console.print(f"Most time rebalancing: {top}")
+    reasons = Counter(e["reason_kind"] for e in data["episodes"] if e["outcome"] == "stable")
+    if reasons:
+        console.print("Top reasons: " + ", ".join(f"{k} ({n})" for k, n in
+                                                  sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))[:5]))
+    if data["storms"]:
+        console.print(f"Storms: {len(data['storms'])} (see storms.csv)")
+    console.print(f"Output: {data['out']} (report: {data['report']})")

@@ -1,0 +1,107 @@
+"""Pure transforms on small hand-made DataFrames: storms, flapping members, hourly
+metrics, the reason and trigger columns, filters."""
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import pytest
+
+from groupctl.analytics import transforms as X
+from groupctl.analytics.schema import EPISODE_COLUMNS, EVENT_SCHEMA
+
+T0 = datetime(2026, 11, 22, 3, 0, 0)
+
+
+def _episodes(spark, group_starts: dict[str, list[int]], duration_ms: int = 500):
+    rows = []
+    for group, starts in group_starts.items():
+        for gen, s in enumerate(starts, 1):
+            start = T0 + timedelta(seconds=s)
+            row = dict.fromkeys(EPISODE_COLUMNS)
+            row.update(group=group, group_type="classic", from_generation=gen - 1,
+                       to_generation=gen, started=start,
+                       ended=start + timedelta(milliseconds=duration_ms * gen),
+                       duration_ms=duration_ms * gen, reason="r", reason_kind="join",
+                       outcome="stable")
+            rows.append(row)
+    schema = ("group string, group_type string, from_generation int, to_generation int, "
+              "started timestamp, ended timestamp, duration_ms long, reason string, "
+              "reason_kind string, trigger_member string, trigger_client string, "
+              "members_before int, members_after int, moved_partitions int, outcome string, "
+              "broker int")
+    return spark.createDataFrame([tuple(r[c] for c in EPISODE_COLUMNS) for r in rows], schema)
+
+
+def test_storms_need_n_rebalances_within_the_window_and_merge_overlaps(spark):
+    # g1: 3 within 100 s (a storm), a lone one an hour later, then 4 within 10 min but
+    # spread so that windows overlap (one storm); g2: 2 close together (no storm)
+    eps = _episodes(spark, {"g1": [0, 50, 100, 3600, 7200, 7500, 7800, 8100],
+                            "g2": [0, 10]})
+    marked, table = X.storms(eps, count=3, window_s=600)
+    storms = [(r["group"], r["storm"], r["rebalances"]) for r in table.collect()]
+    assert storms == [("g1", 1, 3), ("g1", 2, 4)]
+    by_gen = {(r["group"], r["to_generation"]): r["storm"] for r in marked.collect()}
+    assert [by_gen[("g1", g)] for g in range(1, 9)] == [1, 1, 1, None, 2, 2, 2, 2]
+    assert by_gen[("g2", 1)] is None and by_gen[("g2", 2)] is None
+
+
+def test_hourly_counts_and_percentiles(spark):
+    eps = _episodes(spark, {"g": [0, 60, 120, 3600 + 5]}, duration_ms=100)
+    rows = [r.asDict() for r in X.hourly(eps).collect()]
+    assert [(r["hour"], r["rebalances"], r["duration_ms_max"], r["time_rebalancing_ms"])
+            for r in rows] == [(T0, 3, 300, 600), (T0 + timedelta(hours=1), 1, 400, 400)]
+    assert rows[0]["duration_ms_p50"] == 200
+
+
+def _events(spark, rows: list[dict]):
+    names = [f.name for f in EVENT_SCHEMA.fields]
+    full = []
+    for r in rows:
+        row = dict.fromkeys(names)
+        row.update(source="broker-log", **r)
+        full.append(tuple(row[n] for n in names))
+    return spark.createDataFrame(full, EVENT_SCHEMA)
+
+
+def test_flapping_members_join_and_leave_repeatedly(spark):
+    uuid = "-0a0639f0-e5d5-4964-9929-7c911b990aa5"
+    rows = []
+    for i in range(3):  # flappy joins and times out 3 times; steady joins once and leaves
+        rows += [dict(group="g", ts=T0 + timedelta(minutes=i), kind="member_joined",
+                      member=f"flappy{uuid[:-1]}{i}"),
+                 dict(group="g", ts=T0 + timedelta(minutes=i, seconds=30), kind="member_failed",
+                      member=f"flappy{uuid[:-1]}{i}")]
+    rows += [dict(group="g", ts=T0, kind="member_joined", member=f"steady{uuid}"),
+             dict(group="g", ts=T0 + timedelta(hours=1), kind="member_left", member=f"steady{uuid}")]
+    flapping = [r.asDict() for r in X.flapping_members(_events(spark, rows)).collect()]
+    assert flapping == [{"group": "g", "client": "flappy", "joins": 3, "leaves": 0, "failures": 3}]
+
+
+@pytest.mark.parametrize("reason,kind,member", [
+    ("Adding new member c-1-0a0639f0-e5d5-4964-9929-7c911b990aa5 with group instance id null; "
+     "client reason: not provided", "join", "c-1-0a0639f0-e5d5-4964-9929-7c911b990aa5"),
+    ("removing member m-2 on heartbeat expiration.", "session timeout", "m-2"),
+    ("explicit `LeaveGroup` request for (m-3) members.", "leave", "m-3"),
+    ("Removing member m-4 on LeaveGroup; client reason: the consumer is being closed", "leave",
+     "m-4"),
+    ("Updating metadata for static member m-5 with instance id s-5; client reason: x",
+     "static member", "m-5"),
+    ("Removing Set(m-6) on pending sync request expiration", "sync timeout", None),
+    ("member Xy7= joined the group", "join", None),
+    (None, "unknown", None),
+])
+def test_reason_kind_and_trigger_member(spark, reason, kind, member):
+    from pyspark.sql import functions as F
+
+    df = spark.createDataFrame([(reason,)], "reason string")
+    row = df.select(X.reason_kind(F.col("reason")).alias("k"),
+                    X.trigger_member(F.col("reason")).alias("m")).first()
+    assert (row["k"], row["m"]) == (kind, member)
+
+
+def test_filters_apply_to_time_and_group(spark):
+    rows = [dict(group=g, ts=T0 + timedelta(hours=h), kind="prepare")
+            for g in ("orders", "payments") for h in range(3)]
+    got = X.filter_events(_events(spark, rows), since=T0 + timedelta(hours=1),
+                          until=T0 + timedelta(hours=2), group_regex="^ord").collect()
+    assert [(r["group"], r["ts"]) for r in got] == [("orders", T0 + timedelta(hours=1))]
