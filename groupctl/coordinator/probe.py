@@ -366,8 +366,8 @@ class Probe:
         if self.member is None:
             return
         for event in self.member.poll_events():
-            self.view.note_member_event(event)
-            self._publish(event)
+            for told in self.view.member_event(event):  # a follower's generation: members
+                self._publish(told)
         for event in self.view.poll_state(self.member):
             self._publish(event)
 
