@@ -15,7 +15,13 @@ protocol work. The two alternate (probe first in even rounds, librdkafka first i
 ones) so drift hits both alike. Prints each side's median and the ratio probe/librdkafka
 (target <= 1.0).
 
-    . .venv/bin/activate && python bench/join.py [--runs 9] [-b HOST:PORT]
+--protocol consumer (KIP-848; `both`, the default, runs classic then consumer): the probe
+joins a fresh group with ConsumerGroupHeartbeat (epoch 0, subscribed to the topic), is
+given the partition by the broker's assignor, reconciles, acknowledges, and takes one
+ConsumerGroupDescribe for the epochs it prints; stops when join_once has its result. The
+librdkafka consumer has group.protocol=consumer; stops at its on_assign.
+
+    . .venv/bin/activate && python bench/join.py [--runs 9] [-b HOST:PORT] [--protocol P]
 """
 from __future__ import annotations
 
@@ -30,13 +36,15 @@ from groupctl.coordinator.probe import Probe, ProbeSettings
 from groupctl.lab.workload import create_topic
 
 
-def probe_join(bootstrap: str, topic: str) -> float:
+def probe_join(bootstrap: str, topic: str, protocol: str = "classic") -> float:
     group = f"bench-probe-{uuid.uuid4().hex[:8]}"
+    assignor = "range" if protocol == "classic" else None
 
     async def main() -> float:
         start = time.perf_counter()
         async with Cluster([bootstrap], timeout=30) as cluster:
-            probe = Probe(cluster, ProbeSettings(group=group, topics=[topic], assignor="range"))
+            probe = Probe(cluster, ProbeSettings(group=group, topics=[topic], assignor=assignor,
+                                                 protocol=protocol))
             await probe.join_once(deadline_s=30)
             return time.perf_counter() - start  # the leave afterwards is not counted
 
@@ -44,16 +52,19 @@ def probe_join(bootstrap: str, topic: str) -> float:
     return elapsed
 
 
-def librdkafka_join(bootstrap: str, topic: str) -> float:
+def librdkafka_join(bootstrap: str, topic: str, protocol: str = "classic") -> float:
     from confluent_kafka import Consumer
 
     group = f"bench-rdkafka-{uuid.uuid4().hex[:8]}"
     assigned: list[float] = []
+    config = {"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False}
+    if protocol == "classic":
+        config.update({"partition.assignment.strategy": "range", "session.timeout.ms": 10000,
+                       "heartbeat.interval.ms": 1000})
+    else:
+        config["group.protocol"] = "consumer"
     start = time.perf_counter()
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
-                         "partition.assignment.strategy": "range",
-                         "session.timeout.ms": 10000, "heartbeat.interval.ms": 1000,
-                         "enable.auto.commit": False})
+    consumer = Consumer(config)
     consumer.subscribe([topic], on_assign=lambda c, p: assigned.append(time.perf_counter()))
     deadline = start + 30
     while not assigned and time.perf_counter() < deadline:
@@ -64,10 +75,26 @@ def librdkafka_join(bootstrap: str, topic: str) -> float:
     return assigned[0] - start
 
 
+def measure(bootstrap: str, topic: str, protocol: str, runs: int) -> None:
+    probe_join(bootstrap, topic, protocol)  # warm-up: imports, __consumer_offsets leadership
+    librdkafka_join(bootstrap, topic, protocol)
+    probe_s, rdkafka_s = [], []
+    for i in range(runs):
+        sides = [(probe_join, probe_s), (librdkafka_join, rdkafka_s)]
+        for fn, out in (sides if i % 2 == 0 else sides[::-1]):
+            out.append(fn(bootstrap, topic, protocol))
+    p, r = statistics.median(probe_s), statistics.median(rdkafka_s)
+    print(f"[{protocol}] runs {runs}: probe median {p * 1000:.1f} ms "
+          f"(min {min(probe_s) * 1000:.1f}), librdkafka median {r * 1000:.1f} ms "
+          f"(min {min(rdkafka_s) * 1000:.1f})")
+    print(f"[{protocol}] ratio probe/librdkafka = {p / r:.3f} (target <= 1.0)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=9)
     ap.add_argument("-b", "--bootstrap-server", default=None)
+    ap.add_argument("--protocol", choices=("classic", "consumer", "both"), default="both")
     args = ap.parse_args()
     lab = None
     bootstrap = args.bootstrap_server
@@ -79,18 +106,9 @@ def main() -> None:
     try:
         topic = f"bench-join-{uuid.uuid4().hex[:8]}"
         create_topic(bootstrap, topic, 1, 1, None)
-        probe_join(bootstrap, topic)  # warm-up: imports, __consumer_offsets leadership
-        librdkafka_join(bootstrap, topic)
-        probe_s, rdkafka_s = [], []
-        for i in range(args.runs):
-            sides = [("probe", probe_join, probe_s), ("rdkafka", librdkafka_join, rdkafka_s)]
-            for _, fn, out in (sides if i % 2 == 0 else sides[::-1]):
-                out.append(fn(bootstrap, topic))
-        p, r = statistics.median(probe_s), statistics.median(rdkafka_s)
-        print(f"runs {args.runs}: probe median {p * 1000:.1f} ms "
-              f"(min {min(probe_s) * 1000:.1f}), librdkafka median {r * 1000:.1f} ms "
-              f"(min {min(rdkafka_s) * 1000:.1f})")
-        print(f"ratio probe/librdkafka = {p / r:.3f} (target <= 1.0)")
+        protocols = ["classic", "consumer"] if args.protocol == "both" else [args.protocol]
+        for protocol in protocols:
+            measure(bootstrap, topic, protocol, args.runs)
     finally:
         if lab is not None:
             lab.down()

@@ -31,7 +31,8 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "error": ("api", "code", "name", "retriable"),
 }
 ENVELOPE = ("v", "ts", "source", "cluster", "group", "event")
-PROBE_ACTIONS = ("joined", "synced", "heartbeat_error", "rejoining", "left", "fenced", "failed")
+PROBE_ACTIONS = ("joined", "synced", "heartbeat_error", "rejoining", "left", "fenced", "failed",
+                 "acknowledged")
 
 
 def iso_ts(epoch_seconds: float | None = None) -> str:
@@ -181,6 +182,29 @@ class ProbeAction(Event):
     action: str
     member_id: str | None = None
     generation: int | None = None
+    error: str | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class EpochAssignmentChanged(Event):
+    """A KIP-848 member's own assignment at its member epoch (§4 "assignment" with
+    `member_epoch` in place of `generation`)."""
+    KIND: ClassVar[str] = "assignment"
+    member_id: str | None
+    member_epoch: int | None
+    assigned: list[dict] | None
+    added: list[dict] | None = None
+    revoked: list[dict] | None = None
+
+
+@dataclass(frozen=True)
+class EpochProbeAction(Event):
+    """Something a KIP-848 probe member did (§4 "probe" with `member_epoch`)."""
+    KIND: ClassVar[str] = "probe"
+    action: str
+    member_id: str | None = None
+    member_epoch: int | None = None
     error: str | None = None
     reason: str | None = None
 

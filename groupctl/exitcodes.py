@@ -11,4 +11,5 @@ class ExitCode(IntEnum):
     NOT_FOUND = 5
     TIMEOUT = 6
     KAFKA_ERROR = 7
+    CONDITION_VIOLATED = 8  # a watched condition was violated (watch --max-rebalances)
     INTERRUPTED = 130

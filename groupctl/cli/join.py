@@ -1,4 +1,6 @@
-"""`groupctl join GROUP [--watch]`: join a classic consumer group as a probe member.
+"""`groupctl join GROUP [--watch]`: join a consumer group as a probe member, with the
+group's own protocol: classic (JoinGroup/SyncGroup) or consumer (KIP-848,
+ConsumerGroupHeartbeat; the broker assigns, the probe reconciles and acknowledges).
 
 Without --watch: describe the group, join it (offering its current assignor with an empty
 subscription unless --topics), wait for the first synced generation (at most --timeout
@@ -27,12 +29,20 @@ def join(
     ctx: typer.Context,
     group: str = typer.Argument(..., help="The consumer group to join."),
     topics: Optional[str] = typer.Option(None, "--topics", metavar="T,...", help=_TOPICS_HELP),
-    protocol: str = typer.Option("classic", "--protocol", metavar="classic",
-                                 help="Group protocol: classic (JoinGroup/SyncGroup)."),
+    protocol: Optional[str] = typer.Option(
+        None, "--protocol", metavar="classic|consumer",
+        help="Group protocol: classic (JoinGroup/SyncGroup) or consumer (KIP-848, "
+             "ConsumerGroupHeartbeat). Default: the group's own type (described first); "
+             "a new group is joined with classic."),
+    topic_regex: Optional[str] = typer.Option(
+        None, "--topic-regex", metavar="RE",
+        help="Consumer protocol only: subscribe to the topics matching RE (RE2 syntax, "
+             "evaluated by the broker)."),
     assignor: Optional[str] = typer.Option(
         None, "--assignor", metavar="NAME",
-        help="Offer only this assignor (default: the group's current one, or every built-in "
-             "assignor for a new group)."),
+        help="Classic: offer only this assignor (default: the group's current one, or every "
+             "built-in assignor for a new group). Consumer protocol: the server assignor, "
+             "uniform or range (default: the broker's)."),
     instance_id: Optional[str] = typer.Option(
         None, "--instance-id", metavar="ID", help="Join as a static member (KIP-345)."),
     session_timeout: float = typer.Option(10.0, "--session-timeout", metavar="S",
@@ -54,16 +64,25 @@ def join(
     group's assignor as the Java client would (range, roundrobin, sticky,
     cooperative-sticky; members with an empty subscription, like the probe, get nothing);
     for any other assignor it leaves at once (exit 7). With --watch: it leaves and exits 0
-    when --duration is reached or on Ctrl-C / SIGTERM."""
+    when --duration is reached or on Ctrl-C / SIGTERM.
+
+    The protocol follows the group's type (described first): a consumer (KIP-848) group is
+    joined with ConsumerGroupHeartbeat (member epoch 0, an empty subscription unless
+    --topics/--topic-regex, so the broker's assignor gives it nothing), a classic group with
+    JoinGroup; a new group with classic unless --protocol consumer. In a consumer group the
+    one-shot join waits until its assignment is acknowledged and prints the group epoch,
+    the assignment epoch, its member epoch and its assignment; it leaves with member epoch
+    -1 (a static member, --instance-id, with -2: its partitions wait for it)."""
     from ..coordinator.probe import ProbeSettings
 
     env = env_of(ctx)
+    _check(protocol, watch, duration, record, instance_id)
+    _check_assignor(assignor, protocol)
     settings = ProbeSettings(
         group=group, topics=_topics(topics), assignor=assignor, instance_id=instance_id,
         session_timeout_ms=_ms(session_timeout, "--session-timeout"),
-        rebalance_timeout_ms=_ms(rebalance_timeout, "--rebalance-timeout"))
-    _check(protocol, watch, duration, record, instance_id)
-    _check_assignor(assignor)
+        rebalance_timeout_ms=_ms(rebalance_timeout, "--rebalance-timeout"),
+        protocol=protocol, topic_regex=_regex(topic_regex, topics, protocol))
     try:
         if watch:
             return _watch(env, settings, duration, record)
@@ -74,16 +93,39 @@ def join(
         raise not_authorized(exc, "join", group) from None
 
 
-def _check_assignor(name: str | None) -> None:
-    """An assignor the probe could not run if elected leader is a usage error, found before
-    anything is sent (else the probe would join, maybe lead, and have to leave: exit 7)."""
+def _check_assignor(name: str | None, protocol: str | None) -> None:
+    """An assignor the probe could not run if elected leader (classic), or a server assignor
+    the broker does not have (consumer), is a usage error found before anything is sent
+    (else the probe would join, maybe lead, and have to leave: exit 7). When the protocol
+    comes from the group's type, either kind passes here; the member checks its own."""
     if name is None:
         return
     from ..coordinator.assignors import ASSIGNORS
+    from ..coordinator.consumer import SERVER_ASSIGNORS
 
-    if name not in ASSIGNORS:
+    if protocol == "consumer" and name not in SERVER_ASSIGNORS:
+        raise UsageError(f"--assignor {name!r}: a consumer-protocol (KIP-848) group uses a "
+                         f"server assignor: {', '.join(SERVER_ASSIGNORS)}")
+    if protocol == "classic" and name not in ASSIGNORS:
         raise UsageError(f"--assignor {name!r}: groupctl runs only {', '.join(ASSIGNORS)} "
                          "(the Java client's built-in assignors)")
+    if protocol is None and name not in (*ASSIGNORS, *SERVER_ASSIGNORS):
+        raise UsageError(f"--assignor {name!r}: groupctl runs only {', '.join(ASSIGNORS)} "
+                         f"(the Java client's built-in assignors) in classic groups, and "
+                         f"names the server assignors {', '.join(SERVER_ASSIGNORS)} in "
+                         f"consumer groups")
+
+
+def _regex(regex: str | None, topics: str | None, protocol: str | None) -> str | None:
+    if regex is None:
+        return None
+    if not regex:
+        raise UsageError("--topic-regex must not be empty")
+    if topics is not None:
+        raise UsageError("--topics and --topic-regex exclude each other")
+    if protocol == "classic":
+        raise UsageError("--topic-regex needs the consumer protocol (KIP-848)")
+    return regex
 
 
 def _topics(text: str | None) -> list[str]:
@@ -98,10 +140,9 @@ def _ms(seconds: float, option: str) -> int:
     return int(seconds * 1000)
 
 
-def _check(protocol: str, watch: bool, duration, record, instance_id) -> None:
-    if protocol != "classic":
-        raise UsageError(f"--protocol {protocol}: this build's probe speaks the classic "
-                         f"protocol only (--protocol classic)")
+def _check(protocol: str | None, watch: bool, duration, record, instance_id) -> None:
+    if protocol is not None and protocol not in ("classic", "consumer"):
+        raise UsageError(f"--protocol {protocol!r}: choose classic or consumer")
     if not watch and (duration is not None or record is not None):
         raise UsageError("--duration and --record need --watch")
     if duration is not None and duration <= 0:

@@ -159,6 +159,13 @@ def classify(code: int, table: Mapping[int, Reaction]) -> Reaction:
     return Reaction.RETRY if error_retriable(code) else Reaction.FATAL
 
 
+def find_reactions(table: Mapping[int, Reaction]) -> dict[int, Reaction]:
+    """A member's table narrowed to FindCoordinator errors: retry (back off) or rediscover,
+    else give up; membership reactions do not apply to a lookup."""
+    return {code: (r if r in (Reaction.RETRY, Reaction.REDISCOVER) else Reaction.FATAL)
+            for code, r in table.items()}
+
+
 # ---- the interface ----------------------------------------------------------------------------
 class GroupMember(Protocol):
     """What the probe driver needs from a member, whatever its protocol."""

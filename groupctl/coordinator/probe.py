@@ -29,10 +29,11 @@ from typing import Any, Callable
 from ..client.routes import MemberLinks
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import DeadlineError, GroupctlError, UnreachableError
-from ..events import Event, envelope
+from ..events import Event, envelope, tp_list
 from .member import GroupMember, Outgoing
 from .probe_setup import (  # noqa: F401 - ProbeSettings, ProbeResult, ProbeError re-exported
-    ProbeError, ProbeResult, ProbeSettings, compute_assignment, encode_assignments, new_member,
+    ProbeError, ProbeResult, ProbeSettings, compute_assignment, describe_for_join,
+    encode_assignments, epoch_snapshot, new_member,
 )
 from .probe_view import GroupView
 
@@ -75,6 +76,13 @@ class Described:
     group: Any
 
 
+@dataclass(frozen=True)
+class Polled:
+    """The group as described while following a KIP-848 group (a GroupDescription, None
+    when missing, or the error)."""
+    group: Any
+
+
 class Probe:
     """Drives one group member over real connections. See the module doc."""
 
@@ -95,21 +103,33 @@ class Probe:
         self._assigning_gen: int | None = None
         self._error: BaseException | None = None
         self._leaving = False
+        self._epochs = False   # a broker-assigned (KIP-848) member: the group has epochs
         self._started = clock.monotonic()
         self.leave_on_exit = True   # False only in tests that simulate a crashed member
         self.leader_rounds: list[tuple] = []   # (PendingAssignment, assignment) as leader
 
     # ---- public ----------------------------------------------------------------------
     async def join_once(self, *, deadline_s: float) -> ProbeResult:
-        """Join, wait for the first stable generation (at most `deadline_s`), leave."""
+        """Join, wait for the first stable generation (at most `deadline_s`), leave. A
+        member of a broker-assigned group (KIP-848) is stable once it acknowledged its
+        assignment; the group's epochs then come from one describe."""
         async with self._membership("one-shot join done"):
             await self._drive(lambda m: m.stable, self._started + deadline_s, "joined and synced")
-            return self._result()
+            group = None
+            if self._epochs:
+                group = await self._snapshot()
+                group = None if isinstance(group, BaseException) else group
+            return self._result(group)
 
     async def watch(self, *, duration_s: float | None = None) -> None:
-        """Stay in the group until `duration_s` ends (None: until cancelled), then leave."""
+        """Stay in the group until `duration_s` ends (None: until cancelled), then leave.
+        In a KIP-848 group the group is described (ConsumerGroupDescribe) at the member's
+        heartbeat interval, and the story (observe/story.py) tells epochs, members,
+        assignments and converged rebalances from those snapshots."""
         async with self._membership("watch ended (--duration reached)"):
             end = None if duration_s is None else self.clock.monotonic() + duration_s
+            if self._epochs:
+                self._spawn(self._poll_epochs())
             await self._drive(lambda m: False, end, None)
 
     # ---- membership ------------------------------------------------------------------
@@ -138,13 +158,15 @@ class Probe:
         described = await self._describe_first() if self.settings.describe_first else None
         self.view.before_join(described)
         self.member = self._new_member(self.settings, described)
+        self._epochs = getattr(self.member, "group_type", "classic") == "consumer"
+        if self._epochs:
+            self.view.follow_epochs(described)
 
     async def _describe_first(self):
         from ..client.errors import UnsupportedVersionError
-        from ..observe.snapshot import describe_group
 
         try:
-            return await describe_group(self.cluster, self.settings.group)
+            return await describe_for_join(self.cluster, self.settings.group)
         except UnsupportedVersionError:  # e.g. librdkafka's mock cluster: join blind
             return None
 
@@ -230,6 +252,13 @@ class Probe:
             self._described(item)
         elif isinstance(item, SendError):
             self._error = item.error
+        elif isinstance(item, Polled):
+            if not isinstance(item.group, BaseException) and item.group is not None:
+                self.view.observed(item.group)
+                for event in self.view.poll_events():
+                    self._publish(event)
+        if self._epochs:
+            return
         if m.stable and m.generation != self.view.stable_generation:
             self._on_stable()
 
@@ -317,13 +346,28 @@ class Probe:
         for event in self.view.poll_events():
             self._publish(event)
 
+    # ---- KIP-848 groups: the group described at the heartbeat interval ------------------
+    async def _snapshot(self):
+        try:
+            return await epoch_snapshot(self.cluster, self.settings.group)
+        except asyncio.CancelledError:
+            raise
+        except GroupctlError as exc:
+            return exc
+
+    async def _poll_epochs(self) -> None:
+        while True:
+            self._post(Polled(await self._snapshot()))
+            interval = getattr(self.member, "heartbeat_interval_ms", None) or 1000
+            await asyncio.sleep(interval / 1000)
+
     # ---- events ----------------------------------------------------------------------
     def _flush(self) -> None:
         if self.member is None:
             return
         for event in self.member.poll_events():
-            self.view.note_member_event(event)
-            self._publish(event)
+            for told in self.view.member_event(event):  # a follower's generation: members
+                self._publish(told)
         for event in self.view.poll_state(self.member):
             self._publish(event)
 
@@ -331,10 +375,18 @@ class Probe:
         self._emit(envelope(event, group=self.settings.group, at=self.clock.wall(),
                             cluster=getattr(self.cluster, "cluster_id", None), source="probe"))
 
-    def _result(self) -> ProbeResult:
+    def _result(self, group=None) -> ProbeResult:
         m = self.member
         c = m.coordinator
-        return ProbeResult(
+        epochs = {}
+        if self._epochs:
+            epochs = {"type": "consumer", "member_epoch": m.generation,
+                      "group_epoch": getattr(group, "group_epoch", None),
+                      "assignment_epoch": getattr(group, "assignment_epoch", None),
+                      "member_state": m.state.name}
+            if group is not None and group.protocol and not m.protocol_name:
+                epochs["protocol"] = group.protocol
+        fields = dict(
             group=self.settings.group, generation=m.generation, protocol=m.protocol_name,
             leader=m.leader_id, member_id=m.member_id, instance_id=m.group_instance_id,
             is_leader=m.is_leader, members=self.view.leader_members,
@@ -342,6 +394,11 @@ class Probe:
             group_assignment=self.view.leader_assignment_list() if m.is_leader else None,
             coordinator=None if c is None else c.to_dict(),
             joined_in_ms=int((self.clock.monotonic() - self._started) * 1000))
+        if self._epochs:
+            fields["assignment"] = tp_list(m.assigned_partitions()) or []
+            fields["generation"] = None   # no generations in a KIP-848 group: epochs
+            fields.update(epochs)
+        return ProbeResult(**fields)
 
     def _now_ms(self) -> int:
         return self.clock.monotonic_ms()

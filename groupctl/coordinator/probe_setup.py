@@ -55,7 +55,9 @@ class ProbeSettings:
     heartbeat_interval_ms: int | None = None   # default: session / 3, at most 3 s
     describe_first: bool = True
     reason_prefix: str = "groupctl probe"
-    protocol: str = "classic"   # the member protocol (a KIP-848 "consumer" member: issue 12)
+    protocol: str | None = None   # classic | consumer; None: from the group's type
+    topic_regex: str | None = None   # consumer protocol only (v1): RE2 on the broker
+    rack_id: str | None = None       # consumer protocol: the member's rack
 
     @property
     def heartbeat_ms(self) -> int:
@@ -78,6 +80,11 @@ class ProbeResult:
     group_assignment: list[dict] | None
     coordinator: dict | None
     joined_in_ms: int
+    type: str = "classic"                  # the group's type: classic, or consumer (KIP-848)
+    member_epoch: int | None = None        # consumer groups: the probe's member epoch
+    group_epoch: int | None = None         # consumer groups: the group's epoch
+    assignment_epoch: int | None = None    # consumer groups: the target assignment's epoch
+    member_state: str | None = None        # consumer groups: the member's state at the end
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -88,11 +95,51 @@ class ProbeError(GroupctlError):
     exit_code = ExitCode.KAFKA_ERROR
 
 
+PROTOCOLS = ("classic", "consumer")
+
+
+def member_protocol(settings: ProbeSettings, described: "GroupDescription | None") -> str:
+    """Which member protocol joins the group, from its type (described first): a consumer
+    group -> consumer (KIP-848), a classic group -> classic; a new, empty or unknown group
+    -> classic unless --protocol consumer. An explicit --protocol classic may join a
+    consumer group (as a classic member of it, which Kafka allows); --protocol consumer is
+    refused for a classic group with members, which its first consumer-protocol member
+    would convert."""
+    asked = settings.protocol
+    if asked is not None and asked not in PROTOCOLS:
+        raise UsageError(f"--protocol {asked!r}: choose one of {', '.join(PROTOCOLS)}")
+    kind = getattr(described, "type", None)
+    live = described is not None and bool(described.members) and described.state not in (
+        "Dead", "Empty")
+    if kind in ("share", "streams"):
+        raise ProbeError(f"group {settings.group!r} is a {kind} group; the probe joins "
+                         f"consumer and classic groups only")
+    if kind == "consumer":
+        return asked or "consumer"
+    if kind == "classic" and live:
+        if asked == "consumer":
+            raise UsageError(f"group {settings.group!r} is a classic group with members; a "
+                             f"consumer-protocol member would convert it (leave out "
+                             f"--protocol consumer)")
+        return "classic"
+    return asked or "classic"
+
+
 def new_member(settings: ProbeSettings, described: "GroupDescription | None") -> "GroupMember":
-    """The probe's member for `settings.protocol`, offering what fits the group as
-    `described` (see the module doc)."""
-    if settings.protocol != "classic":
-        raise UsageError(f"the probe has no {settings.protocol!r} member (known: classic)")
+    """The probe's member for the group as `described` (member_protocol), offering what
+    fits the group (see the module doc)."""
+    protocol = member_protocol(settings, described)
+    if protocol == "consumer":
+        return _consumer_member(settings)
+    if settings.topic_regex is not None:
+        raise UsageError("--topic-regex needs the consumer protocol (a KIP-848 group, or "
+                         "--protocol consumer)")
+    from .consumer import SERVER_ASSIGNORS
+
+    if settings.assignor in SERVER_ASSIGNORS and settings.assignor not in ASSIGNORS:
+        raise UsageError(f"--assignor {settings.assignor!r} is a server assignor of "
+                         f"consumer-protocol groups; group {settings.group!r} is joined "
+                         f"with the classic protocol ({', '.join(ASSIGNORS)})")
     from .classic import ClassicMember
 
     names = choose_protocols(described, settings.assignor)
@@ -107,6 +154,57 @@ def new_member(settings: ProbeSettings, described: "GroupDescription | None") ->
         rebalance_timeout_ms=settings.rebalance_timeout_ms,
         heartbeat_interval_ms=settings.heartbeat_ms, group_instance_id=settings.instance_id,
         reason_prefix=settings.reason_prefix, subscribe=subscribe if topics else None)
+
+
+async def describe_for_join(cluster, group: str) -> "GroupDescription":
+    """The group before the probe joins: DescribeGroups (a classic group, or Dead), and
+    for a Dead answer ConsumerGroupDescribe (a KIP-848 group looks Dead to DescribeGroups).
+    A broker without KIP-848 leaves the Dead description."""
+    from ..observe.snapshot import describe_group
+
+    classic = await describe_group(cluster, group)
+    if classic.state != "Dead":
+        return classic
+    try:
+        found = await epoch_snapshot(cluster, group)
+    except GroupctlError:
+        return classic
+    return classic if found is None else found
+
+
+async def epoch_snapshot(cluster, group: str) -> "GroupDescription | None":
+    """One ConsumerGroupDescribe of a KIP-848 group (None: not such a group); what the
+    probe polls while it is a member of one. Error codes other than "not found" raise."""
+    from ..client.errors import kafka_error
+    from ..observe import model
+    from ..protocol.messages import CONSUMER_GROUP_DESCRIBE
+
+    resp = await cluster.send_to_coordinator(group, CONSUMER_GROUP_DESCRIBE, {
+        "group_ids": [group], "include_authorized_operations": False})
+    for entry in resp.get("groups") or ():
+        if entry.get("group_id") != group:
+            continue
+        code = entry.get("error_code", ErrorCode.NONE)
+        if code == ErrorCode.GROUP_ID_NOT_FOUND:
+            return None
+        if code != ErrorCode.NONE:
+            raise kafka_error(CONSUMER_GROUP_DESCRIBE.name, code, f"group {group!r}")
+        return model.consumer_group(entry)
+    return None
+
+
+def _consumer_member(settings: ProbeSettings) -> "GroupMember":
+    from .consumer import SERVER_ASSIGNORS, ConsumerMember
+
+    if settings.assignor is not None and settings.assignor not in SERVER_ASSIGNORS:
+        raise UsageError(f"--assignor {settings.assignor!r}: a consumer-protocol (KIP-848) "
+                         f"group uses a server assignor: {', '.join(SERVER_ASSIGNORS)}")
+    return ConsumerMember(
+        settings.group, topics=settings.topics, topic_regex=settings.topic_regex,
+        server_assignor=settings.assignor, rack_id=settings.rack_id,
+        group_instance_id=settings.instance_id,
+        rebalance_timeout_ms=settings.rebalance_timeout_ms,
+        request_timeout_ms=settings.session_timeout_ms, reason_prefix=settings.reason_prefix)
 
 
 def choose_protocols(described: "GroupDescription | None", assignor: str | None) -> list[str]:

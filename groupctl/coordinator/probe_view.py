@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from ..events import Event, ProbeAction, tp_list
+from ..events import Event, GenerationStarted, ProbeAction, tp_list
 from ..observe.model import GroupDescription, Member, TopicPartitions
 from ..observe.story import RebalanceStory
 
@@ -49,6 +49,7 @@ class GroupView:
         self._leader_pending = None
         self._pending: _Pending | None = None
         self._events: list[Event] = []
+        self._held: GenerationStarted | None = None   # a follower's, until its describe
 
     @property
     def members(self):
@@ -63,7 +64,25 @@ class GroupView:
         if isinstance(event, ProbeAction) and event.action == "rejoining":
             self.story.note_reason(event.reason or event.error)
 
+    def member_event(self, event: Event) -> list[Event]:
+        """The member's own event as published: a follower's `generation` (its JoinGroup
+        names no members) is held until the describe of that generation gives them."""
+        self.note_member_event(event)
+        if isinstance(event, GenerationStarted) and event.members is None:
+            out, self._held = self._release(None), event
+            return out
+        return [event]
+
+    def _release(self, generation: int | None, members: list[str] | None = None) -> list[Event]:
+        held = self._held
+        if held is None or (generation is not None and held.generation != generation):
+            return []
+        self._held = None
+        return [held if members is None else replace(held, members=members)]
+
     def poll_state(self, member) -> list[Event]:
+        if self._held is not None and member.generation != self._held.generation:
+            self._events += self._release(None)   # never described: told without members
         self._events += self.story.state(member.implied_group_state(),
                                          member_state=member.state.name)
         return self.poll_events()
@@ -102,8 +121,11 @@ class GroupView:
         """The describe taken for `generation` (None: failed, or raced with a rebalance)."""
         p = self._pending
         if p is None or p.generation != generation:
+            self._events += self._release(generation)
             return
         after = described if described is not None else p.leader_members
+        self._events += self._release(generation, None if after is None else
+                                      sorted(m.member_id for m in after.members))
         if described is not None and p.leader_members is not None:
             exact = {m.member_id: m.assignment for m in p.leader_members.members}
             after = replace(described, members=[  # the leader's view of assignments is exact
@@ -113,6 +135,19 @@ class GroupView:
         self._events += self.story.settled(after, generation=generation, started=started,
                                            ended=p.ended, reason=p.reason)
         self._pending = None
+
+    # ---- KIP-848 groups: told from ConsumerGroupDescribe snapshots ----------------------
+    def follow_epochs(self, described: GroupDescription | None) -> None:
+        """The probe's member is broker-assigned (KIP-848): the story is told from the
+        group's snapshots (`observed`), as the passive watcher tells it, with epochs and
+        every member's assignment, starting from the group as described before joining."""
+        self.story.report_generations = self.story.report_assignments = True
+        if described is not None and described.group_epoch is not None:
+            self.story.generation = described.group_epoch
+
+    def observed(self, described: GroupDescription, at: float | None = None) -> None:
+        """One snapshot of a KIP-848 group (see follow_epochs)."""
+        self._events += self.story.observe(described, at=at)
 
     # ---- outputs -----------------------------------------------------------------------
     def poll_events(self) -> list[Event]:

@@ -3,6 +3,8 @@
     result = await describe_groups(cluster, ["g1", "g2"], listings={"g1": listing})
     result.groups      # [GroupDescription], in the order asked
     result.failures    # {group: GroupctlError}: not found, not authorized, ...
+    snap = await describe_groups(cluster, groups, offsets=False)   # snapshots: step 2's
+                       # describe requests only (wait, force-rebalance, watch, the probe)
 
 1. FindCoordinator for all groups (one batched request).
 2. Per coordinator, at once on its connection: each group type's own describe API for
@@ -101,36 +103,43 @@ class _RetryGroup(Exception):
 
 
 async def describe_groups(cluster, groups: list[str], *, listings: dict | None = None,
-                          deadline=None, progress=None) -> DescribeResult:
+                          deadline=None, progress=None, offsets: bool = True) -> DescribeResult:
     """Describe `groups` (see the module doc). `listings`: {group: GroupListing} already
     known from ListGroups; their types save the request of the other kind, and share or
-    streams groups are shown as listed. `progress(n)`: n more groups fetched."""
+    streams groups are shown as listed. `progress(n)`: n more groups fetched.
+    `offsets=False`: a snapshot, each type's describe API only (no OffsetFetch,
+    DescribeShareGroupOffsets, Metadata or ListOffsets); offsets and share_offsets stay
+    empty and coordinator_partition null."""
     d = cluster.deadline(deadline)
     listings = listings or {}
     types = {g: listing.type for g, listing in listings.items()}
     wanted = list(dict.fromkeys(groups))
     if not wanted:
         return DescribeResult()
-    raws, failures = await _fetch_all(cluster, wanted, types, d, progress)
+    raws, failures = await _fetch_all(cluster, wanted, types, d, progress, offsets)
     described = {}
     for group, raw in raws.items():
         try:
-            described[group] = _build(group, raw, listings.get(group))
+            described[group] = _build(group, raw, listings.get(group), offsets)
         except GroupctlError as exc:
             failures[group] = exc
+    if not offsets:
+        return _ordered(wanted, described, failures)
     metadata = await _metadata(cluster, described.values(), d)
     for desc in described.values():
         desc.coordinator_partition = _offsets_partition(desc.group, metadata)
     await _fill_log_ends(cluster, metadata, list(described.values()), d)
-    result = DescribeResult()
-    result.groups = [described[g] for g in wanted if g in described]
-    result.failures = {g: failures[g] for g in wanted if g in failures}
-    return result
+    return _ordered(wanted, described, failures)
+
+
+def _ordered(wanted: list[str], described: dict, failures: dict) -> DescribeResult:
+    return DescribeResult([described[g] for g in wanted if g in described],
+                          {g: failures[g] for g in wanted if g in failures})
 
 
 # ---- fetching ---------------------------------------------------------------------------
 
-async def _fetch_all(cluster, groups, types, d, progress):
+async def _fetch_all(cluster, groups, types, d, progress, offsets=True):
     raws: dict[str, _Raw] = {}
     failures: dict[str, GroupctlError] = {}
     pending, backoff, attempts, last = list(groups), Backoff(), 0, None
@@ -143,7 +152,7 @@ async def _fetch_all(cluster, groups, types, d, progress):
             by_node.setdefault(info.node_id, []).append(g)
         batches = [(node, members[i:i + BATCH]) for node, members in by_node.items()
                    for i in range(0, len(members), BATCH)]
-        results = await asyncio.gather(*(_fetch_batch(cluster, node, batch, types, d)
+        results = await asyncio.gather(*(_fetch_batch(cluster, node, batch, types, d, offsets)
                                          for node, batch in batches))
         retry = []
         for (node, batch), answer in zip(batches, results):
@@ -196,7 +205,8 @@ def _may_be(types: dict, group: str, kind: str) -> bool:
     return types.get(group) in (None, kind)
 
 
-async def _fetch_batch(cluster, node: int, groups: list[str], types: dict, d) -> dict:
+async def _fetch_batch(cluster, node: int, groups: list[str], types: dict, d,
+                       with_offsets: bool = True) -> dict:
     """{group: _Raw, a GroupctlError, or a _RetryGroup} for groups coordinated by `node`."""
     try:
         conn = await cluster.broker(node, deadline=d)
@@ -205,11 +215,11 @@ async def _fetch_batch(cluster, node: int, groups: list[str], types: dict, d) ->
                  for dsc in DESCRIBERS if conn.supports(dsc.api)]
         asked = [(dsc, batch) for dsc, batch in asked if batch]
         jobs = [_request(cluster, node, dsc.api, dsc.body(batch), d) for dsc, batch in asked]
-        offset_batches = [groups] if version >= 8 else [[g] for g in groups]
+        offset_batches = [] if not with_offsets else [groups] if version >= 8 else [[g] for g in groups]
         jobs += [_request(cluster, node, OFFSET_FETCH, offset_fetch_body(b, version), d,
                           version=version) for b in offset_batches]
         share = [g for g in groups if _may_be(types, g, model.SHARE)]
-        if share and conn.supports(DESCRIBE_SHARE_GROUP_OFFSETS):
+        if share and with_offsets and conn.supports(DESCRIBE_SHARE_GROUP_OFFSETS):
             jobs.append(_request(cluster, node, DESCRIBE_SHARE_GROUP_OFFSETS, {
                 "groups": [{"group_id": g, "topics": None} for g in share]}, d))
         answers = await asyncio.gather(*jobs)
@@ -299,11 +309,13 @@ BUILDERS = {model.CONSUMER: model.consumer_group, model.SHARE: share.share_group
             model.STREAMS: streams.streams_group, model.CLASSIC: model.classic_group}
 
 
-def _build(group: str, raw: _Raw, listing) -> model.GroupDescription:
+def _build(group: str, raw: _Raw, listing, offsets: bool = True) -> model.GroupDescription:
     desc = _group_kind(group, raw, listing)
     desc.members = sorted(desc.members, key=lambda m: (m.client_id or "", m.member_id))
     info = raw.coordinator
     desc.coordinator = {"id": info.node_id, "host": info.host, "port": info.port}
+    if not offsets:
+        return desc
     if isinstance(raw.offsets, GroupctlError):
         raise not_authorized(raw.offsets, "describe", group)
     # a share group commits no offsets: its progress is in share_offsets, not here

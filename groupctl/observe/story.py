@@ -29,7 +29,8 @@ from ..events import (
     AssignmentChanged, EpochChanged, Event, GenerationStarted, MemberJoined, MemberLeft,
     Rebalanced, StateChanged, iso_ts, moved_partitions, tp_list,
 )
-from .model import REBALANCING_STATES, GroupDescription, Member
+from .model import CONSUMER, REBALANCING_STATES, GroupDescription, Member
+from .reasons import explain
 
 SETTLED_STATES = ("Stable", "Empty")
 
@@ -43,12 +44,15 @@ class MemberSnapshot:
     client_id: str | None
     host: str | None
     assignment: dict[str, frozenset[int]] | None   # None: not known
+    topics: tuple[str, ...] | None = None            # subscribed topics; None: not known
 
     @classmethod
     def of(cls, m: Member) -> "MemberSnapshot":
         asg = None if m.assignment is None else {
             tp.topic: frozenset(tp.partitions) for tp in m.assignment if tp.partitions}
-        return cls(m.member_id, m.instance_id, m.client_id or None, m.host or None, asg)
+        topics = (m.subscription or {}).get("topics")
+        return cls(m.member_id, m.instance_id, m.client_id or None, m.host or None, asg,
+                   None if topics is None else tuple(sorted(topics)))
 
     def identity(self) -> dict:
         return {"member_id": self.member_id, "instance_id": self.instance_id,
@@ -75,6 +79,7 @@ class RebalanceStory:
         self.group_state: str | None = None
         self.round_started: float | None = None
         self.reason: str | None = None
+        self.epochs: tuple | None = None            # consumer groups: (group, assignment)
 
     # ---- inputs --------------------------------------------------------------------------
     def baseline(self, desc: GroupDescription | None) -> None:
@@ -104,20 +109,25 @@ class RebalanceStory:
     def settled(self, desc: GroupDescription | None, *, generation: int | None,
                 started: float | None = None, ended: float | None = None,
                 reason: str | None = None, group_epoch: int | None = None,
-                assignment_epoch: int | None = None) -> list[Event]:
+                assignment_epoch: int | None = None, announce: bool = True) -> list[Event]:
         """A settled generation (or epoch): members and assignments from `desc` (None: not
-        known). `started`/`ended` default to the round's start and now."""
+        known). `started`/`ended` default to the round's start and now. The reason is what
+        changed between the members before and after (reasons.explain); `reason` (or one
+        noted) is how the observer noticed, used when the members are not known.
+        `announce=False`: the `epoch` event was already told (the watcher tells each
+        epoch as it moves)."""
         ended = self.clock() if ended is None else ended
         explicit_round = started
         started = started if started is not None else (
             self.round_started if self.round_started is not None else ended)
         before, after = self.members, members_of(desc)
         events: list[Event] = []
-        if self.report_generations:
+        if self.report_generations and announce:
             if group_epoch is not None:
                 events.append(EpochChanged(group_epoch, assignment_epoch))
             else:
-                events.append(GenerationStarted(generation, desc.protocol if desc else None))
+                events.append(GenerationStarted(generation, desc.protocol if desc else None,
+                                                members=None if after is None else sorted(after)))
         if after is not None and before is not None:
             events += [MemberJoined(**after[m].identity()) for m in sorted(set(after) - set(before))]
             events += [MemberLeft(**before[m].identity()) for m in sorted(set(before) - set(after))]
@@ -130,7 +140,7 @@ class RebalanceStory:
             members_before=None if before is None else sorted(before),
             members_after=None if after is None else sorted(after),
             moved_partitions=_moved(before, after),
-            reason=reason if reason is not None else self.reason,
+            reason=explain(before, after, reason if reason is not None else self.reason),
             assignments=None if after is None else {
                 m: tp_list(s.assignment) for m, s in sorted(after.items())}))
         self.generation, self.members = generation, after
@@ -141,18 +151,67 @@ class RebalanceStory:
         return events
 
     def observe(self, desc: GroupDescription, *, at: float | None = None) -> list[Event]:
-        """A watcher's snapshot: its state, and a settled generation/epoch when new."""
+        """A watcher's snapshot: its state; for consumer groups each new (group, assignment)
+        epoch; and a settled generation / epoch when new (classic: Stable or Empty with a
+        generation not seen yet, or other members after a rebalancing state when the
+        subscriptions carry no generation; consumer: every member's assignment equal to
+        its target). Members replaced without a rebalance (a static member restarted with
+        a new member id) are told as member_left / member_joined."""
         at = self.clock() if at is None else at
         events = self.state(desc.state, at=at)
+        if desc.type == CONSUMER or desc.group_epoch is not None:
+            events += self._epoch(desc, at)
+        if desc.state not in SETTLED_STATES or not _converged(desc):
+            return events
+        now = members_of(desc)
         mark = desc.group_epoch if desc.group_epoch is not None else desc.generation
-        if desc.state in SETTLED_STATES and mark is not None and mark != self.generation:
-            if self.generation is None and self.members is None:
-                self.generation, self.members = mark, members_of(desc)   # the first look
-            else:
-                events += self.settled(desc, generation=mark, ended=at,
-                                       group_epoch=desc.group_epoch,
-                                       assignment_epoch=desc.assignment_epoch)
+        if self.generation is None and self.members is None:
+            self.generation, self.members = mark, now   # the first look
+            return events
+        if mark is not None and mark != self.generation or mark is None and (
+                self.round_started is not None or set(now) != set(self.members or {})
+                and not _replaced_in_place(self.members or {}, now)):
+            return events + self.settled(desc, generation=mark, ended=at,
+                                         group_epoch=desc.group_epoch,
+                                         assignment_epoch=desc.assignment_epoch,
+                                         announce=desc.group_epoch is None)
+        if self.members is not None and _replaced_in_place(self.members, now):
+            before, self.members = self.members, now
+            events += [MemberLeft(**before[m].identity()) for m in sorted(set(before) - set(now))]
+            events += [MemberJoined(**now[m].identity()) for m in sorted(set(now) - set(before))]
         return events
+
+    def _epoch(self, desc: GroupDescription, at: float) -> list[Event]:
+        epochs = (desc.group_epoch, desc.assignment_epoch)
+        if epochs == self.epochs:
+            return []
+        first, self.epochs = self.epochs is None, epochs
+        if first:
+            return []
+        if self.round_started is None:
+            self.round_started = at   # the epoch moved between two polls
+        return [EpochChanged(*epochs)]
+
+
+def _converged(desc: GroupDescription) -> bool:
+    """Consumer groups: the assignment epoch caught up with the group epoch and every
+    member holds its target assignment. Other types: always."""
+    if desc.group_epoch is None:
+        return True
+    if desc.assignment_epoch != desc.group_epoch:
+        return False
+    return all(m.target_assignment is None or
+               {(t.topic, p) for t in m.assignment or () for p in t.partitions}
+               == {(t.topic, p) for t in m.target_assignment for p in t.partitions}
+               for m in desc.members)
+
+
+def _replaced_in_place(before: dict, after: dict) -> bool:
+    """Only static members changed member id (same instance ids, no one else moved)."""
+    gone = [before[m] for m in set(before) - set(after)]
+    new = [after[m] for m in set(after) - set(before)]
+    return bool(gone) and all(m.instance_id for m in gone + new) and sorted(
+        m.instance_id for m in gone) == sorted(m.instance_id for m in new)
 
 
 def _known(members: dict[str, MemberSnapshot] | None) -> bool:

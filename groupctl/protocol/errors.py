@@ -36,7 +36,9 @@ _SASL = "exit 4: check sasl.mechanism and credentials in --command-config"
 _METADATA = "refresh metadata and retry the offset lookup; lag stays null if it keeps failing"
 _RETRY = "retry with back-off until --timeout"
 _NO_LOG_END = "describe shows the partition with a null log-end offset (lag null)"
-_NO_848 = "exit 7 (groupctl has no KIP-848 member yet; describe reports the code)"
+_848_FENCED = ("KIP-848 probe: gives up its partitions and rejoins with member epoch 0 "
+               "(same member id)")
+_848_FATAL = "KIP-848 probe: fatal, exit 7 with the broker's message"
 
 _E = KafkaErrorInfo
 _TABLE = [
@@ -95,7 +97,8 @@ _TABLE = [
        "fatal: exit 7"),
     _E(25, "UNKNOWN_MEMBER_ID", False,
        "The coordinator does not know this member id (it expired or was removed).",
-       "the probe drops its member id and generation and rejoins as a new member"),
+       "the classic probe drops its member id and generation and rejoins as a new member; "
+       "the KIP-848 probe gives up its partitions and rejoins with member epoch 0"),
     _E(26, "INVALID_SESSION_TIMEOUT", False,
        "The session timeout lies outside the broker's group.min/max.session.timeout.ms.",
        "fatal for the probe: exit 7; choose a --session-timeout inside the broker's range"),
@@ -241,13 +244,17 @@ _TABLE = [
     _E(109, "OFFSET_MOVED_TO_TIERED_STORAGE", False,
        "The offset now lives only in tiered (remote) storage."),
     _E(110, "FENCED_MEMBER_EPOCH", False,
-       "KIP-848: the member's epoch was fenced; it must give up its partitions and rejoin.", _NO_848),
+       "KIP-848: the member's epoch was fenced; it must give up its partitions and rejoin.",
+       _848_FENCED),
     _E(111, "UNRELEASED_INSTANCE_ID", False,
-       "KIP-848: another member still holds this instance id and must leave first.", _NO_848),
+       "KIP-848: another member still holds this instance id and must leave first.",
+       _848_FATAL + " (retry once the other member has left)"),
     _E(112, "UNSUPPORTED_ASSIGNOR", False,
-       "KIP-848: the group coordinator has no server assignor by that name.", _NO_848),
+       "KIP-848: the group coordinator has no server assignor by that name.",
+       _848_FATAL + " (join checks --assignor uniform|range before sending)"),
     _E(113, "STALE_MEMBER_EPOCH", False,
-       "KIP-848: the member epoch is behind; the next heartbeat brings the current one.", _NO_848),
+       "KIP-848: the member epoch is behind; the next heartbeat brings the current one.",
+       _848_FENCED),
     _E(114, "MISMATCHED_ENDPOINT_TYPE", False,
        "The request reached the wrong kind of endpoint (broker vs. controller)."),
     _E(115, "UNSUPPORTED_ENDPOINT_TYPE", False, "That kind of endpoint is not supported yet."),
@@ -270,7 +277,8 @@ _TABLE = [
     _E(126, "DUPLICATE_VOTER", False, "The replica is a KRaft voter already."),
     _E(127, "VOTER_NOT_FOUND", False, "The replica is not among the KRaft voters."),
     _E(128, "INVALID_REGULAR_EXPRESSION", False,
-       "KIP-848: the subscription regular expression is not valid for the broker (RE2/J).", _NO_848),
+       "KIP-848: the subscription regular expression is not valid for the broker (RE2/J).",
+       _848_FATAL + " (fix --topic-regex)"),
     _E(129, "REBOOTSTRAP_REQUIRED", False,
        "The client's cluster metadata is stale; it must start over from the bootstrap servers.",
        "exit 7 (groupctl does not rebootstrap)"),

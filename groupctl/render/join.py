@@ -1,6 +1,8 @@
 """Table view of `groupctl join` (one-shot): what the join showed. json/yaml print the
-same dict, whole (fields: group, generation, protocol, leader, member_id, instance_id,
-is_leader, members, assignment, group_assignment, coordinator, joined_in_ms)."""
+same dict, whole (fields: group, type, generation, protocol, leader, member_id,
+instance_id, is_leader, members, assignment, group_assignment, coordinator, joined_in_ms;
+consumer (KIP-848) groups: member_epoch, group_epoch, assignment_epoch, member_state, and
+generation null)."""
 from __future__ import annotations
 
 from rich.table import Table
@@ -10,6 +12,8 @@ from .offline import _partitions, _print, _show
 
 
 def join_table(console, data: dict, wide: bool) -> None:
+    if data.get("type") == "consumer":
+        return _consumer_table(console, data)
     head = Table.grid(padding=(0, 2))
     head.add_column(style="bold")
     head.add_column()
@@ -42,3 +46,23 @@ def join_table(console, data: dict, wide: bool) -> None:
             row.append(_show(sub.get("user_data")))
         table.add_row(*row)
     _print(console, table)
+
+
+def _consumer_table(console, data: dict) -> None:
+    """A KIP-848 join: epochs instead of a generation, no leader (the broker assigns)."""
+    head = Table.grid(padding=(0, 2))
+    head.add_column(style="bold")
+    head.add_column()
+    coord = data.get("coordinator") or {}
+    for label, value in (
+            ("group", data["group"]), ("type", "consumer (KIP-848)"),
+            ("group epoch", data.get("group_epoch")),
+            ("assignment epoch", data.get("assignment_epoch")),
+            ("member epoch", data.get("member_epoch")),
+            ("server assignor", data.get("protocol")),
+            ("member id", data["member_id"]), ("instance id", data.get("instance_id")),
+            ("coordinator", f"{coord.get('id')} {coord.get('host')}:{coord.get('port')}" if coord else None),
+            ("assignment", _partitions(data.get("assignment"))),
+            ("joined in", f"{data.get('joined_in_ms')} ms")):
+        head.add_row(label, _show(value))
+    _print(console, head)

@@ -1,13 +1,15 @@
-"""Views of a live event stream (DESIGN §4 events) for `join --watch`.
+"""Views of a live event stream (DESIGN §4 events) for `join --watch` and `watch` (one
+renderer for both: the probe's view is the passive one plus its own member).
 
     with open_sinks(env, record_path) as sink:   # sink(event) for every event
         ...
 
 - `-o ndjson`: each event as one JSON line on stdout, flushed per line.
-- table/wide on a terminal: a rich Live view (WatchModel -> render_model): generation,
-  group and member state, the members of the current generation with their assignments,
-  the last assignment diffs, heartbeat errors as they happen, and a timeline of rebalances
-  with their durations.
+- table/wide on a terminal: a rich Live view, one WatchModel per group -> render_model:
+  a header (state, generation or epochs, members, time since the last rebalance), the
+  members with their assignments and what each gained / lost in the last rebalance, the
+  probe's heartbeat errors as they happen (join --watch), and a timeline of rebalances
+  (time, from -> to, duration, members, moved partitions, reason).
 - table/wide into a pipe or file (and json/yaml): one plain line per event.
 - `--record FILE`: the same ndjson lines into FILE, beside whichever view runs.
 """
@@ -35,13 +37,18 @@ def plain_line(e: dict) -> str:
     """One human line per event (the non-terminal view)."""
     kind, ts = e["event"], e["ts"]
     if kind == "state":
-        text = f"group state {e.get('previous') or '-'} -> {e['state']} (probe {e.get('member_state')})"
+        text = f"group state {e.get('previous') or '-'} -> {e['state']}" + (
+            f" (probe {e['member_state']})" if e.get("member_state") else "")
+    elif kind == "epoch":
+        text = f"group epoch {e.get('group_epoch')} assignment epoch {e.get('assignment_epoch')}"
     elif kind == "generation":
         members = e.get("members")
         text = (f"generation {e['generation']} protocol={e.get('protocol')} leader={e.get('leader')}"
                 + (f" members={len(members)}" if members is not None else ""))
     elif kind == "assignment":
-        text = (f"assignment gen {e.get('generation')}: {_tps(e.get('assigned'))} "
+        text = (f"assignment gen {e.get('generation')}"
+                + (f" {e['member_id']}" if e.get("source") == "describe" else "")
+                + f": {_tps(e.get('assigned'))} "
                 f"added={_tps(e.get('added'))} revoked={_tps(e.get('revoked'))}")
     elif kind == "rebalance":
         text = (f"rebalance {_show(e.get('from_generation'))} -> {e['to_generation']} in "
@@ -58,7 +65,9 @@ def plain_line(e: dict) -> str:
         text = f"error {e['api']}: {e['name']} ({e['code']})"
     else:
         text = kind
-    return f"{ts} {text}"
+    if e.get("member_epoch") is not None:   # a KIP-848 probe's own events
+        text += f" member_epoch={e['member_epoch']}"
+    return f"{ts} {e['group']} {text}" if e.get("source") == "describe" else f"{ts} {text}"
 
 
 @dataclass
@@ -76,42 +85,95 @@ class WatchModel:
     diffs: deque = field(default_factory=lambda: deque(maxlen=6))
     errors: deque = field(default_factory=lambda: deque(maxlen=6))
     timeline: deque = field(default_factory=lambda: deque(maxlen=10))
+    epochs: tuple | None = None                             # KIP-848 groups: (group, assignment)
+    member_epoch: int | None = None                         # a KIP-848 probe's own
+    last_rebalance: str | None = None                       # its end, ISO
+    gains: dict[str, tuple] = field(default_factory=dict)   # member -> (added, revoked)
+
+    @property
+    def group_epoch(self) -> int | None:
+        return None if self.epochs is None else self.epochs[0]
+
+    @property
+    def assignment_epoch(self) -> int | None:
+        return None if self.epochs is None else self.epochs[1]
 
     def apply(self, e: dict) -> None:
         self.group = e.get("group")
         kind = e["event"]
         if kind == "state":
             self.state, self.member_state = e["state"], e.get("member_state")
+        elif kind == "epoch":
+            self.epochs = (e.get("group_epoch"), e.get("assignment_epoch"))
+        elif kind == "member_joined":
+            self.members.setdefault(e["member_id"], None)
+        elif kind == "member_left":
+            self.members.pop(e["member_id"], None)
+            self.gains.pop(e["member_id"], None)
         elif kind == "generation":
             self.generation, self.protocol, self.leader = e["generation"], e.get("protocol"), e.get("leader")
         elif kind == "probe":
             self.member_id = e.get("member_id") or self.member_id
             if e["action"] in ("left", "fenced", "failed"):
                 self.member_state = e["action"].upper()
-            if e["action"] in ("heartbeat_error", "rejoining", "fenced", "failed") and e.get("error"):
+            routine = "REBALANCE_IN_PROGRESS" in (e.get("error") or "")  # a rebalance, not an error
+            if e["action"] in ("heartbeat_error", "rejoining", "fenced", "failed") and e.get("error") \
+                    and not routine:
                 self.errors.append(f"{e['ts'][11:23]} {e['action']}: {e['error']}")
         elif kind == "error":
             self.errors.append(f"{e['ts'][11:23]} {e['api']}: {e['name']} ({e['code']})")
         elif kind == "rebalance":
             self.members = dict(e.get("assignments") or {m: None for m in e.get("members_after") or []})
+            self.generation = e.get("to_generation") if self.epochs is None else self.generation
+            self.last_rebalance = e.get("ended")
             self.timeline.append(e)
         elif kind == "assignment":
-            self.diffs.append(e)
+            if e.get("member_id") is not None and e.get("source") == "describe":
+                self.members[e["member_id"]] = e.get("assigned")
+                self.gains[e["member_id"]] = (e.get("added"), e.get("revoked"))
+            else:
+                self.diffs.append(e)
+        if kind == "probe" and "member_epoch" in e:   # a KIP-848 probe: its own state
+            self.member_epoch = e.get("member_epoch")
+            self.member_state = _EPOCH_MEMBER_STATES.get(e["action"], self.member_state)
 
 
-def render_model(m: WatchModel):
+_EPOCH_MEMBER_STATES = {"joined": "JOINING", "acknowledged": "STABLE", "rejoining": "JOINING",
+                        "fenced": "FENCED", "left": "LEFT", "failed": "FAILED"}
+
+
+def _since(iso: str | None, now: float | None) -> str:
+    if iso is None or now is None:
+        return "-"
+    from datetime import datetime, timezone
+
+    ended = datetime.strptime(iso, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
+    return f"{max(0.0, now - ended.timestamp()):.0f} s ago"
+
+
+def render_model(m: WatchModel, now: float | None = None):
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
 
-    head = Text(f"group {m.group}  generation {m.generation}  state {m.state} "
-                f"(probe {m.member_state})  protocol {m.protocol}\n"
-                f"probe {m.member_id}  leader {m.leader}", style="bold")
+    number = (f"epochs {m.epochs[0]}/{m.epochs[1]}" if m.epochs is not None
+              else f"generation {m.generation}")
+    head = Text(f"group {m.group}  {number}  state {m.state}"
+                + (f" (probe {m.member_state})" if m.member_id or m.member_state else "")
+                + f"  members {len(m.members)}  protocol {m.protocol}  "
+                f"last rebalance {_since(m.last_rebalance, now)}"
+                + (f"\nprobe {m.member_id}  leader {m.leader}" if m.member_id else "")
+                + (f"  member epoch {m.member_epoch}" if m.member_epoch is not None else ""),
+                style="bold")
     members = Table(title="members", expand=False)
     members.add_column("member")
     members.add_column("assignment")
+    members.add_column("last gained")
+    members.add_column("last lost")
     for mid, asg in sorted(m.members.items()):
-        members.add_row(mid + (" (probe)" if mid == m.member_id else ""), _tps(asg))
+        added, revoked = m.gains.get(mid, (None, None))
+        members.add_row(mid + (" (probe)" if mid == m.member_id else ""), _tps(asg),
+                        _tps(added), _tps(revoked))
     timeline = Table(title="rebalances", expand=False)
     for col in ("from", "to", "ended", "ms", "members", "moved", "reason"):
         timeline.add_column(col)
@@ -119,20 +181,42 @@ def render_model(m: WatchModel):
         timeline.add_row(_show(r.get("from_generation")), str(r["to_generation"]),
                          r["ended"][11:23], str(r["duration_ms"]),
                          _show(None if r.get("members_after") is None else len(r["members_after"])),
-                         _show(r.get("moved_partitions")), str(r.get("reason") or "")[:60])
+                         _show(r.get("moved_partitions")), str(r.get("reason") or "")[:120])
     diffs = Text("\n".join(f"gen {d.get('generation')}: +{_tps(d.get('added'))} "
                            f"-{_tps(d.get('revoked'))}" for d in m.diffs) or "(no assignment yet)")
     errors = Text("\n".join(m.errors) or "(no errors)", style="red" if m.errors else "dim")
+    if m.member_id is None and not m.errors and not m.diffs:   # the passive watch
+        return Group(head, members, timeline)
     return Group(head, members, timeline, Text("own assignment diffs", style="bold"), diffs,
                  Text("heartbeat / request errors", style="bold"), errors)
 
 
+MAX_LIVE_GROUPS = 8   # groups shown in full by the live view; the rest as one line each
+
+
+def render_models(models: dict, now: float | None = None):
+    from rich.console import Group
+    from rich.text import Text
+
+    shown = sorted(models)[:MAX_LIVE_GROUPS]
+    parts = [render_model(models[g], now) for g in shown]
+    rest = sorted(models)[MAX_LIVE_GROUPS:]
+    if rest:
+        parts.append(Text("\n".join(f"group {g}  state {models[g].state}  members "
+                                     f"{len(models[g].members)}  rebalances {len(models[g].timeline)}"
+                                     for g in rest)))
+    return Group(*parts)
+
+
 class _LiveSink:
     def __init__(self, env):
+        import time
+
         from rich.live import Live
 
-        self.model = WatchModel()
-        self.live = Live(render_model(self.model), console=env.console(),
+        self.models: dict[str, WatchModel] = {}
+        self.now = time.time
+        self.live = Live(render_models(self.models), console=env.console(),
                          refresh_per_second=4, transient=False)
 
     def __enter__(self):
@@ -143,8 +227,8 @@ class _LiveSink:
         self.live.__exit__(*exc)
 
     def __call__(self, event: dict) -> None:
-        self.model.apply(event)
-        self.live.update(render_model(self.model))
+        self.models.setdefault(event.get("group"), WatchModel()).apply(event)
+        self.live.update(render_models(self.models, self.now()))
 
 
 @contextlib.contextmanager
@@ -171,3 +255,11 @@ def open_sinks(env, record_path: str | None):
                 s(event)
 
         yield sink
+
+
+def summary_line(s: dict) -> str:
+    """The end of a --duration watch, one line per group."""
+    flapping = ", ".join(s["flapping_members"]) or "none"
+    return (f"summary {s['group']}: {s['rebalances']} rebalances, "
+            f"{s['rebalancing_ms_total']} ms rebalancing (longest {s['rebalancing_ms_longest']} ms), "
+            f"state {s['state'] or '-'}, flapping members: {flapping}")

@@ -12,7 +12,9 @@ from analyze_support import fixture_args, run
 
 from groupctl.analytics.standalone import StandaloneCluster
 
-pytestmark = pytest.mark.slow
+# Three more JVMs (master, two workers) beside the session's own Spark: on a loaded 2-core
+# machine this took over pytest's default 300 s once, on a quiet one ~2-3 min.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 TABLES = ("episodes", "metrics", "storms", "hourly", "flapping", "members", "files")
 
 
@@ -26,7 +28,7 @@ def test_standalone_cluster_output_is_identical_to_local(spark, fixture_dir, tmp
         proc = subprocess.run(
             [sys.executable, "-m", "groupctl", "-o", "json",
              *fixture_args(fixture_dir, cluster_out), "--master", cluster.url],
-            capture_output=True, text=True, timeout=600)
+            capture_output=True, text=True, timeout=840)
         assert proc.returncode == 0, proc.stderr[-3000:]
         apps = cluster.status()["completedapps"] + cluster.status()["activeapps"]
         assert any(app["name"] == "groupctl-analyze" for app in apps)

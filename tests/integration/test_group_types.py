@@ -291,3 +291,16 @@ def test_describe_trace_shows_only_read_apis(kafka, share_group, streams_group):
     assert apis == {"ApiVersions", "Metadata", "FindCoordinator", "ConsumerGroupDescribe",
                     "ShareGroupDescribe", "StreamsGroupDescribe", "DescribeGroups",
                     "OffsetFetch", "DescribeShareGroupOffsets", "ListOffsets"}, apis
+
+
+def test_wait_sees_a_live_share_group(kafka, share_group):
+    """`wait` reads snapshots through describe's per-type machinery, so a share group is
+    Stable with its 2 members (before issue 10, wait asked only the classic and consumer
+    APIs and reported a live share group as missing)."""
+    group, _, members = share_group
+    code, out, err = cli(kafka, "-o", "json", "wait", group, "--state", "stable",
+                         "--members", "2", "--timeout", "30")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["met"] and data["type"] == "share" and data["state"] == "Stable"
+    assert data["members"] == 2

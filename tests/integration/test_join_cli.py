@@ -59,7 +59,7 @@ def test_join_table_output(kafka, unique_group):
 
 
 @pytest.mark.parametrize("args", [
-    ["--duration", "5"], ["--record", "x.ndjson"], ["--protocol", "consumer"],
+    ["--duration", "5"], ["--record", "x.ndjson"], ["--protocol", "bogus"],
     ["--session-timeout", "0"], ["--topics", ","],
 ])
 def test_join_usage_errors(kafka, unique_group, args):
@@ -74,7 +74,8 @@ def test_an_assignor_groupctl_cannot_run_is_exit_2_before_joining(kafka, unique_
     assert (code, out) == (ExitCode.USAGE, "")
     assert err == ("groupctl: error: --assignor 'my-custom': groupctl runs only range, "
                    "roundrobin, sticky, cooperative-sticky (the Java client's built-in "
-                   "assignors)\n")
+                   "assignors) in classic groups, and names the server assignors uniform, "
+                   "range in consumer groups\n")
     with open(kafka.log_file, encoding="utf-8", errors="replace") as f:
         assert unique_group not in f.read()  # the coordinator never heard of the group
 

@@ -103,7 +103,8 @@ def test_group_coordination_codes_say_what_groupctl_does(code):
 @pytest.mark.parametrize("code, words", [
     (27, "rejoin"), (15, "rediscover the coordinator"), (16, "rediscover the coordinator"),
     (79, "rejoin at once with the given member id"), (82, "fatal"), (23, "fatal"),
-    (26, "fatal"), (30, "fatal"), (25, "rejoin"), (22, "rejoin"), (110, "no KIP-848 member"),
+    (26, "fatal"), (30, "fatal"), (25, "rejoin"), (22, "rejoin"), (110, "rejoins with member epoch 0"),
+    (113, "rejoins with member epoch 0"), (111, "fatal"), (112, "fatal"), (128, "fatal"),
     (69, "exit 5"), (14, "back off"),
 ])
 def test_actions_follow_the_java_client(code, words):

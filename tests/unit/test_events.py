@@ -109,7 +109,10 @@ def test_group_view_derives_rebalances_and_membership_changes():
     r = events[2]
     assert (r["from_generation"], r["to_generation"]) == (1, 2)
     assert r["members_before"] == ["c1", "me"] and r["members_after"] == ["c2", "me"]
-    assert r["moved_partitions"] == 2 and r["reason"] == "REBALANCE_IN_PROGRESS on Heartbeat"
+    # why it happened (what changed), not how the probe noticed (REBALANCE_IN_PROGRESS)
+    assert r["moved_partitions"] == 2 and r["reason"] == (
+        "member c2 (client client-c2, host /127.0.0.1) joined; "
+        "member c1 (client client-c1, host /127.0.0.1) left or expired")
     assert r["assignments"]["c2"] == [{"topic": "t", "partitions": [0, 1]}]
 
 
@@ -160,3 +163,22 @@ def test_watch_model_and_views():
     text = out.getvalue()
     assert "generation 5" in text and "t:0" in text and "NOT_COORDINATOR" in text
     assert plain_line(events[3]).endswith("rebalance 4 -> 5 in 250 ms, members 2, moved 0, reason: probe joined")
+
+
+def test_a_followers_generation_event_carries_the_members_of_its_describe():
+    from groupctl.events import GenerationStarted
+
+    view = GroupView("g")
+    assert view.member_event(GenerationStarted(2, "range", "c1", None)) == []   # held
+    view.synced(FakeMember(S.STABLE, 2), {}, 100.0)
+    view.described(2, described(("me", b""), ("c1", asg(t=[0, 1]))))
+    events = bodies(view.poll_events())
+    assert events[0] == {"event": "generation", "generation": 2, "protocol": "range",
+                         "leader": "c1", "members": ["c1", "me"]}
+    assert events[-1]["event"] == "rebalance"
+    # a generation never described (the next rebalance came first) is told without them
+    assert view.member_event(GenerationStarted(3, "range", "c1", None)) == []
+    (late,) = bodies(view.member_event(GenerationStarted(4, "range", "c1", None)))
+    assert late["generation"] == 3 and late["members"] is None
+    leader = GenerationStarted(5, "range", "me", ["c1", "me"])
+    assert view.member_event(leader)[-1] == leader               # the leader knows them

@@ -43,6 +43,7 @@ HELP_PATHS = [
     ["config", "--help"], ["config", "set-context", "--help"],
     ["force-rebalance", "--help"], ["wait", "--help"], ["remove-member", "--help"],
     ["analyze", "--help"],
+    ["watch", "--help"],
 ]
 
 

@@ -77,25 +77,53 @@ class FakeConn:
 
 
 class FakeCluster:
+    """The cluster the driver sees; describes go through observe.describe (the one describe
+    path): find_coordinators, broker(node).supports(api), request(...)."""
     cluster_id = "fake-cluster"
 
     def __init__(self, broker: FakeBroker, described: dict | None = None):
-        self.broker = broker
+        self.fake_broker = broker
         self.described = described or {"group_id": G, "error_code": 0, "group_state": "Empty",
                                        "protocol_type": "", "protocol_data": "", "members": []}
 
     async def find_coordinator(self, group, *, refresh=False, deadline=None):
-        self.broker.find_calls += 1
-        return BrokerInfo(self.broker.node, "127.0.0.1", 9092)
+        self.fake_broker.find_calls += 1
+        return BrokerInfo(self.fake_broker.node, "127.0.0.1", 9092)
 
     async def open_connection(self, node_id, *, deadline=None):
-        return FakeConn(self.broker, node_id)
+        return FakeConn(self.fake_broker, node_id)
 
-    async def send_to_coordinator(self, group, api, body, **kw):
+    def deadline(self, deadline=None):
+        from groupctl.client.retry import Deadline
+
+        return Deadline.of(deadline, 10)
+
+    async def find_coordinators(self, groups, *, deadline=None):
+        return {g: BrokerInfo(self.fake_broker.node, "127.0.0.1", 9092) for g in groups}
+
+    async def broker(self, node_id, *, deadline=None):
+        return _DescribeOnly()
+
+    async def request(self, api, body, *, node_id=None, version=None, deadline=None):
+        self.fake_broker.describes = getattr(self.fake_broker, "describes", 0) + 1
         return {"groups": [self.described]}
+
+    def invalidate_coordinator(self, group):
+        pass
 
     async def metadata(self, topics=None, *, deadline=None):
         raise AssertionError("no metadata expected: nobody subscribes")
+
+
+class _DescribeOnly:
+    """A coordinator connection that knows DescribeGroups only (the classic probe asks
+    only the classic describe API)."""
+
+    def supports(self, api):
+        return api.name == "DescribeGroups"
+
+    def version_for(self, api, min_version=0):
+        return api.max_version
 
 
 def settings(**kw) -> ProbeSettings:

@@ -49,7 +49,7 @@ def test_a_classic_rebalance_told_from_polls():
         "state", "generation", "member_joined", "member_left", "assignment", "assignment",
         "rebalance"]
     assert events[1] == {"event": "generation", "generation": 4, "protocol": "range",
-                         "leader": None, "members": None}
+                         "leader": None, "members": ["a", "c"]}
     assert events[2] == {"event": "member_joined", "member_id": "c", "instance_id": None,
                          "client_id": "c-c", "host": "h"}
     assert events[3]["member_id"] == "b"
@@ -63,6 +63,8 @@ def test_a_classic_rebalance_told_from_polls():
     assert r["ended"] == "1970-01-01T00:16:42.250Z"
     assert r["members_before"] == ["a", "b"] and r["members_after"] == ["a", "c"]
     assert r["moved_partitions"] == 2      # t-1 a -> c, t-2 b -> c
+    assert r["reason"] == ("member c (client c-c, host h) joined; "
+                           "member b (client c-b, host h) left or expired")
     assert r["assignments"] == {"a": [{"topic": "t", "partitions": [0]}],
                                 "c": [{"topic": "t", "partitions": [1, 2]}]}
     assert envelope(events[6], group="g", cluster=None, source="describe")["event"] == "rebalance"
@@ -91,5 +93,6 @@ def test_the_probe_flavour_reports_no_generations_or_assignments():
     events = bodies(story.settled(group("Stable", 2, member("a", ("t", [0])), member("me")),
                                   generation=2, started=10.0, ended=10.5))
     assert [e["event"] for e in events] == ["member_joined", "rebalance"]
-    assert events[1]["reason"] == "REBALANCE_IN_PROGRESS on Heartbeat"
+    # why it happened (what changed), not how the probe noticed
+    assert events[1]["reason"] == "member me (client c-me, host h) joined"
     assert events[1]["from_generation"] is None and events[1]["moved_partitions"] == 0

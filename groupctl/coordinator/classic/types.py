@@ -9,7 +9,7 @@ from ...errors import UsageError
 from ...protocol.errors import ErrorCode
 from ..member import (  # noqa: F401 - re-exported: the classic member's vocabulary
     REASON_MAX, ROUTE_ANY, ROUTE_CONTROL, ROUTE_JOIN, Coordinator, Outgoing, Reaction,
-    error_name, error_retriable, kip800,
+    error_name, error_retriable, find_reactions, kip800,
 )
 from .state import ClassicMemberState
 
@@ -43,10 +43,7 @@ REACTIONS: dict[int, Reaction] = {
     ErrorCode.INVALID_GROUP_ID: Reaction.FATAL,
 }
 
-# A FindCoordinator error: retry (back off) or give up; membership reactions do not apply.
-FIND_REACTIONS: dict[int, Reaction] = {
-    code: (r if r in (Reaction.RETRY, Reaction.REDISCOVER) else Reaction.FATAL)
-    for code, r in REACTIONS.items()}
+FIND_REACTIONS = find_reactions(REACTIONS)   # a FindCoordinator error: retry or give up
 
 FATAL_HINTS = {
     ErrorCode.FENCED_INSTANCE_ID: "another member joined with the same group.instance.id",

@@ -1,0 +1,106 @@
+"""`groupctl watch` through a broker restart (a lab of its own, one node: stop, start): it
+says so once on stderr, reconnects with back-off, and carries on from its last snapshot:
+no event told twice, the rebalances a chain (each from where the last ended), exit 0."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from groupctl.lab.workload import create_topic
+from watch_support import WatchProcess
+
+pytestmark = [pytest.mark.broker, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def own_lab(tmp_path_factory):
+    from groupctl.lab.cluster import Lab
+
+    lab = Lab.up(name=f"pytest-{os.getpid()}-watch-restart", brokers=1,
+                 root=tmp_path_factory.mktemp("lab-watch"), tie_to_parent=True)
+    try:
+        yield lab
+    finally:
+        lab.down()
+
+
+def test_broker_restart_is_survived_without_repeats(own_lab, consumer_factory, unique_group):
+    from test_watch import _asg, _matches_callbacks, _rebalance_to, _wait
+
+    topic = f"t-{unique_group}"
+    create_topic(own_lab.bootstrap, topic, 4, 1, None)
+    g = unique_group
+    a = consumer_factory(g, topic, cluster=own_lab, name=f"{g}-a")
+    a.wait_assigned()
+    watch = WatchProcess(own_lab, g, "--interval", "0.2", "--timeout", "3")
+    try:
+        watch.wait_event(lambda e: e["event"] == "state" and e["state"] == "Stable", 30,
+                         "the first look")
+        own_lab.stop_node(1)
+        watch.err.wait(lambda line: "lost contact" in line, 60, "the lost-contact notice")
+        own_lab.start_node(1)
+        watch.err.wait(lambda line: "reconnected" in line, 90, "the reconnected notice")
+        a.wait_assigned(timeout=60)
+        b = consumer_factory(g, topic, cluster=own_lab, name=f"{g}-b")
+        _wait(lambda: b.member_id and len(b.assignment) == 2 and len(a.assignment) == 2, 90,
+              "a and b sharing the partitions")
+        i, r = _rebalance_to(watch, [a.member_id, b.member_id], 0, timeout=60)
+        _matches_callbacks(r, [a, b])
+        assert watch.stop() == 0
+    finally:
+        watch.stop()
+    err = watch.stderr()
+    assert err.count("lost contact") == 1 and err.count("reconnected") == 1, err
+    assert "Traceback" not in err
+    events = watch.events
+    told = [tuple(sorted((k, str(v)) for k, v in e.items() if k != "ts")) for e in events]
+    assert len(told) == len(set(told)), "an event was told twice"
+    chain = [e for e in events if e["event"] == "rebalance"]
+    for before, after in zip(chain, chain[1:]):
+        assert after["from_generation"] == before["to_generation"]
+        assert after["members_before"] == before["members_after"]
+    assert sum(len(_asg(v)) for v in chain[-1]["assignments"].values()) == 4
+
+
+@pytest.mark.cluster3
+def test_coordinator_failover_is_survived_without_repeats(kafka3, topic_factory,
+                                                          consumer_factory, unique_group):
+    """Three brokers: the group's coordinator stops; the watch finds the new one, tells
+    the group on (a member joining meanwhile), and exits 0 on SIGTERM, no event told
+    twice."""
+    import signal
+
+    from steer_support import describe as describe_json
+    from test_watch import _rebalance_to, _wait
+
+    topic = topic_factory(3, cluster=kafka3, replication=3)
+    g = unique_group
+    a = consumer_factory(g, topic, cluster=kafka3, name=f"{g}-a")
+    a.wait_assigned(count=3)
+    old = describe_json(kafka3, g)["coordinator"]["id"]
+    watch = WatchProcess(kafka3, g, "--interval", "0.2", "--duration", "60", "--timeout", "3")
+    try:
+        watch.wait_event(lambda e: e["event"] == "state" and e["state"] == "Stable", 30,
+                         "the first look")
+        kafka3.stop_node(old)
+        try:
+            b = consumer_factory(g, topic, cluster=kafka3, name=f"{g}-b")
+            _wait(lambda: b.member_id and a.member_id, 60, "member ids")
+            _rebalance_to(watch, [a.member_id, b.member_id], 0, timeout=60)
+            new = describe_json(kafka3, g)["coordinator"]["id"]
+            assert new != old
+        finally:
+            kafka3.start_node(old)
+        watch.proc.send_signal(signal.SIGTERM)
+        assert watch.wait(60) == 0
+    finally:
+        watch.stop()
+    events = watch.events
+    told = [tuple(sorted((k, str(v)) for k, v in e.items() if k != "ts")) for e in events]
+    assert len(told) == len(set(told)), "an event was told twice"
+    chain = [e for e in events if e["event"] == "rebalance"]
+    for before, after in zip(chain, chain[1:]):
+        assert after["from_generation"] == before["to_generation"]
+        assert after["members_before"] == before["members_after"]
+    assert watch.stderr().count("lost contact") <= 1

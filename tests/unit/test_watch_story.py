@@ -1,0 +1,202 @@
+"""Reasons a person can act on (observe/reasons.py) as the one story tells them, the
+watcher's special cases (static restart without a rebalance, classic generations the
+subscriptions do not carry, KIP-848 convergence), and observe/watch.py's loop on a fake
+cluster (Dead, faults told once, --max-rebalances)."""
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from groupctl.errors import NotFoundError, UnreachableError
+from groupctl.observe.describe import DescribeResult
+from groupctl.observe.model import GroupDescription, Member, TopicPartitions
+from groupctl.observe.story import RebalanceStory
+from groupctl.observe.watch import ConditionViolated, Watcher, WatchSettings
+
+
+def m(mid, *parts, topics=("t",), instance=None):
+    return Member(mid, client_id=f"c-{mid}", host="h", instance_id=instance,
+                  subscription={"topics": list(topics)},
+                  assignment=[TopicPartitions(t, list(p)) for t, p in parts])
+
+
+def classic(state, gen, *members):
+    return GroupDescription("g", type="classic", state=state, protocol="range",
+                            generation=gen, members=list(members))
+
+
+def reasons(story, *descs):
+    out = []
+    for d in descs:
+        out += [e.reason for e in story.observe(d, at=1.0) if e.KIND == "rebalance"]
+    return out
+
+
+def test_static_restart_subscription_and_new_partitions():
+    story = RebalanceStory("g", clock=lambda: 1.0)
+    story.observe(classic("Stable", 3, m("a", ("t", [0]), instance="i1"), m("b", ("t", [1]))))
+    assert reasons(story, classic("Stable", 4, m("a2", ("t", [0]), instance="i1"),
+                                  m("b", ("t", [1])))) == ["static member i1 restarted (new member id)"]
+    assert reasons(story, classic("Stable", 5, m("a2", ("t", [0]), instance="i1"),
+                                  m("b", ("t", [1]), ("u", [0]), topics=("t", "u")))) == [
+        "subscription of b changed (t -> t,u)"]
+    assert reasons(story, classic("Stable", 6, m("a2", ("t", [0, 2]), ("u", []), instance="i1"),
+                                  m("b", ("t", [1, 3]), ("u", [0]), topics=("t", "u")))) == [
+        "new partitions on t"]
+    assert reasons(story, classic("Stable", 7, m("a2", ("t", [0, 2]), instance="i1"),
+                                  m("b", ("t", [1, 3]), ("u", [0]), topics=("t", "u")))) == [
+        "rebalance with no membership change"]
+
+
+def test_static_member_replaced_without_a_rebalance():
+    story = RebalanceStory("g", clock=lambda: 1.0)
+    story.observe(classic("Stable", 3, m("a", ("t", [0]), instance="i1"), m("b", ("t", [1]))))
+    events = story.observe(classic("Stable", 3, m("a2", ("t", [0]), instance="i1"),
+                                   m("b", ("t", [1]))), at=2.0)
+    assert [(e.KIND, e.member_id) for e in events] == [("member_left", "a"), ("member_joined", "a2")]
+
+
+def test_classic_without_generations_is_noticed_by_its_members():
+    story = RebalanceStory("g", clock=lambda: 1.0)
+    story.observe(classic("Stable", None, m("a", ("t", [0, 1]))))
+    events = story.observe(classic("Stable", None, m("a", ("t", [0])), m("b", ("t", [1]))), at=2.0)
+    assert [e.KIND for e in events] == ["generation", "member_joined", "assignment",
+                                        "assignment", "rebalance"]
+    assert events[-1].reason == "member b (client c-b, host h) joined"
+
+
+def consumer(state, epoch, aepoch, *members):
+    return GroupDescription("g", type="consumer", state=state, group_epoch=epoch,
+                            assignment_epoch=aepoch, members=list(members))
+
+
+def cm(mid, current, target):
+    return Member(mid, client_id=mid, member_epoch=1,
+                  assignment=[TopicPartitions("t", current)],
+                  target_assignment=[TopicPartitions("t", target)])
+
+
+def test_kip848_epochs_then_one_rebalance_at_convergence():
+    story = RebalanceStory("g", clock=lambda: 1.0)
+    story.observe(consumer("Stable", 5, 5, cm("a", [0, 1], [0, 1])), at=1.0)
+    e1 = story.observe(consumer("Reconciling", 6, 6, cm("a", [0, 1], [0]), cm("b", [], [1])), at=2.0)
+    assert [e.KIND for e in e1] == ["state", "epoch"]
+    e2 = story.observe(consumer("Reconciling", 6, 6, cm("a", [0], [0]), cm("b", [], [1])), at=3.0)
+    assert e2 == []
+    e3 = story.observe(consumer("Stable", 6, 6, cm("a", [0], [0]), cm("b", [1], [1])), at=4.0)
+    kinds = [e.KIND for e in e3]
+    assert kinds == ["state", "member_joined", "assignment", "assignment", "rebalance"]
+    r = e3[-1]
+    assert (r.from_generation, r.to_generation, r.duration_ms) == (5, 6, 2000)
+    assert r.moved_partitions == 1 and r.reason == "member b (client b) joined"
+
+
+class FakeCluster:
+    cluster_id = "fake"
+
+    def __init__(self, rounds):
+        self.rounds = list(rounds)
+
+    def deadline(self, seconds):
+        return seconds
+
+
+def run_watcher(rounds, settings, monkeypatch):
+    cluster = FakeCluster(rounds)
+
+    async def fake_describe(cluster_, names, **kw):
+        item = cluster.rounds.pop(0) if cluster.rounds else cluster_.last
+        cluster_.last = item
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+    monkeypatch.setattr("groupctl.observe.describe.describe_groups", fake_describe)
+    events, notices = [], []
+    watcher = Watcher(cluster, settings, emit=events.append, notice=notices.append,
+                      clock=lambda: 1.0)
+
+    async def main():
+        return await watcher.run()
+
+    try:
+        code = asyncio.run(main())
+    except ConditionViolated as exc:
+        code = exc
+    return code, events, notices, watcher
+
+
+def ok(*descs):
+    return DescribeResult(list(descs), {})
+
+
+def test_watcher_tells_dead_and_faults_once(monkeypatch):
+    gone = DescribeResult([], {"g": NotFoundError("group 'g' does not exist")})
+    down = UnreachableError("no broker reachable")
+    rounds = [gone, ok(classic("Stable", 2, m("a", ("t", [0])))), down, down,
+              ok(classic("Stable", 3, m("a", ("t", [0])), m("b", ("t", [1]))))]
+    code, events, notices, watcher = run_watcher(
+        rounds, WatchSettings(groups=["g"], interval=0.01, duration=0.3), monkeypatch)
+    assert code == 0
+    kinds = [(e["event"], e.get("state") or e.get("reason")) for e in events
+             if e["event"] in ("state", "rebalance")]
+    assert kinds[:2] == [("state", "Dead"), ("state", "Stable")]
+    rebalances = [e for e in events if e["event"] == "rebalance"]
+    assert [(r["from_generation"], r["to_generation"]) for r in rebalances] == [(None, 2), (2, 3)]
+    assert all(e["source"] == "describe" and e["cluster"] == "fake" for e in events)
+    assert len([n for n in notices if "lost contact" in n]) == 1
+    assert len([n for n in notices if "reconnected" in n]) == 1
+    (summary,) = watcher.summaries()
+    assert summary["rebalances"] == 2 and summary["state"] == "Stable"
+
+
+def test_watcher_max_rebalances_stops_at_once(monkeypatch):
+    rounds = [ok(classic("Stable", g, *[m(f"m{i}", ("t", [i])) for i in range(g)]))
+              for g in range(1, 6)]
+    code, events, _, watcher = run_watcher(
+        rounds, WatchSettings(groups=["g"], interval=0.01, duration=5, max_rebalances=2),
+        monkeypatch)
+    assert isinstance(code, ConditionViolated) and code.exit_code == 8
+    assert len([e for e in events if e["event"] == "rebalance"]) == 3
+    assert "rebalanced 3 times" in str(code)
+
+
+def test_the_shared_live_view_shows_a_passive_watch():
+    import io
+
+    from rich.console import Console
+
+    from groupctl.events import envelope
+    from groupctl.render.watch import WatchModel, plain_line, render_models, summary_line
+
+    story = RebalanceStory("g", clock=lambda: 1.0)
+    story.observe(classic("Stable", 3, m("a", ("t", [0, 1]))), at=1.0)
+    events = [envelope(e, group="g", cluster=None, source="describe", at=2.0) for e in
+              story.observe(classic("Stable", 4, m("a", ("t", [0])), m("b", ("t", [1]))), at=2.0)]
+    model = WatchModel()
+    for e in events:
+        model.apply(e)
+    model.apply(envelope({"event": "probe", "action": "rejoining", "member_id": None,
+                          "error": "REBALANCE_IN_PROGRESS"}, group="g", cluster=None))
+    assert model.errors == deque_of()          # a routine rebalance is not an error
+    assert model.members == {"a": [{"topic": "t", "partitions": [0]}],
+                             "b": [{"topic": "t", "partitions": [1]}]}
+    assert model.gains["a"] == ([], [{"topic": "t", "partitions": [1]}])
+    out = io.StringIO()
+    Console(file=out, width=200).print(render_models({"g": model}, now=12.0))
+    text = out.getvalue()
+    assert "generation 4" in text and "members 2" in text and "10 s ago" in text
+    assert "member b (client c-b, host h) joined" in text
+    assert plain_line(events[-1]).startswith("1970-01-01T00:00:02.000Z g rebalance 3 -> 4")
+    assert summary_line({"group": "g", "state": "Stable", "rebalances": 2,
+                         "rebalancing_ms_total": 300, "rebalancing_ms_longest": 200,
+                         "flapping_members": ["x"]}) == (
+        "summary g: 2 rebalances, 300 ms rebalancing (longest 200 ms), state Stable, "
+        "flapping members: x")
+
+
+def deque_of():
+    from collections import deque
+
+    return deque(maxlen=6)
