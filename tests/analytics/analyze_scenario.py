@@ -144,8 +144,16 @@ def run_classic(lab, topic: str, group: str, workdir: Path, make_consumer) -> Cl
     rd = []
     step(lambda: rd.append(start_rdkafka_consumer(lab.bootstrap, group, topic, rd_log,
                                                   "rdkafka-debug")))
+    # The broker logs "Stabilized" as it answers the JoinGroups; each client logs its join
+    # when it reads that answer: wait for both clients' lines of generation 4 before the kill
+    # (on a loaded machine the Java consumer's line came after an immediate SIGKILL).
+    wait_until(lambda: f"generationId={gen}, " in log_text([java_log])
+               and f"JoinGroup response: GenerationId {gen}," in log_text([rd_log]),
+               60, f"both clients' join lines of generation {gen}")
     step(lambda: java[0].send_signal(signal.SIGKILL))
     java[0].wait(10)
+    wait_until(lambda: f"JoinGroup response: GenerationId {gen}," in log_text([rd_log]), 60,
+               f"the debug consumer's join line of generation {gen}")
     step(lambda: rd[0].send_signal(signal.SIGTERM))
     rd[0].wait(30)
     static = []
