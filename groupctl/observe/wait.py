@@ -187,7 +187,7 @@ async def wait_for(cluster, group: str, cond: Condition, *, interval: float, dea
                    clock, snapshot=None) -> Outcome:
     """Poll every `interval` s until `cond` holds or `deadline` (a client Deadline)
     passes; NotFoundError at once for a missing group under --must-exist."""
-    from ..errors import DeadlineError
+    from ..errors import DeadlineError, UnreachableError
     from .snapshot import group_snapshot
 
     snapshot = snapshot or group_snapshot
@@ -196,7 +196,9 @@ async def wait_for(cluster, group: str, cond: Condition, *, interval: float, dea
     while True:
         try:
             desc = await snapshot(cluster, group, offsets=cond.needs_offsets, deadline=deadline)
-        except DeadlineError:
+        except (DeadlineError, UnreachableError):
+            # a poll cut short by the deadline (while still connecting, it surfaces as
+            # unreachable) ends the wait as a timeout with the last state seen
             if tracker.last_verdict is None or not deadline.expired:
                 raise
             return Outcome(group, cond, False, tracker.last, tracker.last_verdict, clock() - started)

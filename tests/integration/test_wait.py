@@ -128,7 +128,7 @@ def test_consumer_group_epoch_and_max_lag(kafka, topic_factory, consumer_factory
     # 4 s once ran out while still connecting (exit 3 instead of 6)
     code, data, err = cli_json(kafka, "wait", group, "--max-lag", "10", "--interval", "0.2",
                                timeout=8)
-    assert code == 6 and data["failing"] == ["lag: want <= 10, is 30"] and data["lag_total"] == 30
+    assert code == 6 and data["failing"] == ["lag: want <= 10, is 30"] and data["lag_total"] == 30, err
     code, data, err = cli_json(kafka, "wait", group, "--max-lag", "30", "--state", "empty",
                                timeout=10)
     assert code == 0 and data["lag_total"] == 30, err
