@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from analyze_support import fixture_args, run
+from analyze_support import fixture_args
 
 from groupctl.analytics.standalone import StandaloneCluster
 
@@ -18,17 +18,23 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 TABLES = ("episodes", "metrics", "storms", "hourly", "flapping", "members", "files")
 
 
-def test_standalone_cluster_output_is_identical_to_local(spark, fixture_dir, tmp_path):
+def _analyze(fixture_dir, out, *extra: str) -> subprocess.CompletedProcess:
+    """groupctl in its own process: this test never shares the session's SparkSession, so
+    whatever goes wrong beside the standalone cluster cannot take the other tests down."""
+    return subprocess.run([sys.executable, "-m", "groupctl", "-o", "json",
+                           *fixture_args(fixture_dir, out), *extra],
+                          capture_output=True, text=True, timeout=840)
+
+
+def test_standalone_cluster_output_is_identical_to_local(fixture_dir, tmp_path):
     local_out, cluster_out = tmp_path / "local", tmp_path / "cluster"
-    code, local_json, stderr = run(["-o", "json", *fixture_args(fixture_dir, local_out)])
-    assert code == 0, stderr
+    local = _analyze(fixture_dir, local_out, "--master", "local[2]")
+    assert local.returncode == 0, local.stderr[-3000:]
+    local_json = local.stdout
     with StandaloneCluster(workers=2, root=tmp_path / "spark") as cluster:
         status = cluster.status()
         assert status["aliveworkers"] == 2 and status["status"] == "ALIVE"
-        proc = subprocess.run(
-            [sys.executable, "-m", "groupctl", "-o", "json",
-             *fixture_args(fixture_dir, cluster_out), "--master", cluster.url],
-            capture_output=True, text=True, timeout=840)
+        proc = _analyze(fixture_dir, cluster_out, "--master", cluster.url)
         assert proc.returncode == 0, proc.stderr[-3000:]
         apps = cluster.status()["completedapps"] + cluster.status()["activeapps"]
         assert any(app["name"] == "groupctl-analyze" for app in apps)
