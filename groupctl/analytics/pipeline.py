@@ -52,9 +52,12 @@ class Tables:
     cached: tuple = ()
 
     def release(self) -> None:
-        """Drop the cached DataFrames (a session that runs more jobs)."""
+        """Drop the checkpointed blocks (a session that runs more jobs): each cached
+        DataFrame is a LogicalRDD over the RDD its localCheckpoint() computed."""
         for df in self.cached:
-            df.unpersist()
+            plan = df._jdf.queryExecution().analyzed()
+            if plan.getClass().getSimpleName() == "LogicalRDD":
+                plan.rdd().unpersist(False)
 
     def named(self) -> dict:
         return {"episodes": self.episodes, "metrics": self.metrics, "storms": self.storms,
@@ -99,8 +102,12 @@ def analyze(spark, inputs: Inputs, options: Options = Options(),
     raw = empty_events(spark)
     for part in parts:
         raw = raw.unionByName(part)
-    # one pass over the input: events and damaged lines together, split after the cache
-    raw = raw.persist()
+    # One pass over the input: events and damaged lines together, split after it. A local
+    # checkpoint rather than persist(): every table below starts from the checkpoint's
+    # short plan instead of the extract's (regex CASEs per field), which each table
+    # would otherwise carry several times over - megabytes of plan per job, planned again
+    # for every job and kept in the driver's SQL history until its heap ran out.
+    raw = raw.localCheckpoint()
     is_bad = F.col("kind") == extract.UNPARSED
     files = (raw.groupBy("file").agg(F.sum((~is_bad).cast("long")).alias("events"),
                                      F.sum(is_bad.cast("long")).alias("unparsed"))
@@ -111,7 +118,7 @@ def analyze(spark, inputs: Inputs, options: Options = Options(),
     progress("building rebalance episodes")
     episodes = X.episodes(events)
     episodes, storms = X.storms(episodes, options.storm_count, options.storm_window_s)
-    episodes = episodes.orderBy("group", "started", "to_generation").persist()
+    episodes = episodes.orderBy("group", "started", "to_generation").localCheckpoint()  # same
     members = X.member_outcomes(events).orderBy("group", "ts", "member")
     flapping = X.flapping_members(events, options.flap_cycles)
     metrics = X.group_metrics(events, episodes, storms, flapping, members)

@@ -76,6 +76,8 @@ def build_session(master: str = "local[*]", *, progress: bool = False,
         "spark.ui.enabled": "false",
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.shuffle.partitions": "4",
+        # the SQL tab's history (plans of finished queries) has no reader with the UI off
+        "spark.sql.ui.retainedExecutions": "20",
         "spark.sql.adaptive.enabled": "true",
         "spark.driver.extraJavaOptions": java_opts,
         "spark.executor.extraJavaOptions": java_opts,
