@@ -15,10 +15,12 @@ ConsumerGroupDescribe snapshot here; this tells, as soon as a snapshot shows it:
   no snapshot caught it away (it reconciled within one poll interval) or the start was not
   seen (it was already reconciling when the watch began).
 
-A member is at its target when its current assignment equals its target and its member
-epoch caught up with the assignment epoch: a member that still holds partitions pending
-revocation keeps its old member epoch, and the broker may already list only the partitions
-it keeps as its current assignment.
+A member is away from its target when its current assignment differs from it, or when its
+target changed and its member epoch has not caught up with the assignment epoch yet; it is
+back when both hold (assignment equal, epoch caught up). The epoch matters because a member
+that still holds partitions pending revocation keeps its old member epoch, and a broker may
+list only the partitions it keeps as its current assignment (Kafka 4.3.1 lists them all,
+measured). An epoch bump that leaves a member's partitions and target alone is not told.
 """
 from __future__ import annotations
 

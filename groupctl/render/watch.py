@@ -228,7 +228,9 @@ def render_model(m: WatchModel, now: float | None = None):
                          r["ended"][11:23], str(r["duration_ms"]),
                          _show(None if r.get("members_after") is None else len(r["members_after"])),
                          _show(r.get("moved_partitions")), str(r.get("reason") or "")[:120])
-    diffs = Text("\n".join(f"gen {d.get('generation')}: +{_tps(d.get('added'))} "
+    diffs = Text("\n".join((f"gen {d.get('generation')}" if d.get("generation") is not None
+                            else f"member epoch {d.get('member_epoch')}")
+                           + f": +{_tps(d.get('added'))} "
                            f"-{_tps(d.get('revoked'))}" for d in m.diffs) or "(no assignment yet)")
     errors = Text("\n".join(m.errors) or "(no errors)", style="red" if m.errors else "dim")
     if m.member_id is None and not m.errors and not m.diffs:   # the passive watch
