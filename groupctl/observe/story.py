@@ -163,7 +163,7 @@ class RebalanceStory:
         a new member id) are told as member_left / member_joined."""
         at = self.clock() if at is None else at
         events = self.state(desc.state, at=at)
-        told = self.report_assignments and (desc.type == CONSUMER or desc.group_epoch is not None)
+        told = self.report_assignments and desc.type == CONSUMER   # KIP-848 reconciliation
         if desc.type == CONSUMER or desc.group_epoch is not None:
             events += self._epoch(desc, at)
         if told:   # each member as it converges, with its reconciliation time

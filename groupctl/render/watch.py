@@ -209,7 +209,7 @@ def render_model(m: WatchModel, now: float | None = None):
     members.add_column("assignment")
     members.add_column("last gained")
     members.add_column("last lost")
-    epochs = bool(m.targets) or m.epochs is not None
+    epochs = bool(m.targets)
     if epochs:   # KIP-848: each member converges on its own toward its target
         members.add_column("target")
         members.add_column("reconciled in")
