@@ -72,7 +72,14 @@ def join(
     JoinGroup; a new group with classic unless --protocol consumer. In a consumer group the
     one-shot join waits until its assignment is acknowledged and prints the group epoch,
     the assignment epoch, its member epoch and its assignment; it leaves with member epoch
-    -1 (a static member, --instance-id, with -2: its partitions wait for it)."""
+    -1 (a static member, --instance-id, with -2: its partitions wait for it).
+
+    --watch tells the rebalance story the passive `watch` tells, through the same code:
+    every member's assignment diff (classic: from a describe in each generation; consumer
+    groups: every member's current vs target assignment as each converges, with its
+    reconciliation time, `reconciled_ms`, from the target being set to the member holding
+    it). A routine REBALANCE_IN_PROGRESS on the heartbeat is how a classic member learns of
+    a rebalance: it is in the events, not shown as an error."""
     from ..coordinator.probe import ProbeSettings
 
     env = env_of(ctx)

@@ -8,7 +8,9 @@ This view feeds the RebalanceStory:
 - the group state the member's own state implies (JOINING -> PreparingRebalance, ASSIGNING /
   AWAITING_SYNC -> CompletingRebalance, STABLE -> Stable), with the member state in the
   extra field `member_state`;
-- after each synced generation, the member list and every member's assignment: from a
+- after each synced generation, the member list and every member's assignment (told as
+  per-member `assignment` diffs, as the passive watch tells them; the probe's own is left
+  to its member, which saw it first-hand): from a
   describe (an observe.model GroupDescription) taken while the probe is still in that
   generation and the group is Stable; the leader also knows them from its JoinGroup and its
   own assignment, which wins for assignments and stands in when the describe raced with the
@@ -23,7 +25,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from ..events import Event, GenerationStarted, ProbeAction, tp_list
+from ..events import AssignmentChanged, Event, GenerationStarted, ProbeAction, tp_list
 from ..observe.model import GroupDescription, Member, TopicPartitions
 from ..observe.story import RebalanceStory
 
@@ -35,13 +37,14 @@ class _Pending:
     ended: float
     reason: str
     leader_members: GroupDescription | None = None
+    own_id: str | None = None
 
 
 class GroupView:
     def __init__(self, group: str, *, clock: Callable[[], float] = time.time):
         self.group = group
         self.story = RebalanceStory(group, clock=clock, report_generations=False,
-                                    report_assignments=False)
+                                    report_assignments=True)
         self.stable_generation: int | None = None
         self.leader_members: list[dict] | None = None          # decoded subscriptions
         self.own_assignment: dict[str, list[int]] = {}
@@ -114,7 +117,8 @@ class GroupView:
             self.leader_members = None
             self.leader_assignment = None
         self._pending = _Pending(gen, self.story.round_started, now,
-                                 self.story.reason or "probe joined", leader_view)
+                                 self.story.reason or "probe joined", leader_view,
+                                 member.member_id or None)
         self.story.reason = None
 
     def described(self, generation: int, described: GroupDescription | None) -> None:
@@ -132,16 +136,19 @@ class GroupView:
                 replace(m, assignment=exact[m.member_id]) if m.member_id in exact else m
                 for m in described.members])
         started = p.started if p.started is not None else p.ended
-        self._events += self.story.settled(after, generation=generation, started=started,
-                                           ended=p.ended, reason=p.reason)
+        self._events += [e for e in self.story.settled(after, generation=generation,
+                                                       started=started, ended=p.ended,
+                                                       reason=p.reason)
+                         if not (isinstance(e, AssignmentChanged) and e.member_id == p.own_id)]
         self._pending = None
 
     # ---- KIP-848 groups: told from ConsumerGroupDescribe snapshots ----------------------
     def follow_epochs(self, described: GroupDescription | None) -> None:
         """The probe's member is broker-assigned (KIP-848): the story is told from the
         group's snapshots (`observed`), as the passive watcher tells it, with epochs and
-        every member's assignment, starting from the group as described before joining."""
-        self.story.report_generations = self.story.report_assignments = True
+        every member's assignment as it converges (current vs target, reconciliation time),
+        starting from the group as described before joining."""
+        self.story.report_generations = True
         if described is not None and described.group_epoch is not None:
             self.story.generation = described.group_epoch
 

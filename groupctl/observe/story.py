@@ -29,6 +29,7 @@ from ..events import (
     AssignmentChanged, EpochChanged, Event, GenerationStarted, MemberJoined, MemberLeft,
     Rebalanced, StateChanged, iso_ts, moved_partitions, tp_list,
 )
+from .convergence import Convergence
 from .model import CONSUMER, REBALANCING_STATES, GroupDescription, Member
 from .reasons import explain
 
@@ -80,6 +81,7 @@ class RebalanceStory:
         self.round_started: float | None = None
         self.reason: str | None = None
         self.epochs: tuple | None = None            # consumer groups: (group, assignment)
+        self.convergence = Convergence()            # consumer groups: member by member
 
     # ---- inputs --------------------------------------------------------------------------
     def baseline(self, desc: GroupDescription | None) -> None:
@@ -109,13 +111,15 @@ class RebalanceStory:
     def settled(self, desc: GroupDescription | None, *, generation: int | None,
                 started: float | None = None, ended: float | None = None,
                 reason: str | None = None, group_epoch: int | None = None,
-                assignment_epoch: int | None = None, announce: bool = True) -> list[Event]:
+                assignment_epoch: int | None = None, announce: bool = True,
+                members_told: bool = False) -> list[Event]:
         """A settled generation (or epoch): members and assignments from `desc` (None: not
         known). `started`/`ended` default to the round's start and now. The reason is what
         changed between the members before and after (reasons.explain); `reason` (or one
         noted) is how the observer noticed, used when the members are not known.
         `announce=False`: the `epoch` event was already told (the watcher tells each
-        epoch as it moves)."""
+        epoch as it moves). `members_told`: members joined / left and their assignments
+        were already told as the snapshots showed them (KIP-848: observe.convergence)."""
         ended = self.clock() if ended is None else ended
         explicit_round = started
         started = started if started is not None else (
@@ -128,10 +132,10 @@ class RebalanceStory:
             else:
                 events.append(GenerationStarted(generation, desc.protocol if desc else None,
                                                 members=None if after is None else sorted(after)))
-        if after is not None and before is not None:
+        if after is not None and before is not None and not members_told:
             events += [MemberJoined(**after[m].identity()) for m in sorted(set(after) - set(before))]
             events += [MemberLeft(**before[m].identity()) for m in sorted(set(before) - set(after))]
-        if self.report_assignments and after is not None:
+        if self.report_assignments and after is not None and not members_told:
             events += _assignment_changes(before or {}, after, generation)
         events.append(Rebalanced(
             from_generation=self.generation, to_generation=generation,
@@ -159,8 +163,12 @@ class RebalanceStory:
         a new member id) are told as member_left / member_joined."""
         at = self.clock() if at is None else at
         events = self.state(desc.state, at=at)
+        told = self.report_assignments and desc.type == CONSUMER   # KIP-848 reconciliation
         if desc.type == CONSUMER or desc.group_epoch is not None:
             events += self._epoch(desc, at)
+        if told:   # each member as it converges, with its reconciliation time
+            self.convergence.seed(self.members)
+            events += self.convergence.observe(desc, at)
         if desc.state not in SETTLED_STATES or not _converged(desc):
             return events
         now = members_of(desc)
@@ -174,8 +182,10 @@ class RebalanceStory:
             return events + self.settled(desc, generation=mark, ended=at,
                                          group_epoch=desc.group_epoch,
                                          assignment_epoch=desc.assignment_epoch,
-                                         announce=desc.group_epoch is None)
-        if self.members is not None and _replaced_in_place(self.members, now):
+                                         announce=desc.group_epoch is None, members_told=told)
+        if told:
+            self.members = now   # joins and leaves without a new epoch were told already
+        elif self.members is not None and _replaced_in_place(self.members, now):
             before, self.members = self.members, now
             events += [MemberLeft(**before[m].identity()) for m in sorted(set(before) - set(now))]
             events += [MemberJoined(**now[m].identity()) for m in sorted(set(now) - set(before))]

@@ -7,9 +7,13 @@ renderer for both: the probe's view is the passive one plus its own member).
 - `-o ndjson`: each event as one JSON line on stdout, flushed per line.
 - table/wide on a terminal: a rich Live view, one WatchModel per group -> render_model:
   a header (state, generation or epochs, members, time since the last rebalance), the
-  members with their assignments and what each gained / lost in the last rebalance, the
-  probe's heartbeat errors as they happen (join --watch), and a timeline of rebalances
-  (time, from -> to, duration, members, moved partitions, reason).
+  members with their assignments and what each gained / lost in the last rebalance (for
+  KIP-848 groups also each member's target and its reconciliation time, or "reconciling"
+  while its current assignment is short of its target), the probe's heartbeat errors as
+  they happen (join --watch; a routine REBALANCE_IN_PROGRESS is how a classic member learns
+  of a rebalance, not an error), and a timeline of rebalances (time, from -> to, duration,
+  members, moved partitions, reason). The probe's view is the passive one: the other
+  members' `assignment` events fill the members table; its own fill its own pane.
 - table/wide into a pipe or file (and json/yaml): one plain line per event.
 - `--record FILE`: the same ndjson lines into FILE, beside whichever view runs.
 """
@@ -19,7 +23,11 @@ import contextlib
 from collections import deque
 from dataclasses import dataclass, field
 
+from ..protocol.errors import ErrorCode
 from .output import NdjsonWriter
+
+# answers a member meets in every rebalance: steps of the protocol, not errors to show
+ROUTINE_ERRORS = (ErrorCode.REBALANCE_IN_PROGRESS.name, ErrorCode.MEMBER_ID_REQUIRED.name)
 
 
 def _show(value) -> str:
@@ -47,9 +55,12 @@ def plain_line(e: dict) -> str:
                 + (f" members={len(members)}" if members is not None else ""))
     elif kind == "assignment":
         text = (f"assignment gen {e.get('generation')}"
-                + (f" {e['member_id']}" if e.get("source") == "describe" else "")
+                + (f" {e['member_id']}" if e.get("member_id") else "")
                 + f": {_tps(e.get('assigned'))} "
-                f"added={_tps(e.get('added'))} revoked={_tps(e.get('revoked'))}")
+                f"added={_tps(e.get('added'))} revoked={_tps(e.get('revoked'))}"
+                + (f" target={_tps(e['target'])}" if "target" in e else "")
+                + (f" reconciled in {e['reconciled_ms']} ms"
+                   if e.get("reconciled_ms") is not None else ""))
     elif kind == "rebalance":
         text = (f"rebalance {_show(e.get('from_generation'))} -> {e['to_generation']} in "
                 f"{e['duration_ms']} ms, members {len(e.get('members_after') or [])}, "
@@ -89,6 +100,8 @@ class WatchModel:
     member_epoch: int | None = None                         # a KIP-848 probe's own
     last_rebalance: str | None = None                       # its end, ISO
     gains: dict[str, tuple] = field(default_factory=dict)   # member -> (added, revoked)
+    targets: dict[str, list | None] = field(default_factory=dict)  # KIP-848: member -> target
+    reconciled: dict[str, int | None] = field(default_factory=dict)  # member -> last time, ms
 
     @property
     def group_epoch(self) -> int | None:
@@ -108,19 +121,19 @@ class WatchModel:
         elif kind == "member_joined":
             self.members.setdefault(e["member_id"], None)
         elif kind == "member_left":
-            self.members.pop(e["member_id"], None)
-            self.gains.pop(e["member_id"], None)
+            for table in (self.members, self.gains, self.targets, self.reconciled):
+                table.pop(e["member_id"], None)
         elif kind == "generation":
             self.generation, self.protocol, self.leader = e["generation"], e.get("protocol"), e.get("leader")
         elif kind == "probe":
             self.member_id = e.get("member_id") or self.member_id
             if e["action"] in ("left", "fenced", "failed"):
                 self.member_state = e["action"].upper()
-            routine = "REBALANCE_IN_PROGRESS" in (e.get("error") or "")  # a rebalance, not an error
+            routine = any(r in (e.get("error") or "") for r in ROUTINE_ERRORS)
             if e["action"] in ("heartbeat_error", "rejoining", "fenced", "failed") and e.get("error") \
                     and not routine:
                 self.errors.append(f"{e['ts'][11:23]} {e['action']}: {e['error']}")
-        elif kind == "error":
+        elif kind == "error" and e.get("name") not in ROUTINE_ERRORS:
             self.errors.append(f"{e['ts'][11:23]} {e['api']}: {e['name']} ({e['code']})")
         elif kind == "rebalance":
             self.members = dict(e.get("assignments") or {m: None for m in e.get("members_after") or []})
@@ -128,14 +141,40 @@ class WatchModel:
             self.last_rebalance = e.get("ended")
             self.timeline.append(e)
         elif kind == "assignment":
-            if e.get("member_id") is not None and e.get("source") == "describe":
-                self.members[e["member_id"]] = e.get("assigned")
-                self.gains[e["member_id"]] = (e.get("added"), e.get("revoked"))
-            else:
-                self.diffs.append(e)
+            self._assignment(e)
         if kind == "probe" and "member_epoch" in e:   # a KIP-848 probe: its own state
             self.member_epoch = e.get("member_epoch")
             self.member_state = _EPOCH_MEMBER_STATES.get(e["action"], self.member_state)
+
+
+    def _assignment(self, e: dict) -> None:
+        """A member's assignment: the group's story (passive, or the probe's view of the
+        others; KIP-848: every member, with its target) fills the members table; the
+        probe's own member's event (source probe, its own id, no target) its own pane."""
+        mid = e.get("member_id")
+        own = e.get("source") != "describe" and "target" not in e and (
+            mid is None or mid == self.member_id)
+        if own:
+            self.diffs.append(e)
+            return
+        self.members[mid] = e.get("assigned")
+        self.gains[mid] = (e.get("added"), e.get("revoked"))
+        if "target" in e:
+            self.targets[mid] = e.get("target")
+            if e.get("reconciled_ms") is not None:
+                self.reconciled[mid] = e["reconciled_ms"]
+
+    def reconciliation(self, mid: str) -> str:
+        """The members table's reconciliation column."""
+        target = self.targets.get(mid)
+        if target is not None and _tp_set(target) != _tp_set(self.members.get(mid)):
+            return "reconciling"
+        ms = self.reconciled.get(mid)
+        return "-" if ms is None else f"{ms} ms"
+
+
+def _tp_set(items) -> set:
+    return {(i["topic"], p) for i in items or () for p in i["partitions"]}
 
 
 _EPOCH_MEMBER_STATES = {"joined": "JOINING", "acknowledged": "STABLE", "rejoining": "JOINING",
@@ -170,10 +209,17 @@ def render_model(m: WatchModel, now: float | None = None):
     members.add_column("assignment")
     members.add_column("last gained")
     members.add_column("last lost")
+    epochs = bool(m.targets)
+    if epochs:   # KIP-848: each member converges on its own toward its target
+        members.add_column("target")
+        members.add_column("reconciled in")
     for mid, asg in sorted(m.members.items()):
         added, revoked = m.gains.get(mid, (None, None))
-        members.add_row(mid + (" (probe)" if mid == m.member_id else ""), _tps(asg),
-                        _tps(added), _tps(revoked))
+        row = [mid + (" (probe)" if mid == m.member_id else ""), _tps(asg),
+               _tps(added), _tps(revoked)]
+        if epochs:
+            row += [_tps(m.targets.get(mid)), m.reconciliation(mid)]
+        members.add_row(*row)
     timeline = Table(title="rebalances", expand=False)
     for col in ("from", "to", "ended", "ms", "members", "moved", "reason"):
         timeline.add_column(col)
@@ -182,7 +228,9 @@ def render_model(m: WatchModel, now: float | None = None):
                          r["ended"][11:23], str(r["duration_ms"]),
                          _show(None if r.get("members_after") is None else len(r["members_after"])),
                          _show(r.get("moved_partitions")), str(r.get("reason") or "")[:120])
-    diffs = Text("\n".join(f"gen {d.get('generation')}: +{_tps(d.get('added'))} "
+    diffs = Text("\n".join((f"gen {d.get('generation')}" if d.get("generation") is not None
+                            else f"member epoch {d.get('member_epoch')}")
+                           + f": +{_tps(d.get('added'))} "
                            f"-{_tps(d.get('revoked'))}" for d in m.diffs) or "(no assignment yet)")
     errors = Text("\n".join(m.errors) or "(no errors)", style="red" if m.errors else "dim")
     if m.member_id is None and not m.errors and not m.diffs:   # the passive watch

@@ -142,13 +142,15 @@ def test_subscribed_probe_hands_partitions_on_cooperatively(kafka, topic_factory
     every = frozenset((topic, p) for p in range(4))
     probe = ProbeThread(kafka, unique_group, topics=[topic], assignor="cooperative-sticky").start()
     try:
-        first = probe.wait_event(lambda e: e["event"] == "assignment" and e["assigned"], 20,
+        first = probe.wait_event(lambda e: e["event"] == "assignment" and e["assigned"]
+                                 and e["member_id"] == probe.member_id, 20,
                                  "the probe's first assignment")
         assert frozenset((tp["topic"], p) for tp in first["assigned"]
                          for p in tp["partitions"]) == every
         c = consumer_factory(unique_group, topic, assignor="cooperative-sticky")
         c.wait_assigned(count=2, timeout=30)
-        revoked = probe.wait_event(lambda e: e["event"] == "assignment" and e["revoked"], 20,
+        revoked = probe.wait_event(lambda e: e["event"] == "assignment" and e["revoked"]
+                                   and e["member_id"] == probe.member_id, 20,
                                    "the probe's revocation")
         rejoin = probe.wait_event(lambda e: e["event"] == "probe" and e["action"] == "rejoining"
                                   and "cooperative" in (e.get("reason") or ""), 20,

@@ -39,7 +39,8 @@ def test_restart_with_same_instance_id_costs_no_rebalance(kafka, topic_factory, 
     second = ProbeThread(kafka, unique_group, instance_id="probe-static").start()
     try:
         gen_event = second.wait_event(lambda e: e["event"] == "generation", 20, "a generation")
-        second.wait_event(lambda e: e["event"] == "assignment", 20, "the sync")
+        second.wait_event(lambda e: e["event"] == "assignment"
+                          and e["member_id"] == second.member_id, 20, "the sync")
         assert gen_event["generation"] == generation  # same generation: no rebalance
         assert second.member_id != old_id
         assert _static_members(kafka, unique_group) == {"probe-static": second.member_id}
@@ -64,7 +65,8 @@ def test_second_probe_with_same_instance_id_fences_the_first(kafka, unique_group
                         "the first static probe in the group")
     second = ProbeThread(kafka, unique_group, instance_id="fence-me").start()
     try:
-        second.wait_event(lambda e: e["event"] == "assignment", 20, "the second probe synced")
+        second.wait_event(lambda e: e["event"] == "assignment"
+                          and e["member_id"] == second.member_id, 20, "the second probe synced")
         first.join(15)
         assert not first.is_alive(), "the fenced probe did not exit"
         assert result == [ExitCode.KAFKA_ERROR]

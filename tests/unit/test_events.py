@@ -93,7 +93,13 @@ def test_group_view_derives_rebalances_and_membership_changes():
     view.synced(FakeMember(S.STABLE, 1), {}, 100.0)
     view.described(1, described(("me", b""), ("c1", asg(t=[0, 1]))))
     events = bodies(view.poll_events())
-    assert [e["event"] for e in events] == ["rebalance"]
+    # every other member's assignment, as the passive watch tells it (the probe's own is
+    # its member's event)
+    assert [e["event"] for e in events] == ["assignment", "rebalance"]
+    assert events[0] == {"event": "assignment", "member_id": "c1", "generation": 1,
+                         "assigned": [{"topic": "t", "partitions": [0, 1]}],
+                         "added": [{"topic": "t", "partitions": [0, 1]}], "revoked": []}
+    events = events[1:]
     assert events[0]["members_after"] == ["c1", "me"] and events[0]["from_generation"] is None
     assert events[0]["moved_partitions"] is None  # nothing known before the probe joined
 
@@ -103,10 +109,13 @@ def test_group_view_derives_rebalances_and_membership_changes():
     view.synced(FakeMember(S.STABLE, 2), {}, 101.5)
     view.described(2, described(("me", b""), ("c2", asg(t=[0, 1]))))
     events = bodies(view.poll_events())
-    assert [e["event"] for e in events] == ["member_joined", "member_left", "rebalance"]
+    assert [e["event"] for e in events] == ["member_joined", "member_left", "assignment",
+                                            "rebalance"]
     assert events[0]["member_id"] == "c2" and events[0]["client_id"] == "client-c2"
     assert events[1]["member_id"] == "c1"
-    r = events[2]
+    assert (events[2]["member_id"], events[2]["generation"], events[2]["added"]) == (
+        "c2", 2, [{"topic": "t", "partitions": [0, 1]}])
+    r = events[3]
     assert (r["from_generation"], r["to_generation"]) == (1, 2)
     assert r["members_before"] == ["c1", "me"] and r["members_after"] == ["c2", "me"]
     # why it happened (what changed), not how the probe noticed (REBALANCE_IN_PROGRESS)
@@ -124,7 +133,9 @@ def test_group_view_leader_falls_back_to_its_own_knowledge():
     view.leader_assigned(3, {"me": {}, "c1": {"t": [0]}})
     view.synced(FakeMember(S.STABLE, 3, leader="me", members=members), {}, 5.0)
     view.described(3, None)  # the describe raced with the next rebalance
-    (r,) = bodies(view.poll_events())
+    c1, r = bodies(view.poll_events())
+    assert (c1["event"], c1["member_id"], c1["assigned"]) == (
+        "assignment", "c1", [{"topic": "t", "partitions": [0]}])
     assert r["members_after"] == ["c1", "me"]
     assert r["assignments"] == {"c1": [{"topic": "t", "partitions": [0]}], "me": []}
 

@@ -71,25 +71,50 @@ def consumer(state, epoch, aepoch, *members):
                             assignment_epoch=aepoch, members=list(members))
 
 
-def cm(mid, current, target):
-    return Member(mid, client_id=mid, member_epoch=1,
+def cm(mid, current, target, epoch=1):
+    return Member(mid, client_id=mid, member_epoch=epoch,
                   assignment=[TopicPartitions("t", current)],
                   target_assignment=[TopicPartitions("t", target)])
 
 
 def test_kip848_epochs_then_one_rebalance_at_convergence():
+    """Each member is told as it converges (current vs target, reconciliation time: from
+    the first snapshot that showed it away from its target to the first that showed it
+    there, its member epoch caught up); one rebalance once all are there."""
     story = RebalanceStory("g", clock=lambda: 1.0)
-    story.observe(consumer("Stable", 5, 5, cm("a", [0, 1], [0, 1])), at=1.0)
-    e1 = story.observe(consumer("Reconciling", 6, 6, cm("a", [0, 1], [0]), cm("b", [], [1])), at=2.0)
-    assert [e.KIND for e in e1] == ["state", "epoch"]
-    e2 = story.observe(consumer("Reconciling", 6, 6, cm("a", [0], [0]), cm("b", [], [1])), at=3.0)
-    assert e2 == []
-    e3 = story.observe(consumer("Stable", 6, 6, cm("a", [0], [0]), cm("b", [1], [1])), at=4.0)
+    assert [e.KIND for e in story.observe(consumer("Stable", 5, 5, cm("a", [0, 1], [0, 1], 5)),
+                                          at=1.0)] == ["state"]
+    e1 = story.observe(consumer("Reconciling", 6, 6, cm("a", [0, 1], [0], 5),
+                                cm("b", [], [1], 6)), at=2.0)
+    assert [e.KIND for e in e1] == ["state", "epoch", "assignment", "member_joined",
+                                    "assignment"]
+    t = [{"topic": "t", "partitions": [0]}]
+    u = [{"topic": "t", "partitions": [1]}]
+    a1, b1 = e1[2].to_dict(), e1[4].to_dict()
+    assert a1 == {"event": "assignment", "member_id": "a", "generation": 6,
+                  "assigned": [{"topic": "t", "partitions": [0, 1]}], "added": [], "revoked": [],
+                  "target": t, "reconciled_ms": None}
+    assert (b1["assigned"], b1["added"], b1["target"], b1["reconciled_ms"]) == ([], [], u, None)
+    # a gave partition 1 up but its member epoch still lags: not there yet, nothing to tell
+    assert story.observe(consumer("Reconciling", 6, 6, cm("a", [0], [0], 5),
+                                  cm("b", [], [1], 6)), at=2.5)[0].to_dict()["revoked"] == u
+    e2 = story.observe(consumer("Reconciling", 6, 6, cm("a", [0], [0], 6), cm("b", [], [1], 6)),
+                       at=3.0)
+    assert [(e.KIND, e.member_id, e.reconciled_ms) for e in e2] == [("assignment", "a", 1000)]
+    e3 = story.observe(consumer("Stable", 6, 6, cm("a", [0], [0], 6), cm("b", [1], [1], 6)), at=4.0)
     kinds = [e.KIND for e in e3]
-    assert kinds == ["state", "member_joined", "assignment", "assignment", "rebalance"]
+    assert kinds == ["state", "assignment", "rebalance"]
+    assert (e3[1].member_id, e3[1].added, e3[1].reconciled_ms) == ("b", u, 2000)
     r = e3[-1]
     assert (r.from_generation, r.to_generation, r.duration_ms) == (5, 6, 2000)
     assert r.moved_partitions == 1 and r.reason == "member b (client b) joined"
+    # a member seen at its target at once (it reconciled within one poll): no time
+    e4 = story.observe(consumer("Stable", 7, 7, cm("a", [0, 1], [0, 1], 7)), at=5.0)
+    assert [(e.KIND, getattr(e, "member_id", None)) for e in e4] == [
+        ("epoch", None), ("member_left", "b"), ("assignment", "a"), ("rebalance", None)]
+    asg = [e for e in e4 if e.KIND == "assignment"]
+    assert [(e.member_id, e.added, e.reconciled_ms) for e in asg] == [("a", u, None)]
+    assert e4[-1].KIND == "rebalance" and e4[-1].reason == "member b (client b) left or expired"
 
 
 class FakeCluster:

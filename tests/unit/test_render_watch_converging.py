@@ -1,0 +1,100 @@
+"""The live view and plain lines of the one story as both observers tell it: KIP-848
+members converging (current vs target, reconciliation time), the classic probe's view of
+the other members, and routine answers that are not errors. Also observe.convergence's
+edge cases."""
+from __future__ import annotations
+
+from rich.console import Console
+
+from groupctl.events import envelope
+from groupctl.observe.convergence import Converging, Convergence
+from groupctl.observe.model import GroupDescription, Member, TopicPartitions
+from groupctl.protocol.errors import ErrorCode
+from groupctl.render.watch import WatchModel, plain_line, render_model
+
+T0 = [{"topic": "t", "partitions": [0]}]
+T01 = [{"topic": "t", "partitions": [0, 1]}]
+T1 = [{"topic": "t", "partitions": [1]}]
+
+
+def wrap(event, source="describe"):
+    return envelope(event, group="g", cluster=None, source=source, at=0.0)
+
+
+def text(model) -> str:
+    console = Console(width=220, record=True, color_system=None)
+    console.print(render_model(model))
+    return console.export_text()
+
+
+def test_plain_line_of_a_converging_member():
+    e = wrap(Converging("a", 6, T0, [], T1, target=T0, reconciled_ms=1500))
+    line = plain_line(e)
+    assert line.endswith("g assignment gen 6 a: t:0 added=(none) revoked=t:1 target=t:0 "
+                         "reconciled in 1500 ms")
+    assert "reconciled" not in plain_line(wrap(Converging("a", 6, T01, [], [], target=T0)))
+
+
+def test_the_live_view_shows_target_and_reconciliation():
+    m = WatchModel()
+    m.apply(wrap({"event": "epoch", "group_epoch": 6, "assignment_epoch": 6}))
+    m.apply(wrap(Converging("a", 6, T01, [], [], target=T0)))
+    m.apply(wrap(Converging("b", 6, [], [], [], target=T1)))
+    assert (m.reconciliation("a"), m.reconciliation("b")) == ("reconciling", "reconciling")
+    out = text(m)
+    assert "target" in out and "reconciled in" in out and "reconciling" in out
+    m.apply(wrap(Converging("a", 6, T0, [], T1, target=T0, reconciled_ms=2000)))
+    m.apply(wrap(Converging("b", 6, T1, T1, [], target=T1, reconciled_ms=None)))
+    assert (m.reconciliation("a"), m.reconciliation("b")) == ("2000 ms", "-")
+    assert m.members == {"a": T0, "b": T1} and m.gains["a"] == ([], T1)
+    m.apply(wrap({"event": "member_left", "member_id": "a"}))
+    assert "a" not in m.targets and "a" not in m.reconciled
+
+
+def test_the_probe_view_fills_the_members_table_and_hides_routine_errors():
+    m = WatchModel()
+    m.apply(wrap({"event": "probe", "action": "joined", "member_id": "me", "generation": 1},
+                 "probe"))
+    m.apply(wrap({"event": "assignment", "member_id": "c1", "generation": 2, "assigned": T0,
+                  "added": T0, "revoked": []}, "probe"))
+    m.apply(wrap({"event": "assignment", "member_id": "me", "generation": 2, "assigned": [],
+                  "added": [], "revoked": []}, "probe"))
+    m.apply(wrap({"event": "error", "api": "Heartbeat", "code": ErrorCode.REBALANCE_IN_PROGRESS,
+                  "name": "REBALANCE_IN_PROGRESS", "retriable": False}, "probe"))
+    m.apply(wrap({"event": "probe", "action": "rejoining", "member_id": "me", "generation": 2,
+                  "error": "REBALANCE_IN_PROGRESS"}, "probe"))
+    assert m.members == {"c1": T0} and m.gains["c1"] == (T0, [])
+    assert [d["member_id"] for d in m.diffs] == ["me"] and list(m.errors) == []
+    assert "target" not in text(m)    # a classic group: no target column
+    m.apply(wrap({"event": "error", "api": "Heartbeat", "code": ErrorCode.NOT_COORDINATOR,
+                  "name": "NOT_COORDINATOR",
+                  "retriable": True}, "probe"))
+    assert len(m.errors) == 1 and "NOT_COORDINATOR" in text(m)
+
+
+def cg(epoch, *members):
+    return GroupDescription("g", type="consumer", state="Reconciling", group_epoch=epoch,
+                            assignment_epoch=epoch, members=list(members))
+
+
+def mem(mid, current, target, epoch):
+    return Member(mid, client_id=mid, member_epoch=epoch,
+                  assignment=[TopicPartitions("t", current)],
+                  target_assignment=[TopicPartitions("t", target)])
+
+
+def test_convergence_first_look_mid_reconciliation_and_a_moving_target():
+    c = Convergence()
+    assert c.observe(cg(6, mem("a", [0, 1], [0], 5)), 1.0) == []   # already away: start unseen
+    (e,) = c.observe(cg(6, mem("a", [0], [0], 6)), 2.0)
+    assert (e.revoked, e.reconciled_ms) == (T1, None)
+    # the target moves while the member is still short of the first one: timed from the
+    # first snapshot that showed it away
+    assert c.observe(cg(7, mem("a", [0], [0, 1], 6)), 3.0)[0].reconciled_ms is None
+    assert c.observe(cg(8, mem("a", [0], [0, 1, 2], 7)), 4.0)[0].target == [
+        {"topic": "t", "partitions": [0, 1, 2]}]
+    (e,) = c.observe(cg(8, mem("a", [0, 1, 2], [0, 1, 2], 8)), 5.5)
+    assert (e.added, e.reconciled_ms) == ([{"topic": "t", "partitions": [1, 2]}], 2500)
+    # an epoch bump that leaves the member's partitions alone is not told
+    assert c.observe(cg(9, mem("a", [0, 1, 2], [0, 1, 2], 8)), 6.0) == []
+    assert c.observe(cg(9, mem("a", [0, 1, 2], [0, 1, 2], 9)), 6.5) == []
