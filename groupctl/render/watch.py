@@ -33,6 +33,16 @@ def _tps(items) -> str:
                     for i in items) or "(none)"
 
 
+def _tasks(tasks: dict | None) -> str:
+    """A streams member's tasks as StreamsGroupCommand shows them: `ACTIVE: 0:[0,1]; ...`."""
+    if tasks is None:
+        return "-"
+    parts = [f"{kind.upper()}: " + "; ".join(
+        f"{t['subtopology_id']}:[{','.join(str(p) for p in t['partitions'])}]" for t in ts)
+        for kind, ts in tasks.items() if ts]
+    return " ".join(parts) or "(none)"
+
+
 def plain_line(e: dict) -> str:
     """One human line per event (the non-terminal view)."""
     kind, ts = e["event"], e["ts"]
@@ -41,6 +51,8 @@ def plain_line(e: dict) -> str:
             f" (probe {e['member_state']})" if e.get("member_state") else "")
     elif kind == "epoch":
         text = f"group epoch {e.get('group_epoch')} assignment epoch {e.get('assignment_epoch')}"
+    elif kind == "type_changed":
+        text = f"group type {e.get('previous') or '-'} -> {e.get('type')}"
     elif kind == "generation":
         members = e.get("members")
         text = (f"generation {e['generation']} protocol={e.get('protocol')} leader={e.get('leader')}"
@@ -49,7 +61,8 @@ def plain_line(e: dict) -> str:
         text = (f"assignment gen {e.get('generation')}"
                 + (f" {e['member_id']}" if e.get("source") == "describe" else "")
                 + f": {_tps(e.get('assigned'))} "
-                f"added={_tps(e.get('added'))} revoked={_tps(e.get('revoked'))}")
+                f"added={_tps(e.get('added'))} revoked={_tps(e.get('revoked'))}"
+                + (f" tasks {_tasks(e['tasks'])}" if e.get("tasks") is not None else ""))
     elif kind == "rebalance":
         text = (f"rebalance {_show(e.get('from_generation'))} -> {e['to_generation']} in "
                 f"{e['duration_ms']} ms, members {len(e.get('members_after') or [])}, "
@@ -89,6 +102,8 @@ class WatchModel:
     member_epoch: int | None = None                         # a KIP-848 probe's own
     last_rebalance: str | None = None                       # its end, ISO
     gains: dict[str, tuple] = field(default_factory=dict)   # member -> (added, revoked)
+    type: str | None = None                                 # after a type_changed event
+    tasks: dict[str, dict] = field(default_factory=dict)    # streams: member -> its tasks
 
     @property
     def group_epoch(self) -> int | None:
@@ -105,11 +120,16 @@ class WatchModel:
             self.state, self.member_state = e["state"], e.get("member_state")
         elif kind == "epoch":
             self.epochs = (e.get("group_epoch"), e.get("assignment_epoch"))
+        elif kind == "type_changed":
+            self.type = e.get("type")
+            if self.type == "classic":   # generations again, no epochs
+                self.epochs = None
         elif kind == "member_joined":
             self.members.setdefault(e["member_id"], None)
         elif kind == "member_left":
             self.members.pop(e["member_id"], None)
             self.gains.pop(e["member_id"], None)
+            self.tasks.pop(e["member_id"], None)
         elif kind == "generation":
             self.generation, self.protocol, self.leader = e["generation"], e.get("protocol"), e.get("leader")
         elif kind == "probe":
@@ -127,10 +147,14 @@ class WatchModel:
             self.generation = e.get("to_generation") if self.epochs is None else self.generation
             self.last_rebalance = e.get("ended")
             self.timeline.append(e)
+            if e.get("tasks") is not None:
+                self.tasks = dict(e["tasks"])
         elif kind == "assignment":
             if e.get("member_id") is not None and e.get("source") == "describe":
                 self.members[e["member_id"]] = e.get("assigned")
                 self.gains[e["member_id"]] = (e.get("added"), e.get("revoked"))
+                if e.get("tasks") is not None:
+                    self.tasks[e["member_id"]] = e["tasks"]
             else:
                 self.diffs.append(e)
         if kind == "probe" and "member_epoch" in e:   # a KIP-848 probe: its own state
@@ -158,7 +182,8 @@ def render_model(m: WatchModel, now: float | None = None):
 
     number = (f"epochs {m.epochs[0]}/{m.epochs[1]}" if m.epochs is not None
               else f"generation {m.generation}")
-    head = Text(f"group {m.group}  {number}  state {m.state}"
+    head = Text(f"group {m.group}  " + (f"type {m.type}  " if m.type else "")
+                + f"{number}  state {m.state}"
                 + (f" (probe {m.member_state})" if m.member_id or m.member_state else "")
                 + f"  members {len(m.members)}  protocol {m.protocol}  "
                 f"last rebalance {_since(m.last_rebalance, now)}"
@@ -170,10 +195,13 @@ def render_model(m: WatchModel, now: float | None = None):
     members.add_column("assignment")
     members.add_column("last gained")
     members.add_column("last lost")
+    if m.tasks:
+        members.add_column("tasks")
     for mid, asg in sorted(m.members.items()):
         added, revoked = m.gains.get(mid, (None, None))
         members.add_row(mid + (" (probe)" if mid == m.member_id else ""), _tps(asg),
-                        _tps(added), _tps(revoked))
+                        _tps(added), _tps(revoked),
+                        *([_tasks(m.tasks.get(mid))] if m.tasks else []))
     timeline = Table(title="rebalances", expand=False)
     for col in ("from", "to", "ended", "ms", "members", "moved", "reason"):
         timeline.add_column(col)
