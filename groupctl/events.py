@@ -22,6 +22,7 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "state": ("state", "previous"),
     "generation": ("generation", "protocol", "leader", "members"),
     "epoch": ("group_epoch", "assignment_epoch"),
+    "type_changed": ("type", "previous"),
     "member_joined": ("member_id", "instance_id", "client_id", "host"),
     "member_left": ("member_id", "instance_id", "client_id", "host"),
     "assignment": ("member_id", "generation", "assigned", "added", "revoked"),
@@ -78,12 +79,20 @@ def tp_map(items: list[dict] | None) -> dict[str, set[int]]:
 
 def moved_partitions(before: dict[str, dict[str, set[int]]],
                      after: dict[str, dict[str, set[int]]]) -> int:
-    """How many partitions have another owner (or none) after than before: each member's
-    {topic: partitions} before and after a rebalance."""
-    owner_before = {(t, p): m for m, a in before.items() for t, ps in a.items() for p in ps}
-    owner_after = {(t, p): m for m, a in after.items() for t, ps in a.items() for p in ps}
-    return sum(1 for tp, m in owner_before.items() if owner_after.get(tp) != m) + sum(
-        1 for tp in owner_after if tp not in owner_before)
+    """How many partitions have other holders (or none) after than before: each member's
+    {topic: partitions} before and after a rebalance. A partition normally has one holder;
+    in a share group several members may hold it, and it counts as moved when that set of
+    members changed."""
+    def holders(assignments):
+        out: dict[tuple[str, int], set[str]] = {}
+        for m, a in assignments.items():
+            for t, ps in a.items():
+                for p in ps:
+                    out.setdefault((t, p), set()).add(m)
+        return out
+
+    was, now = holders(before), holders(after)
+    return sum(1 for tp in set(was) | set(now) if was.get(tp) != now.get(tp))
 
 
 # ---- typed events -------------------------------------------------------------------------
@@ -129,6 +138,16 @@ class EpochChanged(Event):
 
 
 @dataclass(frozen=True)
+class TypeChanged(Event):
+    """The group changed type: a classic group became a consumer group when its first
+    KIP-848 member joined, and back when the last KIP-848 member left (Kafka's
+    group.consumer.migration.policy, bidirectional by default)."""
+    KIND: ClassVar[str] = "type_changed"
+    type: str | None
+    previous: str | None = None
+
+
+@dataclass(frozen=True)
 class _MemberIdentity(Event):
     member_id: str
     instance_id: str | None = None
@@ -159,6 +178,18 @@ class AssignmentChanged(Event):
 
 
 @dataclass(frozen=True)
+class TaskAssignmentChanged(AssignmentChanged):
+    """A streams member's assignment: `assigned`/`added`/`revoked` are the input partitions
+    of its active tasks (as describe's `assignment`), and the extra fields `tasks`,
+    `tasks_added`, `tasks_revoked` its tasks by kind: {"active"|"standby"|"warmup":
+    [{"subtopology_id", "partitions"}]} (the added/revoked ones null when the previous
+    tasks are unknown)."""
+    tasks: dict | None = None
+    tasks_added: dict | None = None
+    tasks_revoked: dict | None = None
+
+
+@dataclass(frozen=True)
 class Rebalanced(Event):
     """One rebalance, from the generation (or epoch) before to the one after; the extra field
     `assignments` holds every member's assignment after it (null when unknown)."""
@@ -173,6 +204,14 @@ class Rebalanced(Event):
     moved_partitions: int | None
     reason: str | None
     assignments: dict[str, list[dict] | None] | None = None
+
+
+@dataclass(frozen=True)
+class TaskRebalanced(Rebalanced):
+    """A streams group's rebalance: the extra field `tasks` holds every member's tasks
+    after it ({member: {"active"|"standby"|"warmup": [...]}}); `moved_partitions` counts
+    the input partitions of active tasks that changed owner."""
+    tasks: dict[str, dict] | None = None
 
 
 @dataclass(frozen=True)

@@ -210,6 +210,7 @@ def wait_cmd(
         None, "--state", metavar="STATE",
         help="Wait for this state, any case: classic Empty, PreparingRebalance, "
              "CompletingRebalance, Stable; consumer Empty, Assigning, Reconciling, Stable; "
+             "share Empty, Stable; streams Empty, NotReady, Assigning, Reconciling, Stable; "
              "Dead (also a group that does not exist)."),
     members: Optional[int] = typer.Option(None, "--members", metavar="N",
                                           help="...with exactly N members."),

@@ -34,10 +34,12 @@ def watch_cmd(
         "group rebalances more than N times."),
 ):
     """Watch groups without joining them: state changes, generations (classic) or epochs
-    (consumer groups), members joining and leaving, each member's assignment with what it
-    gained and lost, and one `rebalance` line per rebalance with its duration and its
-    reason (who joined or left, a changed subscription, new partitions, a static member
-    restarted, or no membership change).
+    (consumer, share and streams groups), members joining and leaving, each member's
+    assignment with what it gained and lost (streams: its active, standby and warm-up
+    tasks too), a classic group converting to a consumer group and back (`type_changed`),
+    and one `rebalance` line per rebalance with its duration and its reason (who joined
+    or left, a changed subscription, new partitions, a static member restarted, or no
+    membership change).
 
     Observation only: it polls each group type's describe API (batched per coordinator,
     every --interval) and never joins, heartbeats, leaves or commits. A live view on a

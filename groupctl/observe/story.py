@@ -12,8 +12,17 @@ GroupDescriptions and the times they were taken (from an injected clock):
   `generation` / `epoch` (when reported here), `member_joined` / `member_left`, per-member
   `assignment` diffs (when reported here), and one `rebalance` summary with
   `moved_partitions` when both sides' assignments are known (else null).
-- `observe(desc)`: a watcher's poll; `state`, then `settled` once a Stable/ Empty group shows
-  a generation or epoch not seen yet.
+- `observe(desc)`: a watcher's poll; `type_changed` when the group changed type (a classic
+  group converted to a consumer group and back), `state`, each new epoch, then `settled`
+  once a Stable / Empty group shows a generation or epoch not seen yet.
+
+Every group type goes through the same code. What differs is data, not story: a consumer,
+share or streams group counts group / assignment epochs where a classic group counts
+generations; a share group's partition may be held by several members (moved partitions
+count partitions whose set of holders changed); a streams member holds tasks (active,
+standby, warm-up), carried beside its active tasks' input partitions in the `assignment`
+and `rebalance` events (TaskAssignmentChanged, TaskRebalanced) and compared with its target
+tasks to tell when the group has converged.
 
 The probe's own member reports its generation and its own assignment (richer: leader,
 added/revoked as it saw them), so the probe's story is built with report_generations and
@@ -27,10 +36,11 @@ from typing import Callable
 
 from ..events import (
     AssignmentChanged, EpochChanged, Event, GenerationStarted, MemberJoined, MemberLeft,
-    Rebalanced, StateChanged, iso_ts, moved_partitions, tp_list,
+    Rebalanced, StateChanged, TaskAssignmentChanged, TaskRebalanced, TypeChanged, iso_ts,
+    moved_partitions, tp_list,
 )
 from .convergence import Convergence
-from .model import CONSUMER, REBALANCING_STATES, GroupDescription, Member
+from .model import CONSUMER, REBALANCING_STATES, SHARE, GroupDescription, Member
 from .reasons import explain
 
 SETTLED_STATES = ("Stable", "Empty")
@@ -46,6 +56,7 @@ class MemberSnapshot:
     host: str | None
     assignment: dict[str, frozenset[int]] | None   # None: not known
     topics: tuple[str, ...] | None = None            # subscribed topics; None: not known
+    tasks: frozenset | None = None   # streams: {(kind, subtopology, partition)}; else None
 
     @classmethod
     def of(cls, m: Member) -> "MemberSnapshot":
@@ -53,11 +64,41 @@ class MemberSnapshot:
             tp.topic: frozenset(tp.partitions) for tp in m.assignment if tp.partitions}
         topics = (m.subscription or {}).get("topics")
         return cls(m.member_id, m.instance_id, m.client_id or None, m.host or None, asg,
-                   None if topics is None else tuple(sorted(topics)))
+                   None if topics is None else tuple(sorted(topics)),
+                   task_set(m.extra.get("tasks")))
 
     def identity(self) -> dict:
         return {"member_id": self.member_id, "instance_id": self.instance_id,
                 "client_id": self.client_id, "host": self.host}
+
+
+TASK_KINDS = ("active", "standby", "warmup")
+
+
+def task_set(tasks: dict | None) -> frozenset | None:
+    """A streams member's tasks ({kind: [{subtopology_id, partitions}]}) as a set of
+    (kind, subtopology, partition); None for members of other types."""
+    if tasks is None:
+        return None
+    return frozenset((kind, t["subtopology_id"], p) for kind in TASK_KINDS
+                     for t in tasks.get(kind) or () for p in t["partitions"])
+
+
+def task_dict(tasks: frozenset) -> dict:
+    """task_set's inverse: {kind: [{subtopology_id, partitions}]} with every kind present."""
+    out: dict = {}
+    for kind in TASK_KINDS:
+        subs: dict[str, list[int]] = {}
+        for k, sub, p in tasks:
+            if k == kind:
+                subs.setdefault(sub, []).append(p)
+        out[kind] = [{"subtopology_id": sub, "partitions": sorted(ps)}
+                     for sub, ps in sorted(subs.items(), key=lambda kv: _task_order(kv[0]))]
+    return out
+
+
+def _task_order(subtopology_id: str):
+    return (0, int(subtopology_id), "") if subtopology_id.isdigit() else (1, 0, subtopology_id)
 
 
 def members_of(desc: GroupDescription | None) -> dict[str, MemberSnapshot] | None:
@@ -82,6 +123,7 @@ class RebalanceStory:
         self.reason: str | None = None
         self.epochs: tuple | None = None            # consumer groups: (group, assignment)
         self.convergence = Convergence()            # consumer groups: member by member
+        self.group_type: str | None = None          # the type last seen
 
     # ---- inputs --------------------------------------------------------------------------
     def baseline(self, desc: GroupDescription | None) -> None:
@@ -137,7 +179,7 @@ class RebalanceStory:
             events += [MemberLeft(**before[m].identity()) for m in sorted(set(before) - set(after))]
         if self.report_assignments and after is not None and not members_told:
             events += _assignment_changes(before or {}, after, generation)
-        events.append(Rebalanced(
+        summary = dict(
             from_generation=self.generation, to_generation=generation,
             started=iso_ts(started), ended=iso_ts(ended),
             duration_ms=int(round((ended - started) * 1000)),
@@ -146,7 +188,12 @@ class RebalanceStory:
             moved_partitions=_moved(before, after),
             reason=explain(before, after, reason if reason is not None else self.reason),
             assignments=None if after is None else {
-                m: tp_list(s.assignment) for m, s in sorted(after.items())}))
+                m: tp_list(s.assignment) for m, s in sorted(after.items())})
+        if _has_tasks(after):
+            events.append(TaskRebalanced(**summary, tasks={
+                m: task_dict(s.tasks or frozenset()) for m, s in sorted(after.items())}))
+        else:
+            events.append(Rebalanced(**summary))
         self.generation, self.members = generation, after
         if explicit_round is None:  # the round this snapshot ended (a caller that names
             self.round_started = None  # the round itself may already follow the next one)
@@ -162,7 +209,8 @@ class RebalanceStory:
         its target). Members replaced without a rebalance (a static member restarted with
         a new member id) are told as member_left / member_joined."""
         at = self.clock() if at is None else at
-        events = self.state(desc.state, at=at)
+        events = self._type(desc)
+        events += self.state(desc.state, at=at)
         told = self.report_assignments and desc.type == CONSUMER   # KIP-848 reconciliation
         if desc.type == CONSUMER or desc.group_epoch is not None:
             events += self._epoch(desc, at)
@@ -191,6 +239,16 @@ class RebalanceStory:
             events += [MemberJoined(**now[m].identity()) for m in sorted(set(now) - set(before))]
         return events
 
+    def _type(self, desc: GroupDescription) -> list[Event]:
+        """type_changed when the group is seen with another type than before (not on the
+        first look, nor after it was gone: a group created again is a new group). The
+        epochs start over: the first ones of the new type are told."""
+        previous, self.group_type = self.group_type, desc.type or self.group_type
+        if previous is None or desc.type is None or desc.type == previous:
+            return []
+        self.epochs = ()
+        return [TypeChanged(desc.type, previous)]
+
     def _epoch(self, desc: GroupDescription, at: float) -> list[Event]:
         epochs = (desc.group_epoch, desc.assignment_epoch)
         if epochs == self.epochs:
@@ -204,16 +262,32 @@ class RebalanceStory:
 
 
 def _converged(desc: GroupDescription) -> bool:
-    """Consumer groups: the assignment epoch caught up with the group epoch and every
-    member holds its target assignment. Other types: always."""
-    if desc.group_epoch is None:
+    """Epoch-counting groups (consumer, share, streams): the assignment epoch caught up
+    with the group epoch and every member holds its target assignment (streams: its
+    target tasks of every kind). An Empty group has nothing left to converge (its target
+    assignment epoch stays behind the epoch its last member's leave bumped). A share member
+    has no target in ShareGroupDescribe: it has caught up when its member epoch is the
+    group epoch (seen on the lab broker: a joining member's partitions are taken from the
+    others one heartbeat later, at the same group epoch). Classic groups: always."""
+    if desc.group_epoch is None or desc.state == "Empty":
         return True
     if desc.assignment_epoch != desc.group_epoch:
         return False
-    return all(m.target_assignment is None or
-               {(t.topic, p) for t in m.assignment or () for p in t.partitions}
-               == {(t.topic, p) for t in m.target_assignment for p in t.partitions}
-               for m in desc.members)
+    return all(_at_target(m, desc) for m in desc.members)
+
+
+def _at_target(m: Member, desc: GroupDescription) -> bool:
+    if desc.type == SHARE:   # ShareGroupDescribe has no target assignment: a member holds
+        return m.member_epoch == desc.group_epoch   # the group's once at its epoch
+    if "target_tasks" in m.extra:
+        return task_set(m.extra.get("tasks")) == task_set(m.extra["target_tasks"])
+    return m.target_assignment is None or (
+        {(t.topic, p) for t in m.assignment or () for p in t.partitions}
+        == {(t.topic, p) for t in m.target_assignment for p in t.partitions})
+
+
+def _has_tasks(members: dict[str, MemberSnapshot] | None) -> bool:
+    return bool(members) and any(s.tasks is not None for s in members.values())
 
 
 def _replaced_in_place(before: dict, after: dict) -> bool:
@@ -241,12 +315,19 @@ def _assignment_changes(before: dict[str, MemberSnapshot], after: dict[str, Memb
     for mid, now in sorted(after.items()):
         was = before.get(mid)
         old = None if was is None else was.assignment
-        if was is not None and old == now.assignment:
+        if was is not None and old == now.assignment and was.tasks == now.tasks:
             continue
         added = revoked = None
         if now.assignment is not None and (old is not None or was is None):
             old = old or {}
             added = tp_list({t: p - old.get(t, frozenset()) for t, p in now.assignment.items()})
             revoked = tp_list({t: p - now.assignment.get(t, frozenset()) for t, p in old.items()})
-        out.append(AssignmentChanged(mid, generation, tp_list(now.assignment), added, revoked))
+        if now.tasks is None:
+            out.append(AssignmentChanged(mid, generation, tp_list(now.assignment), added, revoked))
+            continue
+        old_tasks = frozenset() if was is None else was.tasks
+        out.append(TaskAssignmentChanged(
+            mid, generation, tp_list(now.assignment), added, revoked, task_dict(now.tasks),
+            None if old_tasks is None else task_dict(now.tasks - old_tasks),
+            None if old_tasks is None else task_dict(old_tasks - now.tasks)))
     return out

@@ -179,6 +179,7 @@ class Watcher:
         # known to be empty: a group created again is told from nothing (its first
         # generation a rebalance whose members all joined)
         story.members, story.generation, story.epochs = {}, None, None
+        story.group_type = None   # a group created again may be of another type
         if self.settings.all_groups and group not in self.listings:
             del self.stories[group]   # --all: forget it; it is followed again if listed
 

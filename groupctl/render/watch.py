@@ -41,6 +41,16 @@ def _tps(items) -> str:
                     for i in items) or "(none)"
 
 
+def _tasks(tasks: dict | None) -> str:
+    """A streams member's tasks as StreamsGroupCommand shows them: `ACTIVE: 0:[0,1]; ...`."""
+    if tasks is None:
+        return "-"
+    parts = [f"{kind.upper()}: " + "; ".join(
+        f"{t['subtopology_id']}:[{','.join(str(p) for p in t['partitions'])}]" for t in ts)
+        for kind, ts in tasks.items() if ts]
+    return " ".join(parts) or "(none)"
+
+
 def plain_line(e: dict) -> str:
     """One human line per event (the non-terminal view)."""
     kind, ts = e["event"], e["ts"]
@@ -49,6 +59,8 @@ def plain_line(e: dict) -> str:
             f" (probe {e['member_state']})" if e.get("member_state") else "")
     elif kind == "epoch":
         text = f"group epoch {e.get('group_epoch')} assignment epoch {e.get('assignment_epoch')}"
+    elif kind == "type_changed":
+        text = f"group type {e.get('previous') or '-'} -> {e.get('type')}"
     elif kind == "generation":
         members = e.get("members")
         text = (f"generation {e['generation']} protocol={e.get('protocol')} leader={e.get('leader')}"
@@ -60,7 +72,8 @@ def plain_line(e: dict) -> str:
                 f"added={_tps(e.get('added'))} revoked={_tps(e.get('revoked'))}"
                 + (f" target={_tps(e['target'])}" if "target" in e else "")
                 + (f" reconciled in {e['reconciled_ms']} ms"
-                   if e.get("reconciled_ms") is not None else ""))
+                   if e.get("reconciled_ms") is not None else "")
+                + (f" tasks {_tasks(e['tasks'])}" if e.get("tasks") is not None else ""))
     elif kind == "rebalance":
         text = (f"rebalance {_show(e.get('from_generation'))} -> {e['to_generation']} in "
                 f"{e['duration_ms']} ms, members {len(e.get('members_after') or [])}, "
@@ -102,6 +115,8 @@ class WatchModel:
     gains: dict[str, tuple] = field(default_factory=dict)   # member -> (added, revoked)
     targets: dict[str, list | None] = field(default_factory=dict)  # KIP-848: member -> target
     reconciled: dict[str, int | None] = field(default_factory=dict)  # member -> last time, ms
+    type: str | None = None                                 # after a type_changed event
+    tasks: dict[str, dict] = field(default_factory=dict)    # streams: member -> its tasks
 
     @property
     def group_epoch(self) -> int | None:
@@ -118,10 +133,15 @@ class WatchModel:
             self.state, self.member_state = e["state"], e.get("member_state")
         elif kind == "epoch":
             self.epochs = (e.get("group_epoch"), e.get("assignment_epoch"))
+        elif kind == "type_changed":
+            self.type = e.get("type")
+            if self.type == "classic":   # generations again, no epochs
+                self.epochs = None
         elif kind == "member_joined":
             self.members.setdefault(e["member_id"], None)
         elif kind == "member_left":
-            for table in (self.members, self.gains, self.targets, self.reconciled):
+            for table in (self.members, self.gains, self.targets, self.reconciled,
+                          self.tasks):
                 table.pop(e["member_id"], None)
         elif kind == "generation":
             self.generation, self.protocol, self.leader = e["generation"], e.get("protocol"), e.get("leader")
@@ -140,6 +160,8 @@ class WatchModel:
             self.generation = e.get("to_generation") if self.epochs is None else self.generation
             self.last_rebalance = e.get("ended")
             self.timeline.append(e)
+            if e.get("tasks") is not None:
+                self.tasks = dict(e["tasks"])
         elif kind == "assignment":
             self._assignment(e)
         if kind == "probe" and "member_epoch" in e:   # a KIP-848 probe: its own state
@@ -159,6 +181,8 @@ class WatchModel:
             return
         self.members[mid] = e.get("assigned")
         self.gains[mid] = (e.get("added"), e.get("revoked"))
+        if e.get("tasks") is not None:   # streams: the member's tasks
+            self.tasks[mid] = e["tasks"]
         if "target" in e:
             self.targets[mid] = e.get("target")
             if e.get("reconciled_ms") is not None:
@@ -197,7 +221,8 @@ def render_model(m: WatchModel, now: float | None = None):
 
     number = (f"epochs {m.epochs[0]}/{m.epochs[1]}" if m.epochs is not None
               else f"generation {m.generation}")
-    head = Text(f"group {m.group}  {number}  state {m.state}"
+    head = Text(f"group {m.group}  " + (f"type {m.type}  " if m.type else "")
+                + f"{number}  state {m.state}"
                 + (f" (probe {m.member_state})" if m.member_id or m.member_state else "")
                 + f"  members {len(m.members)}  protocol {m.protocol}  "
                 f"last rebalance {_since(m.last_rebalance, now)}"
@@ -213,12 +238,16 @@ def render_model(m: WatchModel, now: float | None = None):
     if epochs:   # KIP-848: each member converges on its own toward its target
         members.add_column("target")
         members.add_column("reconciled in")
+    if m.tasks:
+        members.add_column("tasks")
     for mid, asg in sorted(m.members.items()):
         added, revoked = m.gains.get(mid, (None, None))
         row = [mid + (" (probe)" if mid == m.member_id else ""), _tps(asg),
                _tps(added), _tps(revoked)]
         if epochs:
             row += [_tps(m.targets.get(mid)), m.reconciliation(mid)]
+        if m.tasks:
+            row.append(_tasks(m.tasks.get(mid)))
         members.add_row(*row)
     timeline = Table(title="rebalances", expand=False)
     for col in ("from", "to", "ended", "ms", "members", "moved", "reason"):

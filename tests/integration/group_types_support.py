@@ -1,8 +1,9 @@
 """Peers for the share / streams / mixed group tests, none written by groupctl:
 
-    ShareMembers(bootstrap, group, topic, n=2)   n confluent-kafka ShareConsumers, each
-                                                 polling (implicit acknowledgement) on its
-                                                 own thread; .close() leaves the group
+    ShareMembers(bootstrap, group, topic, n=2)   n confluent-kafka ShareConsumers (client ids
+                                                 GROUP-share-1.., GROUP-NAME-1.. with name=),
+                                                 each polling (implicit acknowledgement) on
+                                                 its own thread; .close() leaves the group
     StreamsApp(bootstrap, app_id, input, output, state_dir, endpoint)
                                                  one instance of tests/java/StreamsGroupApp
                                                  (Kafka Streams, group.protocol=streams),
@@ -33,13 +34,13 @@ class ShareMembers:
     """`n` confluent-kafka ShareConsumers in `group`, subscribed to `topic`. Each polls on
     its own thread (a ShareConsumer is not thread-safe) and counts the records it got."""
 
-    def __init__(self, bootstrap: str, group: str, topic: str, n: int = 2):
+    def __init__(self, bootstrap: str, group: str, topic: str, n: int = 2, name: str = "share"):
         from confluent_kafka import ShareConsumer
 
         self._stop = threading.Event()
         self.received = [0] * n
         self.errors: list[str] = []
-        self.client_ids = [f"{group}-share-{i + 1}" for i in range(n)]
+        self.client_ids = [f"{group}-{name}-{i + 1}" for i in range(n)]
         self._consumers = [ShareConsumer({"bootstrap.servers": bootstrap, "group.id": group,
                                           "client.id": cid}) for cid in self.client_ids]
         self._threads = [threading.Thread(target=self._run, args=(i,), daemon=True,
