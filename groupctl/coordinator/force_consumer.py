@@ -29,7 +29,7 @@ import asyncio
 import uuid
 from typing import Callable
 
-from ..errors import DeadlineError, GroupctlError, UnreachableError
+from ..errors import DeadlineError, UnreachableError
 from .consumer import ConsumerMember
 from .force_rebalance import (
     LEAVE_BUDGET_S, STABLE_POLL_S, Clock, announce, Phase, Seen, Snapshot, _last_seen,
@@ -69,9 +69,8 @@ async def force_consumer(cluster, before, reason: str, *, snapshot: Snapshot, de
     d = cluster.deadline(deadline)
     driver = driver or MemberDriver(cluster, transient_member(before.group), log=log)
     member = driver.member
-    why = "force-rebalance: done"
     seen = Seen()
-    try:
+    async with driver.membership("force-rebalance: done", leave_budget_s=LEAVE_BUDGET_S):
         await announce(phase, "joining", {"member_id": member.member_id})
         started = clock.now()
         await driver.run_until(joined, d, "joined")
@@ -84,34 +83,10 @@ async def force_consumer(cluster, before, reason: str, *, snapshot: Snapshot, de
                                    f"when its session times out")
         await announce(phase, "left", {"member_id": member.member_id})
         after = await _until_settled(snapshot, d, seen, before)
-        return consumer_report(before, after, reason=reason, started=started,
-                               stable_at=clock.now(), member_id=member.member_id,
-                               member_epoch=epoch, states=seen.states)
-    except asyncio.CancelledError:
-        why = "interrupted (signal)"
-        raise
-    except BaseException as exc:
-        why = f"error: {exc}"
-        raise
-    finally:
-        await _stop(driver, why)
-
-
-async def _stop(driver: MemberDriver, why: str) -> None:
-    """Leave if the member may still be in the group (every exit path), then close. The
-    leave is shielded: a second Ctrl-C does not cut it off mid-request."""
-    async def leave_and_close() -> None:
-        try:
-            await driver.leave(why, LEAVE_BUDGET_S)
-        except GroupctlError:
-            pass
-        finally:
-            await driver.close()
-
-    try:
-        await asyncio.shield(asyncio.ensure_future(leave_and_close()))
-    except (asyncio.CancelledError, GroupctlError):
-        pass
+        stable_at = clock.now()
+    return consumer_report(before, after, reason=reason, started=started,
+                           stable_at=stable_at, member_id=member.member_id,
+                           member_epoch=epoch, states=seen.states)
 
 
 def _unanswered(driver: MemberDriver) -> str:

@@ -1,9 +1,10 @@
 """A small driver for a group member with a short errand: join, do one thing, leave.
 
     driver = MemberDriver(cluster, member, log=print)
-    await driver.run_until(lambda m: m.generation > 0, deadline, "joined")
-    await driver.leave("done", budget_s=5.0)    # False: the leave may not have reached it
-    await driver.close()
+    async with driver.membership("done", leave_budget_s=5.0):   # leaves on every exit
+        await driver.run_until(lambda m: m.generation > 0, deadline, "joined")
+        ...
+        await driver.leave("done", budget_s=5.0)   # False: it may not have reached the broker
 
 It knows the member only through the GroupMember interface (member.py), like the probe
 driver (probe.py), and sends over the same MemberLinks (client/routes.py): each request
@@ -18,12 +19,18 @@ table and leave), a hook between joining and leaving, and its own view of the gr
 
 Every transition of the member goes to `log` as one line with its reason (the house's
 "every transition logged"); the member's events are kept in `events`.
+
+`membership` leaves on every way out of its block (the end, an error, the deadline, and
+Ctrl-C / SIGTERM, which cancel the task): the leave is the member's own, shielded so a
+second cancellation does not cut it off mid-request, bounded by its budget; then the
+connections close. A member that already left (or never joined) sends nothing more.
 """
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from typing import Callable
+from typing import AsyncIterator, Callable
 
 from ..client.retry import Deadline
 from ..client.routes import MemberLinks
@@ -76,6 +83,22 @@ class MemberDriver:
                                     f"time (state {m.state.name})")
             await self._wait(min(left, self._idle_s(now)))
 
+    @contextlib.asynccontextmanager
+    async def membership(self, done_reason: str, *,
+                         leave_budget_s: float) -> AsyncIterator[MemberDriver]:
+        """Run the block; on any exit leave (see the module doc) and close."""
+        why = done_reason
+        try:
+            yield self
+        except asyncio.CancelledError:
+            why = "interrupted (signal)"
+            raise
+        except BaseException as exc:
+            why = f"error: {exc}"
+            raise
+        finally:
+            await self._stop(why, leave_budget_s)
+
     async def leave(self, why: str, budget_s: float) -> bool:
         """Leave (the member's own leave: its request, its epoch) within `budget_s`. True
         when the broker answered it (or there was nothing to leave)."""
@@ -96,6 +119,20 @@ class MemberDriver:
         await asyncio.gather(*self._pending, return_exceptions=True)
         self._pending.clear()
         await self.links.close()
+
+    async def _stop(self, why: str, budget_s: float) -> None:
+        async def leave_and_close() -> None:
+            try:
+                await self.leave(why, budget_s)
+            except GroupctlError:
+                pass
+            finally:
+                await self.close()
+
+        try:
+            await asyncio.shield(asyncio.ensure_future(leave_and_close()))
+        except (asyncio.CancelledError, GroupctlError):
+            pass   # a second Ctrl-C: the shielded leave goes on for at most its budget
 
     # ---- the loop --------------------------------------------------------------------
     def _start(self, out: Outgoing) -> None:

@@ -203,6 +203,8 @@ def test_the_deadline_passing_with_the_join_unanswered_still_leaves():
     with pytest.raises(DeadlineError, match="not joined in time"):
         run(r(snapshots(group(5)), deadline=0.2))
     assert links.heartbeats() == [0, -1]
+    assert any("leave: error: the member of group orders was not joined" in line
+               for line in r.lines), r.lines
     assert r.member.done and links.closed
 
 
@@ -211,8 +213,10 @@ def test_cancelled_while_the_join_is_in_flight_leaves():
     hold = asyncio.Event()
     links.script[HB] = [hold]
 
+    r = Run(links)
+
     async def main():
-        task = asyncio.ensure_future(Run(links)(snapshots(group(5))))
+        task = asyncio.ensure_future(r(snapshots(group(5))))
         while links.heartbeats() != [0]:
             await asyncio.sleep(0.001)
         task.cancel()   # what Ctrl-C and SIGTERM do to the command's task
@@ -220,6 +224,8 @@ def test_cancelled_while_the_join_is_in_flight_leaves():
             await task
     run(main())
     assert links.heartbeats() == [0, -1] and links.closed
+    assert any("JOINING -> PREPARE_LEAVING: leave: interrupted (signal)" in line
+               for line in r.lines), r.lines
 
 
 @pytest.mark.parametrize("at", ["joined", "left"])
