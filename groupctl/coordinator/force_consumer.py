@@ -73,6 +73,10 @@ async def force_consumer(cluster, before, reason: str, *, snapshot: Snapshot, de
     async with driver.membership("force-rebalance: done", leave_budget_s=LEAVE_BUDGET_S):
         await announce(phase, "joining", {"member_id": member.member_id})
         started = clock.now()
+        # the coordinator describe just used (cached): no FindCoordinator round before the
+        # join; a stale one is answered NOT_COORDINATOR and the member looks it up itself
+        info = await cluster.find_coordinator(before.group, deadline=d)
+        member.coordinator_found(info.node_id, info.host, info.port)
         await driver.run_until(joined, d, "joined")
         epoch = member.generation
         await announce(phase, "joined", {"member_id": member.member_id, "member_epoch": epoch})

@@ -69,6 +69,14 @@ class FakeLinks:
 
 
 class FakeCluster:
+    """The cluster's cached coordinator lookup (what describe used)."""
+
+    async def find_coordinator(self, group, *, refresh=False, deadline=None):
+        from groupctl.client.metadata import BrokerInfo
+
+        assert group == G and not refresh
+        return BrokerInfo(1, "b1", 9092)
+
     def deadline(self, deadline=None):
         return Deadline.of(deadline, 10)
 
@@ -122,7 +130,7 @@ def test_joins_leaves_at_once_and_reports_the_epoch_bump():
     report = run(r(snapshots(group(4), group(5, state="Reconciling", assignment_epoch=4),
                              group(5))))
     apis = [(api, route) for api, _, route, _ in r.links.sent]
-    assert apis == [(FIND, ROUTE_ANY), (HB, ROUTE_CONTROL), (HB, ROUTE_CONTROL)]
+    assert apis == [(HB, ROUTE_CONTROL), (HB, ROUTE_CONTROL)]   # the coordinator was cached
     assert r.links.heartbeats() == [0, -1]   # no acknowledgement in between: join, leave
     join, leave = (body for api, body, _, _ in r.links.sent if api == HB)
     me = r.member.member_id
@@ -175,7 +183,8 @@ def test_a_moved_coordinator_is_rediscovered_and_the_join_retried():
                          "assignment": None}]
     r = Run(links)
     report = run(r(snapshots(group(5))))
-    assert [api for api, *_ in links.sent] == [FIND, HB, FIND, HB, HB]
+    assert [(api, route) for api, _, route, _ in links.sent] == [
+        (HB, ROUTE_CONTROL), (FIND, ROUTE_ANY), (HB, ROUTE_CONTROL), (HB, ROUTE_CONTROL)]
     assert links.heartbeats() == [0, 0, -1]
     assert report.group_epoch_after == 5
 
