@@ -170,9 +170,9 @@ class MemberDriver:
         if task.cancelled() or isinstance(exc, (UnreachableError, DeadlineError)) or (
                 self._leaving and isinstance(exc, GroupctlError)):
             kind = "cancelled" if task.cancelled() else getattr(exc, "kind", None) or "error"
-            if self._leaving:
+            # only a request the member still waited for counts (not a join it dropped)
+            if m.on_failure(out.api, kind, now, tag=out.tag) and self._leaving:
                 self.unanswered.append((out.api, kind))
-            m.on_failure(out.api, kind, now, tag=out.tag)
         elif exc is not None:
             raise exc
         else:

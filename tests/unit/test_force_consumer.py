@@ -40,6 +40,9 @@ class FakeLinks:
         self.sent.append((spec.name, body, route, min_version))
         queued = self.script.get(spec.name)
         answer = queued.pop(0) if queued else None
+        if isinstance(answer, tuple):   # (event, then): wait for the event, then answer
+            await answer[0].wait()
+            answer = answer[1]
         if isinstance(answer, asyncio.Event):
             await answer.wait()
             answer = None
@@ -332,3 +335,20 @@ def test_the_driver_knows_members_only_through_the_interface():
     for name in ("ConsumerMember", "ClassicMember", "CONSUMER_GROUP_HEARTBEAT", "JOIN_GROUP",
                  "member_epoch", "ACKNOWLEDGING"):
         assert name not in source, name
+
+
+def test_a_dropped_join_failing_while_leaving_does_not_count_against_the_leave():
+    links = FakeLinks()
+    hold = asyncio.Event()
+    links.script[HB] = [(hold, UnreachableError("connection closed"))]
+    driver = MemberDriver(None, transient_member(G), links=links)
+
+    async def main():
+        with pytest.raises(DeadlineError):
+            await driver.run_until(joined, Deadline(0.05), "joined")
+        hold.set()   # the join the member dropped fails only now, while it leaves
+        left = await driver.leave("stop", 1.0)
+        await driver.close()
+        return left
+    assert run(main()) is True and driver.unanswered == []
+    assert links.heartbeats() == [0, -1]
