@@ -13,7 +13,8 @@ coordinator (the JoinGroup parks on "join", DescribeGroups and the LeaveGroup go
 force_consumer.py (the KIP-848 ConsumerMember, joined and left through member_driver.py).
 Every member this adds leaves on every exit path: the `finally` below sends the
 LeaveGroup when the trigger may still be a member (Ctrl-C and SIGTERM cancel the task,
-and cancellation lands there too); force_consumer's `finally` does the same.
+and cancellation lands there too); force_consumer leaves the same way, through
+MemberDriver.membership.
 """
 from __future__ import annotations
 
