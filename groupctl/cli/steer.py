@@ -175,9 +175,23 @@ def _force(env, group: str, reason: str, timeout: float, reuse):
             await on_phase("described", {"state": before.state})
             return await force_rebalance(
                 cluster, before, reason, deadline=deadline, on_phase=on_phase,
-                snapshot=lambda: group_snapshot(cluster, group, deadline=deadline))
+                snapshot=lambda: group_snapshot(cluster, group, deadline=deadline),
+                log=_debug_line(env))
 
     return run_async(env, main(), timeout=None)
+
+
+def _debug_line(env):
+    """Under --debug: a writer of `groupctl: force-rebalance: LINE` on stderr (the member's
+    transitions, each with its reason); else None."""
+    if not env.settings.debug:
+        return None
+
+    def line(text: str) -> None:
+        env.stderr.write(f"groupctl: force-rebalance: {text}\n")
+        env.stderr.flush()
+
+    return line
 
 
 def _phase_reporter(env):

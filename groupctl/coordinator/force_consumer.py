@@ -11,23 +11,34 @@ subscription is no subscription change; the member gets the current epoch), the 
 bumps it by one ("Bumped group epoch to N+1"), the broker computes a new target assignment
 for that epoch, and the members' callbacks show no revocation: they keep their partitions.
 
+The transient member is the probe's own KIP-848 member (coordinator/consumer/
+ConsumerMember: its join and leave bodies, its error table, its transitions), driven by
+the small MemberDriver (member_driver.py) through the member interface: joined = the
+broker answered the join with a member epoch; then the member's own leave. A retriable
+error on the join (coordinator moved, loading) is retried within --timeout as the member's
+table says; a fatal one ends the command with the member's message.
+
 ConsumerGroupHeartbeat has no KIP-800 reason field: the broker logs the member id only
 ("Member M joins the consumer group using the consumer protocol.", "Member M left the
-consumer group."), so the member id starts with `groupctl-force-rebalance-`.
+consumer group."), so the member id starts with `groupctl-force-rebalance-` (v1: the
+client chooses its member id, KIP-1082).
 """
 from __future__ import annotations
 
 import asyncio
 import uuid
+from typing import Callable
 
-from ..errors import DeadlineError, GroupctlError
+from ..errors import DeadlineError, UnreachableError
+from .consumer import ConsumerMember
 from .force_rebalance import (
     LEAVE_BUDGET_S, STABLE_POLL_S, Clock, announce, Phase, Seen, Snapshot, _last_seen,
 )
 from .force_report import Report, consumer_report
+from .member_driver import MemberDriver
 
-JOIN_EPOCH, LEAVE_EPOCH = 0, -1
 REBALANCE_TIMEOUT_MS = 10_000
+REASON_PREFIX = "groupctl force-rebalance"
 
 
 def member_id() -> str:
@@ -35,64 +46,55 @@ def member_id() -> str:
     return f"groupctl-force-rebalance-{uuid.uuid4()}"
 
 
-def join_body(group: str, member: str) -> dict:
-    return {"group_id": group, "member_id": member, "member_epoch": JOIN_EPOCH,
-            "instance_id": None, "rack_id": None, "rebalance_timeout_ms": REBALANCE_TIMEOUT_MS,
-            "subscribed_topic_names": [], "subscribed_topic_regex": None,
-            "server_assignor": None, "topic_partitions": []}
+def transient_member(group: str) -> ConsumerMember:
+    """The member that joins and leaves: an empty subscription, no instance id (a static
+    member would leave with -2 and its absence would not bump the epoch)."""
+    return ConsumerMember(group, topics=[], member_id=member_id(),
+                          rebalance_timeout_ms=REBALANCE_TIMEOUT_MS, reason_prefix=REASON_PREFIX)
 
 
-def leave_body(group: str, member: str) -> dict:
-    return {"group_id": group, "member_id": member, "member_epoch": LEAVE_EPOCH,
-            "instance_id": None, "rack_id": None, "rebalance_timeout_ms": -1,
-            "subscribed_topic_names": None, "subscribed_topic_regex": None,
-            "server_assignor": None, "topic_partitions": None}
+def joined(member) -> bool:
+    """The broker answered the join: the member holds a member epoch."""
+    return member.generation > 0
 
 
 async def force_consumer(cluster, before, reason: str, *, snapshot: Snapshot, deadline,
-                         on_phase: Phase | None = None, clock: Clock | None = None) -> Report:
-    from ..client.errors import kafka_error
-    from ..protocol.messages import CONSUMER_GROUP_HEARTBEAT as HB
-
+                         on_phase: Phase | None = None, clock: Clock | None = None,
+                         log: Callable[[str], None] | None = None,
+                         driver: MemberDriver | None = None) -> Report:
+    """Bump the group epoch of the consumer group `before` describes (see the module doc).
+    `log` gets the member's transitions, one line each; `driver` is for tests."""
     clock = clock or Clock()
     phase = on_phase or (lambda name, info: None)
     d = cluster.deadline(deadline)
-    group = before.group
-    member = member_id()
-    joined = False
-    epoch = None
+    driver = driver or MemberDriver(cluster, transient_member(before.group), log=log)
+    member = driver.member
     seen = Seen()
-    try:
-        await announce(phase, "joining", {"member_id": member})
+    async with driver.membership("force-rebalance: done", leave_budget_s=LEAVE_BUDGET_S):
+        await announce(phase, "joining", {"member_id": member.member_id})
         started = clock.now()
-        joined = True  # from the moment the request may be out: leave on every exit path
-        resp = await cluster.send_to_coordinator(group, HB, join_body(group, member),
-                                                 min_version=1, deadline=d)
-        if resp.get("error_code"):
-            raise kafka_error("ConsumerGroupHeartbeat", resp["error_code"],
-                              f"group {group!r}: {resp.get('error_message') or ''}".rstrip(": "))
-        epoch = resp.get("member_epoch")
-        await announce(phase, "joined", {"member_id": member, "member_epoch": epoch})
-        await _leave(cluster, group, member)
-        joined = False
-        await announce(phase, "left", {"member_id": member})
+        # the coordinator describe just used (cached): no FindCoordinator round before the
+        # join; a stale one is answered NOT_COORDINATOR and the member looks it up itself
+        info = await cluster.find_coordinator(before.group, deadline=d)
+        member.coordinator_found(info.node_id, info.host, info.port)
+        await driver.run_until(joined, d, "joined")
+        epoch = member.generation
+        await announce(phase, "joined", {"member_id": member.member_id, "member_epoch": epoch})
+        if not await driver.leave("joined: leaving at once bumps the group epoch",
+                                  LEAVE_BUDGET_S):
+            raise UnreachableError(f"the leave of groupctl's member {member.member_id} got no "
+                                   f"answer ({_unanswered(driver)}); the broker removes it "
+                                   f"when its session times out")
+        await announce(phase, "left", {"member_id": member.member_id})
         after = await _until_settled(snapshot, d, seen, before)
-        return consumer_report(before, after, reason=reason, started=started,
-                               stable_at=clock.now(), member_id=member, member_epoch=epoch,
-                               states=seen.states)
-    finally:
-        if joined:
-            try:
-                await asyncio.shield(_leave(cluster, group, member))
-            except (GroupctlError, asyncio.CancelledError):
-                pass
+        stable_at = clock.now()
+    return consumer_report(before, after, reason=reason, started=started,
+                           stable_at=stable_at, member_id=member.member_id,
+                           member_epoch=epoch, states=seen.states)
 
 
-async def _leave(cluster, group: str, member: str) -> dict:
-    from ..protocol.messages import CONSUMER_GROUP_HEARTBEAT as HB
-
-    return await cluster.send_to_coordinator(group, HB, leave_body(group, member),
-                                             min_version=1, deadline=LEAVE_BUDGET_S)
+def _unanswered(driver: MemberDriver) -> str:
+    return ", ".join(f"{api}: {kind}" for api, kind in driver.unanswered)
 
 
 async def _until_settled(snapshot: Snapshot, d, seen: Seen, before):

@@ -10,9 +10,11 @@ driver does not import observe: the CLI hands it both.
 Classic groups: force_classic.ClassicTrigger over two dedicated connections to the
 coordinator (the JoinGroup parks on "join", DescribeGroups and the LeaveGroup go over
 "control"), then snapshots until the group is Stable again. Consumer (KIP-848) groups:
-force_consumer.py. Every member this adds leaves on every exit path: the `finally`
-below sends the LeaveGroup when the trigger may still be a member (Ctrl-C and SIGTERM
-cancel the task, and cancellation lands there too).
+force_consumer.py (the KIP-848 ConsumerMember, joined and left through member_driver.py).
+Every member this adds leaves on every exit path: the `finally` below sends the
+LeaveGroup when the trigger may still be a member (Ctrl-C and SIGTERM cancel the task,
+and cancellation lands there too); force_consumer leaves the same way, through
+MemberDriver.membership.
 """
 from __future__ import annotations
 
@@ -74,13 +76,15 @@ def empty_subscription(protocol_type: str) -> bytes:
 
 
 async def force_rebalance(cluster, before, reason: str, *, snapshot: Snapshot, deadline,
-                          on_phase: Phase | None = None, clock: Clock | None = None) -> Report:
-    """Trigger one rebalance of the live group `before` describes (see the module doc)."""
+                          on_phase: Phase | None = None, clock: Clock | None = None,
+                          log: Callable[[str], None] | None = None) -> Report:
+    """Trigger one rebalance of the live group `before` describes (see the module doc).
+    `log` gets a consumer group's transient member's transitions, one line each."""
     if before.type == "consumer":
         from .force_consumer import force_consumer
 
         return await force_consumer(cluster, before, reason, snapshot=snapshot,
-                                    deadline=deadline, on_phase=on_phase, clock=clock)
+                                    deadline=deadline, on_phase=on_phase, clock=clock, log=log)
     return await force_classic(cluster, before, reason, snapshot=snapshot, deadline=deadline,
                                on_phase=on_phase, clock=clock)
 
