@@ -67,8 +67,10 @@ def join(
     when --duration is reached or on Ctrl-C / SIGTERM.
 
     The protocol follows the group's type (described first): a consumer (KIP-848) group is
-    joined with ConsumerGroupHeartbeat (member epoch 0, an empty subscription unless
-    --topics/--topic-regex, so the broker's assignor gives it nothing), a classic group with
+    joined with ConsumerGroupHeartbeat (member epoch 0; unless --topics/--topic-regex it
+    subscribes to 'groupctl:no-partitions', a name no topic can have, so the broker's
+    assignor gives it nothing: never an empty subscription, which Kafka 4.3 mis-assigns
+    around; needs DESCRIBE on that name under an authorizer), a classic group with
     JoinGroup; a new group with classic unless --protocol consumer. In a consumer group the
     one-shot join waits until its assignment is acknowledged and prints the group epoch,
     the assignment epoch, its member epoch and its assignment; it leaves with member epoch

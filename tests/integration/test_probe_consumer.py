@@ -2,8 +2,9 @@
 as peers: their rebalance callbacks and the broker's ConsumerGroupDescribe (read raw here,
 not through groupctl's model) are the ground truth.
 
-- an empty-subscription probe joins a group of 2 consumers: the probe gets nothing, the
-  consumers keep theirs (no callbacks), and the probe is gone within a second of leaving;
+- a probe without topics joins a group of 2 consumers: the probe gets nothing, the
+  consumers keep theirs (no callbacks), and the probe is gone within a second of leaving
+  (20 joins and leaves in a row: test_probe_repeated.py);
 - `--topics T`: the broker's uniform assignor gives the probe its share, the consumers
   revoke exactly those partitions, the probe acknowledges them; they come back on leave;
 - a static probe (--instance-id) leaves with epoch -2 and rejoins with its partitions,
@@ -28,6 +29,7 @@ import pytest
 from probe_support import ProbeThread, cli, wait_until
 
 from groupctl.client import Cluster
+from groupctl.coordinator.consumer import NO_PARTITIONS_TOPIC
 from groupctl.lab.consumer import wait_balanced
 from groupctl.protocol.messages import CONSUMER_GROUP_DESCRIBE
 
@@ -44,6 +46,10 @@ def cg_describe(kafka, group: str) -> dict | None:
         if entry["group_id"] == group and not entry["error_code"]:
             return entry
     return None
+
+
+def by_id(d: dict) -> dict[str, dict]:
+    return {m["member_id"]: m for m in d["members"]}
 
 
 def members(kafka, group: str) -> dict[str, dict]:
@@ -108,16 +114,23 @@ def test_empty_probe_joins_and_nothing_moves(kafka, topic_factory, consumer_fact
         during = settled(kafka, unique_group, 3)
         assert owned(during["members"][[m["member_id"] for m in during["members"]].index(me)]) \
             == set()
-        # the broker's word on the epoch (Kafka 4.3.1): an empty subscription changes no
-        # subscription, so the join does not bump the group epoch; the leave does
-        assert during["group_epoch"] == before["group_epoch"]
+        # the broker's word on the epoch (Kafka 4.3.1): the probe subscribes to a name no
+        # topic can have (never [], see types.NO_PARTITIONS_TOPIC), a subscription change,
+        # so the join bumps the group epoch by one, and so does the leave
+        assert during["group_epoch"] == before["group_epoch"] + 1
+        assert by_id(during)[me]["subscribed_topic_names"] == [NO_PARTITIONS_TOPIC]
+        assert all(owned(m) == owned(m, "target_assignment") == owned(by_id(before)[i])
+                   for i, m in by_id(during).items() if i != me)
         assert probe.probe.member.generation == during["group_epoch"]
         assert probe.probe.member.assigned_partitions() == {}
         for c, n, a in zip(consumers, calls, had):
             assert c.events[n:] == [] and c.assignment == a   # no revocation, nothing new
         own = [e for e in probe.of("assignment")   # its member's own (the story's have no
                if e["member_id"] == me and "member_epoch" in e]   # member_epoch)
-        assert own and own[0]["assigned"] == [] and own[0]["member_epoch"] == during["group_epoch"]
+        # its first member epoch is the target's: the new epoch's, or the previous one when
+        # the broker computed a target less than group.consumer.assignment.interval.ms ago
+        assert own and all(e["assigned"] == [] for e in own)
+        assert before["group_epoch"] <= own[0]["member_epoch"] <= during["group_epoch"]
     finally:
         t0 = time.monotonic()
         probe.stop()
@@ -125,7 +138,7 @@ def test_empty_probe_joins_and_nothing_moves(kafka, topic_factory, consumer_fact
     assert time.monotonic() - t0 < 2.0
     left = probe.of("probe")[-1]
     assert left["action"] == "left" and left["error"] is None
-    assert settled(kafka, unique_group, 2)["group_epoch"] == before["group_epoch"] + 1
+    assert settled(kafka, unique_group, 2)["group_epoch"] == before["group_epoch"] + 2
     for c, n, a in zip(consumers, calls, had):
         assert c.events[n:] == [] and c.assignment == a
 
@@ -298,6 +311,12 @@ def test_watch_tells_epochs_and_converged_rebalances(kafka, topic_factory, consu
         acknowledged(probe)
         me = probe.member_id
         at_join = settled(kafka, unique_group, 3)["group_epoch"]
+        # the probe's own join is a rebalance too (it bumps the group epoch): once the
+        # probe has told it, the next one starts from the epoch it joined at
+        joined_at = probe.wait_rebalance(3, 30)
+        assert (joined_at["from_generation"], joined_at["to_generation"]) == (
+            before["group_epoch"], at_join)
+        assert joined_at["moved_partitions"] == 0
         third = consumer_factory(unique_group, topic, protocol="consumer")
         wait_balanced([*consumers, third], [(topic, p) for p in range(4)])
         now = settled(kafka, unique_group, 4)

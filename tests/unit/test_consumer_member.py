@@ -3,11 +3,13 @@ ConsumerGroupHeartbeat responses: every transition of its table, the error table
 heartbeat bodies (full on join, then only what changed), reconciliation and leaving."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from groupctl.coordinator.consumer import (
-    FATAL_HINTS, LEGAL_TRANSITIONS, REACTIONS, ConsumerMember, ConsumerMemberState as S,
-    ConsumerStateTracker, reconcile,
+    FATAL_HINTS, LEGAL_TRANSITIONS, NO_PARTITIONS_TOPIC, REACTIONS, ConsumerMember,
+    ConsumerMemberState as S, ConsumerStateTracker, reconcile,
 )
 from groupctl.coordinator.member import (
     ROUTE_ANY, ROUTE_CONTROL, IllegalTransitionError, Reaction,
@@ -171,6 +173,28 @@ def test_a_static_member_sends_its_instance_id_every_time():
     m = make(group_instance_id="i-1")
     joined(m)
     assert only(m.next_requests(5000)).body["instance_id"] == "i-1"
+
+
+def test_a_member_wanting_no_partitions_never_sends_an_empty_subscription():
+    # Kafka 4.3.1 mis-assigns around a join with [] (types.NO_PARTITIONS_TOPIC says why):
+    # the probe subscribes to one name no topic can have, in full on every (re)join
+    assert not re.fullmatch(r"[a-zA-Z0-9._-]{1,249}", NO_PARTITIONS_TOPIC)
+    m = make()
+    assert m.topics == [] and m.assigned_partitions() == {}
+    found(m)
+    join = only(m.next_requests(0))
+    assert join.min_version == 0 and join.body["subscribed_topic_regex"] is None
+    assert join.body["subscribed_topic_names"] == [NO_PARTITIONS_TOPIC]
+    answer(m, join, hb(epoch=5, assignment={}), 0)
+    answer(m, only(m.next_requests(0)), hb(epoch=5), 0)          # the acknowledgement
+    assert m.state is S.STABLE
+    assert only(m.next_requests(5000)).body["subscribed_topic_names"] is None   # unchanged
+    m2 = make()
+    joined(m2, epoch=5)
+    answer(m2, only(m2.next_requests(5000)), hb(ErrorCode.FENCED_MEMBER_EPOCH), 5000)
+    rejoin = only(m2.next_requests(5001))
+    assert rejoin.body["member_epoch"] == 0
+    assert rejoin.body["subscribed_topic_names"] == [NO_PARTITIONS_TOPIC]
 
 
 def test_a_regex_subscription_needs_v1():

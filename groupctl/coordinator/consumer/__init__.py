@@ -5,9 +5,10 @@ from .member import ConsumerMember
 from .reconcile import Reconciliation, reconcile
 from .state import LEGAL_TRANSITIONS, ConsumerMemberState, ConsumerStateTracker
 from .types import (
-    FATAL_HINTS, JOIN_EPOCH, LEAVE_EPOCH, REACTIONS, SERVER_ASSIGNORS, STATIC_LEAVE_EPOCH,
+    FATAL_HINTS, JOIN_EPOCH, LEAVE_EPOCH, NO_PARTITIONS_TOPIC, REACTIONS, SERVER_ASSIGNORS,
+    STATIC_LEAVE_EPOCH,
 )
 
 __all__ = ["ConsumerMember", "ConsumerMemberState", "ConsumerStateTracker",
            "LEGAL_TRANSITIONS", "REACTIONS", "FATAL_HINTS", "SERVER_ASSIGNORS", "JOIN_EPOCH",
-           "LEAVE_EPOCH", "STATIC_LEAVE_EPOCH", "Reconciliation", "reconcile"]
+           "LEAVE_EPOCH", "STATIC_LEAVE_EPOCH", "NO_PARTITIONS_TOPIC", "Reconciliation", "reconcile"]

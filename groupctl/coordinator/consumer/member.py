@@ -8,8 +8,10 @@ and ConsumerHeartbeatRequestManager):
 - FindCoordinator (key type 0) whenever the coordinator is unknown.
 - Join: ConsumerGroupHeartbeat with member epoch 0 and every field: the member id (v1: a
   UUID this member generated, kept for its whole life), instance id, rack, rebalance
-  timeout, the subscription (topic names, empty by default; or a regex, v1, RE2 on the
-  broker), the server assignor, and an empty list of owned partitions.
+  timeout, the subscription (topic names; or a regex, v1, RE2 on the broker; wanting no
+  partitions: types.NO_PARTITIONS_TOPIC, a name no topic can have, never an empty list,
+  which Kafka 4.3.1 mis-assigns), the server assignor, and an empty list of owned
+  partitions.
 - Later heartbeats carry only what changed since the last one that was answered (member id
   and epoch always, the instance id when static); after a failed heartbeat, and while
   JOINING, every field again. The interval is the one the broker returns.
@@ -40,7 +42,7 @@ from . import reconcile as rc
 from .state import LEGAL_TRANSITIONS, ConsumerMemberState
 from .types import (
     APIS, FATAL_HINTS, FIND_COORDINATOR, FIND_REACTIONS, HEARTBEAT, JOIN_EPOCH, LEAVE_EPOCH,
-    METADATA, REACTIONS, RELEVANT, STATIC_LEAVE_EPOCH, check_settings,
+    METADATA, REACTIONS, RELEVANT, STATIC_LEAVE_EPOCH, check_settings, subscribed_topic_names,
 )
 
 S = ConsumerMemberState
@@ -223,7 +225,7 @@ class ConsumerMember(BaseMember):
         """Every optional field of a heartbeat, as this member would fill it in full."""
         return {
             "rack_id": self.rack_id, "rebalance_timeout_ms": self.rebalance_timeout_ms,
-            "subscribed_topic_names": None if self.topic_regex is not None else self.topics,
+            "subscribed_topic_names": subscribed_topic_names(self.topics, self.topic_regex),
             "subscribed_topic_regex": self.topic_regex,
             "server_assignor": self.server_assignor,
             "topic_partitions": rc.to_request(self.owned),

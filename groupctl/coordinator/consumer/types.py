@@ -21,6 +21,19 @@ STATIC_LEAVE_EPOCH = -2   # a static member leaving for a while (KIP-848: its pa
 
 SERVER_ASSIGNORS = ("uniform", "range")   # the broker's built-in group.consumer.assignors
 
+# What a member that wants no partitions (the probe without --topics/--topic-regex)
+# subscribes to: one name no topic can ever have (':' is not legal in a topic name), so the
+# assignor never gives it anything. Not an empty list: Kafka's coordinator (4.3.1) treats a
+# join with [] as "no subscription change" (a new member starts at []), so it neither bumps
+# the group epoch nor recounts the group's subscription type; if a target assignment is
+# pending at that moment (a leave just bumped the epoch), it computes it with the member in
+# and the stale HOMOGENEOUS type, and the uniform assignor then spreads the FIRST member's
+# topics over everyone: real members lose partitions to the probe, or all of them.
+# The Java client never sends [] (subscribe([]) is unsubscribe()); a non-empty list is what
+# it sends for a topic that does not exist, and the broker handles that right.
+# README "The KIP-848 probe's subscription"; /work/notes/issue-12-empty.md has the evidence.
+NO_PARTITIONS_TOPIC = "groupctl:no-partitions"
+
 # What the member does about an error code in a ConsumerGroupHeartbeat answer (the Java
 # client's ConsumerHeartbeatRequestManager, as one table). Codes not named here: RETRY when
 # Kafka calls them retriable, else FATAL (member.classify).
@@ -63,6 +76,11 @@ FATAL_HINTS = {
                                    "protocol (KIP-848) for this group; join with "
                                    "--protocol classic",
     ErrorCode.INVALID_GROUP_ID: "the group id is not valid",
+    ErrorCode.TOPIC_AUTHORIZATION_FAILED: "the principal may not DESCRIBE every subscribed "
+                                          "topic; without --topics the probe subscribes to "
+                                          f"{NO_PARTITIONS_TOPIC!r} (a name no topic can "
+                                          "have), which needs a DESCRIBE ACL too (literal, "
+                                          "or prefixed 'groupctl:')",
 }
 
 # Which state(s) an in-flight request still matters in; leaving them forgets the request
@@ -91,3 +109,11 @@ def check_settings(group_id: str, rebalance_timeout_ms: int, instance_id: str | 
         raise UsageError("subscribe to topic names or to a regex, not both")
     if topic_regex == "":
         raise UsageError("the topic regex must not be empty")
+
+
+def subscribed_topic_names(topics: list[str], topic_regex: str | None) -> list[str] | None:
+    """The SubscribedTopicNames a member sends in full: None with a regex, the topics, or,
+    wanting no partitions, [NO_PARTITIONS_TOPIC] (never [], see NO_PARTITIONS_TOPIC)."""
+    if topic_regex is not None:
+        return None
+    return list(topics) or [NO_PARTITIONS_TOPIC]
