@@ -3,13 +3,15 @@
 KIP-848 groups have no stop-the-world rebalance: the broker runs the assignor when the
 group epoch moves, and members reconcile towards their target assignment one by one,
 keeping the partitions that stay theirs. What a tool can do from outside is make the group
-epoch move: a transient member joins (ConsumerGroupHeartbeat, member epoch 0, an empty
-subscription and no owned partitions, so the assignor gives it nothing) and leaves at once
-(member epoch -1). Measured on the lab's Kafka 4.3.1 broker (tests/integration/
-test_force_rebalance_consumer.py): the join does not move the group epoch (an empty
-subscription is no subscription change; the member gets the current epoch), the leave
-bumps it by one ("Bumped group epoch to N+1"), the broker computes a new target assignment
-for that epoch, and the members' callbacks show no revocation: they keep their partitions.
+epoch move: a transient member joins (ConsumerGroupHeartbeat, member epoch 0, subscribed
+to consumer.NO_PARTITIONS_TOPIC, a name no topic can have, and no owned partitions, so the
+assignor gives it nothing) and leaves at once (member epoch -1). Measured on the lab's Kafka
+4.3.1 broker (tests/integration/test_force_consumer_member.py): the join bumps the group
+epoch (a subscription change) and so does the leave ("Bumped group epoch to N+1", "N+2"),
+the broker computes a new target assignment, and the members' callbacks show no
+revocation: they keep their partitions. (An empty subscription would not bump at the join,
+but Kafka 4.3.1 mis-assigns a pending target when a member joins with one: see
+consumer/types.py NO_PARTITIONS_TOPIC.)
 
 The transient member is the probe's own KIP-848 member (coordinator/consumer/
 ConsumerMember: its join and leave bodies, its error table, its transitions), driven by

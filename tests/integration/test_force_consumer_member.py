@@ -1,8 +1,9 @@
 """force-rebalance of a consumer (KIP-848) group drives the probe's own KIP-848 member
 (ConsumerMember through MemberDriver). On the lab broker, with librdkafka consumers
-(group.protocol=consumer) as the group: each forced run moves the group epoch exactly once
-(the broker log's "Bumped group epoch" lines, and every consumer's member epoch in the raw
-ConsumerGroupDescribe goes from E to E+1, no further); the consumers' callbacks show
+(group.protocol=consumer) as the group: each forced run moves the group epoch exactly twice,
+once at the transient member's join (its subscription, groupctl:no-partitions, is a change)
+and once at its leave (the broker log's "Bumped group epoch" lines), and every consumer's
+member epoch in the raw ConsumerGroupDescribe ends at E+2; the consumers' callbacks show
 nothing and their assignments are unchanged; the transient member is gone from
 ConsumerGroupDescribe afterwards; --debug shows the member's transitions with reasons."""
 from __future__ import annotations
@@ -24,7 +25,7 @@ def bumps(kafka, group: str) -> list[int]:
             log_lines(kafka, group, r"\[GroupId GROUP\] Bumped group epoch to (\d+)")]
 
 
-def test_each_run_is_one_epoch_bump_and_the_consumers_keep_their_partitions(
+def test_each_run_bumps_the_epoch_at_join_and_leave_and_nothing_moves(
         kafka, topic_factory, consumer_factory, unique_group):
     import json
 
@@ -45,7 +46,7 @@ def test_each_run_is_one_epoch_bump_and_the_consumers_keep_their_partitions(
         report = json.loads(out)
         me = report["triggered_by"]
         assert me.startswith("groupctl-force-rebalance-")
-        assert (report["group_epoch_before"], report["group_epoch_after"]) == (epoch, epoch + 1)
+        assert (report["group_epoch_before"], report["group_epoch_after"]) == (epoch, epoch + 2)
         assert report["same_members"] and report["moved_partitions"] == []
 
         # the member's own transitions, each with its reason, under --debug
@@ -57,9 +58,9 @@ def test_each_run_is_one_epoch_bump_and_the_consumers_keep_their_partitions(
 
         after = settled(kafka, unique_group, 3)
         why = f"run {run}: {broker_says(kafka, unique_group)[-12:]}"
-        assert after["group_epoch"] == epoch + 1, why
-        assert bumps(kafka, unique_group)[len(bumped):] == [epoch + 1], why   # exactly one
-        assert {m["member_epoch"] for m in after["members"]} == {epoch + 1}, why
+        assert after["group_epoch"] == epoch + 2, why
+        assert bumps(kafka, unique_group)[len(bumped):] == [epoch + 1, epoch + 2], why  # join, leave
+        assert {m["member_epoch"] for m in after["members"]} == {epoch + 2}, why
         assert me not in {m["member_id"] for m in after["members"]}
         assert {m["member_id"]: owned(m) for m in after["members"]} == assigned, why
         for c, n, mine in zip(consumers, callbacks, had):

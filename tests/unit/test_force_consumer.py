@@ -10,7 +10,7 @@ import asyncio
 import pytest
 
 from groupctl.client.retry import Deadline
-from groupctl.coordinator.consumer import ConsumerMember
+from groupctl.coordinator.consumer import NO_PARTITIONS_TOPIC, ConsumerMember
 from groupctl.coordinator.force_consumer import (
     REBALANCE_TIMEOUT_MS, force_consumer, joined, transient_member,
 )
@@ -140,7 +140,7 @@ def test_joins_leaves_at_once_and_reports_the_epoch_bump():
     assert me.startswith("groupctl-force-rebalance-")
     assert join == {"group_id": G, "member_id": me, "member_epoch": 0, "instance_id": None,
                     "rack_id": None, "rebalance_timeout_ms": REBALANCE_TIMEOUT_MS,
-                    "subscribed_topic_names": [], "subscribed_topic_regex": None,
+                    "subscribed_topic_names": [NO_PARTITIONS_TOPIC], "subscribed_topic_regex": None,
                     "server_assignor": None, "topic_partitions": []}
     assert leave == {"group_id": G, "member_id": me, "member_epoch": -1, "instance_id": None,
                      "rack_id": None, "rebalance_timeout_ms": -1,
