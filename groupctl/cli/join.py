@@ -20,8 +20,9 @@ from ..errors import GroupctlError, UsageError
 from .app import app
 from .env import env_of
 
-_TOPICS_HELP = ("Subscribe to these topics (comma-separated). Default: an empty subscription, "
-                "the probe wants no partitions.")
+_TOPICS_HELP = ("Subscribe to these topics (comma-separated). Default: none, the probe wants "
+                "no partitions (classic: an empty subscription; consumer protocol: "
+                "'groupctl:no-partitions', a name no topic can have).")
 
 
 @app.command("join")

@@ -49,7 +49,8 @@ def member_id() -> str:
 
 
 def transient_member(group: str) -> ConsumerMember:
-    """The member that joins and leaves: an empty subscription, no instance id (a static
+    """The member that joins and leaves: no topics (ConsumerMember subscribes it to
+    NO_PARTITIONS_TOPIC, never []), no instance id (a static
     member would leave with -2 and its absence would not bump the epoch)."""
     return ConsumerMember(group, topics=[], member_id=member_id(),
                           rebalance_timeout_ms=REBALANCE_TIMEOUT_MS, reason_prefix=REASON_PREFIX)

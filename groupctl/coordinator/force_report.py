@@ -165,8 +165,9 @@ def consumer_report(before, after, *, reason: str, started: float, stable_at: fl
         report.assignment_epoch_after = after.assignment_epoch
     report.notes.append(
         "consumer (KIP-848) groups have no stop-the-world rebalance: a transient member "
-        f"(epoch 0 -> {member_epoch}, empty subscription) joined and left, bumping the group "
-        "epoch so the broker's assignor ran again; the members kept their partitions"
+        f"(epoch 0 -> {member_epoch}, subscribed to no topic) joined and left, each bumping "
+        "the group epoch so the broker's assignor ran again; the members kept their "
+        "partitions"
         + ("" if not report.moved_partitions else
            ", except those listed in moved_partitions (the assignor moved them)"))
     return report
