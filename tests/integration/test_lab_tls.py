@@ -91,8 +91,10 @@ def test_join_watch_works_on_every_listener(secure_lab, group, tmp_path):
         assert generations and generations[0]["protocol"] == "range"
         assert generations[0]["leader"] in {c.member_id for c in consumers}
         kinds[listener] = {e["event"] for e in events}
-    for listener in LISTENERS[1:]:
-        assert kinds[listener] == kinds["PLAINTEXT"], listener
+    # the same story on every listener: what every probe round tells (whether a 2 s watch
+    # also catches, say, a consumer's member_joined depends on timing, not on the listener)
+    core = {"probe", "generation", "assignment", "rebalance"}
+    assert all(core <= kinds[listener] for listener in LISTENERS), kinds
 
 
 # ---- certificates and passwords ------------------------------------------------------------------
