@@ -72,6 +72,18 @@ def tp_list(mapping: dict[str, Iterable[int]] | None) -> list[dict] | None:
     return [{"topic": t, "partitions": sorted(p)} for t, p in sorted(mapping.items()) if p]
 
 
+def partition_changes(old: dict | None, new: dict | None, *, known_before: bool = True
+                      ) -> tuple[list[dict] | None, list[dict] | None]:
+    """(added, revoked) as tp_lists from {topic: partitions} before and after; (None, None)
+    when either side is unknown. `known_before=False`: a member seen for the first time,
+    whose missing `old` counts as empty (all it holds was added)."""
+    if new is None or (old is None and known_before):
+        return None, None
+    old = old or {}
+    return (tp_list({t: p - old.get(t, frozenset()) for t, p in new.items()}),
+            tp_list({t: p - new.get(t, frozenset()) for t, p in old.items()}))
+
+
 def tp_map(items: list[dict] | None) -> dict[str, set[int]]:
     """The inverse of tp_list."""
     return {i["topic"]: set(i["partitions"]) for i in items or ()}

@@ -27,8 +27,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..events import AssignmentChanged, Event, MemberJoined, MemberLeft, tp_list
-from .model import GroupDescription, Member
+from ..events import (AssignmentChanged, Event, MemberJoined, MemberLeft, partition_changes,
+                      tp_list)
+from .model import GroupDescription, Member, partition_map
 
 Partitions = dict[str, frozenset[int]]
 
@@ -50,23 +51,15 @@ class _Told:
     target: Partitions | None
 
 
-def _partitions(tps) -> Partitions | None:
-    if tps is None:
-        return None
-    out: dict[str, set[int]] = {}
-    for tp in tps:
-        out.setdefault(tp.topic, set()).update(tp.partitions)
-    return {t: frozenset(p) for t, p in out.items() if p}
-
 
 def at_target(m: Member, assignment_epoch: int | None) -> bool:
     """The member holds its target and acknowledged it (unknown target: counted as there)."""
-    target = _partitions(m.target_assignment)
+    target = partition_map(m.target_assignment)
     if target is None:
         return True
     caught_up = m.member_epoch is None or assignment_epoch is None or \
         m.member_epoch >= assignment_epoch
-    return caught_up and _partitions(m.assignment) == target
+    return caught_up and partition_map(m.assignment) == target
 
 
 def _identity(m: Member) -> dict:
@@ -126,16 +119,12 @@ class Convergence:
 
     @staticmethod
     def _remember(m: Member) -> _Told:
-        return _Told(_identity(m), _partitions(m.assignment), _partitions(m.target_assignment))
+        return _Told(_identity(m), partition_map(m.assignment), partition_map(m.target_assignment))
 
     @staticmethod
     def _assignment(mid: str, epoch: int | None, was: _Told | None, now: _Told,
                     reconciled: int | None) -> Converging:
-        added = revoked = None
-        old = None if was is None else was.assigned
-        if now.assigned is not None and (old is not None or was is None):
-            old = old or {}
-            added = tp_list({t: p - old.get(t, frozenset()) for t, p in now.assigned.items()})
-            revoked = tp_list({t: p - now.assigned.get(t, frozenset()) for t, p in old.items()})
+        added, revoked = partition_changes(None if was is None else was.assigned, now.assigned,
+                                           known_before=was is not None)
         return Converging(mid, epoch, tp_list(now.assigned), added, revoked,
                           target=tp_list(now.target), reconciled_ms=reconciled)

@@ -45,6 +45,17 @@ class TopicPartitions:
         return {"topic": self.topic, "partitions": self.partitions}
 
 
+def partition_map(tps: list[TopicPartitions] | None) -> dict[str, frozenset[int]] | None:
+    """[TopicPartitions] -> {topic: partitions}, topics without partitions dropped; None
+    (not known) stays None."""
+    if tps is None:
+        return None
+    out: dict[str, set[int]] = {}
+    for tp in tps:
+        out.setdefault(tp.topic, set()).update(tp.partitions)
+    return {t: frozenset(p) for t, p in out.items() if p}
+
+
 def topic_list(pairs) -> list[TopicPartitions]:
     """[(topic, partitions), ...] merged per topic (a topic may come more than once: the
     cooperative assignors of librdkafka write one entry per added batch), sorted."""

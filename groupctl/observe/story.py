@@ -37,10 +37,10 @@ from typing import Callable
 from ..events import (
     AssignmentChanged, EpochChanged, Event, GenerationStarted, MemberJoined, MemberLeft,
     Rebalanced, StateChanged, TaskAssignmentChanged, TaskRebalanced, TypeChanged, iso_ts,
-    moved_partitions, tp_list,
+    moved_partitions, partition_changes, tp_list,
 )
 from .convergence import Convergence
-from .model import CONSUMER, REBALANCING_STATES, SHARE, GroupDescription, Member
+from .model import CONSUMER, REBALANCING_STATES, SHARE, GroupDescription, Member, partition_map
 from .reasons import explain
 
 SETTLED_STATES = ("Stable", "Empty")
@@ -60,8 +60,7 @@ class MemberSnapshot:
 
     @classmethod
     def of(cls, m: Member) -> "MemberSnapshot":
-        asg = None if m.assignment is None else {
-            tp.topic: frozenset(tp.partitions) for tp in m.assignment if tp.partitions}
+        asg = partition_map(m.assignment)
         topics = (m.subscription or {}).get("topics")
         return cls(m.member_id, m.instance_id, m.client_id or None, m.host or None, asg,
                    None if topics is None else tuple(sorted(topics)),
@@ -282,8 +281,7 @@ def _at_target(m: Member, desc: GroupDescription) -> bool:
     if "target_tasks" in m.extra:
         return task_set(m.extra.get("tasks")) == task_set(m.extra["target_tasks"])
     return m.target_assignment is None or (
-        {(t.topic, p) for t in m.assignment or () for p in t.partitions}
-        == {(t.topic, p) for t in m.target_assignment for p in t.partitions})
+        (partition_map(m.assignment) or {}) == partition_map(m.target_assignment))
 
 
 def _has_tasks(members: dict[str, MemberSnapshot] | None) -> bool:
@@ -317,11 +315,7 @@ def _assignment_changes(before: dict[str, MemberSnapshot], after: dict[str, Memb
         old = None if was is None else was.assignment
         if was is not None and old == now.assignment and was.tasks == now.tasks:
             continue
-        added = revoked = None
-        if now.assignment is not None and (old is not None or was is None):
-            old = old or {}
-            added = tp_list({t: p - old.get(t, frozenset()) for t, p in now.assignment.items()})
-            revoked = tp_list({t: p - now.assignment.get(t, frozenset()) for t, p in old.items()})
+        added, revoked = partition_changes(old, now.assignment, known_before=was is not None)
         if now.tasks is None:
             out.append(AssignmentChanged(mid, generation, tp_list(now.assignment), added, revoked))
             continue
