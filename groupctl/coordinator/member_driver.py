@@ -30,13 +30,32 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from typing import AsyncIterator, Callable
+from typing import AsyncIterator, Awaitable, Callable
 
 from ..client.retry import Deadline
 from ..client.routes import MemberLinks
 from ..errors import DeadlineError, GroupctlError, UnreachableError
 from ..events import Event
 from .member import GroupMember, Outgoing
+
+
+@contextlib.asynccontextmanager
+async def leaving_on_exit(done_reason: str, leave: Callable[[str], Awaitable[None]]
+                          ) -> AsyncIterator[None]:
+    """Run the block, then `await leave(why)` however it ended; `why` is the leave's reason:
+    `done_reason`, "interrupted (signal)" (Ctrl-C / SIGTERM cancel the task) or
+    "error: ...". The probe and the member driver both leave this way."""
+    why = done_reason
+    try:
+        yield
+    except asyncio.CancelledError:
+        why = "interrupted (signal)"
+        raise
+    except BaseException as exc:
+        why = f"error: {exc}"
+        raise
+    finally:
+        await leave(why)
 
 IDLE_S = 1.0   # the longest sleep between looks at the member
 
@@ -87,17 +106,9 @@ class MemberDriver:
     async def membership(self, done_reason: str, *,
                          leave_budget_s: float) -> AsyncIterator[MemberDriver]:
         """Run the block; on any exit leave (see the module doc) and close."""
-        why = done_reason
-        try:
+        async with leaving_on_exit(done_reason,
+                                   lambda why: self._stop(why, leave_budget_s)):
             yield self
-        except asyncio.CancelledError:
-            why = "interrupted (signal)"
-            raise
-        except BaseException as exc:
-            why = f"error: {exc}"
-            raise
-        finally:
-            await self._stop(why, leave_budget_s)
 
     async def leave(self, why: str, budget_s: float) -> bool:
         """Leave (the member's own leave: its request, its epoch) within `budget_s`. True

@@ -31,6 +31,7 @@ from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import DeadlineError, GroupctlError, UnreachableError
 from ..events import Event, envelope, tp_list
 from .member import GroupMember, Outgoing
+from .member_driver import leaving_on_exit
 from .probe_setup import (  # noqa: F401 - ProbeSettings, ProbeResult, ProbeError re-exported
     ProbeError, ProbeResult, ProbeSettings, compute_assignment, describe_for_join,
     encode_assignments, epoch_snapshot, new_member,
@@ -138,21 +139,15 @@ class Probe:
         """Join on entry; on any exit leave (bounded), close, and raise the member's fatal
         error if the body itself ended normally."""
         await self._start()
-        why = leave_reason
-        try:
+        async with leaving_on_exit(leave_reason, self._leave_and_close):
             yield
-        except asyncio.CancelledError:
-            why = "interrupted (signal)"
-            raise
-        except BaseException as exc:
-            why = f"error: {exc}"
-            raise
-        finally:
-            if self.leave_on_exit:
-                await self._leave(why)
-            await self._close()
         if self.member.fatal_error is not None:
             raise self.member.fatal_error
+
+    async def _leave_and_close(self, why: str) -> None:
+        if self.leave_on_exit:
+            await self._leave(why)
+        await self._close()
 
     async def _start(self) -> None:
         described = await self._describe_first() if self.settings.describe_first else None
