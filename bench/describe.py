@@ -21,11 +21,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -163,15 +161,10 @@ def main() -> None:
     if args.bootstrap_server:
         results = run(args.bootstrap_server, libs, args.runs)
     else:
-        from groupctl.lab.cluster import Lab
+        from groupctl.lab.cluster import throwaway
 
-        root = Path(tempfile.mkdtemp(prefix="groupctl-bench-"))
-        lab = Lab.up(name="bench-describe", root=root, tie_to_parent=True)
-        try:
+        with throwaway("bench-describe") as lab:
             results = run(lab.bootstrap, libs, args.runs)
-        finally:
-            lab.down()
-            shutil.rmtree(root, ignore_errors=True)
     print(json.dumps(results, indent=2))
     for key, target in (("single", 0.20), ("all", 0.33)):
         r = results[key]

@@ -33,7 +33,6 @@ import argparse
 import asyncio
 import statistics
 import sys
-import tempfile
 import time
 
 from groupctl.client import Cluster
@@ -160,14 +159,10 @@ def main(argv: list[str]) -> int:
     if args.bootstrap_server:
         return asyncio.run(run(args.bootstrap_server, args.rounds, args.assignor,
                                args.protocol))
-    from groupctl.lab.cluster import Lab
+    from groupctl.lab.cluster import throwaway
 
-    with tempfile.TemporaryDirectory(prefix="groupctl-bench-") as root:
-        lab = Lab.up(name="bench-force-rebalance", brokers=1, root=root)
-        try:
-            return asyncio.run(run(lab.bootstrap, args.rounds, args.assignor, args.protocol))
-        finally:
-            lab.down()
+    with throwaway("bench-force-rebalance") as lab:
+        return asyncio.run(run(lab.bootstrap, args.rounds, args.assignor, args.protocol))
 
 
 if __name__ == "__main__":

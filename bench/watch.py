@@ -20,7 +20,6 @@ import argparse
 import asyncio
 import statistics
 import sys
-import tempfile
 import time
 
 from groupctl.client import Cluster
@@ -158,14 +157,10 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if args.bootstrap_server:
         return asyncio.run(run(args.bootstrap_server, args.rounds, args.groups, args.seconds))
-    from groupctl.lab.cluster import Lab
+    from groupctl.lab.cluster import throwaway
 
-    with tempfile.TemporaryDirectory(prefix="groupctl-bench-") as root:
-        lab = Lab.up(name="bench-watch", brokers=1, root=root)
-        try:
-            return asyncio.run(run(lab.bootstrap, args.rounds, args.groups, args.seconds))
-        finally:
-            lab.down()
+    with throwaway("bench-watch") as lab:
+        return asyncio.run(run(lab.bootstrap, args.rounds, args.groups, args.seconds))
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ import json
 import os
 import re
 import shutil
+import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -411,6 +412,21 @@ def _lab_lock(root: Path, name: str):
     with dist._file_lock(Path(root) / f".{name}.lock", START_TIMEOUT * 2,
                          f"another groupctl is starting or stopping lab {name!r}"):
         yield
+
+
+@contextlib.contextmanager
+def throwaway(name: str, brokers: int = 1):
+    """A lab for one run (the benches): its own temp root, its JVMs tied to this process,
+    stopped and removed however the block ends."""
+    root = tempfile.mkdtemp(prefix="groupctl-bench-")
+    try:
+        lab = Lab.up(name=name, brokers=brokers, root=root, tie_to_parent=True)
+        try:
+            yield lab
+        finally:
+            lab.down()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def down(name: str = DEFAULT_NAME, root: Path | str | None = None,
