@@ -32,6 +32,7 @@ from .env import BOOTSTRAP_ENV
 
 __all__ = [
     "OUTER_GRACE",
+    "configured_cluster",
     "connection_settings",
     "make_cluster",
     "parse_bootstrap",
@@ -46,24 +47,38 @@ _DEFAULT: Any = object()
 def connection_settings(env) -> tuple[list[str], SecurityConfig]:
     """(bootstrap servers, SecurityConfig) for this command; UsageError when there are no
     brokers to talk to or a setting is malformed."""
+    found = configured_cluster(env)
+    if found is None:
+        raise UsageError(
+            "no brokers to talk to: give -b/--bootstrap-server HOST:PORT[,HOST:PORT], set "
+            f"{BOOTSTRAP_ENV}, or use a context (--context NAME, or current_context in "
+            f"{env.config_path})")
+    bootstrap, security, _ = found
+    return bootstrap, security
+
+
+def configured_cluster(env) -> tuple[list[str], SecurityConfig, str] | None:
+    """(bootstrap servers, SecurityConfig, where the brokers came from) in the order of the
+    module doc, or None when nothing names any brokers (`lab workload` then uses a lab)."""
     s = env.settings
     ctx = config.load_contexts(env.config_path).get(s.context) if s.context else None
 
     if s.bootstrap_server is not None:
         bootstrap = parse_bootstrap(s.bootstrap_server, "--bootstrap-server")
+        source = "-b/--bootstrap-server"
     elif ctx is not None:
         bootstrap = _context_bootstrap(ctx)
+        source = f"--context {ctx.name}"
     elif env.bootstrap_env is not None:
         bootstrap = parse_bootstrap(env.bootstrap_env, BOOTSTRAP_ENV)
+        source = f"${BOOTSTRAP_ENV}"
     else:
         contexts = config.load_contexts(env.config_path)  # only now: -b needs no contexts file
         if not contexts.current_context:
-            raise UsageError(
-                "no brokers to talk to: give -b/--bootstrap-server HOST:PORT[,HOST:PORT], set "
-                f"{BOOTSTRAP_ENV}, or use a context (--context NAME, or current_context in "
-                f"{env.config_path})")
+            return None
         ctx = contexts.get(contexts.current_context)
         bootstrap = _context_bootstrap(ctx)
+        source = f"current context {ctx.name!r} in {env.config_path}"
 
     if s.command_config:
         security = config.load_command_config(s.command_config)
@@ -71,7 +86,7 @@ def connection_settings(env) -> tuple[list[str], SecurityConfig]:
         security = ctx.security()
     else:
         security = PLAINTEXT
-    return bootstrap, security
+    return bootstrap, security, source
 
 
 def _context_bootstrap(ctx) -> list[str]:

@@ -81,7 +81,8 @@ def _up_status_down(lab_home: Path, name: str, brokers: int) -> None:
         assert info is None or info.zombie, f"node {n['node_id']} still running"
     assert java_processes_under(lab_home / name) == []
     code, out, err = run_cli("lab", "status", "--name", name)
-    assert code == 1 and err.startswith("groupctl: error: no lab named")
+    assert code == 2 and err == (f"groupctl: error: no lab named {name!r} is running (start "
+                                 f"one with `groupctl lab up --name {name}`)\n")
 
 
 @pytest.mark.broker
@@ -100,10 +101,13 @@ def test_lab_up_twice_is_refused_and_down_twice_is_harmless(lab_home):
     code, _, err = run_cli("lab", "up", "--name", "twice")
     assert code == 0, err
     try:
-        code, _, err = run_cli("lab", "up", "--name", "twice")
-        assert code == 1
-        assert re.fullmatch(r"groupctl: error: lab 'twice' is already running at \S+ "
-                            r"\(`groupctl lab down --name twice` first\)\n", err)
+        # a lab that runs is a usage error (exit 2) found before anything starts, whose
+        # advice starts a second lab instead of stopping this one (maybe someone else's)
+        code, out, err = run_cli("lab", "up", "--name", "twice")
+        assert (code, out) == (2, "")
+        assert re.fullmatch(r"groupctl: error: lab 'twice' is already running at \S+: start "
+                            r"another beside it with `groupctl lab up --name NAME` \(or stop "
+                            r"this one: `groupctl lab down --name twice`\)\n", err)
     finally:
         assert run_cli("lab", "down", "--name", "twice")[0] == 0
     code, _, err = run_cli("lab", "down", "--name", "twice")
