@@ -51,6 +51,10 @@ def _version(value: bool):
         raise typer.Exit()
 
 
+def _complete_outputs(incomplete: str) -> list[str]:
+    return [o for o in OUTPUTS if o.startswith(incomplete)]
+
+
 @app.callback()
 def main(
     ctx: typer.Context,
@@ -60,8 +64,11 @@ def main(
     context: Optional[str] = typer.Option(None, "--context", help="Use this context from the config file."),
     command_config: Optional[str] = typer.Option(
         None, "--command-config", help="Kafka client properties file (security.protocol, sasl.*, ssl.*)."),
-    output: str = typer.Option("table", "-o", "--output", help="table, wide, json, yaml or ndjson."),
-    timeout: float = typer.Option(10.0, "--timeout", help="Seconds before a command gives up (default 10; 60 for force-rebalance and wait)."),
+    output: str = typer.Option("table", "-o", "--output", help="table, wide, json, yaml or ndjson.",
+                               autocompletion=_complete_outputs),
+    timeout: float = typer.Option(10.0, "--timeout", show_default=False,  # not one default
+                                  help="Seconds before a command gives up (default 10; 60 for "
+                                       "force-rebalance and wait)."),
     no_color: bool = typer.Option(False, "--no-color", envvar="NO_COLOR", help="No colour, even on a terminal."),
     debug: bool = typer.Option(False, "--debug", help="Tracebacks and a protocol trace on stderr."),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
