@@ -116,7 +116,16 @@ def make_cluster(env, **kwargs):
     bootstrap, security = connection_settings(env)
     kwargs.setdefault("timeout", env.settings.timeout)
     kwargs.setdefault("trace", tracer_for(env))
+    if env.stderr_is_terminal:  # a person waits: say what is retried (scripts get silence)
+        kwargs.setdefault("on_slow_bootstrap", lambda servers, seconds: _say_retrying(
+            env, servers, seconds))
     return Cluster(bootstrap, security=security, **kwargs)
+
+
+def _say_retrying(env, servers: list[str], seconds: float) -> None:
+    env.stderr.write(f"groupctl: connecting to {','.join(servers)} (no answer yet; retrying "
+                     f"for up to {seconds:g} s) ...\n")
+    env.stderr.flush()
 
 
 def run_async(env, coro: Awaitable, *, timeout: float | None = _DEFAULT,

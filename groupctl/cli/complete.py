@@ -61,6 +61,7 @@ def _env_from(ctx):
 
     params = ctx.find_root().params if ctx is not None else {}
     env = Env.from_system()
+    env.stderr_is_terminal = False  # no "connecting ..." line in the middle of a TAB
     env.settings = Settings(params.get("bootstrap_server"), params.get("context"),
                             params.get("command_config"), "json", COMPLETION_TIMEOUT,
                             True, False)

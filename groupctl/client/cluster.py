@@ -37,13 +37,15 @@ from .trace import Tracer, current_tracer
 
 Body = Union[dict, Callable[[BrokerConnection], dict]]
 DEFAULT_CONNECT_TIMEOUT = 10.0
+SLOW_BOOTSTRAP_NOTICE = 1.0  # seconds without a connection before on_slow_bootstrap
 
 
 class Cluster(CoordinatorMixin):
     def __init__(self, bootstrap: list[str], *, timeout: float, client_id: str = "groupctl",
                  security: SecurityConfig | None = None, trace: Tracer | None = None,
                  request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
-                 connect_timeout: float = DEFAULT_CONNECT_TIMEOUT):
+                 connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+                 on_slow_bootstrap: Callable[[list[str], float], None] | None = None):
         if not bootstrap:
             raise UnreachableError("no bootstrap servers given")
         self.bootstrap = list(bootstrap)
@@ -54,6 +56,9 @@ class Cluster(CoordinatorMixin):
         self.trace = trace if trace is not None else current_tracer()
         self.request_timeout = request_timeout
         self.connect_timeout = connect_timeout
+        # called once when bootstrap has not connected after SLOW_BOOTSTRAP_NOTICE s, with
+        # the servers and the seconds it retries for (the CLI tells a terminal user)
+        self.on_slow_bootstrap = on_slow_bootstrap
         self.nodes: dict[int, BrokerInfo] = {}       # the node registry
         self.cluster_id: str | None = None
         self.controller_id: int | None = None
@@ -85,6 +90,17 @@ class Cluster(CoordinatorMixin):
         await self.metadata([], deadline=d)
 
     async def _bootstrap(self, deadline: Deadline) -> BrokerConnection:
+        notice = None
+        if self.on_slow_bootstrap is not None:
+            notice = asyncio.get_running_loop().call_later(
+                SLOW_BOOTSTRAP_NOTICE, self.on_slow_bootstrap, self.bootstrap, deadline.seconds)
+        try:
+            return await self._bootstrap_rounds(deadline)
+        finally:
+            if notice is not None:
+                notice.cancel()
+
+    async def _bootstrap_rounds(self, deadline: Deadline) -> BrokerConnection:
         errors: dict[str, GroupctlError] = {}
         given_up: set[tuple[str, int]] = set()
         backoff = Backoff(0.05, 1.0)
