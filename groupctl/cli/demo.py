@@ -16,7 +16,7 @@ from typing import Optional
 
 import typer
 
-from ..errors import DeadlineError, LabError
+from ..errors import DeadlineError, UsageError
 from .app import app
 from .env import env_of
 
@@ -86,7 +86,8 @@ def _lab(env, name: str | None):
     if name:
         lab = Lab.load(name)
         if lab is None:
-            raise LabError(f"no lab named {name!r} is running")
+            raise UsageError(f"no lab named {name!r} is running "
+                             f"(`groupctl lab up --name {name}` starts one)")
         return lab, False
     lab = Lab.load(DEMO_LAB)
     if lab is not None:

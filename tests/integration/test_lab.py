@@ -127,6 +127,25 @@ def test_port_taken_is_a_clean_error(lab_home):
     assert not (lab_home / "taken" / "state.json").exists()
 
 
+def test_unwritable_lab_and_cache_directories_are_exit_2_before_any_work(tmp_path,
+                                                                        monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("GROUPCTL_LAB_HOME", str(blocker / "labs"))
+    code, out, err = run_cli("lab", "up", "--name", "x")
+    assert (code, out) == (2, "")
+    assert err == (f"groupctl: error: lab directory {blocker / 'labs'}: cannot create it (Not "
+                   "a directory); set GROUPCTL_LAB_HOME to a writable directory\n")
+    monkeypatch.setenv("GROUPCTL_LAB_HOME", str(tmp_path / "labs"))
+    monkeypatch.setenv("GROUPCTL_CACHE", str(blocker / "cache"))
+    code, out, err = run_cli("lab", "up", "--name", "x", "--kafka-version", "4.3.1")
+    assert (code, out) == (2, "")
+    assert err == (f"groupctl: error: cache directory {blocker / 'cache' / 'kafka' / '4.3.1'}: "
+                   "cannot create it (Not a directory); set GROUPCTL_CACHE to a writable "
+                   "directory\n")
+    assert not (tmp_path / "labs" / "x").exists()
+
+
 def test_lab_usage_errors(lab_home):
     assert run_cli("lab", "up", "--brokers", "2", "--name", "x")[0] == 2
     assert run_cli("lab", "up", "--name", "../x")[0] == 2
