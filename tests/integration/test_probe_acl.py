@@ -47,7 +47,8 @@ def test_probe_needs_describe_on_its_placeholder_topic(secure_lab):
     allow(secure_lab, ResourceType.TOPIC, NO_PARTITIONS_TOPIC, AclOperation.DESCRIBE)
 
     def joins():
-        code, out, err = guest(secure_lab, "-o", "json", "join", name, "--protocol", "consumer", "--yes")
+        code, out, err = guest(secure_lab, "-o", "json", "join", name, "--protocol", "consumer",
+                               "--yes")
         return (code, out, err) if code == 0 else None
 
     code, out, err = wait_until(joins, 30, "the ACL to apply", interval=0.5)
