@@ -72,10 +72,11 @@ def create_topic(bootstrap: str, name: str, partitions: int = 1, replication: in
 
 
 def wait_topic(bootstrap: str, name: str, partitions: int | None = None,
-               timeout: float = 30.0, admin=None) -> int:
+               timeout: float = 30.0, admin=None, client_config: dict | None = None) -> int:
     """Wait until Metadata lists `name` (with `partitions` partitions, if given), every
     partition with a leader. Returns the partition count."""
-    admin = admin or _admin(bootstrap)
+    if admin is None:  # not `admin or`: a client with an empty queue has len() 0
+        admin = _admin(bootstrap, client_config)
     deadline = time.monotonic() + timeout
     last = "not listed"
     while True:
@@ -167,7 +168,7 @@ def run_workload(bootstrap: str, group: str, topic: str, consumers: int = 3,
     stop = stop or threading.Event()
     create_topic(bootstrap, topic, partitions or max(consumers, 1), exist_ok=True,
                  client_config=client_config)
-    n_parts = wait_topic(bootstrap, topic, admin=_admin(bootstrap, client_config))
+    n_parts = wait_topic(bootstrap, topic, client_config=client_config)
     log(f"workload: group {group}, topic {topic} ({n_parts} partitions), {consumers} "
         f"consumer(s), protocol {protocol}" + (f", assignor {assignor}" if assignor else "")
         + (f", churn every {churn:g}s" if churn else ""))

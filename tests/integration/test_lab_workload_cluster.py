@@ -145,3 +145,24 @@ def test_workload_usage_errors_come_before_any_work(tmp_path, decoy_default_lab)
     assert fails("--record", "/proc/version").startswith(
         "groupctl: error: --record /proc/version: cannot write: ")
     assert decoy_default_lab() == 0  # nothing was started, nothing connected anywhere
+
+
+def test_workload_uses_the_contexts_security_settings(secure_lab, unique_group, tmp_path,
+                                                      monkeypatch):
+    """A SASL_SSL context (SCRAM, the lab's CA, the password from a variable): librdkafka's
+    clients get the same settings groupctl's own client does."""
+    config = tmp_path / "config.yaml"
+    monkeypatch.setenv("GROUPCTL_CONFIG", str(config))
+    monkeypatch.delenv("GROUPCTL_BOOTSTRAP_SERVERS", raising=False)
+    monkeypatch.setenv("LAB_PASSWORD", secure_lab.sasl["password"])
+    assert run_cli("config", "set-context", "lab-tls", "-b", secure_lab.sasl_ssl_bootstrap,
+                   "--security-protocol", "SASL_SSL", "--sasl-mechanism", "SCRAM-SHA-512",
+                   "--username", "admin", "--password-env", "LAB_PASSWORD",
+                   "--ca-file", secure_lab.tls["ca_file"], "--current")[0] == 0
+    topic = f"wl-sasl-{unique_group}"
+    _, summary, lines = _workload(unique_group, topic)
+    assert lines[0] == (f"groupctl: lab workload: bootstrap {secure_lab.sasl_ssl_bootstrap} "
+                        f"(from current context 'lab-tls' in {config})")
+    assert summary["partitions"] == 1 and summary["errors"] == []
+    assert topic in _topics_on(secure_lab.bootstrap)  # seen over the PLAINTEXT listener
+    assert all(secure_lab.sasl["password"] not in line for line in lines)
