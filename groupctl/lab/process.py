@@ -216,7 +216,7 @@ def stop(procs: list[tuple[int, str, str | None]], timeout: float = 30.0,
     try:
         poll_until(all_gone, timeout, "the lab's JVMs to exit")
     except LabError:
-        for pid, m, st in remaining():
+        for pid, _m, _st in remaining():
             killed.append(pid)
             _signal(pid, signal.SIGKILL)
         poll_until(all_gone, kill_timeout, "the lab's JVMs to die after SIGKILL",

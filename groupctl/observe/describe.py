@@ -155,7 +155,7 @@ async def _fetch_all(cluster, groups, types, d, progress, offsets=True):
         results = await asyncio.gather(*(_fetch_batch(cluster, node, batch, types, d, offsets)
                                          for node, batch in batches))
         retry = []
-        for (node, batch), answer in zip(batches, results):
+        for (_node, batch), answer in zip(batches, results):
             for g in batch:
                 item = answer[g]
                 if isinstance(item, _RetryGroup) and item.retype and retyped.get(g, 0) >= MAX_RETYPES:

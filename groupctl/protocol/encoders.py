@@ -54,7 +54,9 @@ def value_writer(t, version: int, flexible: bool, nullable: bool = False):
         item = compile_encoder(t.item, version, flexible)
     else:
         item_t = t.item.write
-        item = lambda w, v: item_t(w, v, flexible)
+
+        def item(w: Writer, v) -> None:
+            item_t(w, v, flexible)
 
     def write_array(w: Writer, values):
         if values is None:

@@ -27,7 +27,7 @@ _MODULES = {
     "DESCRIBE_SHARE_GROUP_OFFSETS": "m90_describe_share_group_offsets",
 }
 
-__all__ = ["APIS", *_MODULES]
+__all__ = ["APIS", *_MODULES]  # noqa: PLE0604 - _MODULES's keys are the names
 
 
 def __getattr__(name: str):
