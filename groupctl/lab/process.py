@@ -90,7 +90,7 @@ def _ephemeral_range() -> tuple[int, int]:
         return 32768, 60999
 
 
-def free_ports(count: int, avoid: set[int] = frozenset()) -> list[int]:
+def free_ports(count: int, avoid: frozenset[int] | set[int] = frozenset()) -> list[int]:
     """`count` distinct free ports, chosen at random below the kernel's ephemeral range (so
     outgoing connections can't grab them between now and the broker's bind) and away from
     `avoid`. Random choice keeps concurrent sessions from picking the same ones."""
