@@ -120,6 +120,7 @@ def run_async(env, coro: Awaitable, *, timeout: float | None = _DEFAULT,
             use_tracer(tracer)
         loop = asyncio.get_running_loop()
         task = asyncio.current_task()
+        assert task is not None  # run() is inside the event loop's task
         signalled: list[int] = []
 
         def on_signal(signum: int) -> None:
@@ -142,7 +143,7 @@ def run_async(env, coro: Awaitable, *, timeout: float | None = _DEFAULT,
                 return await coro
             return await asyncio.wait_for(coro, limit + OUTER_GRACE)
         except asyncio.TimeoutError:
-            if loop.time() - started < limit:
+            if limit is None or loop.time() - started < limit:
                 raise  # a timeout of the command's own, not ours
             raise DeadlineError(f"not done within --timeout {limit:g} s") from None
         except asyncio.CancelledError:

@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Awaitable, Callable
 
+from ..client.interface import ClusterLike
 from ..errors import DeadlineError, GroupctlError, KafkaError
 from ..protocol.errors import ErrorCode
 from .force_classic import CONTROL, ClassicTrigger, Protocol, Send, TriggerState
@@ -75,7 +76,7 @@ def empty_subscription(protocol_type: str) -> bytes:
                                                   owned_partitions=[], generation_id=-1))
 
 
-async def force_rebalance(cluster, before, reason: str, *, snapshot: Snapshot, deadline,
+async def force_rebalance(cluster: ClusterLike, before, reason: str, *, snapshot: Snapshot, deadline,
                           on_phase: Phase | None = None, clock: Clock | None = None,
                           log: Callable[[str], None] | None = None) -> Report:
     """Trigger one rebalance of the live group `before` describes (see the module doc).
@@ -94,7 +95,7 @@ class Links:
     the JoinGroups, "control" DescribeGroups and the LeaveGroup. A control link that died
     (e.g. a request timed out, which closes it) is reopened: the LeaveGroup must go out."""
 
-    def __init__(self, cluster, node_id: int):
+    def __init__(self, cluster: ClusterLike, node_id: int):
         self.cluster = cluster
         self.node_id = node_id
         self.conns: dict[str, object] = {}
@@ -114,7 +115,7 @@ class Links:
         await asyncio.gather(*(c.close() for c in self.conns.values()), return_exceptions=True)
 
 
-async def force_classic(cluster, before, reason: str, *, snapshot: Snapshot, deadline,
+async def force_classic(cluster: ClusterLike, before, reason: str, *, snapshot: Snapshot, deadline,
                         on_phase: Phase | None = None, clock: Clock | None = None) -> Report:
     clock = clock or Clock()
     phase = on_phase or (lambda name, info: None)

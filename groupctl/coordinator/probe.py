@@ -26,6 +26,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from ..client.interface import ClusterLike
 from ..client.routes import MemberLinks
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import DeadlineError, GroupctlError, UnreachableError
@@ -87,7 +88,7 @@ class Polled:
 class Probe:
     """Drives one group member over real connections. See the module doc."""
 
-    def __init__(self, cluster, settings: ProbeSettings, *,
+    def __init__(self, cluster: ClusterLike, settings: ProbeSettings, *,
                  emit: Callable[[dict], None] | None = None, clock: Clock = SYSTEM_CLOCK,
                  new_member: Callable[[ProbeSettings, Any], GroupMember] = new_member):
         self.cluster = cluster

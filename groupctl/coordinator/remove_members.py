@@ -12,9 +12,15 @@ new member. Checked on the lab's 4.3.1 broker (tests/integration/test_remove_mem
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dataclasses import dataclass, field
 
+from ..client.interface import ClusterLike
 from ..protocol.errors import ErrorCode, error_for
+
+if TYPE_CHECKING:  # pragma: no cover - decoded bodies, for the type checker
+    from ..protocol.bodies import LeaveGroupResponse
 
 REASON_MAX = 255
 
@@ -56,7 +62,7 @@ def leave_body(group: str, instance_ids: list[str], reason: str) -> dict:
                         for i in instance_ids]}
 
 
-def parse_leave(group: str, instance_ids: list[str], reason: str, resp: dict) -> RemoveResult:
+def parse_leave(group: str, instance_ids: list[str], reason: str, resp: LeaveGroupResponse) -> RemoveResult:
     result = RemoveResult(group, reason[:REASON_MAX], error_code=resp.get("error_code") or 0)
     by_instance = {m.get("group_instance_id"): m for m in resp.get("members") or ()}
     for iid in instance_ids:
@@ -66,7 +72,7 @@ def parse_leave(group: str, instance_ids: list[str], reason: str, resp: dict) ->
     return result
 
 
-async def remove_static_members(cluster, group: str, instance_ids: list[str], reason: str,
+async def remove_static_members(cluster: ClusterLike, group: str, instance_ids: list[str], reason: str,
                                 *, deadline=None) -> RemoveResult:
     """One LeaveGroup (v3+) for all `instance_ids`; the per-member outcome in the result
     (a top-level error code applies to every member)."""

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
+from ..client.interface import ClusterLike
 from ..client.coordinators import REDISCOVER, WAIT
 from ..client.errors import kafka_error
 from ..client.retry import TRANSIENT, Backoff, gave_up, sleep_within
@@ -102,7 +103,7 @@ class _RetryGroup(Exception):
         self.retype = retype
 
 
-async def describe_groups(cluster, groups: list[str], *, listings: dict | None = None,
+async def describe_groups(cluster: ClusterLike, groups: list[str], *, listings: dict | None = None,
                           deadline=None, progress=None, offsets: bool = True) -> DescribeResult:
     """Describe `groups` (see the module doc). `listings`: {group: GroupListing} already
     known from ListGroups; their types save the request of the other kind, and share or
@@ -139,7 +140,7 @@ def _ordered(wanted: list[str], described: dict, failures: dict) -> DescribeResu
 
 # ---- fetching ---------------------------------------------------------------------------
 
-async def _fetch_all(cluster, groups, types, d, progress, offsets=True):
+async def _fetch_all(cluster: ClusterLike, groups, types, d, progress, offsets=True):
     raws: dict[str, _Raw] = {}
     failures: dict[str, GroupctlError] = {}
     pending, backoff, attempts, last = list(groups), Backoff(), 0, None
@@ -183,7 +184,7 @@ async def _fetch_all(cluster, groups, types, d, progress, offsets=True):
     return raws, failures
 
 
-async def _find_coordinators(cluster, groups: list[str], d, failures: dict) -> dict:
+async def _find_coordinators(cluster: ClusterLike, groups: list[str], d, failures: dict) -> dict:
     """{group: coordinator}; a group whose lookup fails for good (not authorized, an
     invalid id) goes to `failures`, and the others are looked up without it."""
     from ..client.errors import KafkaAuthError
@@ -205,7 +206,7 @@ def _may_be(types: dict, group: str, kind: str) -> bool:
     return types.get(group) in (None, kind)
 
 
-async def _fetch_batch(cluster, node: int, groups: list[str], types: dict, d,
+async def _fetch_batch(cluster: ClusterLike, node: int, groups: list[str], types: dict, d,
                        with_offsets: bool = True) -> dict:
     """{group: _Raw, a GroupctlError, or a _RetryGroup} for groups coordinated by `node`."""
     try:
@@ -251,7 +252,7 @@ async def _none():
     return None
 
 
-async def _request(cluster, node, api, body, d, version=None):
+async def _request(cluster: ClusterLike, node, api, body, d, version=None):
     return await cluster.request(api, body, node_id=node, version=version, deadline=d)
 
 
@@ -288,7 +289,7 @@ def _type_changed(raw: _Raw, group: str) -> _RetryGroup | None:
     return None
 
 
-async def _metadata(cluster, groups, d):
+async def _metadata(cluster: ClusterLike, groups, d):
     """Metadata for __consumer_offsets and every topic in the groups' offset rows (which
     hold every committed or owned partition)."""
     topics = {OFFSETS_TOPIC} | {row.topic for g in groups for row in g.offsets}
@@ -363,7 +364,7 @@ def _message(entry: dict) -> str:
     return f": {msg}" if msg else ""
 
 
-async def _fill_log_ends(cluster, metadata, groups: list[model.GroupDescription], d) -> None:
+async def _fill_log_ends(cluster: ClusterLike, metadata, groups: list[model.GroupDescription], d) -> None:
     wanted = {(row.topic, row.partition) for g in groups for row in g.offsets}
     if not wanted:
         return

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
+from ..client.interface import ClusterLike
 from ..errors import NotFoundError, UsageError
 
 # The coordinator's states per group type (Kafka's ClassicGroupState, ConsumerGroupState,
@@ -183,7 +184,7 @@ class Outcome:
         }
 
 
-async def wait_for(cluster, group: str, cond: Condition, *, interval: float, deadline,
+async def wait_for(cluster: ClusterLike, group: str, cond: Condition, *, interval: float, deadline,
                    clock, snapshot=None) -> Outcome:
     """Poll every `interval` s until `cond` holds or `deadline` (a client Deadline)
     passes; NotFoundError at once for a missing group under --must-exist."""
