@@ -99,7 +99,7 @@ class IllegalTransitionError(GroupctlError):
     """A transition the table does not allow: a bug in the state machine or its driver."""
 
     def __init__(self, from_state: Enum, to_state: Enum, reason: str,
-                 table: Mapping[Enum, frozenset] | None = None):
+                 table: Mapping[Any, frozenset] | None = None):
         self.from_state, self.to_state, self.reason = from_state, to_state, reason
         allowed = ", ".join(sorted(s.name for s in (table or {}).get(from_state, ()))) or "none"
         super().__init__(f"illegal member state transition {from_state.name} -> {to_state.name} "

@@ -22,11 +22,14 @@ Read-only: no request here changes a group or commits an offset.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..client.interface import ClusterLike
 from ..client.coordinators import REDISCOVER, WAIT
 from ..client.errors import kafka_error
+from ..client.metadata import BrokerInfo
 from ..client.retry import TRANSIENT, Backoff, gave_up, sleep_within
 from ..errors import GroupctlError, KafkaError, UnreachableError
 from ..protocol.messages import (
@@ -38,6 +41,7 @@ from ..protocol.messages import (
     STREAMS_GROUP_DESCRIBE,
 )
 from ..protocol.errors import ErrorCode
+from ..protocol.spec import Api
 from . import model, share, streams
 from .errors import group_not_found, not_authorized
 from .offsets import (
@@ -60,7 +64,7 @@ class _Describer:
     """A group type's describe API and how to ask it about some groups."""
 
     type: str
-    api: object  # an Api
+    api: Api
 
     def body(self, groups: list[str]) -> dict:
         if self.api is DESCRIBE_GROUPS:
@@ -91,7 +95,7 @@ class _Raw:
     described: dict = field(default_factory=dict)  # {type: groups[] entry of its API}
     offsets: dict | GroupctlError | None = None
     share_offsets: dict | None = None  # its groups[] entry of DescribeShareGroupOffsets
-    coordinator: object = None  # BrokerInfo
+    coordinator: BrokerInfo | None = None
 
 
 class _RetryGroup(Exception):
@@ -144,7 +148,8 @@ async def _fetch_all(cluster: ClusterLike, groups, types, d, progress, offsets=T
     raws: dict[str, _Raw] = {}
     failures: dict[str, GroupctlError] = {}
     pending, backoff, attempts, last = list(groups), Backoff(), 0, None
-    types, retyped = dict(types), {}
+    types = dict(types)
+    retyped: dict[str, int] = {}
     while pending:
         attempts += 1
         coordinators = await _find_coordinators(cluster, pending, d, failures)
@@ -306,7 +311,7 @@ def _offsets_partition(group: str, metadata) -> int:
 
 # ---- building ---------------------------------------------------------------------------
 
-BUILDERS = {model.CONSUMER: model.consumer_group, model.SHARE: share.share_group,
+BUILDERS: dict[str, Callable[[Any], model.GroupDescription]] = {model.CONSUMER: model.consumer_group, model.SHARE: share.share_group,
             model.STREAMS: streams.streams_group, model.CLASSIC: model.classic_group}
 
 
@@ -314,6 +319,7 @@ def _build(group: str, raw: _Raw, listing, offsets: bool = True) -> model.GroupD
     desc = _group_kind(group, raw, listing)
     desc.members = sorted(desc.members, key=lambda m: (m.client_id or "", m.member_id))
     info = raw.coordinator
+    assert info is not None  # set with raws[g] in _fetch_all
     desc.coordinator = {"id": info.node_id, "host": info.host, "port": info.port}
     if not offsets:
         return desc
@@ -359,8 +365,8 @@ def _group_kind(group: str, raw: _Raw, listing) -> model.GroupDescription:
     raise group_not_found(group)
 
 
-def _message(entry: dict) -> str:
-    msg = entry.get("error_message")
+def _message(entry: dict | None) -> str:
+    msg = (entry or {}).get("error_message")
     return f": {msg}" if msg else ""
 
 

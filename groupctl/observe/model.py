@@ -251,8 +251,8 @@ def infer_classic_generation(members: list[Member]) -> int | None:
     """Every member rejoins in a classic rebalance and its subscription (v2+) carries the
     generation it held when it rejoined, so the current generation is one more than the
     highest such value. Unknown (None) when no member reports one (all new, or v0/v1)."""
-    gens = [m.subscription.get("generation") for m in members if m.subscription]
-    gens = [g for g in gens if g is not None and g >= 0]
+    gens = [g for m in members if m.subscription
+            for g in (m.subscription.get("generation"),) if g is not None and g >= 0]
     return max(gens) + 1 if gens else None
 
 
