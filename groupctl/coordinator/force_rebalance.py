@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
-from typing import Awaitable, Callable
+from typing import TYPE_CHECKING, Awaitable, Callable
 
 from ..client.interface import ClusterLike
 from ..errors import DeadlineError, GroupctlError, KafkaError
@@ -29,13 +29,17 @@ from ..protocol.errors import ErrorCode
 from .force_classic import CONTROL, ClassicTrigger, Protocol, Send, TriggerState
 from .force_report import COOPERATIVE_PROTOCOLS, Report, classic_report
 
+if TYPE_CHECKING:  # pragma: no cover
+    from ..client.connection import BrokerConnection
+    from ..observe.model import GroupDescription
+
 POLL_S = 0.01            # DescribeGroups while our JoinGroup parks: the leave must be quick
 DESCRIBE_TIMEOUT_S = 5.0
 STABLE_POLL_S = 0.02     # snapshots until Stable again
 LEAVE_BUDGET_S = 5.0     # the LeaveGroup on the way out, also after the deadline
 
-Snapshot = Callable[[], Awaitable[object]]
-Phase = Callable[[str, dict], None]
+Snapshot = Callable[[], Awaitable["GroupDescription | None"]]  # None: the group is gone
+Phase = Callable[[str, dict], "Awaitable[None] | None"]
 
 
 @dataclass
@@ -49,8 +53,8 @@ class Clock:
 class Seen:
     """What the driver saw, for the report and for a timeout's message."""
 
-    states: list[str] = field(default_factory=list)
-    last: object = None
+    states: list[str | None] = field(default_factory=list)
+    last: GroupDescription | None = None
 
     def note(self, desc) -> None:
         self.last = desc
@@ -98,7 +102,7 @@ class Links:
     def __init__(self, cluster: ClusterLike, node_id: int):
         self.cluster = cluster
         self.node_id = node_id
-        self.conns: dict[str, object] = {}
+        self.conns: dict[str, BrokerConnection] = {}
 
     async def open(self, d) -> None:
         for name in ("join", CONTROL):

@@ -62,13 +62,14 @@ def leave_body(group: str, instance_ids: list[str], reason: str) -> dict:
                         for i in instance_ids]}
 
 
-def parse_leave(group: str, instance_ids: list[str], reason: str, resp: LeaveGroupResponse) -> RemoveResult:
+def parse_leave(group: str, instance_ids: list[str], reason: str,
+                resp: LeaveGroupResponse) -> RemoveResult:
     result = RemoveResult(group, reason[:REASON_MAX], error_code=resp.get("error_code") or 0)
     by_instance = {m.get("group_instance_id"): m for m in resp.get("members") or ()}
     for iid in instance_ids:
-        entry = by_instance.get(iid) or {}
-        code = entry.get("error_code", 0) or result.error_code
-        result.results.append(MemberResult(iid, entry.get("member_id"), code))
+        entry = by_instance.get(iid)
+        code = (entry["error_code"] if entry else 0) or result.error_code
+        result.results.append(MemberResult(iid, entry["member_id"] if entry else None, code))
     return result
 
 

@@ -85,7 +85,7 @@ class ConsumerMember(BaseMember):
         self.group_instance_id = group_instance_id
         self.rebalance_timeout_ms = rebalance_timeout_ms
         self.request_timeout_ms = request_timeout_ms
-        self.leader_id = None              # the broker assigns: no leader
+        self.leader_id: str | None = None  # the broker assigns: no leader
         self.protocol_name = server_assignor
         self.pending_assignment = None     # no client-side assignment, ever
         self.owned: rc.Owned = {}
