@@ -184,7 +184,8 @@ class CoordinatorMixin:
                 if conn is not None:
                     self._drop(conn)
             else:
-                code = coordinator_error(resp, group)  # type: ignore[arg-type]  # every response R is a Mapping
+                # every decoded response (R) is a mapping; mypy cannot bound R by a TypedDict
+                code = coordinator_error(resp, group)  # type: ignore[arg-type]
                 if code in REDISCOVER:
                     self.invalidate_coordinator(group)
                 elif code not in WAIT:

@@ -80,7 +80,8 @@ def empty_subscription(protocol_type: str) -> bytes:
                                                   owned_partitions=[], generation_id=-1))
 
 
-async def force_rebalance(cluster: ClusterLike, before, reason: str, *, snapshot: Snapshot, deadline,
+async def force_rebalance(cluster: ClusterLike, before, reason: str, *, snapshot: Snapshot,
+                          deadline,
                           on_phase: Phase | None = None, clock: Clock | None = None,
                           log: Callable[[str], None] | None = None) -> Report:
     """Trigger one rebalance of the live group `before` describes (see the module doc).

@@ -12,9 +12,8 @@ new member. Checked on the lab's 4.3.1 broker (tests/integration/test_remove_mem
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..client.interface import ClusterLike
 from ..protocol.errors import ErrorCode, error_for
@@ -73,7 +72,8 @@ def parse_leave(group: str, instance_ids: list[str], reason: str,
     return result
 
 
-async def remove_static_members(cluster: ClusterLike, group: str, instance_ids: list[str], reason: str,
+async def remove_static_members(cluster: ClusterLike, group: str, instance_ids: list[str],
+                                reason: str,
                                 *, deadline=None) -> RemoveResult:
     """One LeaveGroup (v3+) for all `instance_ids`; the per-member outcome in the result
     (a top-level error code applies to every member)."""

@@ -311,8 +311,9 @@ def _offsets_partition(group: str, metadata) -> int:
 
 # ---- building ---------------------------------------------------------------------------
 
-BUILDERS: dict[str, Callable[[Any], model.GroupDescription]] = {model.CONSUMER: model.consumer_group, model.SHARE: share.share_group,
-            model.STREAMS: streams.streams_group, model.CLASSIC: model.classic_group}
+BUILDERS: dict[str, Callable[[Any], model.GroupDescription]] = {
+    model.CONSUMER: model.consumer_group, model.SHARE: share.share_group,
+    model.STREAMS: streams.streams_group, model.CLASSIC: model.classic_group}
 
 
 def _build(group: str, raw: _Raw, listing, offsets: bool = True) -> model.GroupDescription:
@@ -370,7 +371,8 @@ def _message(entry: dict | None) -> str:
     return f": {msg}" if msg else ""
 
 
-async def _fill_log_ends(cluster: ClusterLike, metadata, groups: list[model.GroupDescription], d) -> None:
+async def _fill_log_ends(cluster: ClusterLike, metadata, groups: list[model.GroupDescription],
+                         d) -> None:
     wanted = {(row.topic, row.partition) for g in groups for row in g.offsets}
     if not wanted:
         return

@@ -8,10 +8,9 @@ Never writes to the cluster.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..client.interface import ClusterLike
 from ..client.errors import kafka_error

@@ -6,9 +6,8 @@ id -1, read uncommitted, as ConsumerGroupCommand does).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import asyncio
+from typing import TYPE_CHECKING
 
 from ..client.interface import ClusterLike
 from ..client.errors import kafka_error
@@ -50,7 +49,8 @@ def _partitions(topics) -> dict[TP, int | None]:
     return out
 
 
-def parse_offset_fetch(resp: OffsetFetchResponse, groups: list[str]) -> dict[str, dict[TP, int | None] | GroupctlError]:
+def parse_offset_fetch(resp: OffsetFetchResponse, groups: list[str]
+                       ) -> dict[str, dict[TP, int | None] | GroupctlError]:
     """{group: {(topic, partition): committed offset, or None}, or the group's error}."""
     if resp.get("groups"):
         out: dict = {}
@@ -70,7 +70,8 @@ RETRY_LEADER = frozenset({ErrorCode.LEADER_NOT_AVAILABLE, ErrorCode.NOT_LEADER_O
                           ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH})
 
 
-async def log_end_offsets(cluster: ClusterLike, metadata, partitions, *, deadline) -> dict[TP, int | None]:
+async def log_end_offsets(cluster: ClusterLike, metadata, partitions, *, deadline
+                          ) -> dict[TP, int | None]:
     """{(topic, partition): log-end offset, or None when unknown (no such topic, no leader,
     an error from the leader)}; one ListOffsets per leader, all at once. Partitions whose
     leader moved are asked once more, after fresh metadata."""

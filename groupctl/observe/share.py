@@ -10,9 +10,8 @@ DescribeShareGroupOffsets; null where the broker does not report one).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..client.errors import kafka_error
 from . import model

@@ -90,7 +90,8 @@ class GroupSummary:
 
 
 class Watcher:
-    def __init__(self, cluster: ClusterLike, settings: WatchSettings, *, emit: Callable[[dict], None],
+    def __init__(self, cluster: ClusterLike, settings: WatchSettings, *,
+                 emit: Callable[[dict], None],
                  clock=None, notice: Callable[[str], None] | None = None,
                  poll_deadline: float = 10.0):
         import time

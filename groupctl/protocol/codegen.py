@@ -306,7 +306,8 @@ def gen_struct_reader(struct: Struct, version: int, flexible: bool):
     src = _Source("def read_struct(buf, pos):")
     result = {}   # field name -> the expression of its value, in spec order
     tagged = {}   # tag -> (name, reader)
-    run: list[tuple[str, str, str]] = []  # consecutive fixed-width fields, read with one unpack: [(name, var, fmt)]
+    # consecutive fixed-width fields, read with one unpack: [(name, var, fmt)]
+    run: list[tuple[str, str, str]] = []
 
     def flush_run():
         if run:

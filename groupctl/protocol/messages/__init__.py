@@ -25,7 +25,9 @@ if TYPE_CHECKING:  # what the lazy __getattr__ below returns, for the type check
     from .m69_consumer_group_describe import CONSUMER_GROUP_DESCRIBE as CONSUMER_GROUP_DESCRIBE
     from .m77_share_group_describe import SHARE_GROUP_DESCRIBE as SHARE_GROUP_DESCRIBE
     from .m89_streams_group_describe import STREAMS_GROUP_DESCRIBE as STREAMS_GROUP_DESCRIBE
-    from .m90_describe_share_group_offsets import DESCRIBE_SHARE_GROUP_OFFSETS as DESCRIBE_SHARE_GROUP_OFFSETS
+    from .m90_describe_share_group_offsets import (
+        DESCRIBE_SHARE_GROUP_OFFSETS as DESCRIBE_SHARE_GROUP_OFFSETS,
+    )
 
     APIS: dict[int, Api]
 

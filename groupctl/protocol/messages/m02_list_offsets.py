@@ -20,7 +20,8 @@ from ..spec import PARTITION_LEADER, Api, Array, Field, Int8, Int16, Int32, Int6
 if TYPE_CHECKING:  # pragma: no cover - the bodies are for the type checker only
     from ..bodies import ListOffsetsResponse
 
-LIST_OFFSETS: Api[ListOffsetsResponse] = Api(2, "ListOffsets", versions=(1, 11), flexible_from=6, route=PARTITION_LEADER,
+LIST_OFFSETS: Api[ListOffsetsResponse] = Api(
+    2, "ListOffsets", versions=(1, 11), flexible_from=6, route=PARTITION_LEADER,
     request=Struct(
         Field("replica_id", Int32, about="-1 for a normal consumer"),
         Field("isolation_level", Int8, since=2, about="0 read uncommitted, 1 read committed"),

@@ -18,7 +18,8 @@ from ..spec import ANY_BROKER, Api, Array, Bool, Field, Int16, Int32, String, St
 if TYPE_CHECKING:  # pragma: no cover - the bodies are for the type checker only
     from ..bodies import MetadataResponse
 
-METADATA: Api[MetadataResponse] = Api(3, "Metadata", versions=(0, 13), flexible_from=9, route=ANY_BROKER,
+METADATA: Api[MetadataResponse] = Api(
+    3, "Metadata", versions=(0, 13), flexible_from=9, route=ANY_BROKER,
     request=Struct(
         Field("topics", Array(
             Field("topic_id", Uuid, since=10),

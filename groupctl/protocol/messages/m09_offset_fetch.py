@@ -16,7 +16,8 @@ from ..spec import COORDINATOR, Api, Array, Bool, Field, Int16, Int32, Int64, St
 if TYPE_CHECKING:  # pragma: no cover - the bodies are for the type checker only
     from ..bodies import OffsetFetchResponse
 
-OFFSET_FETCH: Api[OffsetFetchResponse] = Api(9, "OffsetFetch", versions=(1, 10), flexible_from=6, route=COORDINATOR,
+OFFSET_FETCH: Api[OffsetFetchResponse] = Api(
+    9, "OffsetFetch", versions=(1, 10), flexible_from=6, route=COORDINATOR,
     request=Struct(
         Field("group_id", String, until=7),
         Field("topics", Array(

@@ -15,7 +15,8 @@ from ..spec import ANY_BROKER, Api, Array, Field, Int8, Int16, Int32, String, St
 if TYPE_CHECKING:  # pragma: no cover - the bodies are for the type checker only
     from ..bodies import FindCoordinatorResponse
 
-FIND_COORDINATOR: Api[FindCoordinatorResponse] = Api(10, "FindCoordinator", versions=(0, 6), flexible_from=3, route=ANY_BROKER,
+FIND_COORDINATOR: Api[FindCoordinatorResponse] = Api(
+    10, "FindCoordinator", versions=(0, 6), flexible_from=3, route=ANY_BROKER,
     request=Struct(
         Field("key", String, until=3),
         Field("key_type", Int8, since=1, default=0, about="0 group, 1 transaction, 2 share"),

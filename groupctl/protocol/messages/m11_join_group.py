@@ -13,7 +13,8 @@ from ..spec import COORDINATOR, Api, Array, Bool, Bytes, Field, Int32, Int16, St
 if TYPE_CHECKING:  # pragma: no cover - the bodies are for the type checker only
     from ..bodies import JoinGroupResponse
 
-JOIN_GROUP: Api[JoinGroupResponse] = Api(11, "JoinGroup", versions=(0, 9), flexible_from=6, route=COORDINATOR,
+JOIN_GROUP: Api[JoinGroupResponse] = Api(
+    11, "JoinGroup", versions=(0, 9), flexible_from=6, route=COORDINATOR,
     request=Struct(
         Field("group_id", String),
         Field("session_timeout_ms", Int32),

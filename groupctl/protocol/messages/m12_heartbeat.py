@@ -14,7 +14,8 @@ from ..spec import COORDINATOR, Api, Field, Int16, Int32, String, Struct
 if TYPE_CHECKING:  # pragma: no cover - the bodies are for the type checker only
     from ..bodies import HeartbeatResponse
 
-HEARTBEAT: Api[HeartbeatResponse] = Api(12, "Heartbeat", versions=(0, 4), flexible_from=4, route=COORDINATOR,
+HEARTBEAT: Api[HeartbeatResponse] = Api(
+    12, "Heartbeat", versions=(0, 4), flexible_from=4, route=COORDINATOR,
     request=Struct(
         Field("group_id", String),
         Field("generation_id", Int32),

@@ -14,7 +14,8 @@ from ..spec import COORDINATOR, Api, Array, Field, Int16, Int32, String, Struct
 if TYPE_CHECKING:  # pragma: no cover - the bodies are for the type checker only
     from ..bodies import LeaveGroupResponse
 
-LEAVE_GROUP: Api[LeaveGroupResponse] = Api(13, "LeaveGroup", versions=(0, 5), flexible_from=4, route=COORDINATOR,
+LEAVE_GROUP: Api[LeaveGroupResponse] = Api(
+    13, "LeaveGroup", versions=(0, 5), flexible_from=4, route=COORDINATOR,
     request=Struct(
         Field("group_id", String),
         Field("member_id", String, until=2),

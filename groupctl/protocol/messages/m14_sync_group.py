@@ -14,7 +14,8 @@ from ..spec import COORDINATOR, Api, Array, Bytes, Field, Int16, Int32, String, 
 if TYPE_CHECKING:  # pragma: no cover - the bodies are for the type checker only
     from ..bodies import SyncGroupResponse
 
-SYNC_GROUP: Api[SyncGroupResponse] = Api(14, "SyncGroup", versions=(0, 5), flexible_from=4, route=COORDINATOR,
+SYNC_GROUP: Api[SyncGroupResponse] = Api(
+    14, "SyncGroup", versions=(0, 5), flexible_from=4, route=COORDINATOR,
     request=Struct(
         Field("group_id", String),
         Field("generation_id", Int32),

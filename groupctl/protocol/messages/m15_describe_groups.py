@@ -15,7 +15,8 @@ from ..spec import COORDINATOR, Api, Array, Bool, Bytes, Field, Int16, Int32, St
 if TYPE_CHECKING:  # pragma: no cover - the bodies are for the type checker only
     from ..bodies import DescribeGroupsResponse
 
-DESCRIBE_GROUPS: Api[DescribeGroupsResponse] = Api(15, "DescribeGroups", versions=(0, 6), flexible_from=5, route=COORDINATOR,
+DESCRIBE_GROUPS: Api[DescribeGroupsResponse] = Api(
+    15, "DescribeGroups", versions=(0, 6), flexible_from=5, route=COORDINATOR,
     request=Struct(
         Field("groups", Array(String)),
         Field("include_authorized_operations", Bool, since=3),

@@ -14,7 +14,8 @@ from ..spec import ANY_BROKER, Api, Array, Field, Int16, Int32, String, Struct
 if TYPE_CHECKING:  # pragma: no cover - the bodies are for the type checker only
     from ..bodies import ListGroupsResponse
 
-LIST_GROUPS: Api[ListGroupsResponse] = Api(16, "ListGroups", versions=(0, 5), flexible_from=3, route=ANY_BROKER,
+LIST_GROUPS: Api[ListGroupsResponse] = Api(
+    16, "ListGroups", versions=(0, 5), flexible_from=3, route=ANY_BROKER,
     request=Struct(
         Field("states_filter", Array(String), since=4, about="empty: all states"),
         Field("types_filter", Array(String), since=5, about="empty: all types"),

@@ -13,7 +13,8 @@ from ..spec import ANY_BROKER, Api, Array, Field, Int16, String, Struct
 if TYPE_CHECKING:  # pragma: no cover - the bodies are for the type checker only
     from ..bodies import SaslHandshakeResponse
 
-SASL_HANDSHAKE: Api[SaslHandshakeResponse] = Api(17, "SaslHandshake", versions=(0, 1), flexible_from=None, route=ANY_BROKER,
+SASL_HANDSHAKE: Api[SaslHandshakeResponse] = Api(
+    17, "SaslHandshake", versions=(0, 1), flexible_from=None, route=ANY_BROKER,
     request=Struct(
         Field("mechanism", String),
     ),

@@ -16,7 +16,8 @@ from ..spec import ANY_BROKER, Api, Array, Bool, Field, Int16, Int32, Int64, Str
 if TYPE_CHECKING:  # pragma: no cover - the bodies are for the type checker only
     from ..bodies import ApiVersionsResponse
 
-API_VERSIONS: Api[ApiVersionsResponse] = Api(18, "ApiVersions", versions=(0, 4), flexible_from=3, route=ANY_BROKER,
+API_VERSIONS: Api[ApiVersionsResponse] = Api(
+    18, "ApiVersions", versions=(0, 4), flexible_from=3, route=ANY_BROKER,
     request=Struct(
         Field("client_software_name", String, since=3),
         Field("client_software_version", String, since=3),

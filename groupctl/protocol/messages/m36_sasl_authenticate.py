@@ -12,7 +12,8 @@ from ..spec import ANY_BROKER, Api, Bytes, Field, Int16, Int64, String, Struct
 if TYPE_CHECKING:  # pragma: no cover - the bodies are for the type checker only
     from ..bodies import SaslAuthenticateResponse
 
-SASL_AUTHENTICATE: Api[SaslAuthenticateResponse] = Api(36, "SaslAuthenticate", versions=(0, 2), flexible_from=2, route=ANY_BROKER,
+SASL_AUTHENTICATE: Api[SaslAuthenticateResponse] = Api(
+    36, "SaslAuthenticate", versions=(0, 2), flexible_from=2, route=ANY_BROKER,
     request=Struct(
         Field("auth_bytes", Bytes),
     ),

@@ -22,7 +22,8 @@ TOPIC_PARTITIONS = Struct(
     Field("partitions", Array(Int32)),
 )
 
-CONSUMER_GROUP_HEARTBEAT: Api[ConsumerGroupHeartbeatResponse] = Api(68, "ConsumerGroupHeartbeat", versions=(0, 1), flexible_from=0,
+CONSUMER_GROUP_HEARTBEAT: Api[ConsumerGroupHeartbeatResponse] = Api(
+    68, "ConsumerGroupHeartbeat", versions=(0, 1), flexible_from=0,
     route=COORDINATOR,
     request=Struct(
         Field("group_id", String),

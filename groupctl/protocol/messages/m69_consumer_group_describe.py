@@ -24,7 +24,8 @@ ASSIGNMENT = Struct(
     Field("topic_partitions", Array(TOPIC_PARTITIONS)),
 )
 
-CONSUMER_GROUP_DESCRIBE: Api[ConsumerGroupDescribeResponse] = Api(69, "ConsumerGroupDescribe", versions=(0, 1), flexible_from=0,
+CONSUMER_GROUP_DESCRIBE: Api[ConsumerGroupDescribeResponse] = Api(
+    69, "ConsumerGroupDescribe", versions=(0, 1), flexible_from=0,
     route=COORDINATOR,
     request=Struct(
         Field("group_ids", Array(String)),

@@ -24,7 +24,8 @@ ASSIGNMENT = Struct(
     Field("topic_partitions", Array(TOPIC_PARTITIONS)),
 )
 
-SHARE_GROUP_DESCRIBE: Api[ShareGroupDescribeResponse] = Api(77, "ShareGroupDescribe", versions=(1, 1), flexible_from=0,
+SHARE_GROUP_DESCRIBE: Api[ShareGroupDescribeResponse] = Api(
+    77, "ShareGroupDescribe", versions=(1, 1), flexible_from=0,
     route=COORDINATOR,
     request=Struct(
         Field("group_ids", Array(String)),

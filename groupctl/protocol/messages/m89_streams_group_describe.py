@@ -58,7 +58,8 @@ TOPOLOGY = Struct(
         about="null while uninitialized or when source topics are missing"),
 )
 
-STREAMS_GROUP_DESCRIBE: Api[StreamsGroupDescribeResponse] = Api(89, "StreamsGroupDescribe", versions=(0, 0), flexible_from=0,
+STREAMS_GROUP_DESCRIBE: Api[StreamsGroupDescribeResponse] = Api(
+    89, "StreamsGroupDescribe", versions=(0, 0), flexible_from=0,
     route=COORDINATOR,
     request=Struct(
         Field("group_ids", Array(String)),

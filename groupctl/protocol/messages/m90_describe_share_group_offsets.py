@@ -13,7 +13,8 @@ from ..spec import COORDINATOR, Api, Array, Field, Int16, Int32, Int64, String, 
 if TYPE_CHECKING:  # pragma: no cover - the bodies are for the type checker only
     from ..bodies import DescribeShareGroupOffsetsResponse
 
-DESCRIBE_SHARE_GROUP_OFFSETS: Api[DescribeShareGroupOffsetsResponse] = Api(90, "DescribeShareGroupOffsets", versions=(0, 1),
+DESCRIBE_SHARE_GROUP_OFFSETS: Api[DescribeShareGroupOffsetsResponse] = Api(
+    90, "DescribeShareGroupOffsets", versions=(0, 1),
     flexible_from=0, route=COORDINATOR,
     request=Struct(
         Field("groups", Array(
