@@ -184,8 +184,7 @@ class CoordinatorMixin:
                 if conn is not None:
                     self._drop(conn)
             else:
-                # every decoded response (R) is a mapping; mypy cannot bound R by a TypedDict
-                code = coordinator_error(resp, group)  # type: ignore[arg-type]
+                code = coordinator_error(resp, group)
                 if code in REDISCOVER:
                     self.invalidate_coordinator(group)
                 elif code not in WAIT:

@@ -6,15 +6,13 @@ cluster needs only these members.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..protocol.spec import Api
+    from ..protocol.spec import R, Api
     from .connection import BrokerConnection
     from .metadata import BrokerInfo, ClusterMetadata
     from .retry import Deadline
-
-R = TypeVar("R")
 
 
 class ClusterLike(Protocol):
@@ -54,3 +52,10 @@ class ClusterLike(Protocol):
 
     async def open_connection(self, node_id: int, *, deadline: Deadline | float | None = None
                               ) -> BrokerConnection: ...
+
+
+if TYPE_CHECKING:  # pragma: no cover - mypy checks that Cluster is a ClusterLike
+    from .cluster import Cluster
+
+    def _cluster_is_cluster_like(cluster: Cluster) -> ClusterLike:
+        return cluster

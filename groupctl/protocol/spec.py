@@ -25,13 +25,14 @@ from .schema import (  # noqa: F401 - the spec language, re-exported for message
     NO_DEFAULT, Array, Bool, Bytes, Field, Float64, Int8, Int16, Int32, Int64, Records, String,
     Struct, Type, Uint16, Uuid, _copy_default, walk_fields,
 )
+from collections.abc import Mapping
 from typing import Any, Generic, TypeVar
 
 from .types import Writer
 
 # The decoded response of an Api: a TypedDict of protocol/bodies.py where a message module
 # says so (Api[bodies.XResponse]), else Any.
-R = TypeVar("R")
+R = TypeVar("R", bound=Mapping[str, Any])
 
 # Routing of a request: which broker it must go to.
 ANY_BROKER = "any"
