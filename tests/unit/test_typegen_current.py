@@ -62,9 +62,11 @@ def test_every_message_constant_is_typed_for_the_checker():
 
     from groupctl.protocol import messages
 
-    init = Path(messages.__file__).read_text()
+    checked = {(node.module, alias.name, alias.asname)
+               for node in ast.walk(ast.parse(Path(messages.__file__).read_text()))
+               if isinstance(node, ast.ImportFrom) for alias in node.names}
     for const, module in messages._MODULES.items():
-        assert f"    from .{module} import {const} as {const}\n" in init, const
+        assert (module, const, const) in checked, f"messages/__init__.py: import {const} as {const}"
         tree = ast.parse(Path(messages.__file__).with_name(f"{module}.py").read_text())
         annotated = {n.target.id: ast.unparse(n.annotation) for n in tree.body
                      if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)}
