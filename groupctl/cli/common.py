@@ -23,12 +23,15 @@ from __future__ import annotations
 import asyncio
 import signal
 from collections.abc import Awaitable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import config, startup
 from ..config import PLAINTEXT, SecurityConfig, parse_bootstrap
 from ..errors import DeadlineError, UsageError
 from .env import BOOTSTRAP_ENV
+
+if TYPE_CHECKING:  # pragma: no cover - imported on use (start-up time)
+    from ..client.cluster import Cluster
 
 __all__ = [
     "OUTER_GRACE",
@@ -92,7 +95,7 @@ def tracer_for(env):
     return env.tracer
 
 
-def make_cluster(env, **kwargs):
+def make_cluster(env, **kwargs) -> Cluster:
     """A groupctl.client.Cluster for this command's brokers, security settings, --timeout
     and --debug trace (kwargs go to Cluster). Use it inside run_async's coroutine:
     `async with make_cluster(env) as cluster: ...`."""
