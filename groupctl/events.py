@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
-from typing import ClassVar, Iterable
+from typing import ClassVar, Iterable, Mapping
 
 SCHEMA_VERSION = 1
 SOURCES = ("probe", "describe", "broker-log", "client-log")
@@ -65,7 +65,7 @@ def envelope(body: "Event | dict", *, group: str, cluster: str | None, source: s
     return out
 
 
-def tp_list(mapping: dict[str, Iterable[int]] | None) -> list[dict] | None:
+def tp_list(mapping: Mapping[str, Iterable[int]] | None) -> list[dict] | None:
     """{topic: partitions} -> [{"topic", "partitions"}] sorted, empty topics dropped."""
     if mapping is None:
         return None

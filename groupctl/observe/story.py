@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 from ..events import (
     AssignmentChanged, EpochChanged, Event, GenerationStarted, MemberJoined, MemberLeft,
@@ -178,7 +178,7 @@ class RebalanceStory:
             events += [MemberLeft(**before[m].identity()) for m in sorted(set(before) - set(after))]
         if self.report_assignments and after is not None and not members_told:
             events += _assignment_changes(before or {}, after, generation)
-        summary = dict(
+        summary: dict[str, Any] = dict(
             from_generation=self.generation, to_generation=generation,
             started=iso_ts(started), ended=iso_ts(ended),
             duration_ms=int(round((ended - started) * 1000)),
@@ -188,7 +188,7 @@ class RebalanceStory:
             reason=explain(before, after, reason if reason is not None else self.reason),
             assignments=None if after is None else {
                 m: tp_list(s.assignment) for m, s in sorted(after.items())})
-        if _has_tasks(after):
+        if after is not None and _has_tasks(after):
             events.append(TaskRebalanced(**summary, tasks={
                 m: task_dict(s.tasks or frozenset()) for m, s in sorted(after.items())}))
         else:
@@ -218,7 +218,7 @@ class RebalanceStory:
             events += self.convergence.observe(desc, at)
         if desc.state not in SETTLED_STATES or not _converged(desc):
             return events
-        now = members_of(desc)
+        now = members_of(desc) or {}  # a description: never None
         mark = desc.group_epoch if desc.group_epoch is not None else desc.generation
         if self.generation is None and self.members is None:
             self.generation, self.members = mark, now   # the first look
@@ -285,7 +285,7 @@ def _at_target(m: Member, desc: GroupDescription) -> bool:
 
 
 def _has_tasks(members: dict[str, MemberSnapshot] | None) -> bool:
-    return bool(members) and any(s.tasks is not None for s in members.values())
+    return members is not None and any(s.tasks is not None for s in members.values())
 
 
 def _replaced_in_place(before: dict, after: dict) -> bool:
@@ -309,7 +309,7 @@ def _moved(before, after) -> int | None:
 
 def _assignment_changes(before: dict[str, MemberSnapshot], after: dict[str, MemberSnapshot],
                         generation: int | None) -> list[Event]:
-    out = []
+    out: list[Event] = []
     for mid, now in sorted(after.items()):
         was = before.get(mid)
         old = None if was is None else was.assignment

@@ -17,8 +17,13 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from ..client.interface import ClusterLike
 from ..errors import NotFoundError, UsageError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .model import GroupDescription
 
 # The coordinator's states per group type (Kafka's ClassicGroupState, ConsumerGroupState,
 # ShareGroupState, StreamsGroupState); `Dead` also stands for a group that does not exist.
@@ -141,7 +146,7 @@ class Tracker:
             self.held_since = None if failing else now
         self._key = key
         held = None if self.held_since is None else now - self.held_since
-        if not failing and self.cond.settled_s and held < self.cond.settled_s:
+        if not failing and self.cond.settled_s and held is not None and held < self.cond.settled_s:
             failing = [f"settled: want {self.cond.settled_s:g} s without a rebalance, "
                        f"held {held:.1f} s"]
         self.last_verdict = Verdict(not failing, failing, held)
@@ -163,7 +168,7 @@ class Outcome:
     group: str
     cond: Condition
     met: bool
-    desc: object
+    desc: GroupDescription | None   # the last snapshot; None: the group does not exist
     verdict: Verdict
     waited_s: float
 
@@ -183,7 +188,7 @@ class Outcome:
         }
 
 
-async def wait_for(cluster, group: str, cond: Condition, *, interval: float, deadline,
+async def wait_for(cluster: ClusterLike, group: str, cond: Condition, *, interval: float, deadline,
                    clock, snapshot=None) -> Outcome:
     """Poll every `interval` s until `cond` holds or `deadline` (a client Deadline)
     passes; NotFoundError at once for a missing group under --must-exist."""

@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+from ..client.interface import ClusterLike
 from ..client.retry import Backoff
 from ..errors import GroupctlError, NotFoundError
 from ..events import Event, MemberJoined, MemberLeft, Rebalanced, StateChanged, envelope
@@ -89,7 +90,8 @@ class GroupSummary:
 
 
 class Watcher:
-    def __init__(self, cluster, settings: WatchSettings, *, emit: Callable[[dict], None],
+    def __init__(self, cluster: ClusterLike, settings: WatchSettings, *,
+                 emit: Callable[[dict], None],
                  clock=None, notice: Callable[[str], None] | None = None,
                  poll_deadline: float = 10.0):
         import time

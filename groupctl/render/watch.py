@@ -179,6 +179,8 @@ class WatchModel:
         if own:
             self.diffs.append(e)
             return
+        if mid is None:  # another member's event names it; nothing to show it under
+            return
         self.members[mid] = e.get("assigned")
         self.gains[mid] = (e.get("added"), e.get("revoked"))
         if e.get("tasks") is not None:   # streams: the member's tasks
@@ -304,7 +306,7 @@ class _LiveSink:
         self.live.__exit__(*exc)
 
     def __call__(self, event: dict) -> None:
-        self.models.setdefault(event.get("group"), WatchModel()).apply(event)
+        self.models.setdefault(event.get("group", ""), WatchModel()).apply(event)
         self.live.update(render_models(self.models, self.now()))
 
 
