@@ -1,6 +1,6 @@
 """Routes of a group member's requests, and the connections that carry them.
 
-A member's request names its route (groupctl.coordinator.member.Outgoing.route):
+A member's request names its route (groupctl.coordinator.members.interface.Outgoing.route):
 
     ROUTE_ANY      any broker (FindCoordinator).
     ROUTE_JOIN     the group coordinator, on a connection of its own: JoinGroup and

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from .groups import _show, _table, partitions_text, short_id
+from .cells import partitions_text, ranges, short_id
+from .cells import show as _show, table as _table
 
 
 def is_mixed(g: dict) -> bool:
@@ -79,8 +80,6 @@ def share_offsets_table(console, g: dict, wide: bool) -> None:
 
 def tasks_text(tasks: list[dict] | None) -> str:
     """`0:0-2 1:3` — per subtopology, its partitions; `-` none."""
-    from .groups import ranges
-
     return " ".join(f"{t['subtopology_id']}:{ranges(t['partitions'])}"
                     for t in tasks or () if t["partitions"]) or "-"
 

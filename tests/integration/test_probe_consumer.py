@@ -29,7 +29,7 @@ import pytest
 from probe_support import ProbeThread, cli, wait_until
 
 from groupctl.client import Cluster
-from groupctl.coordinator.consumer import NO_PARTITIONS_TOPIC
+from groupctl.coordinator.members.consumer import NO_PARTITIONS_TOPIC
 from groupctl.lab.consumer import wait_balanced
 from groupctl.protocol.messages import CONSUMER_GROUP_DESCRIBE
 

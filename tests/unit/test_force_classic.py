@@ -1,10 +1,10 @@
-"""The force-rebalance trigger (groupctl.coordinator.force_classic) with scripted answers:
+"""The force-rebalance trigger (groupctl.coordinator.steer.force_classic) with scripted answers:
 the order that costs one generation, the lost race, and leaving on every exit path."""
 from __future__ import annotations
 
 import pytest
 
-from groupctl.coordinator.force_classic import CONTROL, JOIN, ClassicTrigger, Protocol, TriggerState as S
+from groupctl.coordinator.steer.force_classic import CONTROL, JOIN, ClassicTrigger, Protocol, TriggerState as S
 from groupctl.protocol.errors import ErrorCode
 
 REASON = "groupctl force-rebalance: test"

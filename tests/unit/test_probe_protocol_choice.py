@@ -8,9 +8,9 @@ import pytest
 
 from groupctl.cli.app import invoke
 from groupctl.cli.env import Env
-from groupctl.coordinator.classic import ClassicMember
-from groupctl.coordinator.consumer import ConsumerMember
-from groupctl.coordinator.probe_setup import ProbeError, ProbeSettings, member_protocol, new_member
+from groupctl.coordinator.members.classic import ClassicMember
+from groupctl.coordinator.members.consumer import ConsumerMember
+from groupctl.coordinator.probe.setup import ProbeError, ProbeSettings, member_protocol, new_member
 from groupctl.errors import UsageError
 from groupctl.observe.model import GroupDescription, Member
 

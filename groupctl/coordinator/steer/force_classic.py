@@ -35,9 +35,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..client.routes import ROUTE_CONTROL, ROUTE_JOIN
-from ..protocol.errors import ErrorCode, error_for
-from .member import REASON_MAX, DocumentedState
+from ...client.routes import ROUTE_CONTROL, ROUTE_JOIN
+from ...protocol.errors import ErrorCode, error_for
+from ..members.interface import REASON_MAX, DocumentedState
 
 JOIN, CONTROL = ROUTE_JOIN, ROUTE_CONTROL
 

@@ -32,11 +32,11 @@ import contextlib
 import time
 from typing import AsyncIterator, Awaitable, Callable
 
-from ..client.retry import Deadline
-from ..client.routes import MemberLinks
-from ..errors import DeadlineError, GroupctlError, UnreachableError
-from ..events import Event
-from .member import GroupMember, Outgoing
+from ...client.retry import Deadline
+from ...client.routes import MemberLinks
+from ...errors import DeadlineError, GroupctlError, UnreachableError
+from ...events import Event
+from ..members.interface import GroupMember, Outgoing
 
 
 @contextlib.asynccontextmanager

@@ -30,16 +30,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..errors import GroupctlError, UsageError
-from ..exitcodes import ExitCode
-from ..protocol import consumer as cp
-from ..protocol.errors import ErrorCode
-from .assignors import ASSIGNORS, MemberSubscription, get_assignor
+from ...errors import GroupctlError, UsageError
+from ...exitcodes import ExitCode
+from ...protocol import consumer as cp
+from ...protocol.errors import ErrorCode
+from ..assignors import ASSIGNORS, MemberSubscription, get_assignor
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..observe.model import GroupDescription
-    from .classic import PendingAssignment
-    from .member import GroupMember
+    from ...observe.model import GroupDescription
+    from ..members.classic import PendingAssignment
+    from ..members.interface import GroupMember
 
 DEFAULT_PROTOCOLS = ("range", "cooperative-sticky", "roundrobin", "sticky")
 
@@ -134,13 +134,13 @@ def new_member(settings: ProbeSettings, described: "GroupDescription | None") ->
     if settings.topic_regex is not None:
         raise UsageError("--topic-regex needs the consumer protocol (a KIP-848 group, or "
                          "--protocol consumer)")
-    from .consumer import SERVER_ASSIGNORS
+    from ..members.consumer import SERVER_ASSIGNORS
 
     if settings.assignor in SERVER_ASSIGNORS and settings.assignor not in ASSIGNORS:
         raise UsageError(f"--assignor {settings.assignor!r} is a server assignor of "
                          f"consumer-protocol groups; group {settings.group!r} is joined "
                          f"with the classic protocol ({', '.join(ASSIGNORS)})")
-    from .classic import ClassicMember
+    from ..members.classic import ClassicMember
 
     names = choose_protocols(described, settings.assignor)
     topics = settings.topics
@@ -160,7 +160,7 @@ async def describe_for_join(cluster, group: str) -> "GroupDescription":
     """The group before the probe joins: DescribeGroups (a classic group, or Dead), and
     for a Dead answer ConsumerGroupDescribe (a KIP-848 group looks Dead to DescribeGroups).
     A broker without KIP-848 leaves the Dead description."""
-    from ..observe.snapshot import describe_group
+    from ...observe.snapshot import describe_group
 
     classic = await describe_group(cluster, group)
     if classic.state != "Dead":
@@ -175,9 +175,9 @@ async def describe_for_join(cluster, group: str) -> "GroupDescription":
 async def epoch_snapshot(cluster, group: str) -> "GroupDescription | None":
     """One ConsumerGroupDescribe of a KIP-848 group (None: not such a group); what the
     probe polls while it is a member of one. Error codes other than "not found" raise."""
-    from ..client.errors import kafka_error
-    from ..observe import model
-    from ..protocol.messages import CONSUMER_GROUP_DESCRIBE
+    from ...client.errors import kafka_error
+    from ...observe import model
+    from ...protocol.messages import CONSUMER_GROUP_DESCRIBE
 
     resp = await cluster.send_to_coordinator(group, CONSUMER_GROUP_DESCRIBE, {
         "group_ids": [group], "include_authorized_operations": False})
@@ -194,7 +194,7 @@ async def epoch_snapshot(cluster, group: str) -> "GroupDescription | None":
 
 
 def _consumer_member(settings: ProbeSettings) -> "GroupMember":
-    from .consumer import SERVER_ASSIGNORS, ConsumerMember
+    from ..members.consumer import SERVER_ASSIGNORS, ConsumerMember
 
     if settings.assignor is not None and settings.assignor not in SERVER_ASSIGNORS:
         raise UsageError(f"--assignor {settings.assignor!r}: a consumer-protocol (KIP-848) "

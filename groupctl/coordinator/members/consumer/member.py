@@ -1,5 +1,5 @@
 """A sans-IO KIP-848 consumer-protocol member (ConsumerGroupHeartbeat), the sibling of the
-classic member on the shared BaseMember (coordinator/base.py). The broker assigns; the
+classic member on the shared BaseMember (coordinator/members/base.py). The broker assigns; the
 member reconciles towards what it is given and acknowledges it.
 
 The contract followed (DESIGN §2, KAFKA-FACTS, the Java client's ConsumerMembershipManager
@@ -33,11 +33,11 @@ from __future__ import annotations
 
 import uuid
 
-from ...events import EpochAssignmentChanged, EpochProbeAction, tp_list
-from ...protocol import messages as M
-from ...protocol.errors import ErrorCode
+from ....events import EpochAssignmentChanged, EpochProbeAction, tp_list
+from ....protocol import messages as M
+from ....protocol.errors import ErrorCode
 from ..base import BaseMember
-from ..member import ROUTE_ANY, ROUTE_CONTROL, Reaction, classify, kip800
+from ..interface import ROUTE_ANY, ROUTE_CONTROL, Reaction, classify, kip800
 from . import reconcile as rc
 from .state import LEGAL_TRANSITIONS, ConsumerMemberState
 from .types import (

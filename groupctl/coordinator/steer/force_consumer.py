@@ -31,13 +31,13 @@ import asyncio
 import uuid
 from typing import Callable
 
-from ..errors import DeadlineError, UnreachableError
-from .consumer import ConsumerMember
-from .force_rebalance import (
-    LEAVE_BUDGET_S, STABLE_POLL_S, Clock, announce, Phase, Seen, Snapshot, _last_seen,
+from ...errors import DeadlineError, UnreachableError
+from ..driver.member_driver import MemberDriver
+from ..members.consumer import ConsumerMember
+from .common import (
+    LEAVE_BUDGET_S, STABLE_POLL_S, Clock, Phase, Seen, Snapshot, announce, last_seen,
 )
 from .force_report import Report, consumer_report
-from .member_driver import MemberDriver
 
 REBALANCE_TIMEOUT_MS = 10_000
 REASON_PREFIX = "groupctl force-rebalance"
@@ -112,5 +112,5 @@ async def _until_settled(snapshot: Snapshot, d, seen: Seen, before):
             return desc
         if d.expired:
             raise DeadlineError(f"the group was not Stable again within the timeout; last "
-                                f"seen: {_last_seen(seen)}")
+                                f"seen: {last_seen(seen)}")
         await asyncio.sleep(min(STABLE_POLL_S, d.remaining()))

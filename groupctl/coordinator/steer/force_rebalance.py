@@ -19,57 +19,26 @@ MemberDriver.membership.
 from __future__ import annotations
 
 import asyncio
-import time
-from dataclasses import dataclass, field
-from typing import Awaitable, Callable
+from typing import Callable
 
-from ..errors import DeadlineError, GroupctlError, KafkaError
-from ..protocol.errors import ErrorCode
+from ...errors import DeadlineError, GroupctlError, KafkaError
+from ...protocol.errors import ErrorCode
+from .common import (
+    LEAVE_BUDGET_S, STABLE_POLL_S, Clock, Phase, Seen, Snapshot, announce, dedup, last_seen,
+)
 from .force_classic import CONTROL, ClassicTrigger, Protocol, Send, TriggerState
+from .force_consumer import force_consumer
 from .force_report import COOPERATIVE_PROTOCOLS, Report, classic_report
 
 POLL_S = 0.01            # DescribeGroups while our JoinGroup parks: the leave must be quick
 DESCRIBE_TIMEOUT_S = 5.0
-STABLE_POLL_S = 0.02     # snapshots until Stable again
-LEAVE_BUDGET_S = 5.0     # the LeaveGroup on the way out, also after the deadline
-
-Snapshot = Callable[[], Awaitable[object]]
-Phase = Callable[[str, dict], None]
-
-
-@dataclass
-class Clock:
-    """Monotonic seconds; injected so tests and the report share one time base."""
-
-    now: Callable[[], float] = time.monotonic
-
-
-@dataclass
-class Seen:
-    """What the driver saw, for the report and for a timeout's message."""
-
-    states: list[str] = field(default_factory=list)
-    last: object = None
-
-    def note(self, desc) -> None:
-        self.last = desc
-        state = getattr(desc, "state", None) if desc is not None else "missing"
-        if not self.states or self.states[-1] != state:
-            self.states.append(state)
-
-
-async def announce(phase: Phase, name: str, info: dict) -> None:
-    """Tell the caller which phase starts (it may wait: a test pause, a progress line)."""
-    result = phase(name, info)
-    if asyncio.iscoroutine(result):
-        await result
 
 
 def empty_subscription(protocol_type: str) -> bytes:
     """Metadata that asks for nothing: an empty consumer-protocol subscription."""
     if protocol_type != "consumer":
         return b""
-    from ..protocol import consumer as cp
+    from ...protocol import consumer as cp
 
     return cp.encode_subscription(cp.Subscription(topics=[], user_data=None,
                                                   owned_partitions=[], generation_id=-1))
@@ -81,8 +50,6 @@ async def force_rebalance(cluster, before, reason: str, *, snapshot: Snapshot, d
     """Trigger one rebalance of the live group `before` describes (see the module doc).
     `log` gets a consumer group's transient member's transitions, one line each."""
     if before.type == "consumer":
-        from .force_consumer import force_consumer
-
         return await force_consumer(cluster, before, reason, snapshot=snapshot,
                                     deadline=deadline, on_phase=on_phase, clock=clock, log=log)
     return await force_classic(cluster, before, reason, snapshot=snapshot, deadline=deadline,
@@ -151,7 +118,7 @@ async def force_classic(cluster, before, reason: str, *, snapshot: Snapshot, dea
 def _raise_refusal(trigger: ClassicTrigger) -> None:
     if trigger.error is None:
         return
-    from ..client.errors import kafka_error
+    from ...client.errors import kafka_error
 
     if trigger.error_code:
         raise kafka_error("JoinGroup", trigger.error_code, f"group {trigger.group!r}")
@@ -164,7 +131,7 @@ async def _leave_when_parked(links: Links, trigger: ClassicTrigger, join_task: a
     """Poll DescribeGroups on the control link until the trigger asks to leave (it saw its
     JoinGroup parked, or the JoinGroup was answered), then send the LeaveGroup; its answer
     moves the trigger to LEFT (or FAILED when the join had failed)."""
-    from ..protocol.messages import DESCRIBE_GROUPS
+    from ...protocol.messages import DESCRIBE_GROUPS
 
     while trigger.state == TriggerState.JOINING:
         if join_task.done():
@@ -183,7 +150,7 @@ async def _leave_when_parked(links: Links, trigger: ClassicTrigger, join_task: a
         if trigger.state == TriggerState.JOINING:
             if d.expired:
                 raise DeadlineError(f"our JoinGroup to {trigger.group!r} was not seen parked "
-                                    f"in time (states seen: {', '.join(_dedup(seen.states))})")
+                                    f"in time (states seen: {', '.join(dedup(seen.states))})")
             await asyncio.sleep(POLL_S)
     _raise_refusal(trigger)
 
@@ -205,7 +172,7 @@ async def _leave(links: Links, trigger: ClassicTrigger, send: Send) -> None:
 
 
 async def _send(links: Links, send: Send, trigger: ClassicTrigger):
-    from ..protocol.messages import JOIN_GROUP, LEAVE_GROUP
+    from ...protocol.messages import JOIN_GROUP, LEAVE_GROUP
 
     conn = await links.get(send.link)
     if send.api == "JoinGroup":
@@ -250,7 +217,7 @@ async def _poll(snapshot: Snapshot, d, seen: Seen, done, what: str):
             return desc
         if d.expired:
             raise DeadlineError(f"the group was not {what} within the timeout; last seen: "
-                                f"{_last_seen(seen)}")
+                                f"{last_seen(seen)}")
         await asyncio.sleep(min(STABLE_POLL_S, d.remaining()))
 
 
@@ -278,22 +245,3 @@ async def _cleanup(links: Links, trigger: ClassicTrigger, join_task: asyncio.Tas
             except BaseException:  # noqa: BLE001 - cancelled or failed: already handled
                 pass
         await links.close()
-
-
-def _last_seen(seen: Seen) -> str:
-    last = seen.last
-    if last is None:
-        return "the group is gone" if seen.states[-1:] == ["missing"] else "nothing"
-    members = ", ".join(m.member_id for m in getattr(last, "members", [])) or "none"
-    return (f"state {last.state}, {len(last.members)} members ({members}); states seen: "
-            f"{', '.join(s for s in _dedup(seen.states) if s)}")
-
-
-def _dedup(states: list) -> list:
-    out: list = []
-    for s in states:
-        if not out or out[-1] != s:
-            out.append(s)
-    return [str(s) for s in out]
-
-

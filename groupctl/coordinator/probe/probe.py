@@ -5,13 +5,13 @@
     await probe.watch(duration_s=30.0)              # stay until then (or cancelled), leave
 
 The driver knows members only through the GroupMember interface (member.py); which member
-protocol it drives is chosen by probe_setup.new_member (or the `new_member` given). One
+protocol it drives is chosen by setup.new_member (or the `new_member` given). One
 loop (`_drive`) feeds the member: it sends what `next_requests` asks for (each request a
 task that posts its answer or failure to an inbox, on the connection its route names, with
 its timeout), runs a leader's client-side assignor in a task when the member has a
 `pending_assignment`, and sleeps until the next answer or the member's next deadline
 (heartbeat due, back-off over, session expiry). Events: the member's own plus those of the
-GroupView (probe_view.py, which feeds observe/story.py), each put in the §4 envelope and
+GroupView (view.py, which feeds observe/story.py), each put in the §4 envelope and
 handed to `emit`. Times come from one Clock (groupctl.clock, from Env).
 
 Leaving: `join_once` and `watch` always leave in `finally` (clean stop, error, Ctrl-C and
@@ -26,17 +26,17 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..client.routes import MemberLinks
-from ..clock import SYSTEM_CLOCK, Clock
-from ..errors import DeadlineError, GroupctlError, UnreachableError
-from ..events import Event, envelope, tp_list
-from .member import GroupMember, Outgoing
-from .member_driver import leaving_on_exit
-from .probe_setup import (  # noqa: F401 - ProbeSettings, ProbeResult, ProbeError re-exported
+from ...client.routes import MemberLinks
+from ...clock import SYSTEM_CLOCK, Clock
+from ...errors import DeadlineError, GroupctlError, UnreachableError
+from ...events import Event, envelope, tp_list
+from ..members.interface import GroupMember, Outgoing
+from ..driver.member_driver import leaving_on_exit
+from .setup import (  # noqa: F401 - ProbeSettings, ProbeResult, ProbeError re-exported
     ProbeError, ProbeResult, ProbeSettings, compute_assignment, describe_for_join,
     encode_assignments, epoch_snapshot, new_member,
 )
-from .probe_view import GroupView
+from .view import GroupView
 
 LEAVE_SECONDS = 3.0
 
@@ -158,7 +158,7 @@ class Probe:
             self.view.follow_epochs(described)
 
     async def _describe_first(self):
-        from ..client.errors import UnsupportedVersionError
+        from ...client.errors import UnsupportedVersionError
 
         try:
             return await describe_for_join(self.cluster, self.settings.group)
@@ -322,7 +322,7 @@ class Probe:
         self._spawn(self._describe(m.generation))  # members and assignments, for events
 
     async def _describe(self, generation: int) -> None:
-        from ..observe.snapshot import describe_group
+        from ...observe.snapshot import describe_group
 
         try:
             described = await describe_group(self.cluster, self.settings.group)

@@ -1,8 +1,8 @@
 """The member interface the probe driver depends on, and the base every member protocol
 builds on (the shape of the Java client's AbstractMembershipManager).
 
-A member protocol lives in its own subpackage (coordinator/classic/ today; KIP-848's
-coordinator/consumer/ next) as a sans-IO state machine: no sockets, no asyncio, no clock.
+A member protocol lives in its own subpackage (members/classic/, members/consumer/)
+as a sans-IO state machine: no sockets, no asyncio, no clock.
 The driver asks `next_requests(now_ms)` for what to send (each an `Outgoing` carrying its
 API spec, its route and its timeout), reports each answer with `on_response(api, body,
 now_ms, tag=...)` or a transport failure with `on_failure(api, kind, now_ms, tag=...)`,
@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Callable, Generic, Mapping, Protocol, TypeVar
 
-from ..client.routes import ROUTE_ANY, ROUTE_CONTROL, ROUTE_JOIN
-from ..errors import GroupctlError
-from ..events import Event
-from ..protocol.errors import error_for
+from ...client.routes import ROUTE_ANY, ROUTE_CONTROL, ROUTE_JOIN
+from ...errors import GroupctlError
+from ...events import Event
+from ...protocol.errors import error_for
 
 ROUTES = (ROUTE_ANY, ROUTE_JOIN, ROUTE_CONTROL)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..protocol.errors import ErrorCode, error_for
+from ...protocol.errors import ErrorCode, error_for
 
 REASON_MAX = 255
 
@@ -70,7 +70,7 @@ async def remove_static_members(cluster, group: str, instance_ids: list[str], re
                                 *, deadline=None) -> RemoveResult:
     """One LeaveGroup (v3+) for all `instance_ids`; the per-member outcome in the result
     (a top-level error code applies to every member)."""
-    from ..protocol.messages import LEAVE_GROUP
+    from ...protocol.messages import LEAVE_GROUP
 
     resp = await cluster.send_to_coordinator(group, LEAVE_GROUP,
                                              leave_body(group, instance_ids, reason),
