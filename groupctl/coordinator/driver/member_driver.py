@@ -1,4 +1,4 @@
-"""A small driver for a group member with a short errand: join, do one thing, leave.
+"""The one member driver: asyncio I/O and timers around a sans-IO group member.
 
     driver = MemberDriver(cluster, member, log=print)
     async with driver.membership("done", leave_budget_s=5.0):   # leaves on every exit
@@ -6,19 +6,26 @@
         ...
         await driver.leave("done", budget_s=5.0)   # False: it may not have reached the broker
 
-It knows the member only through the GroupMember interface (member.py), like the probe
-driver (probe.py), and sends over the same MemberLinks (client/routes.py): each request
-on the route it names, with its timeout, as a task whose answer (or transport failure) is
-fed back to the member. Between answers it sleeps until the member's next deadline.
+Every member groupctl adds runs on it: the probe (probe/probe.py, with its view and a
+classic leader's assignor as hooks), and force-rebalance's members on both protocols
+(steer/: the classic trigger and the transient KIP-848 member). It knows a member only
+through the DrivenMember interface (members/interface.py) and sends over MemberLinks
+(client/routes.py).
 
-Why not the probe driver: the probe tells a group's story (GroupView events, describes
-after each generation, a classic leader's assignor) for as long as it stays. A steering
-command needs none of that; it needs the member's own state machine (its requests, error
-table and leave), a hook between joining and leaving, and its own view of the group.
-`force-rebalance` of a consumer group (force_consumer.py) is the first user.
+One loop (`run_until`): send what `next_requests` asks for, each request a task on the
+connection its route names, with its timeout, whose answer (or failure) is posted to an
+inbox; follow the member's coordinator (close connections to one it left); then sleep
+until the next input or the member's next deadline (heartbeat due, back-off over, session
+expiry), at most IDLE_S. Inputs are applied in the loop, in the order they came: answers
+(`on_response`), transport failures (`on_failure`, mapped here and nowhere else: see
+`_answered`), and the results of side tasks a hook spawned (`spawn`, `post`).
 
-Every transition of the member goes to `log` as one line with its reason (the house's
-"every transition logged"); the member's events are kept in `events`.
+Time comes from one Clock (groupctl.clock): its monotonic time for the member and the
+deadlines, its `sleep` for the idle wait, so a unit test can drive the loop on a clock of
+its own instead of real time.
+
+Every transition of the member goes to `log` as one line with its reason; the member's
+events go to `on_events` (default: kept in `events`).
 
 `membership` leaves on every way out of its block (the end, an error, the deadline, and
 Ctrl-C / SIGTERM, which cancel the task): the leave is the member's own, shielded so a
@@ -29,14 +36,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
-from typing import AsyncIterator, Awaitable, Callable
+from collections import deque
+from typing import Any, AsyncIterator, Awaitable, Callable, Coroutine
 
 from ...client.retry import Deadline
 from ...client.routes import MemberLinks
+from ...clock import SYSTEM_CLOCK, Clock
 from ...errors import DeadlineError, GroupctlError, UnreachableError
 from ...events import Event
-from ..members.interface import GroupMember, Outgoing
+from ..members.interface import DrivenMember, Outgoing
+
+IDLE_S = 1.0   # the longest sleep between looks at the member
 
 
 @contextlib.asynccontextmanager
@@ -44,7 +54,7 @@ async def leaving_on_exit(done_reason: str, leave: Callable[[str], Awaitable[Non
                           ) -> AsyncIterator[None]:
     """Run the block, then `await leave(why)` however it ended; `why` is the leave's reason:
     `done_reason`, "interrupted (signal)" (Ctrl-C / SIGTERM cancel the task) or
-    "error: ...". The probe and the member driver both leave this way."""
+    "error: ...". Every member groupctl adds leaves this way."""
     why = done_reason
     try:
         yield
@@ -57,57 +67,81 @@ async def leaving_on_exit(done_reason: str, leave: Callable[[str], Awaitable[Non
     finally:
         await leave(why)
 
-IDLE_S = 1.0   # the longest sleep between looks at the member
-
 
 class MemberDriver:
-    """Drives one member over real connections. See the module doc."""
+    """Drives one member over real connections. See the module doc.
 
-    def __init__(self, cluster, member: GroupMember, *, links=None,
-                 log: Callable[[str], None] | None = None,
-                 monotonic: Callable[[], float] = time.monotonic):
+    `step(now_ms)`: a hook called once per turn, after the inputs were applied and before
+    the member is asked for requests (the probe starts a leader's assignor there, or tells
+    a new stable generation). `on_events(events)`: the member's events, once per turn
+    (possibly none; default: kept in `events`).
+    `name`: how a deadline's message names the member."""
+
+    def __init__(self, cluster, member: DrivenMember, *, links=None,
+                 log: Callable[[str], None] | None = None, clock: Clock = SYSTEM_CLOCK,
+                 step: Callable[[int], None] | None = None,
+                 on_events: Callable[[list[Event]], None] | None = None,
+                 name: str | None = None):
         self.member = member
         self.links = links if links is not None else MemberLinks(cluster)
+        self.clock = clock
         self.events: list[Event] = []
         #: (api, kind) of each request that got no answer while leaving: the leave may not
         #: have reached the broker
         self.unanswered: list[tuple[str, str]] = []
         self._log = log
-        self._monotonic = monotonic
-        self._pending: dict[asyncio.Future, Outgoing] = {}
+        self._step = step
+        self._on_events = on_events or self.events.extend
+        self._name = name or f"the member of group {member.group_id}"
+        self._inbox: deque[Callable[[], None]] = deque()
+        self._wake = asyncio.Event()
+        self._requests: dict[asyncio.Future, Outgoing] = {}
+        self._tasks: set[asyncio.Future] = set()
+        self._error: BaseException | None = None
         self._logged = 0
         self._leaving = False
 
     # ---- public ----------------------------------------------------------------------
-    async def run_until(self, done: Callable[[GroupMember], bool], deadline: Deadline,
-                        goal: str) -> None:
-        """Feed the member until done(member) or the member is done. Raises the member's
-        fatal error (not while leaving), an error no member could handle, or DeadlineError
-        naming `goal` and the member's state when `deadline` passes first."""
+    async def run_until(self, done: Callable[[Any], bool], deadline: Deadline | float | None,
+                        goal: str | None) -> None:
+        """Feed the member until done(member) or the member is done. `deadline`: a
+        client.retry.Deadline, seconds from now, or None (no end). Raises the member's
+        fatal error (not while leaving), an error no member could handle, or, when the
+        deadline passes first, DeadlineError naming `goal` and the member's state (with
+        `goal` None it returns quietly then)."""
         m = self.member
+        until = self._until(deadline)
         while True:
+            now = self._now_ms()
+            if self._step is not None and not m.done:
+                self._step(now)
             self._flush()
+            if self._error is not None:
+                err, self._error = self._error, None
+                raise err
             if m.fatal_error is not None and not self._leaving:
                 raise m.fatal_error
             if m.done or done(m):
                 return
-            now = self._now_ms()
             for out in m.next_requests(now):
-                self._start(out)
+                self._send(out)
             await self._follow_coordinator()
             self._flush()
-            left = deadline.remaining()
-            if left <= 0:
-                raise DeadlineError(f"the member of group {m.group_id} was not {goal} in "
-                                    f"time (state {m.state.name})")
-            await self._wait(min(left, self._idle_s(now)))
+            left = None if until is None else until - self.clock.monotonic()
+            if left is not None and left <= 0:
+                if goal is None:
+                    return
+                raise DeadlineError(f"{self._name} was not {goal} in time "
+                                    f"(state {m.state.name})")
+            await self._wait(self._idle_s(now, left))
 
     @contextlib.asynccontextmanager
-    async def membership(self, done_reason: str, *,
-                         leave_budget_s: float) -> AsyncIterator[MemberDriver]:
-        """Run the block; on any exit leave (see the module doc) and close."""
+    async def membership(self, done_reason: str, *, leave_budget_s: float,
+                         leave: bool = True) -> AsyncIterator[MemberDriver]:
+        """Run the block; on any exit leave (see the module doc; `leave` False only where a
+        test simulates a crashed member) and close."""
         async with leaving_on_exit(done_reason,
-                                   lambda why: self._stop(why, leave_budget_s)):
+                                   lambda why: self.stop(why, leave_budget_s, leave=leave)):
             yield self
 
     async def leave(self, why: str, budget_s: float) -> bool:
@@ -117,25 +151,20 @@ class MemberDriver:
         self._leaving = True
         if m.leave(why, self._now_ms()) or not m.done:
             try:
-                await self.run_until(lambda _m: False, Deadline(budget_s), "left")
+                await self.run_until(lambda _m: False, budget_s, "left")
             except DeadlineError:
                 self.unanswered.append(("leave", "timeout"))
         self._flush()
         return not self.unanswered
 
-    async def close(self) -> None:
-        """Cancel what is still in flight and close the connections."""
-        for task in self._pending:
-            task.cancel()
-        await asyncio.gather(*self._pending, return_exceptions=True)
-        self._pending.clear()
-        await self.links.close()
-
-    async def _stop(self, why: str, budget_s: float) -> None:
+    async def stop(self, why: str, budget_s: float, *, leave: bool = True) -> None:
+        """Leave (unless `leave` is False) and close, shielded from a second cancellation;
+        an error while leaving ends the leave, nothing more."""
         async def leave_and_close() -> None:
             try:
-                await self.leave(why, budget_s)
-            except GroupctlError:
+                if leave:
+                    await self.leave(why, budget_s)
+            except Exception:  # noqa: BLE001 - a failure while leaving ends the leave
                 pass
             finally:
                 await self.close()
@@ -145,13 +174,86 @@ class MemberDriver:
         except (asyncio.CancelledError, GroupctlError):
             pass   # a second Ctrl-C: the shielded leave goes on for at most its budget
 
+    async def close(self) -> None:
+        """Cancel what is still in flight (requests, side tasks); close the connections."""
+        tasks = [*self._requests, *self._tasks]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._requests.clear()
+        self._tasks.clear()
+        await self.links.close()
+
+    def settle(self) -> None:
+        """Apply the answers that already came (without waiting): e.g. a request still in
+        flight when the member was done, answered since."""
+        for task, out in list(self._requests.items()):
+            if task.done():
+                self._answered(task, out)
+        while self._inbox:
+            self._inbox.popleft()()
+        self._flush()
+
+    # ---- side tasks (hooks) ----------------------------------------------------------
+    def spawn(self, coro: Coroutine, then: Callable[[Any], None] | None = None) -> None:
+        """Run `coro` beside the member; `then(result)` is applied in the loop, in order
+        with the member's answers. An exception other than cancellation ends the run."""
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+
+        def finished(t: asyncio.Future) -> None:
+            self._tasks.discard(t)
+            if t.cancelled():
+                return
+            exc = t.exception()
+            if exc is not None:
+                self.post(lambda: self._fail(exc))
+            elif then is not None:
+                self.post(lambda: then(t.result()))
+        task.add_done_callback(finished)
+
+    def post(self, apply: Callable[[], None]) -> None:
+        """Apply `apply()` in the loop at its next turn."""
+        self._inbox.append(apply)
+        self._wake.set()
+
     # ---- the loop --------------------------------------------------------------------
-    def _start(self, out: Outgoing) -> None:
+    def _send(self, out: Outgoing) -> None:
         c = self.member.coordinator
-        self._pending[asyncio.ensure_future(self.links.send(
+        task = asyncio.ensure_future(self.links.send(
             out.spec, out.body, route=out.route, min_version=out.min_version,
             node_id=None if c is None else c.node_id,
-            timeout=None if out.timeout_ms is None else out.timeout_ms / 1000))] = out
+            timeout=None if out.timeout_ms is None else out.timeout_ms / 1000))
+        self._requests[task] = out
+
+        def finished(t: asyncio.Future) -> None:
+            if t in self._requests:
+                self.post(lambda: self._answered(t, self._requests[t])
+                          if t in self._requests else None)
+        task.add_done_callback(finished)
+
+    def _answered(self, task: asyncio.Future, out: Outgoing) -> None:
+        """The one place a request's outcome becomes the member's input: an answer
+        (`on_response`); no answer (cancelled, unreachable, timed out; while leaving any
+        groupctl error, e.g. a mock's short LeaveGroup answer) is `on_failure` with its
+        kind; anything else ends the run."""
+        del self._requests[task]
+        m, now = self.member, self._now_ms()
+        exc = None if task.cancelled() else task.exception()
+        if task.cancelled() or isinstance(exc, (UnreachableError, DeadlineError)) or (
+                self._leaving and isinstance(exc, GroupctlError)):
+            kind = "cancelled" if task.cancelled() else _kind(exc)
+            # only a request the member still waited for counts (not a join it dropped)
+            if m.on_failure(out.api, kind, now, tag=out.tag) and self._leaving:
+                self.unanswered.append((out.api, kind))
+        elif exc is not None:
+            self._fail(exc)
+        else:
+            m.on_response(out.api, task.result(), now, tag=out.tag)
+
+    def _fail(self, exc: BaseException) -> None:
+        if self._error is None:
+            self._error = exc
 
     async def _follow_coordinator(self) -> None:
         """Close connections to a coordinator the member no longer follows."""
@@ -160,44 +262,57 @@ class MemberDriver:
         if closing:
             await asyncio.gather(*closing, return_exceptions=True)
 
-    def _idle_s(self, now_ms: int) -> float:
+    def _idle_s(self, now_ms: int, left: float | None) -> float:
+        """How long to sleep when nothing comes: until the member's next deadline or the
+        run's, at most IDLE_S."""
+        wait = IDLE_S
         deadline = self.member.next_deadline_ms()
-        if deadline is None:
-            return IDLE_S
-        return min(IDLE_S, max(0.0, (deadline - now_ms) / 1000))
+        if deadline is not None:
+            wait = min(wait, max(0.0, (deadline - now_ms) / 1000))
+        if left is not None:
+            wait = min(wait, left)
+        return wait
 
     async def _wait(self, seconds: float) -> None:
-        if not self._pending:
-            await asyncio.sleep(seconds)
-            return
-        finished, _ = await asyncio.wait(set(self._pending), timeout=seconds,
-                                         return_when=asyncio.FIRST_COMPLETED)
-        for task in finished:
-            self._answer(task, self._pending.pop(task))
-
-    def _answer(self, task: asyncio.Future, out: Outgoing) -> None:
-        m, now = self.member, self._now_ms()
-        exc = None if task.cancelled() else task.exception()
-        if task.cancelled() or isinstance(exc, (UnreachableError, DeadlineError)) or (
-                self._leaving and isinstance(exc, GroupctlError)):
-            kind = "cancelled" if task.cancelled() else getattr(exc, "kind", None) or "error"
-            # only a request the member still waited for counts (not a join it dropped)
-            if m.on_failure(out.api, kind, now, tag=out.tag) and self._leaving:
-                self.unanswered.append((out.api, kind))
-        elif exc is not None:
-            raise exc
-        else:
-            m.on_response(out.api, task.result(), now, tag=out.tag)
+        """Sleep `seconds` on the clock or until an input comes; apply the inputs."""
+        if not self._inbox:
+            woken = asyncio.ensure_future(self._wake.wait())
+            timer = asyncio.ensure_future(self.clock.sleep(seconds))
+            try:
+                await asyncio.wait({woken, timer}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                woken.cancel()
+                timer.cancel()
+        self._wake.clear()
+        while self._inbox:
+            self._inbox.popleft()()
 
     def _flush(self) -> None:
-        """Log the member's new transitions; keep its events."""
-        self.events.extend(self.member.poll_events())
+        """Log the member's new transitions; hand on its events."""
+        self._on_events(self.member.poll_events())
+        if self._log is None:
+            return
         transitions = self.member.transitions
-        if self._log is not None:
-            for t in transitions[self._logged:]:
-                self._log(f"member {self.member.member_id}: {t.from_state.name} -> "
-                          f"{t.to_state.name}: {t.reason}")
+        for t in transitions[self._logged:]:
+            self._log(f"member {self.member.member_id}: {t.from_state.name} -> "
+                      f"{t.to_state.name}: {t.reason}")
         self._logged = len(transitions)
 
+    def _until(self, deadline: Deadline | float | None) -> float | None:
+        if deadline is None:
+            return None
+        seconds = deadline if isinstance(deadline, (int, float)) else deadline.remaining()
+        return self.clock.monotonic() + seconds
+
     def _now_ms(self) -> int:
-        return int(self._monotonic() * 1000)
+        return self.clock.monotonic_ms()
+
+
+def _kind(exc: BaseException | None) -> str:
+    """What a member is told about a request that got no answer."""
+    kind = getattr(exc, "kind", None)
+    if kind:
+        return kind
+    if isinstance(exc, DeadlineError):
+        return "timeout"
+    return "disconnected" if isinstance(exc, UnreachableError) else "error"

@@ -1,10 +1,10 @@
 """What both halves of `force-rebalance` share (classic: force_rebalance.py; consumer
-groups: force_consumer.py): the snapshot and phase callbacks, the clock, what was seen of
-the group, and the budgets. Its own module so the two halves do not import each other."""
+groups: force_consumer.py): the snapshot and phase callbacks, what was seen of the group,
+and the budgets (the clock is groupctl.clock's, the driver's). Its own module so the two
+halves do not import each other."""
 from __future__ import annotations
 
 import asyncio
-import time
 from dataclasses import dataclass, field
 from typing import Awaitable, Callable
 
@@ -13,13 +13,6 @@ LEAVE_BUDGET_S = 5.0     # the LeaveGroup on the way out, also after the deadlin
 
 Snapshot = Callable[[], Awaitable[object]]
 Phase = Callable[[str, dict], None]
-
-
-@dataclass
-class Clock:
-    """Monotonic seconds; injected so tests and the report share one time base."""
-
-    now: Callable[[], float] = time.monotonic
 
 
 @dataclass

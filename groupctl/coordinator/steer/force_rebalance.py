@@ -7,31 +7,30 @@ wait until it is Stable again, and report what changed.
 with the same attributes); `snapshot()` returns the group now (None when it is gone). The
 driver does not import observe: the CLI hands it both.
 
-Classic groups: force_classic.ClassicTrigger over two dedicated connections to the
-coordinator (the JoinGroup parks on "join", DescribeGroups and the LeaveGroup go over
-"control"), then snapshots until the group is Stable again. Consumer (KIP-848) groups:
-force_consumer.py (the KIP-848 ConsumerMember, joined and left through member_driver.py).
-Every member this adds leaves on every exit path: the `finally` below sends the
-LeaveGroup when the trigger may still be a member (Ctrl-C and SIGTERM cancel the task,
-and cancellation lands there too); force_consumer leaves the same way, through
-MemberDriver.membership.
+Classic groups: force_classic.ClassicTrigger, a member on the one driver
+(driver/member_driver.py) with two dedicated connections to the coordinator (the JoinGroup
+parks on the join route, DescribeGroups and the LeaveGroup go over the control route),
+then snapshots until the group is Stable again. Consumer (KIP-848) groups:
+force_consumer.py (the KIP-848 ConsumerMember on the same driver). Every member this adds
+leaves on every exit path, through MemberDriver.membership: the LeaveGroup goes out when
+the trigger may still be a member (Ctrl-C and SIGTERM cancel the task, and cancellation
+lands there too).
 """
 from __future__ import annotations
 
 import asyncio
 from typing import Callable
 
-from ...errors import DeadlineError, GroupctlError, KafkaError
+from ...clock import SYSTEM_CLOCK, Clock
+from ...errors import DeadlineError, KafkaError
 from ...protocol.errors import ErrorCode
+from ..driver.member_driver import MemberDriver
 from .common import (
-    LEAVE_BUDGET_S, STABLE_POLL_S, Clock, Phase, Seen, Snapshot, announce, dedup, last_seen,
+    LEAVE_BUDGET_S, STABLE_POLL_S, Phase, Seen, Snapshot, announce, dedup, last_seen,
 )
-from .force_classic import CONTROL, ClassicTrigger, Protocol, Send, TriggerState
+from .force_classic import ClassicTrigger, Protocol, TriggerState
 from .force_consumer import force_consumer
 from .force_report import COOPERATIVE_PROTOCOLS, Report, classic_report
-
-POLL_S = 0.01            # DescribeGroups while our JoinGroup parks: the leave must be quick
-DESCRIBE_TIMEOUT_S = 5.0
 
 
 def empty_subscription(protocol_type: str) -> bytes:
@@ -56,63 +55,34 @@ async def force_rebalance(cluster, before, reason: str, *, snapshot: Snapshot, d
                                on_phase=on_phase, clock=clock)
 
 
-class Links:
-    """The two dedicated connections to the coordinator (see force_classic): "join" carries
-    the JoinGroups, "control" DescribeGroups and the LeaveGroup. A control link that died
-    (e.g. a request timed out, which closes it) is reopened: the LeaveGroup must go out."""
-
-    def __init__(self, cluster, node_id: int):
-        self.cluster = cluster
-        self.node_id = node_id
-        self.conns: dict[str, object] = {}
-
-    async def open(self, d) -> None:
-        for name in ("join", CONTROL):
-            self.conns[name] = await self.cluster.open_connection(self.node_id, deadline=d)
-
-    async def get(self, name: str, budget: float = LEAVE_BUDGET_S):
-        conn = self.conns[name]
-        if name == CONTROL and conn.closed:
-            conn = self.conns[name] = await self.cluster.open_connection(self.node_id,
-                                                                         deadline=budget)
-        return conn
-
-    async def close(self) -> None:
-        await asyncio.gather(*(c.close() for c in self.conns.values()), return_exceptions=True)
-
-
 async def force_classic(cluster, before, reason: str, *, snapshot: Snapshot, deadline,
                         on_phase: Phase | None = None, clock: Clock | None = None) -> Report:
-    clock = clock or Clock()
+    clock = clock or SYSTEM_CLOCK
     phase = on_phase or (lambda name, info: None)
     d = cluster.deadline(deadline)
     group = before.group
     trigger = ClassicTrigger(group, Protocol(before.protocol_type, before.protocol,
                                              empty_subscription(before.protocol_type)), reason)
     info = await cluster.find_coordinator(group, deadline=d)
-    links = Links(cluster, info.node_id)
+    trigger.coordinator_found(info.node_id, info.host, info.port)
+    driver = MemberDriver(cluster, trigger, clock=clock, name=f"our JoinGroup to {group!r}")
     seen = Seen()
-    join_task: asyncio.Task | None = None
-    try:
-        await links.open(d)
+    async with driver.membership("groupctl is stopping", leave_budget_s=LEAVE_BUDGET_S):
         await announce(phase, "joining", {"coordinator": info.node_id})
-        first = trigger.start()[0]
-        resp = await _send(links, first, trigger)
-        sends = trigger.on_join(resp)
+        await driver.run_until(lambda t: t.state is not TriggerState.ASKING_ID
+                               and t.state is not TriggerState.IDLE, d, "given a member id")
         _raise_refusal(trigger)
-        started = clock.now()
-        join_task = asyncio.ensure_future(_send(links, sends[0], trigger))
+        started = clock.monotonic()
+        await driver.run_until(lambda t: t.join_parked or t.state is not TriggerState.JOINING,
+                               d, "sent")
         await announce(phase, "parked", {"member_id": trigger.member_id})
-        await _leave_when_parked(links, trigger, join_task, d, seen)
+        await _leave_when_parked(driver, trigger, d, seen)
         await announce(phase, "left", {"member_id": trigger.member_id})
         after, follow_up, stable_at = await _until_stable(before, snapshot, d, seen, clock,
                                                           trigger)
-        if join_task.done():  # answered at once after the LeaveGroup: was the race lost?
-            _join_result(trigger, join_task)
+        driver.settle()  # the JoinGroup answered since the LeaveGroup: was the race lost?
         return classic_report(before, after, started=started, stable_at=stable_at,
                               follow_up=follow_up, trigger=trigger, states=seen.states)
-    finally:
-        await _cleanup(links, trigger, join_task)
 
 
 def _raise_refusal(trigger: ClassicTrigger) -> None:
@@ -126,60 +96,21 @@ def _raise_refusal(trigger: ClassicTrigger) -> None:
                      f"group {trigger.group!r}: {trigger.error}")
 
 
-async def _leave_when_parked(links: Links, trigger: ClassicTrigger, join_task: asyncio.Task,
-                             d, seen: Seen) -> None:
-    """Poll DescribeGroups on the control link until the trigger asks to leave (it saw its
-    JoinGroup parked, or the JoinGroup was answered), then send the LeaveGroup; its answer
-    moves the trigger to LEFT (or FAILED when the join had failed)."""
-    from ...protocol.messages import DESCRIBE_GROUPS
-
-    while trigger.state == TriggerState.JOINING:
-        if join_task.done():
-            sends = _join_result(trigger, join_task)
-        else:
-            conn = await links.get(CONTROL)
-            resp = await conn.request(DESCRIBE_GROUPS, {
-                "groups": [trigger.group], "include_authorized_operations": False},
-                timeout=DESCRIBE_TIMEOUT_S)
-            entry = (resp.get("groups") or [{}])[0]
-            ids = {m["member_id"] for m in entry.get("members") or ()}
-            seen.states.append(entry.get("group_state"))
-            sends = trigger.on_describe(entry.get("group_state"), ids)
-        for send in sends:
-            await _leave(links, trigger, send)
-        if trigger.state == TriggerState.JOINING:
-            if d.expired:
-                raise DeadlineError(f"our JoinGroup to {trigger.group!r} was not seen parked "
-                                    f"in time (states seen: {', '.join(dedup(seen.states))})")
-            await asyncio.sleep(POLL_S)
-    _raise_refusal(trigger)
-
-
-def _join_result(trigger: ClassicTrigger, task: asyncio.Task) -> list[Send]:
-    exc = task.exception()
-    if exc is not None:
-        return trigger.on_join_failed(str(exc))
-    return trigger.on_join(task.result())
-
-
-async def _leave(links: Links, trigger: ClassicTrigger, send: Send) -> None:
+async def _leave_when_parked(driver: MemberDriver, trigger: ClassicTrigger, d,
+                             seen: Seen) -> None:
+    """Run the trigger until it asks to leave (DescribeGroups on the control route showed
+    its JoinGroup parked, or the JoinGroup was answered), then until the LeaveGroup's
+    answer moves it to LEFT (or FAILED when the join had failed)."""
     try:
-        resp = await _send(links, send, trigger)
-    except GroupctlError as exc:
-        trigger.on_leave(None, why=str(exc))
-        return
-    trigger.on_leave(resp)
-
-
-async def _send(links: Links, send: Send, trigger: ClassicTrigger):
-    from ...protocol.messages import JOIN_GROUP, LEAVE_GROUP
-
-    conn = await links.get(send.link)
-    if send.api == "JoinGroup":
-        # parked for up to the group's rebalance timeout: never cut short by the deadline
-        return await conn.request(JOIN_GROUP, send.body, min_version=4,
-                                  timeout=trigger.rebalance_timeout_ms / 1000 + 5)
-    return await conn.request(LEAVE_GROUP, send.body, timeout=LEAVE_BUDGET_S)
+        await driver.run_until(lambda t: t.state is not TriggerState.JOINING, d, "seen parked")
+    except DeadlineError:
+        seen.states.extend(trigger.states_seen)
+        raise DeadlineError(f"our JoinGroup to {trigger.group!r} was not seen parked in time "
+                            f"(states seen: {', '.join(dedup(seen.states))})") from None
+    seen.states.extend(trigger.states_seen)
+    # the LeaveGroup has its own budget: it goes out also when the deadline has passed
+    await driver.run_until(lambda t: t.done, LEAVE_BUDGET_S, "left")
+    _raise_refusal(trigger)
 
 
 async def _until_stable(before, snapshot: Snapshot, d, seen: Seen, clock: Clock,
@@ -191,7 +122,7 @@ async def _until_stable(before, snapshot: Snapshot, d, seen: Seen, clock: Clock,
 
     stable = await _poll(snapshot, d, seen, lambda s: s is not None and s.state == "Stable"
                          and without_us(s), "Stable again")
-    stable_at = clock.now()
+    stable_at = clock.monotonic()
     follow_up = None
     if before.protocol in COOPERATIVE_PROTOCOLS and _unassigned(before, stable):
         # cooperative: partitions revoked for a new owner come back in a second
@@ -225,23 +156,3 @@ def _unassigned(before, after) -> bool:
     owned_before = {tp for m in before.members for tp in m.owned()}
     owned_after = {tp for m in after.members for tp in m.owned()}
     return bool(owned_before - owned_after)
-
-
-async def _cleanup(links: Links, trigger: ClassicTrigger, join_task: asyncio.Task | None) -> None:
-    """Leave if we may still be a member (any exit path), then close the links. The leave
-    is shielded: a second cancellation (Ctrl-C again) does not cut it off mid-request."""
-    try:
-        for send in trigger.abort("groupctl is stopping"):
-            await asyncio.wait_for(asyncio.shield(_leave(links, trigger, send)),
-                                   LEAVE_BUDGET_S + 1)
-    except (asyncio.TimeoutError, asyncio.CancelledError, GroupctlError):
-        pass
-    finally:
-        if join_task is not None and not join_task.done():
-            join_task.cancel()
-        if join_task is not None:
-            try:
-                await join_task
-            except BaseException:  # noqa: BLE001 - cancelled or failed: already handled
-                pass
-        await links.close()

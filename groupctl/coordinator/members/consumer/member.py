@@ -60,7 +60,7 @@ class ConsumerMember(BaseMember):
     REACTIONS = REACTIONS
     FIND_REACTIONS = FIND_REACTIONS
     FATAL_HINTS = FATAL_HINTS
-    group_type = "consumer"
+    group_type = "consumer"   # a label (reports, tests); behaviour is chosen by type, not by it
 
     def __init__(self, group_id: str, *, topics: list[str] | None = None,
                  topic_regex: str | None = None, server_assignor: str | None = None,
@@ -87,7 +87,6 @@ class ConsumerMember(BaseMember):
         self.request_timeout_ms = request_timeout_ms
         self.leader_id = None              # the broker assigns: no leader
         self.protocol_name = server_assignor
-        self.pending_assignment = None     # no client-side assignment, ever
         self.owned: rc.Owned = {}
         self.topic_names: dict[str, str] = {}
         self.acknowledged_epoch: int | None = None   # member epoch of the last acknowledgement
@@ -202,12 +201,6 @@ class ConsumerMember(BaseMember):
                     reason=f"ConsumerGroupHeartbeat failed ({kind}): rediscovering the "
                            f"coordinator, retrying in {delay} ms")
         return True
-
-    def provide_assignment(self, assignments, now_ms, *, generation_id=None) -> bool:
-        return False   # the broker assigns
-
-    def assignment_failed(self, reason, now_ms, *, error=None) -> bool:
-        return False
 
     # ---- requests -----------------------------------------------------------------------
     def _heartbeat_at(self) -> int:
