@@ -27,6 +27,7 @@ partition, the result the Java leader computes for the group without the probe.
 """
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -200,11 +201,22 @@ def _consumer_member(settings: ProbeSettings) -> "GroupMember":
         raise UsageError(f"--assignor {settings.assignor!r}: a consumer-protocol (KIP-848) "
                          f"group uses a server assignor: {', '.join(SERVER_ASSIGNORS)}")
     return ConsumerMember(
-        settings.group, topics=settings.topics, topic_regex=settings.topic_regex,
+        settings.group, member_id=consumer_member_id(), topics=settings.topics,
+        topic_regex=settings.topic_regex,
         server_assignor=settings.assignor, rack_id=settings.rack_id,
         group_instance_id=settings.instance_id,
         rebalance_timeout_ms=settings.rebalance_timeout_ms,
         request_timeout_ms=settings.session_timeout_ms, reason_prefix=settings.reason_prefix)
+
+
+def consumer_member_id() -> str:
+    """The KIP-848 probe's member id: the client chooses it (ConsumerGroupHeartbeat v1,
+    KIP-1082). The broker asks only that it is not empty (GroupMetadataManager
+    throwIfConsumerGroupHeartbeatRequestIsInvalid); the Java client sends a bare Uuid. The
+    `groupctl-` prefix is the one the classic probe's broker-made id has (client id
+    `groupctl`), so the broker's "Member M joins the consumer group" lines say whose it is;
+    the random UUID after it keeps it unique for the member's life."""
+    return f"groupctl-{uuid.uuid4()}"
 
 
 def choose_protocols(described: "GroupDescription | None", assignor: str | None) -> list[str]:
