@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from .cells import partitions_text, ranges, short_id
-from .cells import show as _show, table as _table
+from .cells import short_id
+from .cells import table as _table
+from .notation import partitions_text, ranges
+from .notation import show as _show
 
 
 def is_mixed(g: dict) -> bool:

@@ -10,8 +10,10 @@ from __future__ import annotations
 from rich.text import Text
 
 from . import group_types
-from .cells import partitions_text, ranges, short_id  # noqa: F401 - re-exported
-from .cells import show as _show, table as _table
+from .cells import short_id  # noqa: F401 - re-exported
+from .cells import table as _table
+from .notation import partitions_text, ranges  # noqa: F401 - re-exported
+from .notation import show as _show
 
 STATE_STYLES = {"Stable": "green", "Empty": "yellow", "Dead": "red",
                 "PreparingRebalance": "magenta", "CompletingRebalance": "magenta",
