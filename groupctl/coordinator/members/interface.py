@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Callable, Generic, Mapping, Protocol, TypeVar, runtime_checkable
+from typing import Any, Generic, Mapping, Protocol, TypeVar, runtime_checkable
 
 from ...client.routes import ROUTE_ANY, ROUTE_CONTROL, ROUTE_JOIN
 from ...errors import GroupctlError

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from typing import Any, Callable
 
 from ...client.routes import MemberLinks
@@ -61,6 +62,18 @@ class Probe:
         self.leave_on_exit = True   # False only in tests that simulate a crashed member
         self.leader_rounds: list[tuple] = []   # (PendingAssignment, assignment) as leader
 
+    @property
+    def _live(self) -> GroupMember:
+        """The member, from _start() on (everything but _flush runs after it)."""
+        assert self.member is not None, "the probe has not started"
+        return self.member
+
+    @property
+    def _driving(self) -> MemberDriver:
+        """The member's driver, from _start() on."""
+        assert self.driver is not None, "the probe has not started"
+        return self.driver
+
     # ---- public ----------------------------------------------------------------------
     async def join_once(self, *, deadline_s: float) -> ProbeResult:
         """Join, wait for the first stable generation (at most `deadline_s`), leave. A
@@ -68,7 +81,7 @@ class Probe:
         assignment; the group's epochs then come from one describe."""
         async with self._membership("one-shot join done"):
             left = self._started + deadline_s - self.clock.monotonic()
-            await self.driver.run_until(lambda m: m.stable, left, "joined and synced")
+            await self._driving.run_until(lambda m: m.stable, left, "joined and synced")
             group = None
             if self._epochs:
                 group = await self._snapshot()
@@ -82,8 +95,8 @@ class Probe:
         assignments and converged rebalances from those snapshots."""
         async with self._membership("watch ended (--duration reached)"):
             if self._epochs:
-                self.driver.spawn(self._poll_epochs())
-            await self.driver.run_until(lambda m: False, duration_s, None)
+                self._driving.spawn(self._poll_epochs())
+            await self._driving.run_until(lambda m: False, duration_s, None)
 
     # ---- membership ------------------------------------------------------------------
     @contextlib.asynccontextmanager
@@ -91,12 +104,12 @@ class Probe:
         """Join on entry; on any exit leave (bounded), close, and raise the member's fatal
         error if the body itself ended normally."""
         await self._start()
-        async with self.driver.membership(leave_reason, leave_budget_s=LEAVE_SECONDS,
+        async with self._driving.membership(leave_reason, leave_budget_s=LEAVE_SECONDS,
                                           leave=self.leave_on_exit):
             yield
         self._flush()
-        if self.member.fatal_error is not None:
-            raise self.member.fatal_error
+        if self._live.fatal_error is not None:
+            raise self._live.fatal_error
 
     async def _start(self) -> None:
         described = await self._describe_first() if self.settings.describe_first else None
@@ -120,7 +133,7 @@ class Probe:
 
     def _step(self, now_ms: int) -> None:
         """The driver's hook, once per turn: a leader's assignor; a new stable generation."""
-        m = self.member
+        m = self._live
         if not self._epochs:
             self._maybe_assign()
             if m.stable and m.generation != self.view.stable_generation:
@@ -128,7 +141,7 @@ class Probe:
 
     # ---- leader ----------------------------------------------------------------------
     def _maybe_assign(self) -> None:
-        m = self.member
+        m = self._live
         if not isinstance(m, ClientSideAssignment):
             return
         p = m.pending_assignment
@@ -136,7 +149,7 @@ class Probe:
             return
         self._assigning_gen = p.generation_id
         self.view.leader_joined(p)
-        self.driver.spawn(self._assign(p), lambda outcome: self._provide(p, *outcome))
+        self._driving.spawn(self._assign(p), lambda outcome: self._provide(p, *outcome))
 
     async def _assign(self, pending) -> tuple:
         """(assignment, None), or (None, the error): the assignor's outcome."""
@@ -148,13 +161,15 @@ class Probe:
             return None, exc
 
     def _provide(self, pending, assignment: dict | None, error: BaseException | None) -> None:
-        m = self.member
+        m = self._live
+        assert isinstance(m, ClientSideAssignment)   # only a leader's assignor gets here
         now_ms = self._now_ms()
         if error is not None:
             err = error if isinstance(error, GroupctlError) else ProbeError(
                 f"the probe was elected leader but could not assign: {error}")
             m.assignment_failed(str(err), now_ms, error=err)
             return
+        assert assignment is not None  # no error: the assignor's result
         generation = pending.generation_id
         if m.provide_assignment(encode_assignments(assignment), now_ms,
                                 generation_id=generation):
@@ -163,16 +178,17 @@ class Probe:
 
     # ---- stable generations ----------------------------------------------------------
     def _on_stable(self) -> None:
-        m = self.member
+        m = self._live
         self.view.synced(m, m.assigned_partitions(), self.clock.wall())
         m.after_stable(self._now_ms())  # e.g. a cooperative member rejoins after revoking
         generation = m.generation
-        self.driver.spawn(self._describe(generation),  # members and assignments, for events
+        self._driving.spawn(self._describe(generation),  # members and assignments, for events
                           lambda group: self._described(generation, group))
 
-    async def _describe(self, generation: int):
+    async def _describe(self, generation: int) -> object:
         from ...observe.snapshot import describe_group
 
+        described: object  # a GroupDescription, or the error describing it
         try:
             described = await describe_group(self.cluster, self.settings.group)
         except asyncio.CancelledError:
@@ -182,7 +198,7 @@ class Probe:
         return described
 
     def _described(self, generation: int, group) -> None:
-        m = self.member
+        m = self._live
         still = m.stable and m.generation == generation
         ok = still and not isinstance(group, BaseException) and group.state == "Stable"
         self.view.described(generation, group if ok else None)
@@ -201,7 +217,7 @@ class Probe:
     async def _poll_epochs(self) -> None:
         while True:
             group = await self._snapshot()
-            self.driver.post(lambda: self._polled(group))
+            self._driving.post(functools.partial(self._polled, group))
             interval = getattr(self.member, "heartbeat_interval_ms", None) or 1000
             await asyncio.sleep(interval / 1000)
 
@@ -230,7 +246,7 @@ class Probe:
                             cluster=getattr(self.cluster, "cluster_id", None), source="probe"))
 
     def _result(self, group=None) -> ProbeResult:
-        m = self.member
+        m = self._live
         c = m.coordinator
         epochs = {}
         if self._epochs:
@@ -240,7 +256,7 @@ class Probe:
                       "member_state": m.state.name}
             if group is not None and group.protocol and not m.protocol_name:
                 epochs["protocol"] = group.protocol
-        fields = dict(
+        fields: dict[str, Any] = dict(
             group=self.settings.group, generation=m.generation, protocol=m.protocol_name,
             leader=m.leader_id, member_id=m.member_id, instance_id=m.group_instance_id,
             is_leader=m.is_leader, members=self.view.leader_members,

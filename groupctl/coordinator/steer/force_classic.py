@@ -106,7 +106,7 @@ class ClassicTrigger:
         self.reason = reason[:REASON_MAX]
         self.session_timeout_ms = session_timeout_ms
         self.rebalance_timeout_ms = rebalance_timeout_ms
-        self.member_id: str | None = None
+        self.member_id = ""   # the broker's, from its MEMBER_ID_REQUIRED answer
         self.coordinator: Coordinator | None = None
         self.fatal_error: GroupctlError | None = None   # a refusal is `error`, for the flow
         self.joined_generation: int | None = None  # set only when the race was lost
@@ -177,7 +177,7 @@ class ClassicTrigger:
 
     def on_response(self, api: str, body: dict, now_ms: int, *, tag: int | None = None) -> bool:
         self._now_ms = now_ms
-        if self._inflight.pop(tag, None) is None and tag is not None:
+        if not self._awaited(tag):
             return False
         if api == M.JOIN_GROUP.name:
             self.on_join(body)
@@ -191,7 +191,7 @@ class ClassicTrigger:
 
     def on_failure(self, api: str, kind: str, now_ms: int, *, tag: int | None = None) -> bool:
         self._now_ms = now_ms
-        if self._inflight.pop(tag, None) is None and tag is not None:
+        if not self._awaited(tag):
             return False
         if api == M.JOIN_GROUP.name:
             self.on_join_failed(kind)
@@ -201,6 +201,10 @@ class ClassicTrigger:
 
     def poll_events(self) -> list[Event]:
         return []
+
+    def _awaited(self, tag: int | None) -> bool:
+        """Whether an answer (or failure) is for a request still out (then no longer)."""
+        return tag is None or self._inflight.pop(tag, None) is not None
 
     def leave(self, reason: str, now_ms: int) -> bool:
         """Stop: leave if the broker may hold our member (see abort). False when done or

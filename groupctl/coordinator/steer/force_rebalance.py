@@ -104,10 +104,10 @@ async def _leave_when_parked(driver: MemberDriver, trigger: ClassicTrigger, d,
     try:
         await driver.run_until(lambda t: t.state is not TriggerState.JOINING, d, "seen parked")
     except DeadlineError:
-        seen.states.extend(trigger.states_seen)
+        seen.states.extend(s for s in trigger.states_seen if s)
         raise DeadlineError(f"our JoinGroup to {trigger.group!r} was not seen parked in time "
                             f"(states seen: {', '.join(dedup(seen.states))})") from None
-    seen.states.extend(trigger.states_seen)
+    seen.states.extend(s for s in trigger.states_seen if s)
     # the LeaveGroup has its own budget: it goes out also when the deadline has passed
     await driver.run_until(lambda t: t.done, LEAVE_BUDGET_S, "left")
     _raise_refusal(trigger)
