@@ -96,7 +96,7 @@ class MemberDriver:
         self._on_events = on_events or self.events.extend
         self._name = name or f"the member of group {member.group_id}"
         self._inbox: deque[Callable[[], None]] = deque()
-        self._wake = asyncio.Event()
+        self._waiter: asyncio.Future | None = None   # the idle wait, ended by post()
         self._requests: dict[asyncio.Future, Outgoing] = {}
         self._tasks: set[asyncio.Future] = set()
         self._error: BaseException | None = None
@@ -217,7 +217,9 @@ class MemberDriver:
     def post(self, apply: Callable[[], None]) -> None:
         """Apply `apply()` in the loop at its next turn."""
         self._inbox.append(apply)
-        self._wake.set()
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     # ---- the loop --------------------------------------------------------------------
     def _send(self, out: Outgoing) -> None:
@@ -276,16 +278,21 @@ class MemberDriver:
         return wait
 
     async def _wait(self, seconds: float) -> None:
-        """Sleep `seconds` on the clock or until an input comes; apply the inputs."""
+        """Sleep `seconds` on the clock or until an input comes; apply the inputs. On the
+        system clock the loop's own timer does (no timer task per turn)."""
         if not self._inbox:
-            woken = asyncio.ensure_future(self._wake.wait())
-            timer = asyncio.ensure_future(self.clock.sleep(seconds))
+            self._waiter = waiter = asyncio.get_running_loop().create_future()
+            timer = None if self.clock.sleep is SYSTEM_CLOCK.sleep else \
+                asyncio.ensure_future(self.clock.sleep(seconds))
             try:
-                await asyncio.wait({woken, timer}, return_when=asyncio.FIRST_COMPLETED)
+                if timer is None:
+                    await asyncio.wait({waiter}, timeout=seconds)
+                else:
+                    await asyncio.wait({waiter, timer}, return_when=asyncio.FIRST_COMPLETED)
             finally:
-                woken.cancel()
-                timer.cancel()
-        self._wake.clear()
+                self._waiter = None
+                if timer is not None:
+                    timer.cancel()
         while self._inbox:
             self._inbox.popleft()()
 

@@ -57,6 +57,9 @@ class Probe:
         self.view = GroupView(settings.group, clock=clock.wall)
         self._links = MemberLinks(cluster)
         self._assigning_gen: int | None = None
+        #: the member, when it has the client-side assignment capability (a classic leader
+        #: runs the assignor); told once by type: an isinstance on a Protocol is not cheap
+        self._assigner: ClientSideAssignment | None = None
         self._epochs = False   # a broker-assigned (KIP-848) member: the group has epochs
         self._started = clock.monotonic()
         self.leave_on_exit = True   # False only in tests that simulate a crashed member
@@ -115,7 +118,9 @@ class Probe:
         described = await self._describe_first() if self.settings.describe_first else None
         self.view.before_join(described)
         self.member = self._new_member(self.settings, described)
-        self._epochs = not isinstance(self.member, ClientSideAssignment)
+        if isinstance(self.member, ClientSideAssignment):
+            self._assigner = self.member
+        self._epochs = self._assigner is None
         if self._epochs:
             self.view.follow_epochs(described)
         self.driver = MemberDriver(self.cluster, self.member, links=self._links,
@@ -141,8 +146,8 @@ class Probe:
 
     # ---- leader ----------------------------------------------------------------------
     def _maybe_assign(self) -> None:
-        m = self._live
-        if not isinstance(m, ClientSideAssignment):
+        m = self._assigner
+        if m is None:
             return
         p = m.pending_assignment
         if p is None or self._assigning_gen == p.generation_id:
@@ -161,8 +166,8 @@ class Probe:
             return None, exc
 
     def _provide(self, pending, assignment: dict | None, error: BaseException | None) -> None:
-        m = self._live
-        assert isinstance(m, ClientSideAssignment)   # only a leader's assignor gets here
+        m = self._assigner
+        assert m is not None   # only a leader's assignor gets here
         now_ms = self._now_ms()
         if error is not None:
             err = error if isinstance(error, GroupctlError) else ProbeError(
