@@ -52,6 +52,12 @@ class MemberLinks:
                                   min_version=min_version,
                                   timeout=timeout or getattr(self.cluster, "request_timeout", None))
 
+    async def open(self, node_id: int, routes=COORDINATOR_ROUTES) -> None:
+        """Open the coordinator routes' connections now rather than at their first
+        request (force-rebalance's trigger must not spend its short window connecting)."""
+        for route in routes:
+            await self._connection(route, node_id)
+
     def follow(self, node_id: int | None) -> list:
         """Forget the connections that are not to `node_id` (None: all of them); the
         coroutines that close them, for the caller to run."""

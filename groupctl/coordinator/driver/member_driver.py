@@ -146,6 +146,12 @@ class MemberDriver:
                                    lambda why: self.stop(why, leave_budget_s, leave=leave)):
             yield self
 
+    async def connect(self) -> None:
+        """Open the connections to the member's coordinator before its first request."""
+        c = self.member.coordinator
+        if c is not None:
+            await self.links.open(c.node_id)
+
     async def leave(self, why: str, budget_s: float) -> bool:
         """Leave (the member's own leave: its request, its epoch) within `budget_s`. True
         when the broker answered it (or there was nothing to leave)."""

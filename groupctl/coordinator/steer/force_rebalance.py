@@ -68,6 +68,7 @@ async def force_classic(cluster, before, reason: str, *, snapshot: Snapshot, dea
     driver = MemberDriver(cluster, trigger, clock=clock, name=f"our JoinGroup to {group!r}")
     seen = Seen()
     async with driver.membership("groupctl is stopping", leave_budget_s=LEAVE_BUDGET_S):
+        await driver.connect()   # both routes: the window between join and leave is short
         await announce(phase, "joining", {"coordinator": info.node_id})
         await driver.run_until(lambda t: t.state is not TriggerState.ASKING_ID
                                and t.state is not TriggerState.IDLE, d, "given a member id")
