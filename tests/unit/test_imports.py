@@ -48,7 +48,7 @@ ALLOWED: dict[str, set[str]] = {
     "coordinator": {"observe", "client", "protocol", "config"} | SHARED,
     "render": {"coordinator", "observe", "client", "protocol", "config"} | SHARED,
     "lab": {"client", "protocol", "config"} | SHARED,
-    "analytics": {"events", "errors", "exitcodes"},
+    "analytics": {"events", "errors"},
     "startup": set(SHARED),
     "cli": {"render", "coordinator", "observe", "client", "protocol", "config", "lab",
             "analytics", "startup"} | SHARED,
