@@ -36,7 +36,7 @@ import sys
 import time
 
 from groupctl.client import Cluster
-from groupctl.coordinator.force_rebalance import force_rebalance
+from groupctl.coordinator.steer.force_rebalance import force_rebalance
 from groupctl.lab.consumer import LabConsumer, wait_balanced
 from groupctl.lab.workload import create_topic
 from groupctl.observe.snapshot import group_snapshot

@@ -153,7 +153,7 @@ def _check_assignor(name: str | None, protocol: str | None) -> None:
     if name is None:
         return
     from ..coordinator.assignors import ASSIGNORS
-    from ..coordinator.consumer import SERVER_ASSIGNORS
+    from ..coordinator.members.consumer import SERVER_ASSIGNORS
 
     if protocol == "consumer" and name not in SERVER_ASSIGNORS:
         raise UsageError(f"--assignor {name!r}: a consumer-protocol (KIP-848) group uses a "
@@ -181,7 +181,7 @@ def _regex(regex: str | None, topics: str | None, protocol: str | None) -> str |
 
 
 def _topics(text: str | None) -> list[str]:
-    from ..coordinator.probe_setup import parse_topics
+    from ..coordinator.probe.setup import parse_topics
 
     return parse_topics(text)
 

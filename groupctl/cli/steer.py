@@ -152,7 +152,7 @@ def _live_group(env, group: str, timeout: float, command: str):
 def _force(env, group: str, reason: str, timeout: float, reuse):
     import asyncio
 
-    from ..coordinator.force_rebalance import force_rebalance
+    from ..coordinator.steer.force_rebalance import force_rebalance
     from ..errors import DeadlineError, NotFoundError
     from ..observe.snapshot import group_snapshot
     from .common import make_cluster, run_async
@@ -370,7 +370,7 @@ def remove_member_cmd(
 
 
 def _remove(env, group: str, ids: list[str], reason: str, timeout: float) -> dict:
-    from ..coordinator.remove_members import remove_static_members
+    from ..coordinator.steer.remove_members import remove_static_members
     from .common import make_cluster, run_async
 
     async def main():

@@ -1,6 +1,6 @@
 """Routes of a group member's requests, and the connections that carry them.
 
-A member's request names its route (groupctl.coordinator.member.Outgoing.route):
+A member's request names its route (groupctl.coordinator.members.interface.Outgoing.route):
 
     ROUTE_ANY      any broker (FindCoordinator).
     ROUTE_JOIN     the group coordinator, on a connection of its own: JoinGroup and
@@ -56,6 +56,12 @@ class MemberLinks:
         return await conn.request(spec, body, negotiated_version(conn, spec, min_version),
                                   min_version=min_version,
                                   timeout=timeout or getattr(self.cluster, "request_timeout", None))
+
+    async def open(self, node_id: int, routes=COORDINATOR_ROUTES) -> None:
+        """Open the coordinator routes' connections now rather than at their first
+        request (force-rebalance's trigger must not spend its short window connecting)."""
+        for route in routes:
+            await self._connection(route, node_id)
 
     def follow(self, node_id: int | None) -> list:
         """Forget the connections that are not to `node_id` (None: all of them); the

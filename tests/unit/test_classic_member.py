@@ -1,13 +1,13 @@
-"""The sans-IO classic member (groupctl.coordinator.classic), driven by scripted responses."""
+"""The sans-IO classic member (groupctl.coordinator.members.classic), driven by scripted responses."""
 from __future__ import annotations
 
 import pytest
 
 from groupctl.coordinator import assignors
-from groupctl.coordinator.classic import (
+from groupctl.coordinator.members.classic import (
     ClassicMember, Coordinator, JoinedMember, LEGAL_TRANSITIONS, PendingAssignment,
 )
-from groupctl.coordinator.classic import (
+from groupctl.coordinator.members.classic import (
     ClassicMemberState as S, ClassicStateTracker as StateTracker, IllegalTransitionError,
 )
 from groupctl.errors import AuthError, GroupctlError, KafkaError, UsageError

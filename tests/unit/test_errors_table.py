@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from groupctl.coordinator.classic.types import REACTIONS as CLASSIC_REACTIONS
-from groupctl.coordinator.consumer.types import REACTIONS as CONSUMER_REACTIONS
-from groupctl.coordinator.member import Reaction
+from groupctl.coordinator.members.classic.types import REACTIONS as CLASSIC_REACTIONS
+from groupctl.coordinator.members.consumer.types import REACTIONS as CONSUMER_REACTIONS
+from groupctl.coordinator.members.interface import Reaction
 from groupctl.errors import KafkaError
 from groupctl.protocol.errors import ERRORS, KafkaErrorInfo, _TABLE, error_by_name, error_for
 

@@ -10,12 +10,12 @@ import asyncio
 import pytest
 
 from groupctl.client.retry import Deadline
-from groupctl.coordinator.consumer import NO_PARTITIONS_TOPIC, ConsumerMember
-from groupctl.coordinator.force_consumer import (
+from groupctl.coordinator.members.consumer import NO_PARTITIONS_TOPIC, ConsumerMember
+from groupctl.coordinator.steer.force_consumer import (
     REBALANCE_TIMEOUT_MS, force_consumer, joined, transient_member,
 )
-from groupctl.coordinator.member import ROUTE_ANY, ROUTE_CONTROL
-from groupctl.coordinator.member_driver import MemberDriver
+from groupctl.coordinator.members.interface import ROUTE_ANY, ROUTE_CONTROL
+from groupctl.coordinator.driver.member_driver import MemberDriver
 from groupctl.errors import AuthError, DeadlineError, KafkaError, UnreachableError
 from groupctl.observe.model import GroupDescription, Member, TopicPartitions
 from groupctl.protocol.errors import ErrorCode
@@ -326,7 +326,7 @@ def test_the_driver_knows_members_only_through_the_interface():
 
     import groupctl
 
-    source = (Path(groupctl.__file__).parent / "coordinator" / "member_driver.py").read_text()
+    source = (Path(groupctl.__file__).parent / "coordinator" / "driver" / "member_driver.py").read_text()
     imported = {a.name for node in ast.walk(ast.parse(source))
                 if isinstance(node, (ast.Import, ast.ImportFrom)) for a in node.names}
     imported |= {node.module or "" for node in ast.walk(ast.parse(source))

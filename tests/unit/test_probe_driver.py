@@ -8,7 +8,7 @@ import pytest
 
 from groupctl.client.metadata import BrokerInfo
 from groupctl.coordinator.probe import Probe, ProbeSettings
-from groupctl.coordinator.probe_setup import ProbeError
+from groupctl.coordinator.probe.setup import ProbeError
 from groupctl.errors import AuthError, KafkaError
 from groupctl.exitcodes import ExitCode
 from groupctl.protocol import consumer as cp

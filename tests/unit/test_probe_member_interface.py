@@ -1,4 +1,4 @@
-"""The probe driver depends on the member interface (coordinator/member.py), not on the
+"""The probe driver depends on the member interface (coordinator/members/interface.py), not on the
 classic member: it drives a scripted member of another protocol (a KIP-848-shaped one that
 speaks ConsumerGroupHeartbeat), honours each request's route and timeout, and keeps join
 and control traffic on separate connections."""
@@ -13,7 +13,7 @@ from test_probe_driver import FakeBroker, FakeCluster, FakeConn, run, settings
 
 import groupctl
 from groupctl.clock import Clock
-from groupctl.coordinator.member import ROUTE_ANY, ROUTE_CONTROL, Coordinator, Outgoing
+from groupctl.coordinator.members.interface import ROUTE_ANY, ROUTE_CONTROL, Coordinator, Outgoing
 from groupctl.coordinator.probe import Probe
 from groupctl.events import ProbeAction
 from groupctl.protocol import messages as M
@@ -230,11 +230,11 @@ def _imports(path: Path) -> set[str]:
 
 
 def test_the_driver_imports_no_classic_member_names():
-    for module in ("probe.py", "probe_view.py", "member.py", "base.py"):
+    for module in ("probe/probe.py", "probe/view.py", "members/interface.py", "members/base.py"):
         imported = _imports(ROOT / "coordinator" / module)
         assert not [n for n in imported if "classic" in n.lower()], (module, imported)
         assert not [n for n in imported if "consumer" in n.lower()], (module, imported)
-    source = (ROOT / "coordinator" / "probe.py").read_text()
+    source = (ROOT / "coordinator" / "probe" / "probe.py").read_text()
     for name in ("ClassicMember", "JOIN_GROUP", "SYNC_GROUP", "HEARTBEAT", "LEAVE_GROUP",
                  "FIND_COORDINATOR", "STABLE", "ConsumerMember", "CONSUMER_GROUP_HEARTBEAT",
                  "ACKNOWLEDGING"):

@@ -1,8 +1,8 @@
 """A sans-IO classic group member: the Java client's AbstractCoordinator contract as a state
-machine driven by inputs, on the shared BaseMember (coordinator/member.py).
+machine driven by inputs, on the shared BaseMember (coordinator/members/interface.py).
 
 The driver contract (next_requests / on_response / on_failure / poll_events / leave) is
-GroupMember's, in coordinator/member.py. Bodies are dicts with the snake_case field names of
+GroupMember's, in coordinator/members/interface.py. Bodies are dicts with the snake_case field names of
 Kafka's JSON specs (requests.py builds them); `Outgoing.min_version` says the lowest version
 that can carry a request's meaning.
 
@@ -34,12 +34,12 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ...errors import GroupctlError, UsageError
-from ...events import AssignmentChanged, GenerationStarted, tp_list
-from ...protocol import messages as M
-from ...protocol.errors import ErrorCode
+from ....errors import GroupctlError, UsageError
+from ....events import AssignmentChanged, GenerationStarted, tp_list
+from ....protocol import messages as M
+from ....protocol.errors import ErrorCode
 from ..base import BaseMember
-from ..member import Reaction
+from ..interface import Reaction
 from . import requests as R
 from .state import ClassicMemberState, LEGAL_TRANSITIONS, Transition  # noqa: F401 - re-exported
 from .types import (  # noqa: F401 - re-exported: the member's vocabulary

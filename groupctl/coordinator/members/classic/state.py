@@ -2,7 +2,7 @@
 
 In the style of the Java client's KIP-848 `MemberState`: an explicit enum whose members say
 what the member does while in them, a table of legal transitions (data), and one place
-(`StateTracker.move`, generic, in coordinator/member.py) through which every transition
+(`StateTracker.move`, generic, in coordinator/members/interface.py) through which every transition
 goes, is validated and is recorded as (from, to, reason, at_ms). An illegal transition is a
 bug and raises.
 
@@ -12,7 +12,7 @@ generation while it rediscovers the coordinator), as in the Java client.
 """
 from __future__ import annotations
 
-from ..member import (  # noqa: F401 - re-exported
+from ..interface import (  # noqa: F401 - re-exported
     DocumentedState, IllegalTransitionError, StateTracker, Transition,
 )
 

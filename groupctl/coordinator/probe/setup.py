@@ -27,20 +27,21 @@ partition, the result the Java leader computes for the group without the probe.
 """
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..client.interface import ClusterLike
-from ..errors import GroupctlError, UsageError
-from ..exitcodes import ExitCode
-from ..protocol import consumer as cp
-from ..protocol.errors import ErrorCode
-from .assignors import ASSIGNORS, MemberSubscription, get_assignor
+from ...client.interface import ClusterLike
+from ...errors import GroupctlError, UsageError
+from ...exitcodes import ExitCode
+from ...protocol import consumer as cp
+from ...protocol.errors import ErrorCode
+from ..assignors import ASSIGNORS, MemberSubscription, get_assignor
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..observe.model import GroupDescription
-    from .classic import PendingAssignment
-    from .member import GroupMember
+    from ...observe.model import GroupDescription
+    from ..members.classic import PendingAssignment
+    from ..members.interface import GroupMember
 
 DEFAULT_PROTOCOLS = ("range", "cooperative-sticky", "roundrobin", "sticky")
 
@@ -135,13 +136,13 @@ def new_member(settings: ProbeSettings, described: "GroupDescription | None") ->
     if settings.topic_regex is not None:
         raise UsageError("--topic-regex needs the consumer protocol (a KIP-848 group, or "
                          "--protocol consumer)")
-    from .consumer import SERVER_ASSIGNORS
+    from ..members.consumer import SERVER_ASSIGNORS
 
     if settings.assignor in SERVER_ASSIGNORS and settings.assignor not in ASSIGNORS:
         raise UsageError(f"--assignor {settings.assignor!r} is a server assignor of "
                          f"consumer-protocol groups; group {settings.group!r} is joined "
                          f"with the classic protocol ({', '.join(ASSIGNORS)})")
-    from .classic import ClassicMember
+    from ..members.classic import ClassicMember
 
     names = choose_protocols(described, settings.assignor)
     topics = settings.topics
@@ -161,7 +162,7 @@ async def describe_for_join(cluster: ClusterLike, group: str) -> "GroupDescripti
     """The group before the probe joins: DescribeGroups (a classic group, or Dead), and
     for a Dead answer ConsumerGroupDescribe (a KIP-848 group looks Dead to DescribeGroups).
     A broker without KIP-848 leaves the Dead description."""
-    from ..observe.snapshot import describe_group
+    from ...observe.snapshot import describe_group
 
     classic = await describe_group(cluster, group)
     if classic.state != "Dead":
@@ -176,9 +177,9 @@ async def describe_for_join(cluster: ClusterLike, group: str) -> "GroupDescripti
 async def epoch_snapshot(cluster: ClusterLike, group: str) -> "GroupDescription | None":
     """One ConsumerGroupDescribe of a KIP-848 group (None: not such a group); what the
     probe polls while it is a member of one. Error codes other than "not found" raise."""
-    from ..client.errors import kafka_error
-    from ..observe import model
-    from ..protocol.messages import CONSUMER_GROUP_DESCRIBE
+    from ...client.errors import kafka_error
+    from ...observe import model
+    from ...protocol.messages import CONSUMER_GROUP_DESCRIBE
 
     resp = await cluster.send_to_coordinator(group, CONSUMER_GROUP_DESCRIBE, {
         "group_ids": [group], "include_authorized_operations": False})
@@ -195,17 +196,28 @@ async def epoch_snapshot(cluster: ClusterLike, group: str) -> "GroupDescription 
 
 
 def _consumer_member(settings: ProbeSettings) -> "GroupMember":
-    from .consumer import SERVER_ASSIGNORS, ConsumerMember
+    from ..members.consumer import SERVER_ASSIGNORS, ConsumerMember
 
     if settings.assignor is not None and settings.assignor not in SERVER_ASSIGNORS:
         raise UsageError(f"--assignor {settings.assignor!r}: a consumer-protocol (KIP-848) "
                          f"group uses a server assignor: {', '.join(SERVER_ASSIGNORS)}")
     return ConsumerMember(
-        settings.group, topics=settings.topics, topic_regex=settings.topic_regex,
+        settings.group, member_id=consumer_member_id(), topics=settings.topics,
+        topic_regex=settings.topic_regex,
         server_assignor=settings.assignor, rack_id=settings.rack_id,
         group_instance_id=settings.instance_id,
         rebalance_timeout_ms=settings.rebalance_timeout_ms,
         request_timeout_ms=settings.session_timeout_ms, reason_prefix=settings.reason_prefix)
+
+
+def consumer_member_id() -> str:
+    """The KIP-848 probe's member id: the client chooses it (ConsumerGroupHeartbeat v1,
+    KIP-1082). The broker asks only that it is not empty (GroupMetadataManager
+    throwIfConsumerGroupHeartbeatRequestIsInvalid); the Java client sends a bare Uuid. The
+    `groupctl-` prefix is the one the classic probe's broker-made id has (client id
+    `groupctl`), so the broker's "Member M joins the consumer group" lines say whose it is;
+    the random UUID after it keeps it unique for the member's life."""
+    return f"groupctl-{uuid.uuid4()}"
 
 
 def choose_protocols(described: "GroupDescription | None", assignor: str | None) -> list[str]:

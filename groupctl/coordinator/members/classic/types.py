@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...errors import UsageError
-from ...protocol.errors import ErrorCode
-from ..member import (  # noqa: F401 - re-exported: the classic member's vocabulary
+from ....errors import UsageError
+from ....protocol.errors import ErrorCode
+from ..interface import (  # noqa: F401 - re-exported: the classic member's vocabulary
     REASON_MAX, ROUTE_ANY, ROUTE_CONTROL, ROUTE_JOIN, Coordinator, Outgoing, Reaction,
     error_name, error_retriable, find_reactions, kip800,
 )
@@ -114,7 +114,7 @@ RELEVANT = {
 
 
 def default_decode_assignment(data: bytes) -> dict[str, list[int]]:
-    from ...protocol.consumer import decode_assignment  # imported late: payload codec
+    from ....protocol.consumer import decode_assignment  # imported late: payload codec
 
     return {tp.topic: list(tp.partitions) for tp in decode_assignment(data).assigned_partitions}
 

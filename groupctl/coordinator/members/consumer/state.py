@@ -1,7 +1,7 @@
 """The states of a KIP-848 consumer-protocol member (ConsumerGroupHeartbeat), and the legal
 moves between them: the Java client's `MemberState`, as an explicit enum whose members say
 what the member does there, a table of legal transitions (data), and one place
-(`StateTracker.move`, coordinator/member.py) through which every transition goes, is
+(`StateTracker.move`, coordinator/members/interface.py) through which every transition goes, is
 validated and is recorded as (from, to, reason, at_ms). An illegal transition is a bug and
 raises.
 
@@ -10,7 +10,7 @@ leaving; `ConsumerMember.done` tells the two apart (a member that left sends not
 """
 from __future__ import annotations
 
-from ..member import DocumentedState, StateTracker
+from ..interface import DocumentedState, StateTracker
 
 
 class ConsumerMemberState(DocumentedState):

@@ -1,8 +1,8 @@
 """The member interface the probe driver depends on, and the base every member protocol
 builds on (the shape of the Java client's AbstractMembershipManager).
 
-A member protocol lives in its own subpackage (coordinator/classic/ today; KIP-848's
-coordinator/consumer/ next) as a sans-IO state machine: no sockets, no asyncio, no clock.
+A member protocol lives in its own subpackage (members/classic/, members/consumer/)
+as a sans-IO state machine: no sockets, no asyncio, no clock.
 The driver asks `next_requests(now_ms)` for what to send (each an `Outgoing` carrying its
 API spec, its route and its timeout), reports each answer with `on_response(api, body,
 now_ms, tag=...)` or a transport failure with `on_failure(api, kind, now_ms, tag=...)`,
@@ -23,12 +23,12 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Generic, Mapping, Protocol, TypeVar
+from typing import Any, Generic, Mapping, Protocol, TypeVar, runtime_checkable
 
-from ..client.routes import ROUTE_ANY, ROUTE_CONTROL, ROUTE_JOIN
-from ..errors import GroupctlError
-from ..events import Event
-from ..protocol.errors import error_for
+from ...client.routes import ROUTE_ANY, ROUTE_CONTROL, ROUTE_JOIN
+from ...errors import GroupctlError
+from ...events import Event
+from ...protocol.errors import error_for
 
 ROUTES = (ROUTE_ANY, ROUTE_JOIN, ROUTE_CONTROL)
 
@@ -167,42 +167,60 @@ def find_reactions(table: Mapping[int, Reaction]) -> dict[int, Reaction]:
 
 
 # ---- the interface ----------------------------------------------------------------------------
-class GroupMember(Protocol):
-    """What the probe driver needs from a member, whatever its protocol."""
+class DrivenMember(Protocol):
+    """What the one member driver (driver/member_driver.py) needs from a member: its
+    requests and deadlines in, answers and failures out, its events and transitions, and
+    its leave. The probe's members, the force-rebalance trigger and the transient KIP-848
+    member all are one."""
 
     group_id: str
     member_id: str
-    group_instance_id: str | None
-    leader_id: str | None       # classic: the generation's leader; None where none is elected
     coordinator: Coordinator | None
     fatal_error: GroupctlError | None
-    protocol_name: str | None
-    #: a classic leader's pending client-side assignment (None for protocols whose broker
-    #: assigns): the driver runs the assignor and calls provide_assignment / assignment_failed
-    pending_assignment: Any
 
     @property
     def state(self) -> Enum: ...
     @property
     def done(self) -> bool: ...
     @property
-    def stable(self) -> bool: ...
-    @property
-    def generation(self) -> int: ...
-    @property
     def transitions(self) -> list[Transition]: ...   # every move, with its reason
-    @property
-    def is_leader(self) -> bool: ...
-    def assigned_partitions(self) -> dict[str, list[int]]: ...
-    def implied_group_state(self) -> str | None: ...
     def next_requests(self, now_ms: int) -> list[Outgoing]: ...
     def next_deadline_ms(self) -> int | None: ...
     def on_response(self, api: str, body: dict, now_ms: int, *, tag: int | None = None) -> bool: ...
     def on_failure(self, api: str, kind: str, now_ms: int, *, tag: int | None = None) -> bool: ...
     def poll_events(self) -> list[Event]: ...
     def leave(self, reason: str, now_ms: int) -> bool: ...
+
+
+class GroupMember(DrivenMember, Protocol):
+    """A member that stays in its group (the probe's): what the probe reads of it, whatever
+    its protocol."""
+
+    group_instance_id: str | None
+    leader_id: str | None       # classic: the generation's leader; None where none is elected
+    protocol_name: str | None
+
+    @property
+    def stable(self) -> bool: ...
+    @property
+    def generation(self) -> int: ...
+    @property
+    def is_leader(self) -> bool: ...
+    def assigned_partitions(self) -> dict[str, list[int]]: ...
+    def implied_group_state(self) -> str | None: ...
     def after_stable(self, now_ms: int) -> None: ...
     def coordinator_found(self, node_id: int, host: str, port: int) -> None: ...
+
+
+@runtime_checkable
+class ClientSideAssignment(Protocol):
+    """The capability of a member whose group's leader assigns (classic): while it leads a
+    generation, `pending_assignment` holds the members' subscriptions; the probe runs the
+    assignor and calls `provide_assignment` or `assignment_failed`. A member without it
+    (KIP-848: the broker assigns, and the group counts epochs) is told apart by type."""
+
+    pending_assignment: Any
+
     def provide_assignment(self, assignments: dict[str, bytes], now_ms: int, *,
                            generation_id: int | None = None) -> bool: ...
     def assignment_failed(self, reason: str, now_ms: int, *,

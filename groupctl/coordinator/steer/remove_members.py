@@ -15,11 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..client.interface import ClusterLike
-from ..protocol.errors import ErrorCode, error_for
+from ...client.interface import ClusterLike
+from ...protocol.errors import ErrorCode, error_for
 
 if TYPE_CHECKING:  # pragma: no cover - decoded bodies, for the type checker
-    from ..protocol.bodies import LeaveGroupResponse
+    from ...protocol.bodies import LeaveGroupResponse
 
 REASON_MAX = 255
 
@@ -77,7 +77,7 @@ async def remove_static_members(cluster: ClusterLike, group: str, instance_ids: 
                                 *, deadline=None) -> RemoveResult:
     """One LeaveGroup (v3+) for all `instance_ids`; the per-member outcome in the result
     (a top-level error code applies to every member)."""
-    from ..protocol.messages import LEAVE_GROUP
+    from ...protocol.messages import LEAVE_GROUP
 
     resp = await cluster.send_to_coordinator(group, LEAVE_GROUP,
                                              leave_body(group, instance_ids, reason),

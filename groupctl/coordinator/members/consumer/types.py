@@ -3,9 +3,9 @@ epochs with a meaning, what it does about each error code (a table, in data), an
 checks of its settings."""
 from __future__ import annotations
 
-from ...errors import UsageError
-from ...protocol.errors import ErrorCode
-from ..member import Reaction, find_reactions
+from ....errors import UsageError
+from ....protocol.errors import ErrorCode
+from ..interface import Reaction, find_reactions
 from .state import ConsumerMemberState
 
 S = ConsumerMemberState

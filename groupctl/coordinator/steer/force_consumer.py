@@ -15,7 +15,7 @@ consumer/types.py NO_PARTITIONS_TOPIC.)
 
 The transient member is the probe's own KIP-848 member (coordinator/consumer/
 ConsumerMember: its join and leave bodies, its error table, its transitions), driven by
-the small MemberDriver (member_driver.py) through the member interface: joined = the
+the one MemberDriver (driver/member_driver.py) through the member interface: joined = the
 broker answered the join with a member epoch; then the member's own leave. A retriable
 error on the join (coordinator moved, loading) is retried within --timeout as the member's
 table says; a fatal one ends the command with the member's message.
@@ -31,14 +31,15 @@ import asyncio
 import uuid
 from typing import Callable
 
-from ..client.interface import ClusterLike
-from ..errors import DeadlineError, UnreachableError
-from .consumer import ConsumerMember
-from .force_rebalance import (
-    LEAVE_BUDGET_S, STABLE_POLL_S, Clock, announce, Phase, Seen, Snapshot, _last_seen,
+from ...client.interface import ClusterLike
+from ...clock import SYSTEM_CLOCK, Clock
+from ...errors import DeadlineError, UnreachableError
+from ..driver.member_driver import MemberDriver
+from ..members.consumer import ConsumerMember
+from .common import (
+    LEAVE_BUDGET_S, STABLE_POLL_S, Phase, Seen, Snapshot, announce, last_seen,
 )
 from .force_report import Report, consumer_report
-from .member_driver import MemberDriver
 
 REBALANCE_TIMEOUT_MS = 10_000
 REASON_PREFIX = "groupctl force-rebalance"
@@ -68,15 +69,17 @@ async def force_consumer(cluster: ClusterLike, before, reason: str, *, snapshot:
                          driver: MemberDriver | None = None) -> Report:
     """Bump the group epoch of the consumer group `before` describes (see the module doc).
     `log` gets the member's transitions, one line each; `driver` is for tests."""
-    clock = clock or Clock()
+    clock = clock or SYSTEM_CLOCK
     phase = on_phase or (lambda name, info: None)
     d = cluster.deadline(deadline)
-    driver = driver or MemberDriver(cluster, transient_member(before.group), log=log)
+    driver = driver or MemberDriver(cluster, transient_member(before.group), log=log,
+                                    clock=clock)
     member = driver.member
+    assert isinstance(member, ConsumerMember)
     seen = Seen()
     async with driver.membership("force-rebalance: done", leave_budget_s=LEAVE_BUDGET_S):
         await announce(phase, "joining", {"member_id": member.member_id})
-        started = clock.now()
+        started = clock.monotonic()
         # the coordinator describe just used (cached): no FindCoordinator round before the
         # join; a stale one is answered NOT_COORDINATOR and the member looks it up itself
         info = await cluster.find_coordinator(before.group, deadline=d)
@@ -91,7 +94,7 @@ async def force_consumer(cluster: ClusterLike, before, reason: str, *, snapshot:
                                    f"when its session times out")
         await announce(phase, "left", {"member_id": member.member_id})
         after = await _until_settled(snapshot, d, seen, before)
-        stable_at = clock.now()
+        stable_at = clock.monotonic()
     return consumer_report(before, after, reason=reason, started=started,
                            stable_at=stable_at, member_id=member.member_id,
                            member_epoch=epoch, states=seen.states)
@@ -113,5 +116,5 @@ async def _until_settled(snapshot: Snapshot, d, seen: Seen, before):
             return desc
         if d.expired:
             raise DeadlineError(f"the group was not Stable again within the timeout; last "
-                                f"seen: {_last_seen(seen)}")
+                                f"seen: {last_seen(seen)}")
         await asyncio.sleep(min(STABLE_POLL_S, d.remaining()))

@@ -25,9 +25,9 @@ import time
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from ..events import AssignmentChanged, Event, GenerationStarted, ProbeAction, tp_list
-from ..observe.model import GroupDescription, Member, TopicPartitions
-from ..observe.story import RebalanceStory
+from ...events import AssignmentChanged, Event, GenerationStarted, ProbeAction, tp_list
+from ...observe.model import GroupDescription, Member, TopicPartitions
+from ...observe.story import RebalanceStory
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ class GroupView:
         return self.poll_events()
 
     def leader_joined(self, pending) -> None:
-        from .probe_setup import decoded_subscriptions
+        from .setup import decoded_subscriptions
 
         self._leader_pending = pending
         self.leader_members = decoded_subscriptions(pending)

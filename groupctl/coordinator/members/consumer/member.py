@@ -1,5 +1,5 @@
 """A sans-IO KIP-848 consumer-protocol member (ConsumerGroupHeartbeat), the sibling of the
-classic member on the shared BaseMember (coordinator/base.py). The broker assigns; the
+classic member on the shared BaseMember (coordinator/members/base.py). The broker assigns; the
 member reconciles towards what it is given and acknowledges it.
 
 The contract followed (DESIGN §2, KAFKA-FACTS, the Java client's ConsumerMembershipManager
@@ -33,11 +33,11 @@ from __future__ import annotations
 
 import uuid
 
-from ...events import EpochAssignmentChanged, EpochProbeAction, tp_list
-from ...protocol import messages as M
-from ...protocol.errors import ErrorCode
+from ....events import EpochAssignmentChanged, EpochProbeAction, tp_list
+from ....protocol import messages as M
+from ....protocol.errors import ErrorCode
 from ..base import BaseMember
-from ..member import ROUTE_ANY, ROUTE_CONTROL, Reaction, classify, kip800
+from ..interface import ROUTE_ANY, ROUTE_CONTROL, Reaction, classify, kip800
 from . import reconcile as rc
 from .state import LEGAL_TRANSITIONS, ConsumerMemberState
 from .types import (
@@ -60,7 +60,7 @@ class ConsumerMember(BaseMember):
     REACTIONS = REACTIONS
     FIND_REACTIONS = FIND_REACTIONS
     FATAL_HINTS = FATAL_HINTS
-    group_type = "consumer"
+    group_type = "consumer"   # a label (reports, tests); behaviour is chosen by type, not by it
 
     def __init__(self, group_id: str, *, topics: list[str] | None = None,
                  topic_regex: str | None = None, server_assignor: str | None = None,
@@ -87,7 +87,6 @@ class ConsumerMember(BaseMember):
         self.request_timeout_ms = request_timeout_ms
         self.leader_id: str | None = None  # the broker assigns: no leader
         self.protocol_name = server_assignor
-        self.pending_assignment = None     # no client-side assignment, ever
         self.owned: rc.Owned = {}
         self.topic_names: dict[str, str] = {}
         self.acknowledged_epoch: int | None = None   # member epoch of the last acknowledgement
@@ -202,12 +201,6 @@ class ConsumerMember(BaseMember):
                     reason=f"ConsumerGroupHeartbeat failed ({kind}): rediscovering the "
                            f"coordinator, retrying in {delay} ms")
         return True
-
-    def provide_assignment(self, assignments, now_ms, *, generation_id=None) -> bool:
-        return False   # the broker assigns
-
-    def assignment_failed(self, reason, now_ms, *, error=None) -> bool:
-        return False
 
     # ---- requests -----------------------------------------------------------------------
     def _heartbeat_at(self) -> int:

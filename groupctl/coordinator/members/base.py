@@ -6,11 +6,11 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Callable, Mapping
 
-from ..errors import AuthError, GroupctlError, KafkaError
-from ..events import ErrorSeen, Event, ProbeAction
-from ..protocol import messages as M
-from ..protocol.errors import ErrorCode
-from .member import (
+from ...errors import AuthError, GroupctlError, KafkaError
+from ...events import ErrorSeen, Event, ProbeAction
+from ...protocol import messages as M
+from ...protocol.errors import ErrorCode
+from .interface import (
     ROUTE_ANY, Coordinator, Outgoing, Reaction, StateTracker, Transition, classify,
     error_name, error_retriable, kip800,
 )
