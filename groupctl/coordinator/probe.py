@@ -79,8 +79,8 @@ class Described:
 
 @dataclass(frozen=True)
 class Polled:
-    """The group as described while following a KIP-848 group (a GroupDescription, None
-    when missing, or the error)."""
+    """An observation of the group (observe.observations) while following a KIP-848
+    group."""
     group: Any
 
 
@@ -151,11 +151,9 @@ class Probe:
 
     async def _start(self) -> None:
         described = await self._describe_first() if self.settings.describe_first else None
-        self.view.before_join(described)
         self.member = self._new_member(self.settings, described)
         self._epochs = getattr(self.member, "group_type", "classic") == "consumer"
-        if self._epochs:
-            self.view.follow_epochs(described)
+        self.view.before_join(described, epochs=self._epochs)
 
     async def _describe_first(self):
         from ..client.errors import UnsupportedVersionError
@@ -247,11 +245,10 @@ class Probe:
             self._described(item)
         elif isinstance(item, SendError):
             self._error = item.error
-        elif isinstance(item, Polled):
-            if not isinstance(item.group, BaseException) and item.group is not None:
-                self.view.observed(item.group)
-                for event in self.view.poll_events():
-                    self._publish(event)
+        elif isinstance(item, Polled):   # an observation of the group (observe/source.py)
+            self.view.observed(item.group)
+            for event in self.view.poll_events():
+                self._publish(event)
         if self._epochs:
             return
         if m.stable and m.generation != self.view.stable_generation:
@@ -351,10 +348,19 @@ class Probe:
             return exc
 
     async def _poll_epochs(self) -> None:
-        while True:
-            self._post(Polled(await self._snapshot()))
-            interval = getattr(self.member, "heartbeat_interval_ms", None) or 1000
-            await asyncio.sleep(interval / 1000)
+        """The group's observations from the one describe source (ConsumerGroupDescribe
+        only, at the member's heartbeat interval, with back-off when nothing answers)."""
+        from ..observe.source import DescribePoller
+
+        def interval() -> float:
+            return (getattr(self.member, "heartbeat_interval_ms", None) or 1000) / 1000
+
+        group = self.settings.group
+        poller = DescribePoller(self.cluster, [group], types={group: "consumer"},
+                                interval=interval(), label="probe", clock=self.clock.wall)
+        async for observation in poller.observations():
+            self._post(Polled(observation))
+            poller.interval = interval()
 
     # ---- events ----------------------------------------------------------------------
     def _flush(self) -> None:
