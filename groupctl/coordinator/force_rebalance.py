@@ -4,8 +4,10 @@ wait until it is Stable again, and report what changed.
     report = await force_rebalance(cluster, before, reason, snapshot=..., deadline=d)
 
 `before` is the group as describe showed it (observe.model.GroupDescription, or anything
-with the same attributes); `snapshot()` returns the group now (None when it is gone). The
-driver does not import observe: the CLI hands it both.
+with the same attributes); `snapshot` is an async iterator of the group's looks as they
+come (None when it is gone): observe.source.looks over the one describe source, asking
+only the group's own type's describe API. The driver does not import observe: the CLI
+hands it both.
 
 Classic groups: force_classic.ClassicTrigger over two dedicated connections to the
 coordinator (the JoinGroup parks on "join", DescribeGroups and the LeaveGroup go over
@@ -21,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
-from typing import Awaitable, Callable
+from typing import AsyncIterator, Callable
 
 from ..errors import DeadlineError, GroupctlError, KafkaError
 from ..protocol.errors import ErrorCode
@@ -33,7 +35,7 @@ DESCRIBE_TIMEOUT_S = 5.0
 STABLE_POLL_S = 0.02     # snapshots until Stable again
 LEAVE_BUDGET_S = 5.0     # the LeaveGroup on the way out, also after the deadline
 
-Snapshot = Callable[[], Awaitable[object]]
+Snapshot = AsyncIterator[object]   # the group's looks (observe.source.looks)
 Phase = Callable[[str, dict], None]
 
 
@@ -239,19 +241,14 @@ async def _until_stable(before, snapshot: Snapshot, d, seen: Seen, clock: Clock,
 
 
 async def _poll(snapshot: Snapshot, d, seen: Seen, done, what: str):
-    while True:
-        try:
-            desc = await snapshot()
-        except DeadlineError:
-            desc = seen.last
-        else:
-            seen.note(desc)
+    async for desc in snapshot:
+        seen.note(desc)
         if desc is not None and done(desc):
             return desc
         if d.expired:
-            raise DeadlineError(f"the group was not {what} within the timeout; last seen: "
-                                f"{_last_seen(seen)}")
-        await asyncio.sleep(min(STABLE_POLL_S, d.remaining()))
+            break
+    raise DeadlineError(f"the group was not {what} within the timeout; last seen: "
+                        f"{_last_seen(seen)}")
 
 
 def _unassigned(before, after) -> bool:

@@ -150,3 +150,18 @@ class DescribePoller:
                 if not first:   # new since the last list: told from nothing
                     out.append(Appeared(g, now, self.label))
         return out
+
+
+async def looks(source: GroupSource) -> AsyncIterator:
+    """The followed group's descriptions as the source sees them (None: it does not
+    exist), for commands that wait on a condition of one group (force-rebalance). A round
+    cut short by the deadline is skipped; any other failure is raised."""
+    from ..errors import DeadlineError
+
+    async for o in source.observations():
+        if isinstance(o, Seen):
+            yield o.desc
+        elif isinstance(o, Missing):
+            yield None
+        elif isinstance(o, ContactLost) and not isinstance(o.error, DeadlineError):
+            raise o.error
