@@ -58,6 +58,13 @@ def plain_line(e: dict) -> str:
     if kind == "state":
         text = f"group state {e.get('previous') or '-'} -> {e['state']}" + (
             f" (probe {e['member_state']})" if e.get("member_state") else "")
+    elif kind == "snapshot":
+        number = (f"epochs {_show(e.get('group_epoch'))}/{_show(e.get('assignment_epoch'))}"
+                  if e.get("group_epoch") is not None else f"generation {_show(e.get('generation'))}")
+        members = e.get("members") or []
+        text = (f"snapshot: state {_show(e.get('state'))} type {_show(e.get('type'))} {number} "
+                f"protocol {_show(e.get('protocol'))} members {len(members)}"
+                + "".join(f"; {m['member_id']}: {_tps(m.get('assignment'))}" for m in members))
     elif kind == "epoch":
         text = f"group epoch {e.get('group_epoch')} assignment epoch {e.get('assignment_epoch')}"
     elif kind == "type_changed":
