@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from enum import Enum
-from typing import ClassVar, Iterable
+from typing import ClassVar, Iterable, Mapping
 
 SCHEMA_VERSION = 1
 
@@ -99,7 +99,7 @@ def envelope(body: "Event | dict", *, group: str, cluster: str | None, source: s
     return out
 
 
-def tp_list(mapping: dict[str, Iterable[int]] | None) -> list[dict] | None:
+def tp_list(mapping: Mapping[str, Iterable[int]] | None) -> list[dict] | None:
     """{topic: partitions} -> [{"topic", "partitions"}] sorted, empty topics dropped."""
     if mapping is None:
         return None

@@ -12,10 +12,7 @@ from typing import Optional
 
 import typer
 
-try:  # typer >= 0.20 vendors click
-    from typer._click import exceptions as click_exc
-except ImportError:  # pragma: no cover
-    from click import exceptions as click_exc
+from typer._click import exceptions as click_exc  # typer 0.26-0.28 vendor click (pyproject)
 
 from .. import __version__, startup
 from ..errors import GroupctlError, UsageError
@@ -51,6 +48,10 @@ def _version(value: bool):
         raise typer.Exit()
 
 
+def _complete_outputs(incomplete: str) -> list[str]:
+    return [o for o in OUTPUTS if o.startswith(incomplete)]
+
+
 @app.callback()
 def main(
     ctx: typer.Context,
@@ -60,8 +61,11 @@ def main(
     context: Optional[str] = typer.Option(None, "--context", help="Use this context from the config file."),
     command_config: Optional[str] = typer.Option(
         None, "--command-config", help="Kafka client properties file (security.protocol, sasl.*, ssl.*)."),
-    output: str = typer.Option("table", "-o", "--output", help="table, wide, json, yaml or ndjson."),
-    timeout: float = typer.Option(10.0, "--timeout", help="Seconds before a command gives up (default 10; 60 for force-rebalance and wait)."),
+    output: str = typer.Option("table", "-o", "--output", help="table, wide, json, yaml or ndjson.",
+                               autocompletion=_complete_outputs),
+    timeout: float = typer.Option(10.0, "--timeout", show_default=False,  # not one default
+                                  help="Seconds before a command gives up (default 10; 60 for "
+                                       "force-rebalance and wait)."),
     no_color: bool = typer.Option(False, "--no-color", envvar="NO_COLOR", help="No colour, even on a terminal."),
     debug: bool = typer.Option(False, "--debug", help="Tracebacks and a protocol trace on stderr."),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
@@ -170,14 +174,14 @@ def invoke(argv: list[str], env: Env | None = None) -> int:
     try:
         result = app(args=argv, prog_name="groupctl", standalone_mode=False, obj=env)
         return int(result or 0) if isinstance(result, int) else 0
-    except (typer.Exit, getattr(click_exc, "Exit", typer.Exit)) as exc:
+    except typer.Exit as exc:
         return exc.exit_code
     except click_exc.UsageError as exc:
         if type(exc).__name__ == "NoArgsIsHelpError" and exc.ctx is not None:
             env.stdout.write(exc.ctx.get_help() + "\n")
             return ExitCode.USAGE
         return env.fail(exc.format_message(), ExitCode.USAGE, debug)
-    except (click_exc.Abort if hasattr(click_exc, "Abort") else typer.Abort, typer.Abort, KeyboardInterrupt):
+    except (typer.Abort, KeyboardInterrupt):
         env.stderr.write("\ngroupctl: interrupted\n")
         return ExitCode.INTERRUPTED
     except GroupctlError as exc:

@@ -23,15 +23,19 @@ from __future__ import annotations
 import asyncio
 import signal
 from collections.abc import Awaitable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import config, startup
 from ..config import PLAINTEXT, SecurityConfig, parse_bootstrap
 from ..errors import DeadlineError, UsageError
 from .env import BOOTSTRAP_ENV
 
+if TYPE_CHECKING:  # pragma: no cover - imported on use (start-up time)
+    from ..client.cluster import Cluster
+
 __all__ = [
     "OUTER_GRACE",
+    "configured_cluster",
     "connection_settings",
     "make_cluster",
     "parse_bootstrap",
@@ -46,24 +50,38 @@ _DEFAULT: Any = object()
 def connection_settings(env) -> tuple[list[str], SecurityConfig]:
     """(bootstrap servers, SecurityConfig) for this command; UsageError when there are no
     brokers to talk to or a setting is malformed."""
+    found = configured_cluster(env)
+    if found is None:
+        raise UsageError(
+            "no brokers to talk to: give -b/--bootstrap-server HOST:PORT[,HOST:PORT], set "
+            f"{BOOTSTRAP_ENV}, or use a context (--context NAME, or current_context in "
+            f"{env.config_path})")
+    bootstrap, security, _ = found
+    return bootstrap, security
+
+
+def configured_cluster(env) -> tuple[list[str], SecurityConfig, str] | None:
+    """(bootstrap servers, SecurityConfig, where the brokers came from) in the order of the
+    module doc, or None when nothing names any brokers (`lab workload` then uses a lab)."""
     s = env.settings
     ctx = config.load_contexts(env.config_path).get(s.context) if s.context else None
 
     if s.bootstrap_server is not None:
         bootstrap = parse_bootstrap(s.bootstrap_server, "--bootstrap-server")
+        source = "-b/--bootstrap-server"
     elif ctx is not None:
         bootstrap = _context_bootstrap(ctx)
+        source = f"--context {ctx.name}"
     elif env.bootstrap_env is not None:
         bootstrap = parse_bootstrap(env.bootstrap_env, BOOTSTRAP_ENV)
+        source = f"${BOOTSTRAP_ENV}"
     else:
         contexts = config.load_contexts(env.config_path)  # only now: -b needs no contexts file
         if not contexts.current_context:
-            raise UsageError(
-                "no brokers to talk to: give -b/--bootstrap-server HOST:PORT[,HOST:PORT], set "
-                f"{BOOTSTRAP_ENV}, or use a context (--context NAME, or current_context in "
-                f"{env.config_path})")
+            return None
         ctx = contexts.get(contexts.current_context)
         bootstrap = _context_bootstrap(ctx)
+        source = f"current context {ctx.name!r} in {env.config_path}"
 
     if s.command_config:
         security = config.load_command_config(s.command_config)
@@ -71,7 +89,7 @@ def connection_settings(env) -> tuple[list[str], SecurityConfig]:
         security = ctx.security()
     else:
         security = PLAINTEXT
-    return bootstrap, security
+    return bootstrap, security, source
 
 
 def _context_bootstrap(ctx) -> list[str]:
@@ -92,7 +110,7 @@ def tracer_for(env):
     return env.tracer
 
 
-def make_cluster(env, **kwargs):
+def make_cluster(env, **kwargs) -> Cluster:
     """A groupctl.client.Cluster for this command's brokers, security settings, --timeout
     and --debug trace (kwargs go to Cluster). Use it inside run_async's coroutine:
     `async with make_cluster(env) as cluster: ...`."""
@@ -101,7 +119,16 @@ def make_cluster(env, **kwargs):
     bootstrap, security = connection_settings(env)
     kwargs.setdefault("timeout", env.settings.timeout)
     kwargs.setdefault("trace", tracer_for(env))
+    if env.stderr_is_terminal:  # a person waits: say what is retried (scripts get silence)
+        kwargs.setdefault("on_slow_bootstrap", lambda servers, seconds: _say_retrying(
+            env, servers, seconds))
     return Cluster(bootstrap, security=security, **kwargs)
+
+
+def _say_retrying(env, servers: list[str], seconds: float) -> None:
+    env.stderr.write(f"groupctl: connecting to {','.join(servers)} (no answer yet; retrying "
+                     f"for up to {seconds:g} s) ...\n")
+    env.stderr.flush()
 
 
 def run_async(env, coro: Awaitable, *, timeout: float | None = _DEFAULT,
@@ -120,6 +147,7 @@ def run_async(env, coro: Awaitable, *, timeout: float | None = _DEFAULT,
             use_tracer(tracer)
         loop = asyncio.get_running_loop()
         task = asyncio.current_task()
+        assert task is not None  # run() is inside the event loop's task
         signalled: list[int] = []
 
         def on_signal(signum: int) -> None:
@@ -142,7 +170,7 @@ def run_async(env, coro: Awaitable, *, timeout: float | None = _DEFAULT,
                 return await coro
             return await asyncio.wait_for(coro, limit + OUTER_GRACE)
         except asyncio.TimeoutError:
-            if loop.time() - started < limit:
+            if limit is None or loop.time() - started < limit:
                 raise  # a timeout of the command's own, not ours
             raise DeadlineError(f"not done within --timeout {limit:g} s") from None
         except asyncio.CancelledError:

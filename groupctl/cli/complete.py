@@ -19,9 +19,38 @@ COMPLETE_VAR = "_GROUPCTL_COMPLETE"
 
 def enable_shell_completion() -> None:
     if os.environ.get(COMPLETE_VAR):
+        from typer._click.shell_completion import add_completion_class, get_completion_class
         from typer._completion_classes import completion_init
 
         completion_init()
+        for shell in ("bash", "zsh", "fish", "powershell", "pwsh"):
+            cls = get_completion_class(shell)
+            if cls is not None:
+                add_completion_class(_hoisting(cls), shell)
+
+
+def _hoisting(cls):
+    """`cls` completing on the words completion_args() makes of the command line."""
+
+    class Hoisting(cls):
+        def get_completion_args(self):
+            args, incomplete = super().get_completion_args()
+            return completion_args(args), incomplete
+
+    Hoisting.__name__ = Hoisting.__qualname__ = cls.__name__
+    return Hoisting
+
+
+def completion_args(args: list[str]) -> list[str]:
+    """The words before the cursor as click must see them: global options may stand after
+    the command (`groupctl describe g -o <TAB>`), but click knows them only in front, as
+    cli.app.run moves them. The value of a global option is completed at the top level."""
+    from .app import GLOBAL_OPTIONS, hoist_global_options
+
+    if args and "=" not in args[-1] and GLOBAL_OPTIONS.get(args[-1]):
+        return [args[-1]]
+    return hoist_global_options(args)
+
 
 
 enable_shell_completion()
@@ -32,6 +61,7 @@ def _env_from(ctx):
 
     params = ctx.find_root().params if ctx is not None else {}
     env = Env.from_system()
+    env.stderr_is_terminal = False  # no "connecting ..." line in the middle of a TAB
     env.settings = Settings(params.get("bootstrap_server"), params.get("context"),
                             params.get("command_config"), "json", COMPLETION_TIMEOUT,
                             True, False)

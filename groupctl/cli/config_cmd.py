@@ -45,7 +45,8 @@ def _load(env, need_file: bool = False):
 @config_app.command("view")
 def view(ctx: typer.Context):
     """Print the config file with every secret masked (sasl.password, the password in
-    sasl.jaas.config, ssl.key.password, ...). -o json/yaml: as data."""
+    sasl.jaas.config, ssl.key.password, ...). -o json/yaml: as data. No file: says so on
+    stderr, with its path (exit 0)."""
     env = _env(ctx)
     doc = _load(env)
     if env.settings.output in ("json", "yaml", "ndjson"):
@@ -53,6 +54,11 @@ def view(ctx: typer.Context):
         from ..render.output import emit
 
         emit(env, masked_data(doc.path))
+        return
+    if not doc.existed:  # say so (on stderr: stdout stays the file's text, here none)
+        env.stderr.write(f"groupctl: no config file at {doc.path} (create it with "
+                         "`groupctl config set-context NAME -b HOST:PORT`; "
+                         "$GROUPCTL_CONFIG names another)\n")
         return
     env.stdout.write(doc.masked_text())
     env.stdout.flush()

@@ -9,13 +9,14 @@ started. It ends by itself.
 """
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from typing import Optional
 
 import typer
 
-from ..errors import DeadlineError, LabError
+from ..errors import DeadlineError, UsageError
 from .app import app
 from .env import env_of
 
@@ -39,15 +40,44 @@ def demo(
     group as a probe member and forces one rebalance of it (it changes that group, nothing
     else)."""
     env = env_of(ctx)
+    if env.stderr is sys.stderr:
+        env.stderr = _CurrentStderr()
     lab, started = _lab(env, lab_name)
+    stopped = False
     try:
-        return _run(env, lab.bootstrap, watch_seconds, churn)
+        code = _run(env, lab.bootstrap, watch_seconds, churn)
     finally:
         if started and not keep:
             from ..lab.cluster import down
 
             down(lab.name)
+            stopped = True
             env.stderr.write(f"groupctl: demo: lab {lab.name} stopped (server log: {lab.log_file})\n")
+    if stopped:
+        _say(env, "done. `groupctl demo --keep` leaves the lab running to try groupctl on it "
+                  "(`groupctl lab status --name demo` names its bootstrap)")
+    else:
+        _say(env, f"done. The lab {lab.name} still runs; try: groupctl -b {lab.bootstrap} list "
+                  f"(stop it: groupctl lab down --name {lab.name})")
+    return code
+
+
+class _CurrentStderr:
+    """stderr looked up at each write: while the probe's live view runs, rich's Live has
+    replaced sys.stderr with a proxy that prints above the view, so the workload's lines
+    (written from its thread at any moment) do not tear the view's frames."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+    def isatty(self) -> bool:
+        return sys.stderr.isatty()
+
+    def fileno(self) -> int:
+        return sys.__stderr__.fileno()
 
 
 def _lab(env, name: str | None):
@@ -56,7 +86,8 @@ def _lab(env, name: str | None):
     if name:
         lab = Lab.load(name)
         if lab is None:
-            raise LabError(f"no lab named {name!r} is running")
+            raise UsageError(f"no lab named {name!r} is running "
+                             f"(`groupctl lab up --name {name}` starts one)")
         return lab, False
     lab = Lab.load(DEMO_LAB)
     if lab is not None:
@@ -102,7 +133,6 @@ def _run(env, bootstrap: str, watch_seconds: float, churn: float) -> int:
         code = invoke(["-b", bootstrap, "describe", group], env) or code
     finally:
         workload.stop()
-    _say(env, f"done. Try: groupctl -b {bootstrap} list   (with --keep the lab stays up)")
     return code
 
 

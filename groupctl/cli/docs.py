@@ -1,7 +1,12 @@
 """Generate the man page and shell completions from the typer app.
 
-    python -m groupctl.cli.docs          # rewrite man/groupctl.1 and completions/*
+    python -m groupctl.cli.docs          # rewrite man/groupctl.1, completions/* and the
+                                         # README's generated tables
     python -m groupctl.cli.docs --check  # exit 1 if any committed file is stale
+
+The man page's EXIT STATUS and ENVIRONMENT and the README's exit-code and environment
+tables (between `<!-- generated: ... -->` markers) come from the same source:
+groupctl.exitcodes.MEANINGS and groupctl.environment.ENVIRONMENT.
 
 Completion scripts hand each TAB back to groupctl (click's dynamic completion), so new
 commands and options complete without regenerating; group names complete by asking the
@@ -11,6 +16,9 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+
+from ..environment import ENVIRONMENT
+from ..exitcodes import MEANINGS, ExitCode
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPLETION_FILES = {"bash": "groupctl.bash", "zsh": "_groupctl", "fish": "groupctl.fish"}
@@ -80,23 +88,56 @@ def man_page() -> str:
         opts = _options_roff(cmd, cmd_ctx)
         if opts:
             out += [".PP", "Options:", ".RS", *opts, ".RE"]
-    out += [
-        ".SH EXIT STATUS",
-        ".TP", "0", "success (for watch and join \\-\\-watch also a clean stop)",
-        ".TP", "1", "unexpected internal error",
-        ".TP", "2", "usage error",
-        ".TP", "3", "no broker reachable",
-        ".TP", "4", "authentication or authorization failed",
-        ".TP", "5", "group not found (or Dead/Empty where a live group is required)",
-        ".TP", "6", "timeout: the condition was not reached in time",
-        ".TP", "7", "the broker refused the action with a Kafka error",
-        ".TP", "130", "interrupted",
-        ".SH ENVIRONMENT",
-        ".TP", "GROUPCTL_BOOTSTRAP_SERVERS", "default for \\-\\-bootstrap\\-server",
-        ".TP", "GROUPCTL_CONFIG", "path of the contexts file (default ~/.config/groupctl/config.yaml)",
-        ".TP", "NO_COLOR", "no colour output",
-    ]
+    out += [".SH EXIT STATUS"]
+    for code, meaning in _exit_codes():
+        out += [".TP", str(code), _roff(_plain(meaning))]
+    out += [".SH ENVIRONMENT"]
+    for name, meaning in ENVIRONMENT:
+        out += [".TP", _roff(name), _roff(_plain(meaning))]
     return "\n".join(out) + "\n"
+
+
+def _exit_codes() -> list[tuple[int, str]]:
+    missing = [code.name for code in ExitCode if code not in MEANINGS]
+    if missing:
+        raise SystemExit(f"groupctl.exitcodes.MEANINGS lacks {', '.join(missing)}")
+    return [(int(code), MEANINGS[code]) for code in ExitCode]
+
+
+def _plain(markdown: str) -> str:
+    return markdown.replace("`", "")
+
+
+# --- README: the blocks between these markers are generated --------------------------
+README_BLOCKS = ("exit-codes", "environment")
+
+
+def _markers(block: str) -> tuple[str, str]:
+    return (f"<!-- generated: {block} (python -m groupctl.cli.docs) -->",
+            f"<!-- end generated: {block} -->")
+
+
+def readme_block(block: str) -> str:
+    if block == "exit-codes":
+        rows = [f"| {code} | {meaning} |" for code, meaning in _exit_codes()]
+        head = ["| code | meaning |", "|---|---|"]
+    else:
+        rows = [f"| `{name}` | {meaning} |" for name, meaning in ENVIRONMENT]
+        head = ["| variable | meaning |", "|---|---|"]
+    return "\n".join(head + rows)
+
+
+def readme(text: str) -> str:
+    """`text` (the README) with every generated block rewritten; SystemExit naming a
+    block whose markers are missing."""
+    for block in README_BLOCKS:
+        begin, end = _markers(block)
+        start, stop = text.find(begin), text.find(end)
+        if start < 0 or stop < start:
+            raise SystemExit(f"README.md lacks the markers of the generated {block} table: "
+                             f"{begin} ... {end}")
+        text = text[:start + len(begin)] + "\n" + readme_block(block) + "\n" + text[stop:]
+    return text
 
 
 def completion_script(shell: str) -> str:
@@ -108,7 +149,8 @@ def completion_script(shell: str) -> str:
 
 
 def generated_files() -> dict[Path, str]:
-    files = {ROOT / "man" / "groupctl.1": man_page()}
+    files = {ROOT / "man" / "groupctl.1": man_page(),
+             ROOT / "README.md": readme((ROOT / "README.md").read_text())}
     for shell, name in COMPLETION_FILES.items():
         files[ROOT / "completions" / name] = completion_script(shell).rstrip("\n") + "\n"
     return files

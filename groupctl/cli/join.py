@@ -17,6 +17,7 @@ from typing import Optional
 import typer
 
 from ..errors import GroupctlError, UsageError
+from ..exitcodes import ExitCode
 from .app import app
 from .env import env_of
 
@@ -56,6 +57,8 @@ def join(
                                              help="With --watch: leave after S seconds (exit 0)."),
     record: Optional[str] = typer.Option(None, "--record", metavar="FILE",
                                          help="With --watch: also write the events (ndjson) to FILE."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Join even a group that does not "
+                             "exist (creating it) without asking or warning."),
 ):
     """Join GROUP as a probe member, print what the join showed, and leave.
 
@@ -82,7 +85,10 @@ def join(
     groups: every member's current vs target assignment as each converges, with its
     reconciliation time, `reconciled_ms`, from the target being set to the member holding
     it). A routine REBALANCE_IN_PROGRESS on the heartbeat is how a classic member learns of
-    a rebalance: it is in the events, not shown as an error."""
+    a rebalance: it is in the events, not shown as an error.
+
+    A group that does not exist would be created with the probe as its leader: on a
+    terminal join asks first; otherwise it warns on stderr and joins (--yes: neither)."""
     from ..coordinator.probe import ProbeSettings
 
     env = env_of(ctx)
@@ -94,6 +100,7 @@ def join(
         rebalance_timeout_ms=_ms(rebalance_timeout, "--rebalance-timeout"),
         protocol=protocol, topic_regex=_regex(topic_regex, topics, protocol))
     try:
+        _confirm_new_group(env, group, yes)
         if watch:
             return _watch(env, settings, duration, record)
         return _join_once(env, settings)
@@ -101,6 +108,41 @@ def join(
         from ..observe.errors import not_authorized
 
         raise not_authorized(exc, "join", group) from None
+
+
+class _NotJoined(GroupctlError):
+    """The user answered no: nothing was joined (exit 130, as a declined confirmation)."""
+    exit_code = ExitCode.INTERRUPTED
+
+
+def _confirm_new_group(env, group: str, yes: bool) -> None:
+    """Joining a group that does not exist creates it, the probe its only member and
+    leader: more often a typo than the intent. On a terminal ask; a script is warned on
+    stderr and goes on (a script that means it passes --yes: no question, no describe).
+    When the describe fails the probe goes on and reports its own errors."""
+    if yes:
+        return
+    from ..observe.snapshot import group_snapshot
+    from .common import make_cluster, run_async
+
+    async def main():
+        async with make_cluster(env) as cluster:
+            return await group_snapshot(cluster, group)
+
+    try:
+        if run_async(env, main()) is not None:
+            return
+    except GroupctlError:
+        return
+    what = (f"group {group!r} does not exist: joining creates it, with the probe as its only "
+            "member and leader")
+    if not (env.stdin_is_terminal and env.stderr_is_terminal and env.stdin is not None):
+        env.warn(f"{what} (--yes: no warning)")
+        return
+    env.stderr.write(f"groupctl: {what}. Join anyway? [y/N] ")
+    env.stderr.flush()
+    if (env.stdin.readline() or "").strip().lower() not in ("y", "yes"):
+        raise _NotJoined(f"join: not confirmed; group {group!r} was not created")
 
 
 def _check_assignor(name: str | None, protocol: str | None) -> None:

@@ -5,7 +5,7 @@ from typing import Optional
 
 import typer
 
-from ..errors import LabError, UsageError
+from ..errors import UsageError
 from .app import app
 from .env import env_of
 
@@ -83,7 +83,7 @@ def _tls_lines(console, sasl: dict | None, tls: dict | None, wide: bool) -> None
                   overflow="ignore", crop=False)
     console.print(f"ssl command config: {tls['command_config']}", overflow="ignore", crop=False)
     over_tls = (sasl or {}).get("sasl_ssl")
-    if not over_tls:
+    if not over_tls or sasl is None:
         return
     console.print(f"sasl_ssl bootstrap: {over_tls['bootstrap']} (SASL_SSL)")
     for key, who in (("command_configs", sasl["username"]),
@@ -151,7 +151,8 @@ def status(ctx: typer.Context, name: str = typer.Option("default", "--name", hel
     _check_name(name)
     lab = Lab.load(name)
     if lab is None:
-        raise LabError(f"no lab named {name!r} is running (start one with `groupctl lab up`)")
+        raise UsageError(f"no lab named {name!r} is running (start one with `groupctl lab "
+                         f"up{'' if name == 'default' else ' --name ' + name}`)")
     _emit_status(env, lab)
 
 
@@ -190,15 +191,20 @@ def workload(
     rate: float = typer.Option(10.0, "--rate", help="Records per second the producer writes."),
     record: Optional[str] = typer.Option(None, "--record", metavar="FILE",
                                          help="Append assignment events (ndjson) to FILE."),
-    name: str = typer.Option("default", "--name", help="Lab to use when no -b is given."),
+    name: str = typer.Option("default", "--name",
+                             help="Run on this lab (exit 2 with -b or --context). Without "
+                                  "--name: the cluster every command uses (-b, --context, "
+                                  "$GROUPCTL_BOOTSTRAP_SERVERS, the current context), else "
+                                  "the lab `default`."),
 ):
     """Run real librdkafka consumers that join, consume and (with --churn) leave and rejoin,
     plus a producer writing a steady trickle. Assignments go to stderr; with -o ndjson also
-    to stdout as events. Changes group membership of GROUP."""
+    to stdout as events. Changes group membership of GROUP. The first line on stderr names
+    the bootstrap servers it uses and where they came from."""
     import signal
     import threading
 
-    from ..lab.workload import ASSIGNORS, PROTOCOLS, run_workload
+    from ..lab.workload import ASSIGNORS, PROTOCOLS, client_properties, run_workload
     from ..render.output import NdjsonWriter
 
     env = _env(ctx)
@@ -206,9 +212,11 @@ def workload(
         raise UsageError(f"--protocol must be classic or consumer, not {protocol!r}")
     if assignor is not None and assignor not in ASSIGNORS:
         raise UsageError(f"--assignor must be one of {', '.join(ASSIGNORS)}, not {assignor!r}")
-    bootstrap = env.settings.bootstrap_server or _lab_bootstrap(name)
+    bootstrap, security, source = _workload_cluster(ctx, env, name)
+    record_file = _open_record(record)
+    env.stderr.write(f"groupctl: lab workload: bootstrap {bootstrap} (from {source})\n")
+    env.stderr.flush()
     writers = []
-    record_file = open(record, "a", encoding="utf-8") if record else None
     if record_file:
         writers.append(NdjsonWriter(record_file))
     if env.settings.output == "ndjson":
@@ -232,7 +240,7 @@ def workload(
     try:
         summary = run_workload(bootstrap, group, topic, consumers, partitions, protocol,
                                assignor, churn, duration, rate, log=log, on_event=on_event,
-                               stop=stop)
+                               stop=stop, client_config=client_properties(security))
     except KeyboardInterrupt:
         return 0  # run_workload closed every consumer on the way out
     finally:
@@ -247,10 +255,46 @@ def workload(
     return 0
 
 
-def _lab_bootstrap(name: str) -> str:
-    from ..lab.cluster import Lab
+def _workload_cluster(ctx: typer.Context, env, name: str):
+    """(bootstrap, SecurityConfig, where it came from) for `lab workload`: an explicit
+    --name is that lab; else the cluster every command resolves (cli.common); else the
+    lab --name defaults to. Never a lab when the user configured a cluster: that lab may
+    be someone else's."""
+    from ..config import PLAINTEXT
+    from .common import configured_cluster
 
+    source = ctx.get_parameter_source("name")
+    name_given = source is not None and source.name == "COMMANDLINE"
+    if name_given and (env.settings.bootstrap_server is not None or env.settings.context):
+        raise UsageError("--name runs on a lab; -b/--bootstrap-server and --context name "
+                         "another cluster: give one of them")
+    found = None if name_given else configured_cluster(env)
+    if found is not None:
+        servers, security, where = found
+        return ",".join(servers), security, where
+    return _lab_bootstrap(name, name_given), PLAINTEXT, f"lab {name!r}"
+
+
+def _open_record(path: str | None):
+    """--record FILE opened for appending before anything starts; a path that cannot be
+    written is a usage error naming it."""
+    if path is None:
+        return None
+    try:
+        return open(path, "a", encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"--record {path}: cannot write: {exc.strerror or exc}") from None
+
+
+def _lab_bootstrap(name: str, name_given: bool = True) -> str:
+    from ..lab.cluster import Lab, _check_name
+
+    _check_name(name)
     lab = Lab.load(name)
     if lab is None:
-        raise UsageError(f"no -b/--bootstrap-server given and no lab named {name!r} is running")
+        start = f"`groupctl lab up{'' if name == 'default' else ' --name ' + name}`"
+        if name_given:
+            raise UsageError(f"no lab named {name!r} is running (start one with {start})")
+        raise UsageError(f"no cluster given (-b, --context, $GROUPCTL_BOOTSTRAP_SERVERS or a "
+                         f"current context) and no lab named {name!r} is running ({start})")
     return lab.bootstrap

@@ -171,6 +171,7 @@ def decode_sticky_cmd(
         decoded = decode_user_data(name, raw)
     except DecodeError as exc:
         raise _undecodable(f"{name} user data", exc) from None
+    assert decoded is not None  # a known assignor (checked above), bytes (parse_bytes)
     _warn_extras(env, f"{name} user data", None, decoded.trailing)
     emit(env, {"assignor": name, **decoded.to_dict()}, user_data_view)
 

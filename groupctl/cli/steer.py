@@ -11,7 +11,7 @@ Heavy modules are imported inside the commands, so `groupctl --help` stays fast.
 from __future__ import annotations
 
 import os
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
@@ -352,7 +352,7 @@ def remove_member_cmd(
         _confirm(env, "remove-member", confirm_summary(desc),
                  f"Remove {', '.join(ids)} from group {group}?", yes)
     text = f"groupctl remove-member: {reason if reason else _default_reason()}"
-    data = _remove(env, group, ids, text, timeout) if ids else {
+    data: dict[str, Any] = _remove(env, group, ids, text, timeout) if ids else {
         "group": group, "reason": text, "removed": [], "failed": [], "members": []}
     known = {m.instance_id: m.member_id for m in desc.members if m.instance_id}
     for m in data["members"]:

@@ -21,13 +21,13 @@ retry.Deadline, or seconds) to share one budget across calls.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Union
 
 from ..config import PLAINTEXT, SecurityConfig, split_host_port
 from ..errors import GroupctlError, UnreachableError
 from ..protocol.messages import METADATA
-from ..protocol.spec import Api
+from ..protocol.spec import R, Api
 from .connection import DEFAULT_REQUEST_TIMEOUT, BrokerConnection, format_address, is_permanent
 from .coordinators import CoordinatorMixin
 from .errors import kafka_error
@@ -37,13 +37,15 @@ from .trace import Tracer, current_tracer
 
 Body = Union[dict, Callable[[BrokerConnection], dict]]
 DEFAULT_CONNECT_TIMEOUT = 10.0
+SLOW_BOOTSTRAP_NOTICE = 1.0  # seconds without a connection before on_slow_bootstrap
 
 
 class Cluster(CoordinatorMixin):
     def __init__(self, bootstrap: list[str], *, timeout: float, client_id: str = "groupctl",
                  security: SecurityConfig | None = None, trace: Tracer | None = None,
                  request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
-                 connect_timeout: float = DEFAULT_CONNECT_TIMEOUT):
+                 connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+                 on_slow_bootstrap: Callable[[list[str], float], None] | None = None):
         if not bootstrap:
             raise UnreachableError("no bootstrap servers given")
         self.bootstrap = list(bootstrap)
@@ -54,6 +56,9 @@ class Cluster(CoordinatorMixin):
         self.trace = trace if trace is not None else current_tracer()
         self.request_timeout = request_timeout
         self.connect_timeout = connect_timeout
+        # called once when bootstrap has not connected after SLOW_BOOTSTRAP_NOTICE s, with
+        # the servers and the seconds it retries for (the CLI tells a terminal user)
+        self.on_slow_bootstrap = on_slow_bootstrap
         self.nodes: dict[int, BrokerInfo] = {}       # the node registry
         self.cluster_id: str | None = None
         self.controller_id: int | None = None
@@ -85,6 +90,17 @@ class Cluster(CoordinatorMixin):
         await self.metadata([], deadline=d)
 
     async def _bootstrap(self, deadline: Deadline) -> BrokerConnection:
+        notice = None
+        if self.on_slow_bootstrap is not None:
+            notice = asyncio.get_running_loop().call_later(
+                SLOW_BOOTSTRAP_NOTICE, self.on_slow_bootstrap, self.bootstrap, deadline.seconds)
+        try:
+            return await self._bootstrap_rounds(deadline)
+        finally:
+            if notice is not None:
+                notice.cancel()
+
+    async def _bootstrap_rounds(self, deadline: Deadline) -> BrokerConnection:
         errors: dict[str, GroupctlError] = {}
         given_up: set[tuple[str, int]] = set()
         backoff = Backoff(0.05, 1.0)
@@ -113,7 +129,7 @@ class Cluster(CoordinatorMixin):
         raise UnreachableError(f"no Kafka broker reachable ({tried}): {why}")
 
     async def _race(self, addrs: list[tuple[str, int]], deadline: Deadline,
-                    node_ids: list[int | None] | None = None):
+                    node_ids: Sequence[int | None] | None = None):
         """Connect to all `addrs` at once; (first connection, [(addr, error)...])."""
         tasks = {}
         for i, addr in enumerate(addrs):
@@ -255,16 +271,16 @@ class Cluster(CoordinatorMixin):
                              return_exceptions=True)
 
     # ---- requests -----------------------------------------------------------------------
-    async def request(self, api: Api, body: Body, *, node_id: int | None = None,
+    async def request(self, api: Api[R], body: Body, *, node_id: int | None = None,
                       version: int | None = None, min_version: int = 0,
                       timeout: float | None = None,
-                      deadline: Deadline | float | None = None) -> dict:
+                      deadline: Deadline | float | None = None) -> R:
         """One request to broker `node_id` (or any broker), retried on connection loss
         and request timeouts until the deadline. Error codes in the response are the
         caller's to read."""
         d = self.deadline(deadline)
 
-        async def once() -> dict:
+        async def once() -> R:
             conn = await (self.broker(node_id, deadline=d) if node_id is not None
                           else self.any_broker(deadline=d))
             try:

@@ -16,9 +16,14 @@ closed and reopened to the new one on next use.
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 from ..errors import KafkaError, UnreachableError
 from ..protocol.errors import ErrorCode
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .connection import BrokerConnection
+    from .interface import ClusterLike
 
 ROUTE_ANY = "any"
 ROUTE_JOIN = "join"
@@ -29,9 +34,9 @@ COORDINATOR_ROUTES = (ROUTE_JOIN, ROUTE_CONTROL)
 class MemberLinks:
     """The connections of one group member, keyed by route."""
 
-    def __init__(self, cluster):
+    def __init__(self, cluster: ClusterLike):
         self.cluster = cluster
-        self._conns: dict[str, object] = {}
+        self._conns: dict[str, BrokerConnection] = {}
         self._locks = {route: asyncio.Lock() for route in COORDINATOR_ROUTES}
 
     async def send(self, spec, body: dict, *, route: str, node_id: int | None,

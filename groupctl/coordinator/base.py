@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 from ..errors import AuthError, GroupctlError, KafkaError
 from ..events import ErrorSeen, Event, ProbeAction
@@ -34,7 +34,7 @@ class BaseMember:
     LEAVING: Enum
     LEFT: Enum
     FATAL: Enum
-    TRANSITIONS: Mapping[Enum, frozenset]
+    TRANSITIONS: Mapping[Any, frozenset]  # the subclass's state enum -> its successors
     RELEVANT: Mapping[str, Callable[[Enum], bool]]
     APIS: tuple[str, ...]
     HEARTBEATING: frozenset = frozenset()   # states that heartbeat and watch the session
@@ -153,8 +153,10 @@ class BaseMember:
         self._next_heartbeat_ms = now_ms + self.heartbeat_interval_ms
 
     def _heartbeat_due(self, api: str, now_ms: int) -> bool:
-        if (self._sm.state not in self.HEARTBEATING or api in self._inflight
-                or now_ms < self._next_heartbeat_ms):
+        if self._sm.state not in self.HEARTBEATING or api in self._inflight:
+            return False
+        assert self._next_heartbeat_ms is not None  # set when the membership began
+        if now_ms < self._next_heartbeat_ms:
             return False
         self._next_heartbeat_ms = now_ms + self.heartbeat_interval_ms
         return True
@@ -166,6 +168,8 @@ class BaseMember:
     def _heartbeat_deadlines(self, api: str) -> list[int]:
         if self._sm.state not in self.HEARTBEATING:
             return []
+        # both set when the membership began
+        assert self._last_heartbeat_ok_ms is not None and self._next_heartbeat_ms is not None
         times = [self._last_heartbeat_ok_ms + self.session_timeout_ms]
         if self.coordinator is not None and api not in self._inflight:
             times.append(self._next_heartbeat_ms)
@@ -208,8 +212,7 @@ class BaseMember:
                      coords[0] if coords else body)
         code = entry.get("error_code", ErrorCode.NONE)
         if code == ErrorCode.NONE:
-            self.coordinator = Coordinator(entry.get("node_id"), entry.get("host"),
-                                           entry.get("port"))
+            self.coordinator = Coordinator(entry["node_id"], entry["host"], entry["port"])
             return True
         name = self._error_event(M.FIND_COORDINATOR.name, code)
         if self._sm.state is self.LEAVING:

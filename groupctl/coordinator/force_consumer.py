@@ -30,6 +30,7 @@ from __future__ import annotations
 import uuid
 from typing import Callable
 
+from ..client.interface import ClusterLike
 from ..errors import DeadlineError, UnreachableError
 from .consumer import ConsumerMember
 from .force_rebalance import (
@@ -60,7 +61,7 @@ def joined(member) -> bool:
     return member.generation > 0
 
 
-async def force_consumer(cluster, before, reason: str, *, snapshot: Snapshot, deadline,
+async def force_consumer(cluster: ClusterLike, before, reason: str, *, snapshot: Snapshot, deadline,
                          on_phase: Phase | None = None, clock: Clock | None = None,
                          log: Callable[[str], None] | None = None,
                          driver: MemberDriver | None = None) -> Report:

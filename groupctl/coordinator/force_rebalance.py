@@ -23,20 +23,25 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
-from typing import AsyncIterator, Callable
+from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable
 
+from ..client.interface import ClusterLike
 from ..errors import DeadlineError, GroupctlError, KafkaError
 from ..protocol.errors import ErrorCode
 from .force_classic import CONTROL, ClassicTrigger, Protocol, Send, TriggerState
 from .force_report import COOPERATIVE_PROTOCOLS, Report, classic_report
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..client.connection import BrokerConnection
+    from ..observe.model import GroupDescription
 
 POLL_S = 0.01            # DescribeGroups while our JoinGroup parks: the leave must be quick
 DESCRIBE_TIMEOUT_S = 5.0
 STABLE_POLL_S = 0.02     # snapshots until Stable again
 LEAVE_BUDGET_S = 5.0     # the LeaveGroup on the way out, also after the deadline
 
-Snapshot = AsyncIterator[object]   # the group's looks (observe.source.looks)
-Phase = Callable[[str, dict], None]
+Snapshot = AsyncIterator["GroupDescription | None"]   # the group's looks (observe.source.looks)
+Phase = Callable[[str, dict], "Awaitable[None] | None"]
 
 
 @dataclass
@@ -50,8 +55,8 @@ class Clock:
 class Seen:
     """What the driver saw, for the report and for a timeout's message."""
 
-    states: list[str] = field(default_factory=list)
-    last: object = None
+    states: list[str | None] = field(default_factory=list)
+    last: GroupDescription | None = None
 
     def note(self, desc) -> None:
         self.last = desc
@@ -77,7 +82,8 @@ def empty_subscription(protocol_type: str) -> bytes:
                                                   owned_partitions=[], generation_id=-1))
 
 
-async def force_rebalance(cluster, before, reason: str, *, snapshot: Snapshot, deadline,
+async def force_rebalance(cluster: ClusterLike, before, reason: str, *, snapshot: Snapshot,
+                          deadline,
                           on_phase: Phase | None = None, clock: Clock | None = None,
                           log: Callable[[str], None] | None = None) -> Report:
     """Trigger one rebalance of the live group `before` describes (see the module doc).
@@ -96,10 +102,10 @@ class Links:
     the JoinGroups, "control" DescribeGroups and the LeaveGroup. A control link that died
     (e.g. a request timed out, which closes it) is reopened: the LeaveGroup must go out."""
 
-    def __init__(self, cluster, node_id: int):
+    def __init__(self, cluster: ClusterLike, node_id: int):
         self.cluster = cluster
         self.node_id = node_id
-        self.conns: dict[str, object] = {}
+        self.conns: dict[str, BrokerConnection] = {}
 
     async def open(self, d) -> None:
         for name in ("join", CONTROL):
@@ -116,7 +122,7 @@ class Links:
         await asyncio.gather(*(c.close() for c in self.conns.values()), return_exceptions=True)
 
 
-async def force_classic(cluster, before, reason: str, *, snapshot: Snapshot, deadline,
+async def force_classic(cluster: ClusterLike, before, reason: str, *, snapshot: Snapshot, deadline,
                         on_phase: Phase | None = None, clock: Clock | None = None) -> Report:
     clock = clock or Clock()
     phase = on_phase or (lambda name, info: None)

@@ -115,7 +115,7 @@ def base_report(before, after, reason: str, started: float, stable_at: float | N
 
 
 def classic_report(before, after, *, started: float, stable_at: float, follow_up,
-                   trigger, states: list[str]) -> Report:
+                   trigger, states: list[str | None]) -> Report:
     report = base_report(before, after, trigger.reason, started, stable_at)
     report.triggered_by = trigger.member_id
     report.lost_race = trigger.lost_race
@@ -154,7 +154,7 @@ def classic_report(before, after, *, started: float, stable_at: float, follow_up
 
 
 def consumer_report(before, after, *, reason: str, started: float, stable_at: float | None,
-                    member_id: str, member_epoch: int | None, states: list[str]) -> Report:
+                    member_id: str, member_epoch: int | None, states: list[str | None]) -> Report:
     report = base_report(before, after, reason, started, stable_at)
     report.triggered_by = member_id
     report.states_seen = _dedup(states)

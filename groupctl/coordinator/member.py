@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Callable, Generic, Mapping, Protocol, TypeVar
+from typing import Any, Generic, Mapping, Protocol, TypeVar
 
 from ..client.routes import ROUTE_ANY, ROUTE_CONTROL, ROUTE_JOIN
 from ..errors import GroupctlError
@@ -99,7 +99,7 @@ class IllegalTransitionError(GroupctlError):
     """A transition the table does not allow: a bug in the state machine or its driver."""
 
     def __init__(self, from_state: Enum, to_state: Enum, reason: str,
-                 table: Mapping[Enum, frozenset] | None = None):
+                 table: Mapping[Any, frozenset] | None = None):
         self.from_state, self.to_state, self.reason = from_state, to_state, reason
         allowed = ", ".join(sorted(s.name for s in (table or {}).get(from_state, ()))) or "none"
         super().__init__(f"illegal member state transition {from_state.name} -> {to_state.name} "
@@ -202,6 +202,7 @@ class GroupMember(Protocol):
     def poll_events(self) -> list[Event]: ...
     def leave(self, reason: str, now_ms: int) -> bool: ...
     def after_stable(self, now_ms: int) -> None: ...
+    def coordinator_found(self, node_id: int, host: str, port: int) -> None: ...
     def provide_assignment(self, assignments: dict[str, bytes], now_ms: int, *,
                            generation_id: int | None = None) -> bool: ...
     def assignment_failed(self, reason: str, now_ms: int, *,

@@ -32,6 +32,7 @@ import contextlib
 import time
 from typing import AsyncIterator, Awaitable, Callable
 
+from ..client.interface import ClusterLike
 from ..client.retry import Deadline
 from ..client.routes import MemberLinks
 from ..errors import DeadlineError, GroupctlError, UnreachableError
@@ -63,7 +64,7 @@ IDLE_S = 1.0   # the longest sleep between looks at the member
 class MemberDriver:
     """Drives one member over real connections. See the module doc."""
 
-    def __init__(self, cluster, member: GroupMember, *, links=None,
+    def __init__(self, cluster: ClusterLike, member: GroupMember, *, links=None,
                  log: Callable[[str], None] | None = None,
                  monotonic: Callable[[], float] = time.monotonic):
         self.member = member

@@ -26,6 +26,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from ..client.interface import ClusterLike
 from ..client.routes import MemberLinks
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import DeadlineError, GroupctlError, UnreachableError
@@ -87,7 +88,7 @@ class Polled:
 class Probe:
     """Drives one group member over real connections. See the module doc."""
 
-    def __init__(self, cluster, settings: ProbeSettings, *,
+    def __init__(self, cluster: ClusterLike, settings: ProbeSettings, *,
                  emit: Callable[[dict], None] | None = None, clock: Clock = SYSTEM_CLOCK,
                  new_member: Callable[[ProbeSettings, Any], GroupMember] = new_member):
         self.cluster = cluster
@@ -141,8 +142,14 @@ class Probe:
         await self._start()
         async with leaving_on_exit(leave_reason, self._leave_and_close):
             yield
-        if self.member.fatal_error is not None:
-            raise self.member.fatal_error
+        if self._live.fatal_error is not None:
+            raise self._live.fatal_error
+
+    @property
+    def _live(self) -> GroupMember:
+        """The member, from _start() on (everything but _flush runs after it)."""
+        assert self.member is not None, "the probe has not started"
+        return self.member
 
     async def _leave_and_close(self, why: str) -> None:
         if self.leave_on_exit:
@@ -164,7 +171,7 @@ class Probe:
             return None
 
     async def _leave(self, why: str) -> None:
-        m = self.member
+        m = self._live
         if m is None or m.done:
             return
         self._leaving = True
@@ -184,7 +191,7 @@ class Probe:
     # ---- the loop --------------------------------------------------------------------
     async def _drive(self, done: Callable[[GroupMember], bool], until: float | None,
                      goal: str | None, *, leaving: bool = False) -> None:
-        m = self.member
+        m = self._live
         while not m.done:
             now = self._now_ms()
             for out in m.next_requests(now):
@@ -212,7 +219,7 @@ class Probe:
 
     def _wait_seconds(self, now_ms: int, left: float | None) -> float:
         wait = 1.0
-        deadline = self.member.next_deadline_ms()
+        deadline = self._live.next_deadline_ms()
         if deadline is not None:
             wait = min(wait, max(0.0, (deadline - now_ms) / 1000))
         if left is not None:
@@ -234,7 +241,7 @@ class Probe:
 
     def _apply(self, item) -> None:
         now = self._now_ms()
-        m = self.member
+        m = self._live
         if isinstance(item, Answered):
             m.on_response(item.out.api, item.body, now, tag=item.out.tag)
         elif isinstance(item, Failed):
@@ -261,7 +268,7 @@ class Probe:
         task.add_done_callback(self._tasks.discard)
 
     async def _send(self, out: Outgoing) -> None:
-        coordinator = self.member.coordinator
+        coordinator = self._live.coordinator
         try:
             body = await self._links.send(
                 out.spec, out.body, route=out.route, min_version=out.min_version,
@@ -281,7 +288,7 @@ class Probe:
 
     # ---- leader ----------------------------------------------------------------------
     def _maybe_assign(self) -> None:
-        p = self.member.pending_assignment
+        p = self._live.pending_assignment
         if p is None or self._assigning_gen == p.generation_id:
             return
         self._assigning_gen = p.generation_id
@@ -299,13 +306,14 @@ class Probe:
             self._post(Assigned(pending, assignment=result))
 
     def _provide(self, item: Assigned, now_ms: int) -> None:
-        m = self.member
+        m = self._live
         if item.error is not None:
             err = item.error if isinstance(item.error, GroupctlError) else ProbeError(
                 f"the probe was elected leader but could not assign: {item.error}")
             m.assignment_failed(str(err), now_ms, error=err)
             return
         generation = item.pending.generation_id
+        assert item.assignment is not None  # no error: the assignor's result
         if m.provide_assignment(encode_assignments(item.assignment), now_ms,
                                 generation_id=generation):
             self.view.leader_assigned(generation, item.assignment)
@@ -313,7 +321,7 @@ class Probe:
 
     # ---- stable generations ----------------------------------------------------------
     def _on_stable(self) -> None:
-        m = self.member
+        m = self._live
         self.view.synced(m, m.assigned_partitions(), self.clock.wall())
         m.after_stable(self._now_ms())  # e.g. a cooperative member rejoins after revoking
         self._spawn(self._describe(m.generation))  # members and assignments, for events
@@ -321,6 +329,7 @@ class Probe:
     async def _describe(self, generation: int) -> None:
         from ..observe.snapshot import describe_group
 
+        described: object  # a GroupDescription, or the error describing it
         try:
             described = await describe_group(self.cluster, self.settings.group)
         except asyncio.CancelledError:
@@ -330,7 +339,7 @@ class Probe:
         self._post(Described(generation, described))
 
     def _described(self, item: Described) -> None:
-        m = self.member
+        m = self._live
         group = item.group
         still = m.stable and m.generation == item.generation
         ok = still and not isinstance(group, BaseException) and group.state == "Stable"
@@ -364,12 +373,13 @@ class Probe:
 
     # ---- events ----------------------------------------------------------------------
     def _flush(self) -> None:
-        if self.member is None:
+        member = self.member
+        if member is None:
             return
-        for event in self.member.poll_events():
+        for event in member.poll_events():
             for told in self.view.member_event(event):  # a follower's generation: members
                 self._publish(told)
-        for event in self.view.poll_state(self.member):
+        for event in self.view.poll_state(member):
             self._publish(event)
 
     def _publish(self, event: Event) -> None:
@@ -377,7 +387,7 @@ class Probe:
                             cluster=getattr(self.cluster, "cluster_id", None), source="probe"))
 
     def _result(self, group=None) -> ProbeResult:
-        m = self.member
+        m = self._live
         c = m.coordinator
         epochs = {}
         if self._epochs:
@@ -387,7 +397,7 @@ class Probe:
                       "member_state": m.state.name}
             if group is not None and group.protocol and not m.protocol_name:
                 epochs["protocol"] = group.protocol
-        fields = dict(
+        fields: dict[str, Any] = dict(
             group=self.settings.group, generation=m.generation, protocol=m.protocol_name,
             leader=m.leader_id, member_id=m.member_id, instance_id=m.group_instance_id,
             is_leader=m.is_leader, members=self.view.leader_members,

@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..client.interface import ClusterLike
 from ..errors import GroupctlError, UsageError
 from ..exitcodes import ExitCode
 from ..protocol import consumer as cp
@@ -156,7 +157,7 @@ def new_member(settings: ProbeSettings, described: "GroupDescription | None") ->
         reason_prefix=settings.reason_prefix, subscribe=subscribe if topics else None)
 
 
-async def describe_for_join(cluster, group: str) -> "GroupDescription":
+async def describe_for_join(cluster: ClusterLike, group: str) -> "GroupDescription":
     """The group before the probe joins: DescribeGroups (a classic group, or Dead), and
     for a Dead answer ConsumerGroupDescribe (a KIP-848 group looks Dead to DescribeGroups).
     A broker without KIP-848 leaves the Dead description."""
@@ -172,7 +173,7 @@ async def describe_for_join(cluster, group: str) -> "GroupDescription":
     return classic if found is None else found
 
 
-async def epoch_snapshot(cluster, group: str) -> "GroupDescription | None":
+async def epoch_snapshot(cluster: ClusterLike, group: str) -> "GroupDescription | None":
     """The group as ConsumerGroupDescribe shows it, through the one describe path (None:
     not a consumer group). Failures other than "not found" raise."""
     from ..observe import model
@@ -253,7 +254,7 @@ def decoded_subscriptions(pending: PendingAssignment) -> list[dict]:
     return out
 
 
-async def compute_assignment(cluster, pending: PendingAssignment
+async def compute_assignment(cluster: ClusterLike, pending: PendingAssignment
                              ) -> dict[str, dict[str, list[int]]]:
     """Run the group's assignor over every member's subscription, as the Java leader does.
     ProbeError when groupctl does not implement the assignor."""
@@ -274,7 +275,7 @@ async def compute_assignment(cluster, pending: PendingAssignment
     return {m.member_id: result.get(m.member_id, {}) for m in members}
 
 
-async def _partitions(cluster, topics: list[str]):
+async def _partitions(cluster: ClusterLike, topics: list[str]):
     if not topics:
         return {}, None
     md = await cluster.metadata(topics)

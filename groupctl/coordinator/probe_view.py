@@ -129,7 +129,7 @@ class GroupView:
         if not rebalance:
             self._events += self._release(generation) + told
             return
-        self._events += self._release(generation, rebalance[0].members_after) + told
+        self._events += self._release(generation, getattr(rebalance[0], "members_after", None)) + told
 
     # ---- KIP-848 groups: told from ConsumerGroupDescribe snapshots ----------------------
     def observed(self, o: obs.Observation) -> None:

@@ -13,8 +13,13 @@ new member. Checked on the lab's 4.3.1 broker (tests/integration/test_remove_mem
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from ..client.interface import ClusterLike
 from ..protocol.errors import ErrorCode, error_for
+
+if TYPE_CHECKING:  # pragma: no cover - decoded bodies, for the type checker
+    from ..protocol.bodies import LeaveGroupResponse
 
 REASON_MAX = 255
 
@@ -56,17 +61,19 @@ def leave_body(group: str, instance_ids: list[str], reason: str) -> dict:
                         for i in instance_ids]}
 
 
-def parse_leave(group: str, instance_ids: list[str], reason: str, resp: dict) -> RemoveResult:
+def parse_leave(group: str, instance_ids: list[str], reason: str,
+                resp: LeaveGroupResponse) -> RemoveResult:
     result = RemoveResult(group, reason[:REASON_MAX], error_code=resp.get("error_code") or 0)
     by_instance = {m.get("group_instance_id"): m for m in resp.get("members") or ()}
     for iid in instance_ids:
-        entry = by_instance.get(iid) or {}
-        code = entry.get("error_code", 0) or result.error_code
-        result.results.append(MemberResult(iid, entry.get("member_id"), code))
+        entry = by_instance.get(iid)
+        code = (entry["error_code"] if entry else 0) or result.error_code
+        result.results.append(MemberResult(iid, entry["member_id"] if entry else None, code))
     return result
 
 
-async def remove_static_members(cluster, group: str, instance_ids: list[str], reason: str,
+async def remove_static_members(cluster: ClusterLike, group: str, instance_ids: list[str],
+                                reason: str,
                                 *, deadline=None) -> RemoveResult:
     """One LeaveGroup (v3+) for all `instance_ids`; the per-member outcome in the result
     (a top-level error code applies to every member)."""

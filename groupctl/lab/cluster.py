@@ -187,6 +187,11 @@ class Lab:
         if port is not None and not 1 <= port <= 65535 - brokers:
             raise UsageError(f"--port must be a TCP port number, not {port}")
         say = progress or (lambda msg: None)
+        root = Path(root or lab_root())
+        _check_writable(root)
+        old = cls.load(name, root)
+        if old is not None and any(n.alive() for n in old.nodes):
+            raise already_running(old)  # before fetching jars or probing ports
         if port is not None:
             process.check_ports_free([port + i for i in range(brokers)])
         libs = dist.kafka_libs(kafka_version, kafka_home)
@@ -194,13 +199,11 @@ class Lab:
             kafka_home = str(Path(kafka_home).expanduser().resolve())
         version = dist.libs_version(libs) if kafka_home else (kafka_version or dist.DEFAULT_KAFKA_VERSION)
         java = dist.java_cmd()
-        root = Path(root or lab_root())
         with _lab_lock(root, name):
             old = cls.load(name, root)
             if old is not None:
                 if any(n.alive() for n in old.nodes):
-                    raise LabError(f"lab {name!r} is already running at {old.bootstrap} "
-                                   f"(`groupctl lab down{_name_opt(name)}` first)")
+                    raise already_running(old)
                 old._stop(old.nodes, timeout=1)
             attempts = 1 if port is not None else 3
             for attempt in range(1, attempts + 1):
@@ -401,6 +404,29 @@ def _check_name(name: str) -> None:
 
 def _name_opt(name: str) -> str:
     return "" if name == DEFAULT_NAME else f" --name {name}"
+
+
+def already_running(lab: Lab) -> UsageError:
+    """`lab up` of a lab that runs: a usage error (exit 2). The advice starts a second
+    lab beside it; stopping this one may stop someone else's work, so it comes second."""
+    return UsageError(f"lab {lab.name!r} is already running at {lab.bootstrap}: start "
+                      f"another beside it with `groupctl lab up --name NAME` (or stop this "
+                      f"one: `groupctl lab down{_name_opt(lab.name)}`)")
+
+
+def _check_writable(directory: Path) -> None:
+    """A lab root that cannot be created or written is a usage error naming it, found
+    before any jar is fetched or process started."""
+    hint = "set GROUPCTL_LAB_HOME to a writable directory"
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"lab directory {directory}: cannot create it "
+                         f"({exc.strerror or exc}); {hint}") from None
+    if not directory.is_dir():
+        raise UsageError(f"lab directory {directory}: not a directory; {hint}")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise UsageError(f"lab directory {directory}: not writable; {hint}")
 
 
 def _now() -> str:

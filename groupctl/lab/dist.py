@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..errors import LabError
+from ..errors import LabError, UsageError
 
 DEFAULT_KAFKA_VERSION = "4.3.1"
 SLF4J_VERSION = "2.0.17"
@@ -125,7 +125,11 @@ def kafka_libs(version: str | None = None, kafka_home: str | None = None) -> Pat
     libs = vdir / "libs"
     if _complete(libs, version):
         return libs
-    vdir.mkdir(parents=True, exist_ok=True)
+    try:
+        vdir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cache directory {vdir}: cannot create it ({exc.strerror or exc}); "
+                         "set GROUPCTL_CACHE to a writable directory") from None
     with _file_lock(vdir.parent / f".{version}.lock", LOCK_TIMEOUT,
                     f"Kafka {version} jars are being resolved by another process"):
         if _complete(libs, version):  # someone else finished while we waited
@@ -225,7 +229,11 @@ def streams_libs(version: str | None = None) -> Path:
 
     if complete(libs, version):
         return libs
-    vdir.mkdir(parents=True, exist_ok=True)
+    try:
+        vdir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cache directory {vdir}: cannot create it ({exc.strerror or exc}); "
+                         "set GROUPCTL_CACHE to a writable directory") from None
     with _file_lock(vdir.parent / f".{version}.lock", LOCK_TIMEOUT,
                     f"Kafka Streams {version} jars are being resolved by another process"):
         if complete(libs, version):

@@ -10,43 +10,73 @@ import threading
 import time
 from typing import Callable
 
-from ..errors import DeadlineError, LabError, UsageError
+from ..errors import DeadlineError, KafkaError, LabError, UsageError
 from .consumer import (ASSIGNORS, PROTOCOLS, LabConsumer, RebalanceEvent, tp_list,  # noqa: F401
                        tp_text, wait_balanced)
 
 
 # --- topics and producing ------------------------------------------------------------
 
-def _admin(bootstrap: str):
+def client_properties(security) -> dict[str, str]:
+    """librdkafka's properties for a groupctl SecurityConfig (a context's or
+    --command-config's), so the workload's clients reach the cluster every command does."""
+    if security is None or security.protocol == "PLAINTEXT":
+        return {}
+    conf = {"security.protocol": security.protocol}
+    named = {"sasl.mechanism": security.sasl_mechanism,
+             "sasl.username": security.sasl_username,
+             "sasl.password": security.sasl_password,
+             "ssl.ca.location": security.ssl_cafile, "ssl.ca.pem": security.ssl_cadata,
+             "ssl.certificate.location": security.ssl_certfile,
+             "ssl.key.location": security.ssl_keyfile,
+             "ssl.certificate.pem": security.ssl_cert_pem, "ssl.key.pem": security.ssl_key_pem,
+             "ssl.key.password": security.ssl_key_password}
+    conf.update({k: v for k, v in named.items() if v})
+    if security.tls and not security.ssl_check_hostname:
+        conf["ssl.endpoint.identification.algorithm"] = "none"
+    if security.tls and not security.ssl_verify:
+        conf["enable.ssl.certificate.verification"] = "false"
+    return conf
+
+
+def _admin(bootstrap: str, client_config: dict | None = None):
     from confluent_kafka.admin import AdminClient
 
-    return AdminClient({"bootstrap.servers": bootstrap, "log_level": 3})
+    return AdminClient({"bootstrap.servers": bootstrap, "log_level": 3, **(client_config or {})})
 
 
 def create_topic(bootstrap: str, name: str, partitions: int = 1, replication: int = 1,
                  config: dict | None = None, timeout: float = 30.0,
-                 exist_ok: bool = False) -> None:
-    """Create `name` and wait until Metadata shows all its partitions with leaders."""
-    from confluent_kafka import KafkaError, KafkaException
+                 exist_ok: bool = False, client_config: dict | None = None) -> None:
+    """Create `name` and wait until Metadata shows all its partitions with leaders. The
+    broker refusing it (a bad name, too many partitions, no permission) is a KafkaError
+    (exit 7) with the broker's error."""
+    from confluent_kafka import KafkaError as RdKafkaError
+    from confluent_kafka import KafkaException
     from confluent_kafka.admin import NewTopic
 
-    admin = _admin(bootstrap)
+    admin = _admin(bootstrap, client_config)
     fut = admin.create_topics([NewTopic(name, partitions, replication, config=config or {})],
                               operation_timeout=timeout, request_timeout=timeout)[name]
     try:
         fut.result(timeout)
     except KafkaException as exc:
         err = exc.args[0]
-        if not (exist_ok and err.code() == KafkaError.TOPIC_ALREADY_EXISTS):
+        if exist_ok and err.code() == RdKafkaError.TOPIC_ALREADY_EXISTS:
+            pass
+        elif err.code() > 0:  # a broker error code (librdkafka's own are negative)
+            raise KafkaError("CreateTopics", err.code(), f"topic {name!r}: {err.str()}") from None
+        else:
             raise LabError(f"cannot create topic {name!r}: {err.str()}") from None
     wait_topic(bootstrap, name, None if exist_ok else partitions, timeout, admin)
 
 
 def wait_topic(bootstrap: str, name: str, partitions: int | None = None,
-               timeout: float = 30.0, admin=None) -> int:
+               timeout: float = 30.0, admin=None, client_config: dict | None = None) -> int:
     """Wait until Metadata lists `name` (with `partitions` partitions, if given), every
     partition with a leader. Returns the partition count."""
-    admin = admin or _admin(bootstrap)
+    if admin is None:  # not `admin or`: a client with an empty queue has len() 0
+        admin = _admin(bootstrap, client_config)
     deadline = time.monotonic() + timeout
     last = "not listed"
     while True:
@@ -68,8 +98,10 @@ def wait_topic(bootstrap: str, name: str, partitions: int | None = None,
 class TrickleProducer:
     """Writes `rate` small records per second to `topic` from a background thread."""
 
-    def __init__(self, bootstrap: str, topic: str, rate: float = 10.0):
+    def __init__(self, bootstrap: str, topic: str, rate: float = 10.0,
+                 client_config: dict | None = None):
         self.bootstrap, self.topic, self.rate = bootstrap, topic, rate
+        self.client_config = dict(client_config or {})
         self.sent = 0
         self.errors: list[str] = []
         self._stop = threading.Event()
@@ -84,7 +116,8 @@ class TrickleProducer:
 
         producer = Producer({"bootstrap.servers": self.bootstrap, "linger.ms": 5,
                              "client.id": "groupctl-lab-producer",
-                             "error_cb": lambda e: self.errors.append(str(e))})
+                             "error_cb": lambda e: self.errors.append(str(e)),
+                             **self.client_config})
         interval = 1.0 / self.rate if self.rate > 0 else None
         n = 0
         while interval and not self._stop.wait(interval):
@@ -111,13 +144,16 @@ def run_workload(bootstrap: str, group: str, topic: str, consumers: int = 3,
                  log: Callable[[str], None] = print,
                  on_event: Callable[[dict], None] | None = None,
                  stop: threading.Event | None = None,
-                 churn_gate: Callable[[], float | None] | None = None) -> dict:
+                 churn_gate: Callable[[], float | None] | None = None,
+                 client_config: dict | None = None) -> dict:
     """Run `consumers` LabConsumers in `group` on `topic` (created with `partitions` if
     missing) and a TrickleProducer. With `churn`, every `churn` seconds one consumer leaves
     the group, and at the next tick it rejoins as a new member. Runs for `duration` seconds,
     until `stop` is set, or until KeyboardInterrupt; always closes every consumer (each
     leaves the group). `churn_gate`, when given, is asked for the churn period on every
-    tick instead (None: no churn yet), so a caller can start churn later. Returns a summary."""
+    tick instead (None: no churn yet), so a caller can start churn later. `client_config`:
+    librdkafka properties every client gets (security: client_properties()). Returns a
+    summary."""
     if consumers < 1:
         raise UsageError("--consumers must be at least 1")
     if partitions is not None and partitions < 1:
@@ -130,8 +166,9 @@ def run_workload(bootstrap: str, group: str, topic: str, consumers: int = 3,
         raise UsageError("--assignor is for --protocol classic; with --protocol consumer "
                          "the broker assigns (group.consumer.assignors)")
     stop = stop or threading.Event()
-    create_topic(bootstrap, topic, partitions or max(consumers, 1), exist_ok=True)
-    n_parts = wait_topic(bootstrap, topic)
+    create_topic(bootstrap, topic, partitions or max(consumers, 1), exist_ok=True,
+                 client_config=client_config)
+    n_parts = wait_topic(bootstrap, topic, client_config=client_config)
     log(f"workload: group {group}, topic {topic} ({n_parts} partitions), {consumers} "
         f"consumer(s), protocol {protocol}" + (f", assignor {assignor}" if assignor else "")
         + (f", churn every {churn:g}s" if churn else ""))
@@ -146,9 +183,10 @@ def run_workload(bootstrap: str, group: str, topic: str, consumers: int = 3,
 
     def new_consumer(name: str) -> LabConsumer:
         return LabConsumer(bootstrap, group, [topic], protocol=protocol, assignor=assignor,
-                           name=name, on_event=on_assignment).start()
+                           name=name, on_event=on_assignment,
+                           config=dict(client_config or {})).start()
 
-    producer = TrickleProducer(bootstrap, topic, rate).start()
+    producer = TrickleProducer(bootstrap, topic, rate, client_config).start()
     running: dict[str, LabConsumer] = {}
     left: list[str] = []
     closed: list[LabConsumer] = []

@@ -82,7 +82,7 @@ class MemberState(Observation):
 
 @dataclass(frozen=True)
 class RebalanceNoticed(Observation):
-    reason: str
+    reason: str | None
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ class MemberStatus:
 
 @dataclass
 class GroupStatus:
-    group: str
+    group: str | None
     state: str | None = None
     type: str | None = None
     generation: int | None = None
@@ -163,6 +163,8 @@ class GroupStatus:
         mid = e.get("member_id")
         if "target" not in e and (mid is None or mid == self.probe_member):
             return
+        if mid is None:   # another member's event names it; nothing to show it under
+            return
         m = self.members.setdefault(mid, MemberStatus(mid))
         m.assignment, m.gained, m.lost = e.get("assigned"), e.get("added"), e.get("revoked")
         if e.get("tasks") is not None:
@@ -203,10 +205,10 @@ class Reducer:
     """Per group, the GroupStatus folded from every event told of it."""
 
     def __init__(self):
-        self.groups: dict[str, GroupStatus] = {}
+        self.groups: dict[str | None, GroupStatus] = {}
 
     def apply(self, event: dict) -> GroupStatus:
-        group = event.get("group")
+        group = event["group"]
         status = self.groups.get(group)
         if status is None:
             status = self.groups[group] = GroupStatus(group)

@@ -14,11 +14,12 @@ moves. Without `offsets` only the describe APIs are asked (`offsets=False`). Rea
 """
 from __future__ import annotations
 
+from ..client.interface import ClusterLike
 from ..errors import GroupctlError, NotFoundError
 from . import model
 
 
-async def group_snapshot(cluster, group: str, *, offsets: bool = False, deadline=None,
+async def group_snapshot(cluster: ClusterLike, group: str, *, offsets: bool = False, deadline=None,
                          listing=None) -> model.GroupDescription | None:
     """`group` as describe shows it (see the module doc); None when it does not exist.
     Any other failure (not authorized, the deadline) is raised."""
@@ -34,7 +35,7 @@ async def group_snapshot(cluster, group: str, *, offsets: bool = False, deadline
     raise error
 
 
-async def describe_group(cluster, group: str) -> model.GroupDescription:
+async def describe_group(cluster: ClusterLike, group: str) -> model.GroupDescription:
     """The group as DescribeGroups shows it (the probe is a classic member: only the classic
     describe API is asked), no offsets. A group that does not exist, or any failure, is a
     Dead description (the probe then joins blind, as it always did)."""

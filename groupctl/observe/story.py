@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import Any, Callable, Iterable
 
 from ..events import (
     EpochChanged, Event, EventKind, GenerationStarted, MemberJoined, MemberLeft, Rebalanced,
@@ -79,7 +79,7 @@ class RebalanceStory:
     """Follows one group from observation to observation; `feed` returns the new events."""
 
     def __init__(self, group: str, *, clock: Callable[[], float] = time.time,
-                 told_elsewhere: frozenset = frozenset()):
+                 told_elsewhere: Iterable[EventKind] = frozenset()):
         self._group = group
         self._clock = clock
         self._elsewhere = frozenset(EventKind(k) for k in told_elsewhere)
@@ -160,7 +160,7 @@ class RebalanceStory:
             if blind and self._round_started is None:
                 self._round_started = at   # under way at this look: from here, a lower bound
             return events
-        now = members_of(desc)
+        now = members_of(desc) or {}   # a description: never None
         mark = desc.group_epoch if desc.group_epoch is not None else desc.generation
         if self._generation is None and self._members is None and self._round_started is None:
             self._generation, self._members = mark, now   # the first look, settled
@@ -285,8 +285,8 @@ class RebalanceStory:
             events += [MemberLeft(**before[m].identity()) for m in sorted(set(before) - set(after))]
         if EventKind.ASSIGNMENT not in self._elsewhere and after is not None and not r.members_told:
             events += [e for e in _assignment_changes(before or {}, after, r.mark)
-                       if r.own_id is None or e.member_id != r.own_id]
-        summary = dict(
+                       if r.own_id is None or getattr(e, "member_id", None) != r.own_id]
+        summary: dict[str, Any] = dict(
             from_generation=self._generation, to_generation=r.mark,
             started=None if unseen else iso_ts(began), ended=iso_ts(ended),
             duration_ms=int(round((ended - began) * 1000)),
@@ -297,7 +297,7 @@ class RebalanceStory:
             assignments=None if after is None else {
                 m: tp_list(s.assignment) for m, s in sorted(after.items())},
             duration_is_lower_bound=unseen)
-        if _has_tasks(after):
+        if after is not None and _has_tasks(after):
             events.append(TaskRebalanced(**summary, tasks={
                 m: task_dict(s.tasks or frozenset()) for m, s in sorted(after.items())}))
         else:
@@ -311,7 +311,7 @@ class RebalanceStory:
         return events
 
 
-_HANDLERS: dict[type, Callable[[RebalanceStory, obs.Observation], list[Event]]] = {
+_HANDLERS: dict[type, Callable[..., list[Event]]] = {
     obs.Seen: RebalanceStory._seen,
     obs.Missing: RebalanceStory._missing,
     obs.Appeared: RebalanceStory._appeared,

@@ -97,7 +97,7 @@ def _at_target(m: Member, desc: GroupDescription) -> bool:
 
 
 def _has_tasks(members: dict[str, MemberSnapshot] | None) -> bool:
-    return bool(members) and any(s.tasks is not None for s in members.values())
+    return members is not None and any(s.tasks is not None for s in members.values())
 
 
 def _replaced_in_place(before: dict, after: dict) -> bool:
@@ -121,7 +121,7 @@ def _moved(before, after) -> int | None:
 
 def _assignment_changes(before: dict[str, MemberSnapshot], after: dict[str, MemberSnapshot],
                         generation: int | None) -> list[Event]:
-    out = []
+    out: list[Event] = []
     for mid, now in sorted(after.items()):
         was = before.get(mid)
         old = None if was is None else was.assignment

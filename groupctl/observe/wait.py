@@ -19,8 +19,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..client.interface import ClusterLike
 from ..errors import NotFoundError, UsageError
 from .reducer import GroupStatus
+
 
 # The coordinator's states per group type (Kafka's ClassicGroupState, ConsumerGroupState,
 # ShareGroupState, StreamsGroupState); `Dead` also stands for a group that does not exist.
@@ -112,7 +114,7 @@ def check(cond: Condition, look: Look | None) -> list[str]:
     look = _look(look)
     desc = look.group
     failing = []
-    state = desc.state if desc is not None else DEAD
+    state = (desc.state or DEAD) if desc is not None else DEAD
     if cond.state is not None and state.lower() != cond.state.lower():
         failing.append(f"state: want {cond.state}, is {state if desc is not None else 'missing (Dead)'}")
     elif cond.state is None and desc is None:
@@ -159,7 +161,7 @@ class Tracker:
         self.cond = cond
         self.held_since: float | None = None
         self._key: tuple | None = None
-        self.last = None
+        self.last: Look | None = None
         self.last_verdict: Verdict | None = None
 
     def observe(self, look: Look | None, now: float) -> Verdict:
@@ -171,7 +173,7 @@ class Tracker:
             self.held_since = None if failing else now
         self._key = key
         held = None if self.held_since is None else now - self.held_since
-        if not failing and self.cond.settled_s and held < self.cond.settled_s:
+        if not failing and self.cond.settled_s and held is not None and held < self.cond.settled_s:
             failing = [f"settled: want {self.cond.settled_s:g} s without a rebalance, "
                        f"held {held:.1f} s"]
         self.last_verdict = Verdict(not failing, failing, held)
@@ -214,8 +216,8 @@ class Outcome:
         }
 
 
-async def wait_for(cluster, group: str, cond: Condition, *, interval: float, deadline,
-                   clock) -> Outcome:
+async def wait_for(cluster: ClusterLike, group: str, cond: Condition, *, interval: float,
+                   deadline, clock) -> Outcome:
     """Follow the group (the one source -> story -> reducer) every `interval` s until
     `cond` holds or `deadline` (a client Deadline) passes; NotFoundError at once for a
     missing group under --must-exist."""

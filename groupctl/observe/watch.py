@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+from ..client.interface import ClusterLike
 from ..errors import GroupctlError
 from ..events import envelope
 from ..exitcodes import ExitCode
@@ -59,7 +60,8 @@ GroupSummary = GroupStatus
 
 
 class Watcher:
-    def __init__(self, cluster, settings: WatchSettings, *, emit: Callable[[dict], None],
+    def __init__(self, cluster: ClusterLike, settings: WatchSettings, *,
+                 emit: Callable[[dict], None],
                  clock=None, notice: Callable[[str], None] | None = None,
                  poll_deadline: float = 10.0):
         import time
@@ -98,10 +100,12 @@ class Watcher:
             for story in self.stories.values():
                 story.feed(o)
             return
-        story = self._follow(o.group)
-        self._tell(o, story.feed(o))
-        if not self.source.follows(o.group):
-            del self.stories[o.group]   # --all: gone and unlisted; followed again if listed
+        group = o.group
+        assert group is not None   # per-group observations name their group
+        story = self._follow(group)
+        self._tell(o, group, story.feed(o))
+        if not self.source.follows(group):
+            del self.stories[group]   # --all: gone and unlisted; followed again if listed
 
     # ---- per group -------------------------------------------------------------------
     def _follow(self, group: str) -> RebalanceStory:
@@ -110,16 +114,16 @@ class Watcher:
             self.reducer.groups.setdefault(group, GroupStatus(group))
         return self.stories[group]
 
-    def _tell(self, o: Observation, events) -> None:
-        status = self.reducer.groups[o.group]
+    def _tell(self, o: Observation, group: str, events) -> None:
+        status = self.reducer.groups[group]
         for event in events:
-            told = envelope(event, group=o.group, source=o.source, at=o.at,
+            told = envelope(event, group=group, source=o.source, at=o.at,
                             cluster=getattr(self.cluster, "cluster_id", None))
             self.reducer.apply(told)
             self.emit(told)
         limit = self.settings.max_rebalances
         if limit is not None and status.rebalances > limit:
-            raise ConditionViolated(f"group {o.group!r} rebalanced {status.rebalances} "
+            raise ConditionViolated(f"group {group!r} rebalanced {status.rebalances} "
                                     f"times (--max-rebalances {limit})")
 
     def summaries(self) -> list[dict]:

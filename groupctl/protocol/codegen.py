@@ -229,7 +229,7 @@ class _Source:
         exec(compile_cached(source, filename), self.env)
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         fn = self.env[name]
-        fn.source = source
+        fn.source = source  # type: ignore[attr-defined]  # kept for debugging and tests
         return fn
 
 
@@ -306,7 +306,8 @@ def gen_struct_reader(struct: Struct, version: int, flexible: bool):
     src = _Source("def read_struct(buf, pos):")
     result = {}   # field name -> the expression of its value, in spec order
     tagged = {}   # tag -> (name, reader)
-    run = []      # consecutive fixed-width fields, read with one unpack: [(name, var, fmt)]
+    # consecutive fixed-width fields, read with one unpack: [(name, var, fmt)]
+    run: list[tuple[str, str, str]] = []
 
     def flush_run():
         if run:
@@ -317,7 +318,7 @@ def gen_struct_reader(struct: Struct, version: int, flexible: bool):
             run.clear()
 
     for f in struct.fields:
-        is_tagged = f.tag is not None and flexible and version >= f.tagged_since
+        is_tagged = f.tagged_since is not None and flexible and version >= f.tagged_since
         if not f.present(version) or is_tagged:
             if f.present(version):
                 tagged[f.tag] = (f.name, _gen_value_reader(f.type, version, flexible,

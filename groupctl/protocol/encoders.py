@@ -14,7 +14,8 @@ def compile_encoder(struct: Struct, version: int, flexible: bool):
         if not f.present(version):
             continue
         write = value_writer(f.type, version, flexible, f.nullable_in(version))
-        if f.tag is not None and flexible and version >= f.tagged_since:
+        if (f.tag is not None and f.tagged_since is not None and flexible
+                and version >= f.tagged_since):
             tagged.append((f.tag, f.name, f.default, f.nullable_in(version), write))
         else:
             regular.append((f.name, f.default, f.nullable_in(version), write))
@@ -54,7 +55,9 @@ def value_writer(t, version: int, flexible: bool, nullable: bool = False):
         item = compile_encoder(t.item, version, flexible)
     else:
         item_t = t.item.write
-        item = lambda w, v: item_t(w, v, flexible)
+
+        def item(w: Writer, v) -> None:
+            item_t(w, v, flexible)
 
     def write_array(w: Writer, values):
         if values is None:

@@ -47,7 +47,9 @@ def partitions_text(assignment: list[dict] | None) -> str:
 
 def ranges(parts: list[int]) -> str:
     """[0, 1, 2, 5] -> '0-2,5'."""
-    out, start, prev = [], None, None
+    out: list[str] = []
+    start: int | None = None
+    prev = 0  # read only once start is set
     for p in sorted(parts):
         if start is not None and p == prev + 1:
             prev = p

@@ -11,7 +11,9 @@ def _show(value) -> str:
 
 
 def _ranges(parts: list[int]) -> str:
-    out, start, prev = [], None, None
+    out: list[str] = []
+    start: int | None = None
+    prev = 0  # read only once start is set
     for p in sorted(parts):
         if start is None:
             start = prev = p
@@ -57,7 +59,7 @@ def _fields(console, title: str, rows: list[tuple[str, object]]) -> None:
 
 def _user_data_rows(user_data) -> list[tuple[str, object]]:
     if isinstance(user_data, dict):
-        rows = [("user data", "decoded:")]
+        rows: list[tuple[str, object]] = [("user data", "decoded:")]
         rows += [(f"  {k.replace('_', ' ')}",
                   _partitions(v) if k == "previous_assignment" else v)
                  for k, v in user_data.items()]

@@ -278,7 +278,7 @@ class _LiveSink:
         self.live.__exit__(*exc)
 
     def __call__(self, event: dict) -> None:
-        self.models.setdefault(event.get("group"), WatchModel()).apply(event)
+        self.models.setdefault(event.get("group", ""), WatchModel()).apply(event)
         self.live.update(render_models(self.models, self.now()))
 
 

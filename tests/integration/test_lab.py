@@ -81,7 +81,8 @@ def _up_status_down(lab_home: Path, name: str, brokers: int) -> None:
         assert info is None or info.zombie, f"node {n['node_id']} still running"
     assert java_processes_under(lab_home / name) == []
     code, out, err = run_cli("lab", "status", "--name", name)
-    assert code == 1 and err.startswith("groupctl: error: no lab named")
+    assert code == 2 and err == (f"groupctl: error: no lab named {name!r} is running (start "
+                                 f"one with `groupctl lab up --name {name}`)\n")
 
 
 @pytest.mark.broker
@@ -100,10 +101,13 @@ def test_lab_up_twice_is_refused_and_down_twice_is_harmless(lab_home):
     code, _, err = run_cli("lab", "up", "--name", "twice")
     assert code == 0, err
     try:
-        code, _, err = run_cli("lab", "up", "--name", "twice")
-        assert code == 1
-        assert re.fullmatch(r"groupctl: error: lab 'twice' is already running at \S+ "
-                            r"\(`groupctl lab down --name twice` first\)\n", err)
+        # a lab that runs is a usage error (exit 2) found before anything starts, whose
+        # advice starts a second lab instead of stopping this one (maybe someone else's)
+        code, out, err = run_cli("lab", "up", "--name", "twice")
+        assert (code, out) == (2, "")
+        assert re.fullmatch(r"groupctl: error: lab 'twice' is already running at \S+: start "
+                            r"another beside it with `groupctl lab up --name NAME` \(or stop "
+                            r"this one: `groupctl lab down --name twice`\)\n", err)
     finally:
         assert run_cli("lab", "down", "--name", "twice")[0] == 0
     code, _, err = run_cli("lab", "down", "--name", "twice")
@@ -121,6 +125,25 @@ def test_port_taken_is_a_clean_error(lab_home):
     assert err == (f"groupctl: error: port {port} on 127.0.0.1 is already in use (choose "
                    f"another --port, or leave it out to pick free ports)\n")
     assert not (lab_home / "taken" / "state.json").exists()
+
+
+def test_unwritable_lab_and_cache_directories_are_exit_2_before_any_work(tmp_path,
+                                                                        monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("GROUPCTL_LAB_HOME", str(blocker / "labs"))
+    code, out, err = run_cli("lab", "up", "--name", "x")
+    assert (code, out) == (2, "")
+    assert err == (f"groupctl: error: lab directory {blocker / 'labs'}: cannot create it (Not "
+                   "a directory); set GROUPCTL_LAB_HOME to a writable directory\n")
+    monkeypatch.setenv("GROUPCTL_LAB_HOME", str(tmp_path / "labs"))
+    monkeypatch.setenv("GROUPCTL_CACHE", str(blocker / "cache"))
+    code, out, err = run_cli("lab", "up", "--name", "x", "--kafka-version", "4.3.1")
+    assert (code, out) == (2, "")
+    assert err == (f"groupctl: error: cache directory {blocker / 'cache' / 'kafka' / '4.3.1'}: "
+                   "cannot create it (Not a directory); set GROUPCTL_CACHE to a writable "
+                   "directory\n")
+    assert not (tmp_path / "labs" / "x").exists()
 
 
 def test_lab_usage_errors(lab_home):

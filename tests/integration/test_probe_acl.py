@@ -37,7 +37,7 @@ def allow(lab, resource: ResourceType, name: str, operation: AclOperation) -> No
 def test_probe_needs_describe_on_its_placeholder_topic(secure_lab):
     name = f"g-acl848-{uuid.uuid4().hex[:8]}"
     allow(secure_lab, ResourceType.GROUP, name, AclOperation.READ)
-    code, out, err = guest(secure_lab, "join", name, "--protocol", "consumer")
+    code, out, err = guest(secure_lab, "join", name, "--protocol", "consumer", "--yes")
     assert (code, out) == (ExitCode.KAFKA_ERROR, ""), err
     assert "TOPIC_AUTHORIZATION_FAILED" in err and repr(NO_PARTITIONS_TOPIC) in err, err
     assert err.startswith("groupctl: error: ") and err.count("\n") == 1, err
@@ -47,7 +47,8 @@ def test_probe_needs_describe_on_its_placeholder_topic(secure_lab):
     allow(secure_lab, ResourceType.TOPIC, NO_PARTITIONS_TOPIC, AclOperation.DESCRIBE)
 
     def joins():
-        code, out, err = guest(secure_lab, "-o", "json", "join", name, "--protocol", "consumer")
+        code, out, err = guest(secure_lab, "-o", "json", "join", name, "--protocol", "consumer",
+                               "--yes")
         return (code, out, err) if code == 0 else None
 
     code, out, err = wait_until(joins, 30, "the ACL to apply", interval=0.5)

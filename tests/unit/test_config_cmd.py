@@ -248,3 +248,12 @@ def test_filter_values_any_case_are_accepted(cfg):
 
     assert check_choices(["stable", "EMPTY"], STATES, "--state") == ["Stable", "Empty"]
     assert check_choices(["Share", "streams"], TYPES, "--type") == ["share", "streams"]
+
+
+def test_view_without_a_file_says_where_it_would_be(cfg):
+    assert not cfg.exists()
+    code, out, err = cli("config", "view")
+    assert (code, out) == (0, "")
+    assert err == (f"groupctl: no config file at {cfg} (create it with `groupctl config "
+                   "set-context NAME -b HOST:PORT`; $GROUPCTL_CONFIG names another)\n")
+    assert not cfg.exists()

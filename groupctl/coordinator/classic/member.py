@@ -419,8 +419,10 @@ class ClassicMember(BaseMember):
         self._move(S.AWAITING_SYNC, f"joined generation {gen} {how}", now_ms)
 
     def _assign_now(self, now_ms: int) -> None:
+        assign, pending = self._assign, self.pending_assignment
+        assert assign is not None and pending is not None  # called once both are set
         try:
-            result = self._assign(self.pending_assignment)
+            result = assign(pending)
         except Exception as exc:  # unknown assignor, or the assignor failed
             self.assignment_failed(describe_exception(exc), now_ms, error=exc)
             return

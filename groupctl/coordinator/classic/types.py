@@ -45,7 +45,7 @@ REACTIONS: dict[int, Reaction] = {
 
 FIND_REACTIONS = find_reactions(REACTIONS)   # a FindCoordinator error: retry or give up
 
-FATAL_HINTS = {
+FATAL_HINTS: dict[int, str] = {
     ErrorCode.FENCED_INSTANCE_ID: "another member joined with the same group.instance.id",
     ErrorCode.INCONSISTENT_GROUP_PROTOCOL: "the group uses another protocol type, or no "
                                            "protocol in common",

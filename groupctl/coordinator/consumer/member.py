@@ -85,7 +85,7 @@ class ConsumerMember(BaseMember):
         self.group_instance_id = group_instance_id
         self.rebalance_timeout_ms = rebalance_timeout_ms
         self.request_timeout_ms = request_timeout_ms
-        self.leader_id = None              # the broker assigns: no leader
+        self.leader_id: str | None = None  # the broker assigns: no leader
         self.protocol_name = server_assignor
         self.pending_assignment = None     # no client-side assignment, ever
         self.owned: rc.Owned = {}
@@ -213,6 +213,7 @@ class ConsumerMember(BaseMember):
     def _heartbeat_at(self) -> int:
         if self._sm.state is S.ACKNOWLEDGING or self.member_epoch == JOIN_EPOCH:
             return 0   # join, and acknowledge, at once
+        assert self._next_heartbeat_ms is not None  # set when the membership began
         return self._next_heartbeat_ms
 
     def _send_heartbeat(self, body: dict, now_ms: int):
@@ -241,7 +242,7 @@ class ConsumerMember(BaseMember):
                 "subscribed_topic_regex": None, "server_assignor": None,
                 "topic_partitions": None}
         for name, value in fields.items():
-            if full or self._sent.get(name) != value:
+            if full or (self._sent or {}).get(name) != value:
                 body[name] = value
         if self._sm.state is S.ACKNOWLEDGING:   # the acknowledgement, even of no change
             body["topic_partitions"] = fields["topic_partitions"]

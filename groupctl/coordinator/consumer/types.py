@@ -61,7 +61,7 @@ REACTIONS: dict[int, Reaction] = {
 
 FIND_REACTIONS = find_reactions(REACTIONS)   # a FindCoordinator error: retry or give up
 
-FATAL_HINTS = {
+FATAL_HINTS: dict[int, str] = {
     ErrorCode.UNRELEASED_INSTANCE_ID: "another member still holds this group.instance.id "
                                       "(--instance-id); try again once it has left or its "
                                       "session has expired",
