@@ -27,8 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..events import (AssignmentChanged, Event, MemberJoined, MemberLeft, partition_changes,
-                      tp_list)
+from ..events import (AssignmentChanged, Event, EventKind, MemberJoined, MemberLeft,
+                      partition_changes, tp_list)
 from .model import GroupDescription, Member, partition_map
 
 Partitions = dict[str, frozenset[int]]
@@ -38,7 +38,7 @@ Partitions = dict[str, frozenset[int]]
 class Converging(AssignmentChanged):
     """A consumer-group member's assignment as a snapshot showed it (§4 `assignment`, with
     `generation` the group epoch) plus its target and, once there, its reconciliation time."""
-    KIND: ClassVar[str] = "assignment"
+    KIND: ClassVar[str] = EventKind.ASSIGNMENT
     target: list[dict] | None = None
     reconciled_ms: int | None = None
 

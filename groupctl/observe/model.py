@@ -7,6 +7,7 @@ client-facing half lives in observe/describe.py.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import TYPE_CHECKING
 
 from ..protocol.consumer import decode_assignment, decode_subscription
@@ -23,7 +24,29 @@ CLASSIC = "classic"
 CONSUMER = "consumer"
 SHARE = "share"
 STREAMS = "streams"
-REBALANCING_STATES = {"PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling"}
+
+
+class GroupState(str, Enum):
+    """The coordinator's group states over every type (Kafka's ClassicGroupState,
+    ConsumerGroupState, ShareGroupState, StreamsGroupState); Dead also stands for a group
+    that does not exist. str-valued: compares and serialises as the broker's name."""
+    EMPTY = "Empty"
+    PREPARING_REBALANCE = "PreparingRebalance"
+    COMPLETING_REBALANCE = "CompletingRebalance"
+    ASSIGNING = "Assigning"
+    RECONCILING = "Reconciling"
+    NOT_READY = "NotReady"
+    STABLE = "Stable"
+    DEAD = "Dead"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+REBALANCING_STATES = frozenset({GroupState.PREPARING_REBALANCE, GroupState.COMPLETING_REBALANCE,
+                                GroupState.ASSIGNING, GroupState.RECONCILING})
+DEAD = GroupState.DEAD
+SETTLED_STATES = frozenset({GroupState.STABLE, GroupState.EMPTY})
 
 
 def java_string_hash(text: str) -> int:

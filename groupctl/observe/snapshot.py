@@ -1,8 +1,9 @@
-"""One group's current state in the read model (model.GroupDescription), cheaply, for
-commands that poll: `wait`, `force-rebalance` while it watches the group settle, `watch`
-(many groups: observe.describe.describe_groups(offsets=False) directly), and
-(`describe_group`) the classic snapshot the probe takes before it joins and after each
-generation, to feed the RebalanceStory (story.py).
+"""One group's current state in the read model (model.GroupDescription), cheaply, in one
+look: the group before a steering command changes it, and (`describe_group`) the classic
+snapshot the probe takes before it joins and after each generation, to feed the
+RebalanceStory (story.py). Commands that follow a group over time take their looks from
+the one describe source instead (source.py: watch, wait, force-rebalance's waits, the
+KIP-848 probe).
 
     desc = await group_snapshot(cluster, "g")                  # None: the group does not exist
     desc = await group_snapshot(cluster, "g", offsets=True)    # + committed / log-end / lag

@@ -23,6 +23,7 @@ import contextlib
 from collections import deque
 from dataclasses import dataclass, field
 
+from ..observe.reducer import GroupStatus
 from ..protocol.errors import ErrorCode
 from .output import NdjsonWriter
 
@@ -57,6 +58,13 @@ def plain_line(e: dict) -> str:
     if kind == "state":
         text = f"group state {e.get('previous') or '-'} -> {e['state']}" + (
             f" (probe {e['member_state']})" if e.get("member_state") else "")
+    elif kind == "snapshot":
+        number = (f"epochs {_show(e.get('group_epoch'))}/{_show(e.get('assignment_epoch'))}"
+                  if e.get("group_epoch") is not None else f"generation {_show(e.get('generation'))}")
+        members = e.get("members") or []
+        text = (f"snapshot: state {_show(e.get('state'))} type {_show(e.get('type'))} {number} "
+                f"protocol {_show(e.get('protocol'))} members {len(members)}"
+                + "".join(f"; {m['member_id']}: {_tps(m.get('assignment'))}" for m in members))
     elif kind == "epoch":
         text = f"group epoch {e.get('group_epoch')} assignment epoch {e.get('assignment_epoch')}"
     elif kind == "type_changed":
@@ -96,99 +104,67 @@ def plain_line(e: dict) -> str:
 
 @dataclass
 class WatchModel:
-    """What the live view shows, folded from the events."""
+    """What the live view shows: the group's state as the one reducer folds it
+    (observe/reducer.py GroupStatus), plus what only the view keeps: the probe's own
+    assignment diffs and the errors it met."""
 
-    group: str | None = None
-    generation: int | None = None
-    protocol: str | None = None
-    leader: str | None = None
-    member_id: str | None = None
-    state: str | None = None
-    member_state: str | None = None
-    members: dict[str, list | None] = field(default_factory=dict)
+    status: GroupStatus = field(default_factory=lambda: GroupStatus(None))
     diffs: deque = field(default_factory=lambda: deque(maxlen=6))
     errors: deque = field(default_factory=lambda: deque(maxlen=6))
-    timeline: deque = field(default_factory=lambda: deque(maxlen=10))
-    epochs: tuple | None = None                             # KIP-848 groups: (group, assignment)
-    member_epoch: int | None = None                         # a KIP-848 probe's own
-    last_rebalance: str | None = None                       # its end, ISO
-    gains: dict[str, tuple] = field(default_factory=dict)   # member -> (added, revoked)
-    targets: dict[str, list | None] = field(default_factory=dict)  # KIP-848: member -> target
-    reconciled: dict[str, int | None] = field(default_factory=dict)  # member -> last time, ms
-    type: str | None = None                                 # after a type_changed event
-    tasks: dict[str, dict] = field(default_factory=dict)    # streams: member -> its tasks
+
+    group = property(lambda self: self.status.group)
+    generation = property(lambda self: self.status.generation)
+    protocol = property(lambda self: self.status.protocol)
+    leader = property(lambda self: self.status.leader)
+    member_id = property(lambda self: self.status.probe_member)
+    state = property(lambda self: self.status.state)
+    member_state = property(lambda self: self.status.member_state)
+    epochs = property(lambda self: self.status.epochs)
+    member_epoch = property(lambda self: self.status.member_epoch)
+    type = property(lambda self: self.status.type)
+    timeline = property(lambda self: self.status.timeline)
+    group_epoch = property(lambda self: self.status.group_epoch)
+    assignment_epoch = property(lambda self: self.status.assignment_epoch)
 
     @property
-    def group_epoch(self) -> int | None:
-        return None if self.epochs is None else self.epochs[0]
+    def last_rebalance(self) -> str | None:   # its end, ISO
+        return (self.status.last_rebalance or {}).get("ended")
 
     @property
-    def assignment_epoch(self) -> int | None:
-        return None if self.epochs is None else self.epochs[1]
+    def members(self) -> dict[str, list | None]:
+        return {mid: m.assignment for mid, m in self.status.members.items()}
+
+    @property
+    def gains(self) -> dict[str, tuple]:   # member -> (added, revoked)
+        return {mid: (m.gained, m.lost) for mid, m in self.status.members.items()}
+
+    @property
+    def targets(self) -> dict[str, list | None]:   # KIP-848: member -> target
+        return {mid: m.target for mid, m in self.status.members.items() if m.has_target}
+
+    @property
+    def reconciled(self) -> dict[str, int]:   # member -> last time, ms
+        return {mid: m.reconciled_ms for mid, m in self.status.members.items()
+                if m.reconciled_ms is not None}
+
+    @property
+    def tasks(self) -> dict[str, dict]:   # streams: member -> its tasks
+        return {mid: m.tasks for mid, m in self.status.members.items() if m.tasks is not None}
 
     def apply(self, e: dict) -> None:
-        self.group = e.get("group")
+        self.status.group = e.get("group")
+        self.status.apply(e)
         kind = e["event"]
-        if kind == "state":
-            self.state, self.member_state = e["state"], e.get("member_state")
-        elif kind == "epoch":
-            self.epochs = (e.get("group_epoch"), e.get("assignment_epoch"))
-        elif kind == "type_changed":
-            self.type = e.get("type")
-            if self.type == "classic":   # generations again, no epochs
-                self.epochs = None
-        elif kind == "member_joined":
-            self.members.setdefault(e["member_id"], None)
-        elif kind == "member_left":
-            for table in (self.members, self.gains, self.targets, self.reconciled,
-                          self.tasks):
-                table.pop(e["member_id"], None)
-        elif kind == "generation":
-            self.generation, self.protocol, self.leader = e["generation"], e.get("protocol"), e.get("leader")
-        elif kind == "probe":
-            self.member_id = e.get("member_id") or self.member_id
-            if e["action"] in ("left", "fenced", "failed"):
-                self.member_state = e["action"].upper()
+        if kind == "probe":
             routine = any(r in (e.get("error") or "") for r in ROUTINE_ERRORS)
             if e["action"] in ("heartbeat_error", "rejoining", "fenced", "failed") and e.get("error") \
                     and not routine:
                 self.errors.append(f"{e['ts'][11:23]} {e['action']}: {e['error']}")
         elif kind == "error" and e.get("name") not in ROUTINE_ERRORS:
             self.errors.append(f"{e['ts'][11:23]} {e['api']}: {e['name']} ({e['code']})")
-        elif kind == "rebalance":
-            self.members = dict(e.get("assignments") or {m: None for m in e.get("members_after") or []})
-            self.generation = e.get("to_generation") if self.epochs is None else self.generation
-            self.last_rebalance = e.get("ended")
-            self.timeline.append(e)
-            if e.get("tasks") is not None:
-                self.tasks = dict(e["tasks"])
-        elif kind == "assignment":
-            self._assignment(e)
-        if kind == "probe" and "member_epoch" in e:   # a KIP-848 probe: its own state
-            self.member_epoch = e.get("member_epoch")
-            self.member_state = _EPOCH_MEMBER_STATES.get(e["action"], self.member_state)
-
-
-    def _assignment(self, e: dict) -> None:
-        """A member's assignment: the group's story (passive, or the probe's view of the
-        others; KIP-848: every member, with its target) fills the members table; the
-        probe's own member's event (source probe, its own id, no target) its own pane."""
-        mid = e.get("member_id")
-        own = e.get("source") != "describe" and "target" not in e and (
-            mid is None or mid == self.member_id)
-        if own:
-            self.diffs.append(e)
-            return
-        if mid is None:  # another member's event names it; nothing to show it under
-            return
-        self.members[mid] = e.get("assigned")
-        self.gains[mid] = (e.get("added"), e.get("revoked"))
-        if e.get("tasks") is not None:   # streams: the member's tasks
-            self.tasks[mid] = e["tasks"]
-        if "target" in e:
-            self.targets[mid] = e.get("target")
-            if e.get("reconciled_ms") is not None:
-                self.reconciled[mid] = e["reconciled_ms"]
+        elif kind == "assignment" and "target" not in e and (
+                e.get("member_id") is None or e.get("member_id") == self.member_id):
+            self.diffs.append(e)   # the probe's own member's, told first-hand
 
     def reconciliation(self, mid: str) -> str:
         """The members table's reconciliation column."""
@@ -201,10 +177,6 @@ class WatchModel:
 
 def _tp_set(items) -> set:
     return {(i["topic"], p) for i in items or () for p in i["partitions"]}
-
-
-_EPOCH_MEMBER_STATES = {"joined": "JOINING", "acknowledged": "STABLE", "rejoining": "JOINING",
-                        "fenced": "FENCED", "left": "LEFT", "failed": "FAILED"}
 
 
 def _since(iso: str | None, now: float | None) -> str:

@@ -94,12 +94,14 @@ def group(epoch: int, *, state: str = "Stable", assignment_epoch: int | None = N
 
 
 def snapshots(*descs):
-    """A snapshot() that returns `descs` in turn, then the last one forever."""
+    """The group's looks: `descs` in turn, then the last one forever."""
     queue = list(descs)
 
-    async def snapshot():
-        return queue.pop(0) if len(queue) > 1 else queue[0]
-    return snapshot
+    async def looks():
+        while True:
+            yield queue.pop(0) if len(queue) > 1 else queue[0]
+            await asyncio.sleep(0.02)
+    return looks()
 
 
 class Run:
@@ -276,8 +278,9 @@ def test_a_snapshot_error_after_the_leave_does_not_leave_twice():
 
     async def broken():
         raise KafkaError("ConsumerGroupDescribe", ErrorCode.COORDINATOR_NOT_AVAILABLE)
+        yield
     with pytest.raises(KafkaError):
-        run(r(broken))
+        run(r(broken()))
     assert r.links.heartbeats() == [0, -1]
 
 

@@ -163,7 +163,8 @@ def test_join_once_flow_and_leave():
     assert {e["v"] for e in events} == {1} and {e["group"] for e in events} == {G}
     assert {e["cluster"] for e in events} == {"fake-cluster"}
     kinds = [e["event"] for e in events]
-    assert kinds[:3] == ["state", "probe", "generation"]
+    # the group as described before the join, told in full first (issue 23's snapshot)
+    assert kinds[:4] == ["snapshot", "state", "probe", "generation"]
     assert events[-1]["event"] == "probe" and events[-1]["action"] == "left"
 
 

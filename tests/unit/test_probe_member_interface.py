@@ -181,11 +181,12 @@ def test_the_driver_drives_a_member_of_another_protocol():
         {"topic": "t", "partitions": [0, 1]}]
     assert result.coordinator == {"id": 1, "host": "127.0.0.1", "port": 9092}
     kinds = [(e["event"], e.get("action") or e.get("state")) for e in events]
-    assert kinds == [("state", "Reconciling"), ("probe", "joined"), ("state", "Stable"),
+    assert kinds == [("snapshot", "Empty"),      # the group before the join, in full
+                     ("state", "Reconciling"), ("probe", "joined"), ("state", "Stable"),
                      ("rebalance", None), ("probe", "left")]
     assert {e["ts"] for e in events} == {"2023-11-14T22:13:20.000Z"}  # the injected clock
-    assert events[3]["to_generation"] == 7
-    assert events[3]["members_after"] is None   # the describe showed no Stable group
+    assert events[4]["to_generation"] == 7
+    assert events[4]["members_after"] is None   # the describe showed no Stable group
 
 
 def test_join_and_control_routes_use_separate_connections():

@@ -116,13 +116,11 @@ class Probe:
 
     async def _start(self) -> None:
         described = await self._describe_first() if self.settings.describe_first else None
-        self.view.before_join(described)
         self.member = self._new_member(self.settings, described)
         if isinstance(self.member, ClientSideAssignment):
             self._assigner = self.member
         self._epochs = self._assigner is None
-        if self._epochs:
-            self.view.follow_epochs(described)
+        self.view.before_join(described, epochs=self._epochs)
         self.driver = MemberDriver(self.cluster, self.member, links=self._links,
                                    clock=self.clock, step=self._step,
                                    on_events=self._member_events,
@@ -220,17 +218,25 @@ class Probe:
             return exc
 
     async def _poll_epochs(self) -> None:
-        while True:
-            group = await self._snapshot()
-            self._driving.post(functools.partial(self._polled, group))
-            interval = getattr(self.member, "heartbeat_interval_ms", None) or 1000
-            await asyncio.sleep(interval / 1000)
+        """The group's observations from the one describe source (ConsumerGroupDescribe
+        only, at the member's heartbeat interval, with back-off when nothing answers)."""
+        from ...observe.source import DescribePoller
 
-    def _polled(self, group) -> None:
-        if not isinstance(group, BaseException) and group is not None:
-            self.view.observed(group)
-            for event in self.view.poll_events():
-                self._publish(event)
+        def interval() -> float:
+            return (getattr(self.member, "heartbeat_interval_ms", None) or 1000) / 1000
+
+        group = self.settings.group
+        poller = DescribePoller(self.cluster, [group], types={group: "consumer"},
+                                interval=interval(), label="probe", clock=self.clock.wall)
+        async for observation in poller.observations():
+            self._driving.post(functools.partial(self._polled, observation))
+            poller.interval = interval()
+
+    def _polled(self, observation) -> None:
+        """An observation of the group (observe/source.py) while following a KIP-848 group."""
+        self.view.observed(observation)
+        for event in self.view.poll_events():
+            self._publish(event)
 
     # ---- events ----------------------------------------------------------------------
     def _member_events(self, events: list[Event]) -> None:

@@ -175,24 +175,15 @@ async def describe_for_join(cluster: ClusterLike, group: str) -> "GroupDescripti
 
 
 async def epoch_snapshot(cluster: ClusterLike, group: str) -> "GroupDescription | None":
-    """One ConsumerGroupDescribe of a KIP-848 group (None: not such a group); what the
-    probe polls while it is a member of one. Error codes other than "not found" raise."""
-    from ...client.errors import kafka_error
+    """The group as ConsumerGroupDescribe shows it, through the one describe path (None:
+    not a consumer group). Failures other than "not found" raise."""
     from ...observe import model
-    from ...protocol.messages import CONSUMER_GROUP_DESCRIBE
+    from ...observe.listing import GroupListing
+    from ...observe.snapshot import group_snapshot
 
-    resp = await cluster.send_to_coordinator(group, CONSUMER_GROUP_DESCRIBE, {
-        "group_ids": [group], "include_authorized_operations": False})
-    for entry in resp.get("groups") or ():
-        if entry.get("group_id") != group:
-            continue
-        code = entry.get("error_code", ErrorCode.NONE)
-        if code == ErrorCode.GROUP_ID_NOT_FOUND:
-            return None
-        if code != ErrorCode.NONE:
-            raise kafka_error(CONSUMER_GROUP_DESCRIBE.name, code, f"group {group!r}")
-        return model.consumer_group(entry)
-    return None
+    desc = await group_snapshot(cluster, group, listing=GroupListing(group, None, model.CONSUMER,
+                                                                     None))
+    return desc if desc is None or desc.type == model.CONSUMER else None
 
 
 def _consumer_member(settings: ProbeSettings) -> "GroupMember":

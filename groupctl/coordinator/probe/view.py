@@ -3,7 +3,8 @@ own events. The story itself (state changes, members joined and left, rebalance 
 is told by observe/story.py, the same code the passive watcher feeds.
 
 The sans-IO member emits `probe`, `generation`, `assignment` and `error` events itself.
-This view feeds the RebalanceStory:
+This view turns what its member does into observations (observe/observations.py) and
+feeds them to the RebalanceStory (its only entry, `feed`):
 
 - the group state the member's own state implies (JOINING -> PreparingRebalance, ASSIGNING /
   AWAITING_SYNC -> CompletingRebalance, STABLE -> Stable), with the member state in the
@@ -22,50 +23,51 @@ error that sent it back to joining); `ended` when it synced. Both from the injec
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Callable
 
-from ...events import AssignmentChanged, Event, GenerationStarted, ProbeAction, tp_list
+from ...events import Event, EventKind, GenerationStarted, ProbeAction, Source, tp_list
+from ...observe import observations as obs
 from ...observe.model import GroupDescription, Member, TopicPartitions
 from ...observe.story import RebalanceStory
 
-
-@dataclass(frozen=True)
-class _Pending:
-    generation: int
-    started: float | None
-    ended: float
-    reason: str
-    leader_members: GroupDescription | None = None
-    own_id: str | None = None
+PROBE = Source.PROBE.value
 
 
 class GroupView:
     def __init__(self, group: str, *, clock: Callable[[], float] = time.time):
         self.group = group
-        self.story = RebalanceStory(group, clock=clock, report_generations=False,
-                                    report_assignments=True)
+        self._clock = clock
+        # a classic member tells its own generations (and its own assignment)
+        self._story = RebalanceStory(group, clock=clock,
+                                     told_elsewhere={EventKind.GENERATION})
         self.stable_generation: int | None = None
         self.leader_members: list[dict] | None = None          # decoded subscriptions
         self.own_assignment: dict[str, list[int]] = {}
         self.leader_assignment: dict[str, dict[str, list[int]]] | None = None
         self._leader_pending = None
-        self._pending: _Pending | None = None
         self._events: list[Event] = []
         self._held: GenerationStarted | None = None   # a follower's, until its describe
+        self._noticed_join = False
 
-    @property
-    def members(self):
-        return self.story.members
+    def feed(self, o: obs.Observation) -> None:
+        self._events += self._story.feed(o)
 
     # ---- inputs ------------------------------------------------------------------------
-    def before_join(self, described: GroupDescription | None) -> None:
-        """The group before the probe joined (its description, when taken)."""
-        self.story.baseline(described)
+    def before_join(self, described: GroupDescription | None, *, epochs: bool = False) -> None:
+        """The group before the probe joined (its description, when taken). `epochs`: the
+        probe's member is broker-assigned (KIP-848): the story is told from the group's
+        snapshots (`observed`), as the passive watcher tells it, with epochs and every
+        member's assignment as it converges (current vs target, reconciliation time),
+        starting from the group as described before joining."""
+        if epochs:
+            self._story = RebalanceStory(self.group, clock=self._clock)
+        self.feed(obs.BeforeJoin(self.group, self._clock(), PROBE, described))
 
     def note_member_event(self, event: Event) -> None:
         if isinstance(event, ProbeAction) and event.action == "rejoining":
-            self.story.note_reason(event.reason or event.error)
+            self.feed(obs.RebalanceNoticed(self.group, self._clock(), PROBE,
+                                           event.reason or event.error))
 
     def member_event(self, event: Event) -> list[Event]:
         """The member's own event as published: a follower's `generation` (its JoinGroup
@@ -86,8 +88,8 @@ class GroupView:
     def poll_state(self, member) -> list[Event]:
         if self._held is not None and member.generation != self._held.generation:
             self._events += self._release(None)   # never described: told without members
-        self._events += self.story.state(member.implied_group_state(),
-                                         member_state=member.state.name)
+        self.feed(obs.MemberState(self.group, self._clock(), PROBE,
+                                  member.implied_group_state(), member.state.name))
         return self.poll_events()
 
     def leader_joined(self, pending) -> None:
@@ -116,45 +118,23 @@ class GroupView:
         else:
             self.leader_members = None
             self.leader_assignment = None
-        self._pending = _Pending(gen, self.story.round_started, now,
-                                 self.story.reason or "probe joined", leader_view,
-                                 member.member_id or None)
-        self.story.reason = None
+        self.feed(obs.MemberSynced(self.group, now, PROBE, gen, member.member_id or None,
+                                   leader_view, reason_if_unnoticed="probe joined"))
 
     def described(self, generation: int, described: GroupDescription | None) -> None:
         """The describe taken for `generation` (None: failed, or raced with a rebalance)."""
-        p = self._pending
-        if p is None or p.generation != generation:
-            self._events += self._release(generation)
+        told = self._story.feed(obs.GenerationDescribed(self.group, self._clock(), PROBE,
+                                                        generation, described))
+        rebalance = [e for e in told if e.KIND == EventKind.REBALANCE]
+        if not rebalance:
+            self._events += self._release(generation) + told
             return
-        after = described if described is not None else p.leader_members
-        self._events += self._release(generation, None if after is None else
-                                      sorted(m.member_id for m in after.members))
-        if described is not None and p.leader_members is not None:
-            exact = {m.member_id: m.assignment for m in p.leader_members.members}
-            after = replace(described, members=[  # the leader's view of assignments is exact
-                replace(m, assignment=exact[m.member_id]) if m.member_id in exact else m
-                for m in described.members])
-        started = p.started if p.started is not None else p.ended
-        self._events += [e for e in self.story.settled(after, generation=generation,
-                                                       started=started, ended=p.ended,
-                                                       reason=p.reason)
-                         if not (isinstance(e, AssignmentChanged) and e.member_id == p.own_id)]
-        self._pending = None
+        self._events += self._release(generation, getattr(rebalance[0], "members_after", None)) + told
 
     # ---- KIP-848 groups: told from ConsumerGroupDescribe snapshots ----------------------
-    def follow_epochs(self, described: GroupDescription | None) -> None:
-        """The probe's member is broker-assigned (KIP-848): the story is told from the
-        group's snapshots (`observed`), as the passive watcher tells it, with epochs and
-        every member's assignment as it converges (current vs target, reconciliation time),
-        starting from the group as described before joining."""
-        self.story.report_generations = True
-        if described is not None and described.group_epoch is not None:
-            self.story.generation = described.group_epoch
-
-    def observed(self, described: GroupDescription, at: float | None = None) -> None:
-        """One snapshot of a KIP-848 group (see follow_epochs)."""
-        self._events += self.story.observe(described, at=at)
+    def observed(self, o: obs.Observation) -> None:
+        """One observation of a KIP-848 group from the probe's source (see before_join)."""
+        self.feed(o)
 
     # ---- outputs -----------------------------------------------------------------------
     def poll_events(self) -> list[Event]:

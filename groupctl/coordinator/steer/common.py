@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Awaitable, Callable
+from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...observe.model import GroupDescription
@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # pragma: no cover
 STABLE_POLL_S = 0.02     # snapshots until Stable again
 LEAVE_BUDGET_S = 5.0     # the LeaveGroup on the way out, also after the deadline
 
-Snapshot = Callable[[], Awaitable["GroupDescription | None"]]  # None: the group is gone
+Snapshot = AsyncIterator["GroupDescription | None"]   # the group's looks (observe.source.looks); None: gone
 Phase = Callable[[str, dict], "Awaitable[None] | None"]
 
 

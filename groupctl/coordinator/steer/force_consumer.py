@@ -27,7 +27,6 @@ client chooses its member id, KIP-1082).
 """
 from __future__ import annotations
 
-import asyncio
 import uuid
 from typing import Callable
 
@@ -37,7 +36,7 @@ from ...errors import DeadlineError, UnreachableError
 from ..driver.member_driver import MemberDriver
 from ..members.consumer import ConsumerMember
 from .common import (
-    LEAVE_BUDGET_S, STABLE_POLL_S, Phase, Seen, Snapshot, announce, last_seen,
+    LEAVE_BUDGET_S, Phase, Seen, Snapshot, announce, last_seen,
 )
 from .force_report import Report, consumer_report
 
@@ -107,14 +106,13 @@ def _unanswered(driver: MemberDriver) -> str:
 async def _until_settled(snapshot: Snapshot, d, seen: Seen, before):
     """The group once it is Stable with its assignment epoch caught up with a group epoch
     past the one before (the assignor ran and every member reconciled)."""
-    while True:
-        desc = await snapshot()
+    async for desc in snapshot:
         seen.note(desc)
         if desc is not None and desc.state in ("Stable", "Empty") \
                 and desc.group_epoch is not None and desc.group_epoch > (before.group_epoch or 0) \
                 and desc.assignment_epoch == desc.group_epoch:
             return desc
         if d.expired:
-            raise DeadlineError(f"the group was not Stable again within the timeout; last "
-                                f"seen: {last_seen(seen)}")
-        await asyncio.sleep(min(STABLE_POLL_S, d.remaining()))
+            break
+    raise DeadlineError(f"the group was not Stable again within the timeout; last "
+                        f"seen: {last_seen(seen)}")

@@ -4,8 +4,9 @@ wait until it is Stable again, and report what changed.
     report = await force_rebalance(cluster, before, reason, snapshot=..., deadline=d)
 
 `before` is the group as describe showed it (observe.model.GroupDescription, or anything
-with the same attributes); `snapshot()` returns the group now (None when it is gone). The
-driver does not import observe: the CLI hands it both.
+with the same attributes); `snapshot` is an async iterator of the group's looks as they
+come (None when it is gone): observe.source.looks over the one describe source, asking
+only the group's own type's describe API. The CLI hands it both.
 
 Classic groups: force_classic.ClassicTrigger, a member on the one driver
 (driver/member_driver.py) with two dedicated connections to the coordinator (the JoinGroup
@@ -18,7 +19,6 @@ lands there too).
 """
 from __future__ import annotations
 
-import asyncio
 from typing import Callable
 
 from ...clock import SYSTEM_CLOCK, Clock
@@ -26,7 +26,7 @@ from ...errors import DeadlineError, KafkaError
 from ...protocol.errors import ErrorCode
 from ..driver.member_driver import MemberDriver
 from .common import (
-    LEAVE_BUDGET_S, STABLE_POLL_S, Phase, Seen, Snapshot, announce, dedup, last_seen,
+    LEAVE_BUDGET_S, Phase, Seen, Snapshot, announce, dedup, last_seen,
 )
 from .force_classic import ClassicTrigger, Protocol, TriggerState
 from .force_consumer import force_consumer
@@ -138,19 +138,14 @@ async def _until_stable(before, snapshot: Snapshot, d, seen: Seen, clock: Clock,
 
 
 async def _poll(snapshot: Snapshot, d, seen: Seen, done, what: str):
-    while True:
-        try:
-            desc = await snapshot()
-        except DeadlineError:
-            desc = seen.last
-        else:
-            seen.note(desc)
+    async for desc in snapshot:
+        seen.note(desc)
         if desc is not None and done(desc):
             return desc
         if d.expired:
-            raise DeadlineError(f"the group was not {what} within the timeout; last seen: "
-                                f"{last_seen(seen)}")
-        await asyncio.sleep(min(STABLE_POLL_S, d.remaining()))
+            break
+    raise DeadlineError(f"the group was not {what} within the timeout; last seen: "
+                        f"{last_seen(seen)}")
 
 
 def _unassigned(before, after) -> bool:
