@@ -10,6 +10,9 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
+from .notation import partitions_text, ranges  # noqa: F401 (ranges: group_types's)
+from .notation import show as _show
+
 STATE_STYLES = {"Stable": "green", "Empty": "yellow", "Dead": "red",
                 "PreparingRebalance": "magenta", "CompletingRebalance": "magenta",
                 "Assigning": "magenta", "Reconciling": "magenta"}
@@ -22,10 +25,6 @@ def _unwrapped(console) -> None:
         console.width = UNWRAPPED_WIDTH
 
 
-def _show(value) -> str:
-    return "-" if value is None or value == "" else str(value)
-
-
 def _state(state: str | None) -> Text:
     return Text(_show(state), style=STATE_STYLES.get(state or "", ""))
 
@@ -36,28 +35,6 @@ def _table(*columns: str, right: tuple[str, ...] = ()) -> Table:
         table.add_column(col, justify="right" if col in right else "left",
                          overflow="fold")
     return table
-
-
-def partitions_text(assignment: list[dict] | None) -> str:
-    """`orders:0-2,5 payments:1` — compact ranges per topic; `-` unknown, `(none)` empty."""
-    if assignment is None:
-        return "-"
-    return " ".join(f"{tp['topic']}:{ranges(tp['partitions'])}" for tp in assignment) or "(none)"
-
-
-def ranges(parts: list[int]) -> str:
-    """[0, 1, 2, 5] -> '0-2,5'."""
-    out, start, prev = [], None, None
-    for p in sorted(parts):
-        if start is not None and p == prev + 1:
-            prev = p
-            continue
-        if start is not None:
-            out.append(f"{start}" if start == prev else f"{start}-{prev}")
-        start = prev = p
-    if start is not None:
-        out.append(f"{start}" if start == prev else f"{start}-{prev}")
-    return ",".join(out)
 
 
 # ---- list ----------------------------------------------------------------------------------
