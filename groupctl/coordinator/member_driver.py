@@ -43,13 +43,15 @@ from .member import GroupMember, Outgoing
 async def leaving_on_exit(done_reason: str, leave: Callable[[str], Awaitable[None]]
                           ) -> AsyncIterator[None]:
     """Run the block, then `await leave(why)` however it ended; `why` is the leave's reason:
-    `done_reason`, "interrupted (signal)" (Ctrl-C / SIGTERM cancel the task) or
-    "error: ...". The probe and the member driver both leave this way."""
+    `done_reason`, "interrupted (signal)" (Ctrl-C / SIGTERM cancel the task; a
+    cancellation with a message gives that instead) or "error: ...". The probe and the
+    member driver both leave this way."""
     why = done_reason
     try:
         yield
-    except asyncio.CancelledError:
-        why = "interrupted (signal)"
+    except asyncio.CancelledError as exc:   # the canceller may say why (cli.live: no reader)
+        why = exc.args[0] if exc.args and isinstance(exc.args[0], str) and exc.args[0] \
+            else "interrupted (signal)"
         raise
     except BaseException as exc:
         why = f"error: {exc}"

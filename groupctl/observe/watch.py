@@ -191,7 +191,8 @@ class Watcher:
                                cluster=getattr(self.cluster, "cluster_id", None)))
         limit = self.settings.max_rebalances
         if limit is not None and summary.rebalances > limit:
-            raise ConditionViolated(f"group {group!r} rebalanced {summary.rebalances} times "
+            times = "time" if summary.rebalances == 1 else "times"
+            raise ConditionViolated(f"group {group!r} rebalanced {summary.rebalances} {times} "
                                     f"(--max-rebalances {limit})")
 
     # ---- faults ----------------------------------------------------------------------
