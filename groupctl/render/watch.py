@@ -197,9 +197,15 @@ def timeline_row(r: dict) -> list[str]:
     members = r.get("members_after")
     ended = r.get("ended")
     return [show(r.get("from_generation")), show(r.get("to_generation")),
-            show(ended[11:23] if ended else None), show(r.get("duration_ms")),
+            show(ended[11:23] if ended else None), _took(r),
             show(None if members is None else len(members)), show(r.get("moved_partitions")),
             clip(r.get("reason"), REASON_WIDTH)]
+
+
+def _took(r: dict) -> str:
+    """A rebalance's ms; `≥N` when it was under way at the first look (a lower bound)."""
+    ms = show(r.get("duration_ms"))
+    return f"≥{ms}" if r.get("duration_is_lower_bound") and r.get("duration_ms") is not None else ms
 
 
 def render_model(m: WatchModel, now: float | None = None):

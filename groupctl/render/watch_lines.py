@@ -75,7 +75,9 @@ def _rebalance_line(e, said) -> str:
     else:
         numbers = f"{show(before)} -> {show(after)}"
     members = e.get("members_after")
-    return (f"rebalance {numbers} in {show(e.get('duration_ms'))} ms, members "
+    took = (f"at least {show(e.get('duration_ms'))} ms (under way when first seen)"
+            if e.get("duration_is_lower_bound") else f"{show(e.get('duration_ms'))} ms")
+    return (f"rebalance {numbers} in {took}, members "
             f"{show(None if members is None else len(members))}, "
             f"moved {show(e.get('moved_partitions'))}, reason: {show(e.get('reason'))}")
 
@@ -103,8 +105,10 @@ def _snapshot_line(e, said) -> str:
                    f"protocol {show(e.get('protocol'))}")
     members = e.get("members") or []
     held = "; ".join(f"{m.get('member_id')} {_tps(m.get('assignment'))}" for m in members)
-    return (f"snapshot state {show(e.get('state'))} type {show(e.get('type'))} {numbers} "
-            f"members {len(members)}" + (f": {held}" if held else ""))
+    gap = (f" (after {e['gap_ms']} ms out of contact)" if e.get("gap_ms") is not None
+           else "")
+    return (f"snapshot{gap} state {show(e.get('state'))} type {show(e.get('type'))} "
+            f"{numbers} members {len(members)}" + (f": {held}" if held else ""))
 
 
 _PLAIN = {

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import io
 import os
+from dataclasses import dataclass, field
 
 import pytest
 import yaml
@@ -23,7 +24,6 @@ from groupctl.render.groups import partitions_text as describe_partitions
 from groupctl.render.live import open_sinks, stdout_closed
 from groupctl.render.notation import clip, plural
 from groupctl.render.watch import (
-    WatchModel,
     _LiveSink,
     header_text,
     plain_line,
@@ -36,11 +36,47 @@ from groupctl.render.watch_lines import UNKNOWN_GENERATION, summary_text
 T01 = [{"topic": "orders", "partitions": [0, 1]}]
 
 
+@dataclass
+class Shown:
+    """What render_model / header_text read of a group's model (WatchModel's interface),
+    set directly: how events fill it (the reducer) is not what these tests are about."""
+
+    group: str | None = None
+    type: str | None = None
+    state: str | None = None
+    generation: int | None = None
+    protocol: str | None = None
+    leader: str | None = None
+    epochs: tuple | None = None
+    member_id: str | None = None
+    member_state: str | None = None
+    member_epoch: int | None = None
+    last_rebalance: str | None = None
+    members: dict = field(default_factory=dict)
+    gains: dict = field(default_factory=dict)
+    targets: dict = field(default_factory=dict)
+    tasks: dict = field(default_factory=dict)
+    timeline: list = field(default_factory=list)
+    diffs: list = field(default_factory=list)
+    errors: list = field(default_factory=list)
+
+    @property
+    def group_epoch(self):
+        return None if self.epochs is None else self.epochs[0]
+
+    @property
+    def assignment_epoch(self):
+        return None if self.epochs is None else self.epochs[1]
+
+    def reconciliation(self, mid: str) -> str:
+        return "-"
+
+
 def ev(body: dict, source: str = "describe", at: float = 0.0) -> dict:
     return envelope(body, group="g", cluster=None, source=source, at=at)
 
 
-def screen(model: WatchModel, now: float | None = None) -> str:
+def screen(model, now: float | None = None) -> str:
     console = Console(width=250, record=True, color_system=None)
     console.print(render_model(model, now))
     return console.export_text()
@@ -86,6 +122,15 @@ def test_a_kip848_probe_line_shows_its_member_epoch_not_gen_none():
     assert "gen" not in line and line.endswith("added=(none) revoked=(none) member_epoch=4")
 
 
+def test_a_rebalance_under_way_at_the_first_look_reads_as_a_lower_bound():
+    r = {"event": "rebalance", "from_generation": 4, "to_generation": 5, "started": None,
+         "ended": iso_ts(1.0), "duration_ms": 1000, "members_after": ["a"],
+         "moved_partitions": 0, "reason": "member a joined", "duration_is_lower_bound": True}
+    assert "rebalance 4 -> 5 in at least 1000 ms (under way when first seen)," in plain_line(ev(r))
+    assert timeline_row(r)[3] == "≥1000"
+    assert timeline_row({**r, "duration_is_lower_bound": False})[3] == "1000"
+
+
 def test_an_unknown_classic_generation_is_explained_once_per_stream():
     said: set = set()
     unknown = ev({"event": "rebalance", "from_generation": None, "to_generation": None,
@@ -98,7 +143,7 @@ def test_an_unknown_classic_generation_is_explained_once_per_stream():
 
 
 def test_the_kip848_header_shows_epochs_and_the_server_assignor():
-    m = WatchModel(group="g", state="Stable", protocol="uniform", epochs=(8, 8),
+    m = Shown(group="g", state="Stable", protocol="uniform", epochs=(8, 8),
                    member_id="me", member_epoch=7, members={"me": [], "a": T01})
     head = header_text(m)
     assert head.startswith("group g  group epoch 8  assignment epoch 8  state Stable "
@@ -108,7 +153,7 @@ def test_the_kip848_header_shows_epochs_and_the_server_assignor():
 
 
 def test_the_classic_header_before_anything_is_known_is_dashes():
-    m = WatchModel(group="g", member_id="me")
+    m = Shown(group="g", member_id="me")
     head = header_text(m)
     assert "None" not in head
     assert head == ("group g  generation -  state - (probe -)  members 0  protocol -  "
@@ -116,7 +161,7 @@ def test_the_classic_header_before_anything_is_known_is_dashes():
 
 
 def test_a_passive_view_of_eager_librdkafka_members_says_why_there_is_no_generation():
-    m = WatchModel(group="g", state="Stable", protocol="range", members={"a": T01},
+    m = Shown(group="g", state="Stable", protocol="range", members={"a": T01},
                    last_rebalance=iso_ts(10.0))
     m.timeline.append(ev({"event": "rebalance", "from_generation": None, "to_generation": None,
                           "ended": iso_ts(10.0), "duration_ms": 54, "members_after": ["a"],
@@ -131,7 +176,7 @@ def test_a_passive_view_of_eager_librdkafka_members_says_why_there_is_no_generat
 # ---- one notation, clipped reasons, plurals ---------------------------------------------
 
 def test_the_live_view_writes_partitions_as_describe_does():
-    m = WatchModel(group="g", state="Stable", generation=3, members={"a": T01})
+    m = Shown(group="g", state="Stable", generation=3, members={"a": T01})
     m.gains["a"] = (T01, [])
     assert describe_partitions(T01) == "orders:0-1"
     text = screen(m)
