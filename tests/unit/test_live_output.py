@@ -385,3 +385,13 @@ def test_a_bad_record_path_is_exit_2_before_any_work(tmp_path, command, path):
     err = env.stderr.getvalue()
     assert code == 2, err
     assert err.count("\n") == 1 and err.startswith(f"groupctl: error: --record {path}: ")
+
+
+def test_a_summary_holding_enum_values_is_still_yaml():
+    from enum import Enum
+
+    class State(str, Enum):
+        DEAD = "Dead"
+
+    text = summary_text([{**SUMMARY, "state": State.DEAD}], "yaml")
+    assert list(yaml.safe_load_all(text)) == [{"summary": {**SUMMARY, "state": "Dead"}}]
