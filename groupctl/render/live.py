@@ -44,6 +44,8 @@ def stdout_closed(stream) -> bool:
 
 
 class Sinks:
+    """Called with each event; see the module doc."""
+
     def __init__(self, env, record, view: Callable[[dict], None], live: _LiveSink | None):
         self.env = env
         self.record = record
