@@ -123,8 +123,9 @@ class Watcher:
             self.emit(told)
         limit = self.settings.max_rebalances
         if limit is not None and status.rebalances > limit:
+            times = "time" if status.rebalances == 1 else "times"
             raise ConditionViolated(f"group {group!r} rebalanced {status.rebalances} "
-                                    f"times (--max-rebalances {limit})")
+                                    f"{times} (--max-rebalances {limit})")
 
     def summaries(self) -> list[dict]:
         return [s.summary() for _, s in sorted(self.reducer.groups.items())]

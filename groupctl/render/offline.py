@@ -5,33 +5,8 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-
-def _show(value) -> str:
-    return "-" if value is None or value == "" else str(value)
-
-
-def _ranges(parts: list[int]) -> str:
-    out: list[str] = []
-    start: int | None = None
-    prev = 0  # read only once start is set
-    for p in sorted(parts):
-        if start is None:
-            start = prev = p
-        elif p == prev + 1:
-            prev = p
-        else:
-            out.append(f"{start}" if start == prev else f"{start}-{prev}")
-            start = prev = p
-    if start is not None:
-        out.append(f"{start}" if start == prev else f"{start}-{prev}")
-    return ",".join(out)
-
-
-def _partitions(items: list[dict] | None) -> str:
-    """`orders:0-2,5 payments:1`; "-" when the field is absent, "(none)" when empty."""
-    if items is None:
-        return "-"
-    return " ".join(f"{tp['topic']}:{_ranges(tp['partitions']) or '(none)'}" for tp in items) or "(none)"
+from .notation import partitions_text as _partitions
+from .notation import show as _show
 
 
 def _print(console, renderable) -> None:

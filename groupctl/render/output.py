@@ -7,13 +7,17 @@ from __future__ import annotations
 
 import json
 import sys
+from enum import Enum
 from typing import Any, Callable
 
 
 def to_plain(value: Any) -> Any:
-    """Data ready for json/yaml: bytes become hex, tuples lists, dataclasses dicts."""
+    """Data ready for json/yaml: bytes become hex, enums their values, tuples lists,
+    dataclasses dicts."""
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value).hex()
+    if isinstance(value, Enum):   # e.g. a str-valued state: its value (yaml's safe dumper
+        return value.value        # cannot write the enum itself)
     if isinstance(value, dict):
         return {str(k): to_plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
