@@ -223,3 +223,8 @@ def errors_cmd(
     else:
         entries = [lookup_error(code_or_name)]
     emit(env, [e.to_dict() for e in entries], errors_table)
+
+
+# `decode records` lives with `history` (the coordinator's records); registered with the
+# other decode commands.
+from . import records as _records  # noqa: E402,F401

@@ -1,0 +1,160 @@
+"""The group coordinator's records in `__consumer_offsets`: key and value decoding.
+
+A key is an int16 record type followed by that type's key fields (version 0, never
+flexible); a value is an int16 version followed by the value's fields at that version
+(flexible from the type's first flexible version); a null value is a tombstone. The
+schemas are data (schemas.py, generated from and tested against Kafka's JSON specs).
+
+Never a crash: a record type this Kafka does not know, a value version newer than the
+schema, or bytes that do not parse come back as a CoordinatorRecord with the type and
+version that were readable, the raw bytes, and `error` saying why.
+
+GroupMetadata members' subscription and assignment bytes are decoded with the consumer
+protocol when the group's protocol type is "consumer" (as DumpLogSegments does); the raw
+bytes are kept (hex) for other protocol types or when they do not decode.
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from ..codegen import compile_reader, guarded
+from ..types import DecodeError
+from .schemas import RECORD_TYPES, RecordSchema
+
+OFFSET_COMMIT_TYPES = frozenset({0, 1})   # one record per committed partition: most records
+GROUP_METADATA = 2
+_I16 = struct.Struct(">h").unpack_from
+
+
+@dataclass(slots=True)
+class CoordinatorRecord:
+    offset: int
+    timestamp: int                        # ms, the broker's record timestamp
+    type: int | None                      # None: the key was not even 2 bytes
+    key: dict | None
+    version: int | None                   # the value's version; None for a tombstone
+    value: dict | None                    # None: a tombstone, or not decodable (see error)
+    tombstone: bool
+    raw_key: bytes | None = None          # kept when the key did not decode
+    raw_value: bytes | None = None        # kept when the value did not decode
+    error: str | None = None
+
+    @property
+    def name(self) -> str | None:
+        schema = RECORD_TYPES.get(self.type) if self.type is not None else None
+        return schema.name if schema else None
+
+    @property
+    def group(self) -> str | None:
+        if not self.key:
+            return None
+        return self.key.get("group_id", self.key.get("group"))
+
+    def to_dict(self) -> dict:
+        out = {"offset": self.offset, "timestamp_ms": self.timestamp, "type": self.type,
+               "record": self.name, "key": self.key, "version": self.version,
+               "value": _plain(self.value)}
+        if self.raw_key is not None:
+            out["raw_key"] = self.raw_key.hex()
+        if self.raw_value is not None:
+            out["raw_value"] = self.raw_value.hex()
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+
+def _plain(value):
+    """JSON-ready: bytes as hex (Kafka's JSON has them as base64)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items() if k != "_unknown_tags"} | (
+            {"_unknown_tags": {str(t): b.hex() for t, b in value["_unknown_tags"].items()}}
+            if "_unknown_tags" in value else {})
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).hex()
+    return value
+
+
+def record_type(key: bytes | None) -> int | None:
+    """The record type of a key, without decoding anything else (to skip offset commits)."""
+    if key is None or len(key) < 2:
+        return None
+    return _I16(key, 0)[0]
+
+
+def _read(struct_, version: int, flexible: bool, data: bytes, pos: int) -> dict:
+    out, end = guarded(compile_reader(struct_, version, flexible), data, pos)
+    if end < len(data):
+        out["_trailing"] = data[end:]
+    return out
+
+
+def decode_key(key: bytes | None) -> tuple[int | None, dict | None, str | None]:
+    """(record type, key fields, error)."""
+    rtype = record_type(key)
+    if rtype is None:
+        return None, None, "key shorter than its 2-byte record type" if key is not None else "null key"
+    schema = RECORD_TYPES.get(rtype)
+    if schema is None:
+        return rtype, None, f"unknown record type {rtype}"
+    try:
+        return rtype, _read(schema.key, 0, False, key, 2), None
+    except DecodeError as exc:
+        return rtype, None, f"key: {exc}"
+
+
+def decode_value(schema: RecordSchema, value: bytes) -> tuple[int | None, dict | None, str | None]:
+    """(value version, value fields, error)."""
+    if len(value) < 2:
+        return None, None, "value shorter than its 2-byte version"
+    version = _I16(value, 0)[0]
+    lo, hi = schema.value_versions
+    if not lo <= version <= hi:
+        return version, None, (f"{schema.name} value version {version} is not one this "
+                               f"schema knows ({lo}-{hi})")
+    try:
+        out = _read(schema.value, version, schema.value_flexible(version), value, 2)
+    except DecodeError as exc:
+        return version, None, f"value: {exc}"
+    if schema.type == GROUP_METADATA:
+        _decode_members(out)
+    return version, out, None
+
+
+def decode_record(offset: int, timestamp: int, key: bytes | None,
+                  value: bytes | None) -> CoordinatorRecord:
+    rtype, key_fields, error = decode_key(key)
+    tombstone = value is None
+    rec = CoordinatorRecord(offset, timestamp, rtype, key_fields, None, None, tombstone)
+    if error is not None:
+        rec.raw_key, rec.raw_value, rec.error = key, value, error
+        if rtype is not None and not tombstone and len(value) >= 2:
+            rec.version = _I16(value, 0)[0]   # unknown type: its version is still readable
+        return rec
+    if tombstone:
+        return rec
+    rec.version, rec.value, error = decode_value(RECORD_TYPES[rtype], value)
+    if error is not None:
+        rec.raw_value, rec.error = value, error
+    return rec
+
+
+def _decode_members(value: dict) -> None:
+    """GroupMetadata: consumer-protocol subscription and assignment bytes decoded in place
+    (as `subscription` / `assignment` dicts); the bytes stay when they are not that."""
+    if value.get("protocol_type") != "consumer":
+        return
+    from ..consumer import decode_assignment, decode_subscription
+
+    for m in value.get("members") or ():
+        try:
+            m["subscription"] = decode_subscription(m["subscription"]).to_dict(
+                assignor=value.get("protocol"))
+        except DecodeError as exc:
+            m["decode_error"] = f"subscription: {exc}"
+        try:
+            m["assignment"] = decode_assignment(m["assignment"]).to_dict()
+        except DecodeError as exc:
+            m["decode_error"] = f"assignment: {exc}"

@@ -1,0 +1,110 @@
+"""Views of the coordinator's records: `decode records` (one row per record) and
+`history` (one row per event). Machine formats stream one object per record / event."""
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+from .output import to_plain
+
+
+def iso_ms(ms: int | None) -> str | None:
+    """A record timestamp (ms) as UTC ISO-8601 with milliseconds, like every event's ts."""
+    if ms is None or ms < 0:
+        return None
+    try:
+        dt = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return None
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+
+
+class Stream:
+    """Writes items one at a time in the -o format: ndjson (a line each), json (one array,
+    an item a line), yaml (a list); table rows through `row(item) -> [cells]`."""
+
+    def __init__(self, env, columns: list[str], row):
+        self.env, self.fmt, self.out = env, env.settings.output, env.stdout
+        self.columns, self.row = columns, row
+        self.count = 0
+        self._rows: list[list[str]] = []
+
+    def write(self, item: dict) -> None:
+        if self.fmt == "ndjson":
+            self.out.write(json.dumps(to_plain(item), ensure_ascii=False) + "\n")
+        elif self.fmt == "json":
+            self.out.write(("[\n" if self.count == 0 else ",\n")
+                           + json.dumps(to_plain(item), ensure_ascii=False))
+        elif self.fmt == "yaml":
+            import yaml
+
+            self.out.write(yaml.safe_dump([to_plain(item)], sort_keys=False, allow_unicode=True))
+        else:
+            self._rows.append(self.row(item))
+            if len(self._rows) >= 1000:   # a long listing shows up as it goes
+                self._flush_table()
+        self.count += 1
+
+    def close(self) -> None:
+        if self.fmt == "json":
+            self.out.write("[]\n" if self.count == 0 else "\n]\n")
+        elif self.fmt == "yaml" and self.count == 0:
+            self.out.write("[]\n")
+        elif self.fmt not in ("ndjson", "json", "yaml"):
+            self._flush_table()
+        self.out.flush()
+
+    def _flush_table(self) -> None:
+        if not self._rows:
+            return
+        from rich.table import Table
+
+        table = Table(box=None, pad_edge=False, header_style="bold")
+        for c in self.columns:
+            table.add_column(c, overflow="fold")
+        for r in self._rows:
+            table.add_row(*r)
+        self._rows = []
+        console = self.env.console()
+        if console.is_terminal:
+            console.print(table)
+        else:
+            console.width = 10_000   # into a pipe: one line per row
+            console.print(table, soft_wrap=True)
+
+
+RECORD_COLUMNS = ["OFFSET", "TIME", "TYPE", "RECORD", "KEY", "V", "VALUE"]
+
+
+def record_row(item: dict) -> list[str]:
+    if "damaged_batch" in item:
+        d = item["damaged_batch"]
+        return [str(d.get("offset", "?")), "-", "-", "DAMAGED BATCH", item.get("file") or "",
+                "-", d["error"]]
+    key = item.get("key") or {}
+    value = item.get("value")
+    shown = ("<tombstone>" if item.get("value") is None and item.get("error") is None
+             else summary(value) if value is not None else f"(raw) {item.get('error')}")
+    return [str(item["offset"]), item.get("timestamp") or "-", _s(item.get("type")),
+            item.get("record") or "?", " ".join(str(v) for v in key.values()),
+            _s(item.get("version")), shown]
+
+
+def summary(value: dict, limit: int = 160) -> str:
+    """A value's scalar fields as k=v, its lists by length: one table cell."""
+    parts = []
+    for k, v in value.items():
+        if k.startswith("_"):
+            continue
+        if isinstance(v, list):
+            parts.append(f"{k}=[{len(v)}]")
+        elif isinstance(v, dict):
+            parts.append(f"{k}={{...}}")
+        else:
+            parts.append(f"{k}={v}")
+    text = " ".join(parts)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _s(v) -> str:
+    return "-" if v is None else str(v)
