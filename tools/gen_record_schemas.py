@@ -112,8 +112,9 @@ class Gen:
         nullable = versions(jf.get("nullableVersions"))
         if nullable is not None:
             args.append("nullable=True" if nullable[0] == lo else f"nullable={nullable[0]}")
-        default = jf.get("default")
-        if default is not None or "default" in jf:
+        # JSON null is no default at all for Kafka's generator (an array is then empty, a
+        # struct default-filled); only the string "null" makes the default null
+        if jf.get("default") is not None:
             args.append(f"default={self.default(jf)!r}")
         if "tag" in jf:
             args.append(f"tag={jf['tag']}")
@@ -125,7 +126,7 @@ class Gen:
     @staticmethod
     def default(jf: dict):
         t, d = jf["type"], jf.get("default")
-        if d is None or d == "null":
+        if d == "null":
             return None
         if t in ("int8", "int16", "uint16", "int32", "int64"):
             return int(d)

@@ -43,7 +43,7 @@ _GROUPMETADATA_VALUE_MEMBERMETADATA = Struct(
 _CONSUMERGROUPCURRENTMEMBERASSIGNMENT_VALUE_TOPICPARTITIONS = Struct(
     Field('topic_id', Uuid),
     Field('partitions', Array(Int32)),
-    Field('assignment_epochs', Array(Int32), nullable=True, default=None, tag=0),
+    Field('assignment_epochs', Array(Int32), nullable=True, tag=0),
 )
 _SHAREGROUPCURRENTMEMBERASSIGNMENT_VALUE_TOPICPARTITIONS = Struct(
     Field('topic_id', Uuid),
@@ -77,7 +77,7 @@ _STREAMSGROUPTARGETASSIGNMENTMEMBER_VALUE_TASKIDS = Struct(
 _STREAMSGROUPCURRENTMEMBERASSIGNMENT_VALUE_TASKIDS = Struct(
     Field('subtopology_id', String),
     Field('partitions', Array(Int32)),
-    Field('assignment_epochs', Array(Int32), nullable=True, default=None, tag=0),
+    Field('assignment_epochs', Array(Int32), nullable=True, tag=0),
 )
 _STREAMSGROUPTOPOLOGY_VALUE_TOPICCONFIG = Struct(
     Field('key', String),
@@ -182,7 +182,7 @@ RECORD_TYPES: dict[int, RecordSchema] = {
                     Field('name', String),
                     Field('metadata', Bytes),
                 ))),
-            ), nullable=True, default=None, tag=0),
+            ), nullable=True, tag=0),
         ),
         value_versions=(0, 0), value_flexible_from=0),
     6: RecordSchema(
@@ -313,7 +313,7 @@ RECORD_TYPES: dict[int, RecordSchema] = {
             Field('epoch', Int32),
             Field('metadata_hash', Int64),
             Field('validated_topology_epoch', Int32, default=-1, tag=0),
-            Field('last_assignment_configs', Array(_STREAMSGROUPMETADATA_VALUE_LASTASSIGNMENTCONFIG), nullable=True, default=None, tag=1),
+            Field('last_assignment_configs', Array(_STREAMSGROUPMETADATA_VALUE_LASTASSIGNMENTCONFIG), nullable=True, tag=1),
         ),
         value_versions=(0, 0), value_flexible_from=0),
     19: RecordSchema(
