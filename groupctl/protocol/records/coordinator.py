@@ -105,8 +105,10 @@ def decode_key(key: bytes | None) -> tuple[int | None, dict | None, str | None]:
         return rtype, None, f"key: {exc}"
 
 
-def decode_value(schema: RecordSchema, value: bytes) -> tuple[int | None, dict | None, str | None]:
-    """(value version, value fields, error)."""
+def decode_value(schema: RecordSchema, value: bytes, *, consumer_protocol: bool = True
+                 ) -> tuple[int | None, dict | None, str | None]:
+    """(value version, value fields, error). `consumer_protocol=False`: GroupMetadata
+    members' subscription and assignment stay bytes."""
     if len(value) < 2:
         return None, None, "value shorter than its 2-byte version"
     version = _I16(value, 0)[0]
@@ -118,13 +120,13 @@ def decode_value(schema: RecordSchema, value: bytes) -> tuple[int | None, dict |
         out = _read(schema.value, version, schema.value_flexible(version), value, 2)
     except DecodeError as exc:
         return version, None, f"value: {exc}"
-    if schema.type == GROUP_METADATA:
+    if schema.type == GROUP_METADATA and consumer_protocol:
         _decode_members(out)
     return version, out, None
 
 
 def decode_record(offset: int, timestamp: int, key: bytes | None,
-                  value: bytes | None) -> CoordinatorRecord:
+                  value: bytes | None, *, consumer_protocol: bool = True) -> CoordinatorRecord:
     rtype, key_fields, error = decode_key(key)
     tombstone = value is None
     rec = CoordinatorRecord(offset, timestamp, rtype, key_fields, None, None, tombstone)
@@ -135,7 +137,8 @@ def decode_record(offset: int, timestamp: int, key: bytes | None,
         return rec
     if tombstone:
         return rec
-    rec.version, rec.value, error = decode_value(RECORD_TYPES[rtype], value)
+    rec.version, rec.value, error = decode_value(RECORD_TYPES[rtype], value,
+                                                 consumer_protocol=consumer_protocol)
     if error is not None:
         rec.raw_value, rec.error = value, error
     return rec
