@@ -120,9 +120,38 @@ def decode_value(schema: RecordSchema, value: bytes, *, consumer_protocol: bool 
         out = _read(schema.value, version, schema.value_flexible(version), value, 2)
     except DecodeError as exc:
         return version, None, f"value: {exc}"
+    _prune(schema.value, version, out)
     if schema.type == GROUP_METADATA and consumer_protocol:
         _decode_members(out)
     return version, out, None
+
+
+_PRUNERS: dict = {}
+
+
+def _prune(struct_, version: int, value: dict) -> None:
+    """Drop the fields the value's version does not have (the codec fills every field of
+    the spec with its default; a record shows what its version holds, as Kafka's JSON)."""
+    key = (id(struct_), version)
+    plan = _PRUNERS.get(key)
+    if plan is None:
+        from ..schema import Array, Struct
+
+        absent = [f.name for f in struct_.fields if not f.present(version)]
+        nested = [(f.name, f.type if isinstance(f.type, Struct) else f.type.item)
+                  for f in struct_.fields if f.present(version) and (
+                      isinstance(f.type, Struct) or isinstance(f.type, Array) and f.type.is_struct)]
+        plan = _PRUNERS[key] = (absent, nested)
+    absent, nested = plan
+    for name in absent:
+        value.pop(name, None)
+    for name, sub in nested:
+        v = value.get(name)
+        if isinstance(v, dict):
+            _prune(sub, version, v)
+        elif v:
+            for item in v:
+                _prune(sub, version, item)
 
 
 def decode_record(offset: int, timestamp: int, key: bytes | None,
