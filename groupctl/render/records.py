@@ -8,15 +8,46 @@ from datetime import datetime, timezone
 from .output import to_plain
 
 
+_last_iso: list = [None, None]   # records of a batch mostly share a timestamp
+
+
+def _json_default(value):
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).hex()
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+def dumps_line(item) -> str:
+    return json.dumps(item, ensure_ascii=False, default=_json_default)
+
+
 def iso_ms(ms: int | None) -> str | None:
     """A record timestamp (ms) as UTC ISO-8601 with milliseconds, like every event's ts."""
     if ms is None or ms < 0:
         return None
-    try:
-        dt = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
-    except (OverflowError, OSError, ValueError):
-        return None
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+    if _last_iso[0] == ms:
+        return _last_iso[1]
+    _last_iso[0], _last_iso[1] = ms, _iso_ms(ms)
+    return _last_iso[1]
+
+
+_seconds: dict[int, str] = {}
+
+
+def _iso_ms(ms: int) -> str | None:
+    sec, milli = divmod(ms, 1000)
+    prefix = _seconds.get(sec)
+    if prefix is None:
+        try:
+            prefix = datetime.fromtimestamp(sec, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.")
+        except (OverflowError, OSError, ValueError):
+            return None
+        if len(_seconds) > 10_000:
+            _seconds.clear()
+        _seconds[sec] = prefix
+    return f"{prefix}{milli:03d}Z"
 
 
 class Stream:
@@ -28,13 +59,18 @@ class Stream:
         self.columns, self.row = columns, row
         self.count = 0
         self._rows: list[list[str]] = []
+        self._lines: list[str] = []   # written in chunks: a segment holds millions
+        self._started = False         # json: the array's "[" is out
 
     def write(self, item: dict) -> None:
         if self.fmt == "ndjson":
-            self.out.write(json.dumps(to_plain(item), ensure_ascii=False) + "\n")
+            self._lines.append(dumps_line(item))
+            if len(self._lines) >= 2000:
+                self._flush_lines()
         elif self.fmt == "json":
-            self.out.write(("[\n" if self.count == 0 else ",\n")
-                           + json.dumps(to_plain(item), ensure_ascii=False))
+            self._lines.append(dumps_line(item))
+            if len(self._lines) >= 2000:
+                self._flush_lines()
         elif self.fmt == "yaml":
             import yaml
 
@@ -45,7 +81,18 @@ class Stream:
                 self._flush_table()
         self.count += 1
 
+    def _flush_lines(self) -> None:
+        if not self._lines:
+            return
+        if self.fmt == "ndjson":
+            self.out.write("\n".join(self._lines) + "\n")
+        else:   # json: one array, an item a line
+            self.out.write((",\n" if self._started else "[\n") + ",\n".join(self._lines))
+            self._started = True
+        self._lines = []
+
     def close(self) -> None:
+        self._flush_lines()
         if self.fmt == "json":
             self.out.write("[]\n" if self.count == 0 else "\n]\n")
         elif self.fmt == "yaml" and self.count == 0:

@@ -54,7 +54,7 @@ class CoordinatorRecord:
     def to_dict(self) -> dict:
         out = {"offset": self.offset, "timestamp_ms": self.timestamp, "type": self.type,
                "record": self.name, "key": self.key, "version": self.version,
-               "value": _plain(self.value)}
+               "value": self.value}   # bytes inside: the writer's to hex (render.records)
         if self.raw_key is not None:
             out["raw_key"] = self.raw_key.hex()
         if self.raw_value is not None:
@@ -64,19 +64,6 @@ class CoordinatorRecord:
         return out
 
 
-def _plain(value):
-    """JSON-ready: bytes as hex (Kafka's JSON has them as base64)."""
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items() if k != "_unknown_tags"} | (
-            {"_unknown_tags": {str(t): b.hex() for t, b in value["_unknown_tags"].items()}}
-            if "_unknown_tags" in value else {})
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    if isinstance(value, (bytes, bytearray)):
-        return bytes(value).hex()
-    return value
-
-
 def record_type(key: bytes | None) -> int | None:
     """The record type of a key, without decoding anything else (to skip offset commits)."""
     if key is None or len(key) < 2:
@@ -84,8 +71,19 @@ def record_type(key: bytes | None) -> int | None:
     return _I16(key, 0)[0]
 
 
+_BAD_INPUT = (IndexError, struct.error, UnicodeDecodeError, DecodeError, ValueError)
+_readers: dict = {}   # (struct id, version, flexible) -> compiled reader: one dict lookup a record
+
+
 def _read(struct_, version: int, flexible: bool, data: bytes, pos: int) -> dict:
-    out, end = guarded(compile_reader(struct_, version, flexible), data, pos)
+    key = (id(struct_), version, flexible)
+    read = _readers.get(key)
+    if read is None:
+        read = _readers[key] = compile_reader(struct_, version, flexible)
+    try:
+        out, end = read(data, pos)
+    except _BAD_INPUT:
+        out, end = guarded(read, data, pos)   # raises DecodeError with the reason
     if end < len(data):
         out["_trailing"] = data[end:]
     return out
