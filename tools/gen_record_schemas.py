@@ -129,7 +129,7 @@ class Gen:
         if d == "null":
             return None
         if t in ("int8", "int16", "uint16", "int32", "int64"):
-            return int(d)
+            return int(d, 0)
         if t == "float64":
             return float(d)
         if t == "bool":

@@ -7,6 +7,7 @@ from importlib import import_module
 
 # name -> module, in key order (APIS follows it)
 _MODULES = {
+    "FETCH": "m01_fetch",
     "LIST_OFFSETS": "m02_list_offsets",
     "METADATA": "m03_metadata",
     "OFFSET_FETCH": "m09_offset_fetch",
