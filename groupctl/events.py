@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from typing import ClassVar, Iterable
 
 SCHEMA_VERSION = 1
-SOURCES = ("probe", "describe", "broker-log", "client-log")
+SOURCES = ("probe", "describe", "records", "broker-log", "client-log")
 
 EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "state": ("state", "previous"),

@@ -61,3 +61,28 @@ def segment_batches(path: str) -> Iterator[Batch | BatchError]:
 
         raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
     yield from read_batches(data)
+
+
+def coordinator_batches(batches: Iterable[Batch | BatchError], *, groups=None,
+                        skip_offset_commits: bool = True, consumer_protocol: bool = False
+                        ) -> Iterator[tuple[Batch | BatchError, list[CoordinatorRecord]]]:
+    """(batch, its coordinator records) per batch, control batches included (with no
+    records: their offsets count for gap detection). `groups`: a set of group ids to keep.
+    GroupMetadata members' bytes stay bytes (consumer_protocol=False): the replay decodes
+    them into observe.model Members."""
+    for batch in batches:
+        if isinstance(batch, BatchError) or batch.control:
+            yield batch, []
+            continue
+        out = []
+        for rec in batch.records:
+            key = rec.key
+            if skip_offset_commits and record_type(key) in OFFSET_COMMIT_TYPES:
+                continue
+            if groups is not None:
+                _, fields, _ = decode_key(key)
+                if not fields or fields.get("group_id", fields.get("group")) not in groups:
+                    continue
+            out.append(decode_record(rec.offset, rec.timestamp, key, rec.value,
+                                     consumer_protocol=consumer_protocol))
+        yield batch, out

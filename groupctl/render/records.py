@@ -54,9 +54,9 @@ class Stream:
     """Writes items one at a time in the -o format: ndjson (a line each), json (one array,
     an item a line), yaml (a list); table rows through `row(item) -> [cells]`."""
 
-    def __init__(self, env, columns: list[str], row):
+    def __init__(self, env, columns: list[str], row, line=None):
         self.env, self.fmt, self.out = env, env.settings.output, env.stdout
-        self.columns, self.row = columns, row
+        self.columns, self.row, self.line = columns, row, line
         self.count = 0
         self._rows: list[list[str]] = []
         self._lines: list[str] = []   # written in chunks: a segment holds millions
@@ -75,6 +75,8 @@ class Stream:
             import yaml
 
             self.out.write(yaml.safe_dump([to_plain(item)], sort_keys=False, allow_unicode=True))
+        elif self.line is not None:   # the table view of an event stream: a line each
+            self.out.write(self.line(item) + "\n")
         else:
             self._rows.append(self.row(item))
             if len(self._rows) >= 1000:   # a long listing shows up as it goes
@@ -155,3 +157,30 @@ def summary(value: dict, limit: int = 160) -> str:
 
 def _s(v) -> str:
     return "-" if v is None else str(v)
+
+
+def history_line(event: dict) -> str:
+    """One human line per history event (render.watch's, with the records' gaps said)."""
+    from .watch import plain_line
+
+    if event["event"] == "rebalance" and event.get("duration_ms") is None:
+        event = dict(event, duration_ms="?")
+        text = plain_line(event).replace("in ? ms", "(start not in the records)")
+    else:
+        text = plain_line(event)
+    return f"{text}  [{event['group']}]"
+
+
+def history_summary(reads) -> list[str]:
+    out = []
+    for r in reads:
+        d = r.to_dict()
+        out.append(
+            f"__consumer_offsets-{d['partition']} (leader {d['leader']}): offsets "
+            f"{d['first_offset']}-{d['end_offset']}, {d['group_records']} group records of "
+            f"{', '.join(d['groups'])}; complete from offset {d['complete_from_offset']}"
+            + (f" ({d['complete_from']})" if d["complete_from"] else "")
+            + ("" if d["complete_from_offset"] == d["first_offset"]
+               else ": before it compaction kept only each key's latest record")
+            + (f"; {d['damaged_batches']} damaged batches skipped" if d["damaged_batches"] else ""))
+    return out
