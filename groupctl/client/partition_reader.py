@@ -147,6 +147,8 @@ class PartitionReader:
                         continue
                     offset, progressed = batch.offset + 1, True  # cannot frame past it
                     break
+                if stop is not None and batch.base_offset >= stop:
+                    return
                 if batch.last_offset >= offset:
                     yield batch
                     offset, progressed = batch.last_offset + 1, True

@@ -132,6 +132,8 @@ async def _replay_partition(reader, read: PartitionRead, start, end, tell_from, 
         gaps.batch(batch.base_offset, batch.last_offset, len(batch.records),
                    batch.max_timestamp / 1000)
         for _, recs in coordinator_batches([batch], groups=groups):
+            if end is not None:   # a batch is fetched whole: --until cuts inside it
+                recs = [r for r in recs if r.offset < end]
             if recs:   # offset commits were dropped on their key type, unread
                 kept.append((batch.last_offset, gaps.complete_from == start, recs))
                 read.records += len(recs)
