@@ -31,9 +31,9 @@ def decode_records_cmd(
     touches the network."""
     import os
 
-    from ..observe.records import coordinator_records, partition_of_path, segment_batches
-    from ..protocol.records.batch import BatchError
-    from ..render.records import RECORD_COLUMNS, Stream, iso_ms, record_row
+    from ..render.records import (
+        RECORD_COLUMNS, Stream, parallel_file_lines, record_row, segment_items,
+    )
 
     env = env_of(ctx)
     for path in files:
@@ -42,19 +42,24 @@ def decode_records_cmd(
                              else f"{path}: not a file")
     stream = Stream(env, RECORD_COLUMNS, record_row)
     damaged = 0
+    workers = min(len(files), os.cpu_count() or 1)
     try:
-        for path in files:
-            partition = partition_of_path(path)
-            for item in coordinator_records(segment_batches(path), group=group):
-                if isinstance(item, BatchError):
+        if stream.fmt in ("ndjson", "json") and workers > 1:
+            for path in files:   # unreadable files fail here, before any worker starts
+                if not os.access(path, os.R_OK):
+                    raise UsageError(f"{path}: cannot read: permission denied")
+            for lines, warnings in parallel_file_lines(files, group, workers):
+                stream.write_lines(lines)
+                for w in warnings:
                     damaged += 1
-                    env.warn(f"{path}: {item}")
-                    stream.write({"file": path, "partition": partition, "damaged_batch": {
-                        "offset": item.offset, "position": item.position, "error": item.reason}})
-                    continue
-                rec = item.to_dict()
-                stream.write({"file": path, "partition": partition, "offset": rec.pop("offset"),
-                              "timestamp": iso_ms(item.timestamp), **rec})
+                    env.warn(w)
+        else:
+            for path in files:
+                for item, warning in segment_items(path, group):
+                    if warning:
+                        damaged += 1
+                        env.warn(warning)
+                    stream.write(item)
     finally:
         stream.close()
     if damaged:

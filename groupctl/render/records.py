@@ -83,6 +83,12 @@ class Stream:
                 self._flush_table()
         self.count += 1
 
+    def write_lines(self, lines: list[str]) -> None:
+        """JSON lines already made (ndjson / json): written as they are."""
+        self._lines.extend(lines)
+        self.count += len(lines)
+        self._flush_lines()
+
     def _flush_lines(self) -> None:
         if not self._lines:
             return
@@ -184,3 +190,41 @@ def history_summary(reads) -> list[str]:
                else ": before it compaction kept only each key's latest record")
             + (f"; {d['damaged_batches']} damaged batches skipped" if d["damaged_batches"] else ""))
     return out
+
+
+def segment_items(path: str, group: str | None):
+    """(item, warning) per record or damaged batch of one segment file: the objects
+    `decode records` prints (warning: the line for stderr, for a damaged batch)."""
+    from ..observe.records import coordinator_records, partition_of_path, segment_batches
+    from ..protocol.records.batch import BatchError
+
+    partition = partition_of_path(path)
+    for item in coordinator_records(segment_batches(path), group=group):
+        if isinstance(item, BatchError):
+            yield {"file": path, "partition": partition, "damaged_batch": {
+                "offset": item.offset, "position": item.position, "error": item.reason}}, \
+                f"{path}: {item}"
+            continue
+        rec = item.to_dict()
+        yield {"file": path, "partition": partition, "offset": rec.pop("offset"),
+               "timestamp": iso_ms(item.timestamp), **rec}, None
+
+
+def _file_lines(args) -> tuple[list[str], list[str]]:
+    path, group = args
+    lines, warnings = [], []
+    for item, warning in segment_items(path, group):
+        lines.append(dumps_line(item))
+        if warning:
+            warnings.append(warning)
+    return lines, warnings
+
+
+def parallel_file_lines(paths: list[str], group: str | None, workers: int):
+    """(JSON lines, warnings) per file, in order, decoded by `workers` processes: a
+    segment file is independent of the others, and a dump of many is CPU-bound."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(workers) as pool:
+        yield from pool.imap(_file_lines, [(p, group) for p in paths])
