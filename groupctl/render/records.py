@@ -63,11 +63,7 @@ class Stream:
         self._started = False         # json: the array's "[" is out
 
     def write(self, item: dict) -> None:
-        if self.fmt == "ndjson":
-            self._lines.append(dumps_line(item))
-            if len(self._lines) >= 2000:
-                self._flush_lines()
-        elif self.fmt == "json":
+        if self.fmt in ("ndjson", "json"):
             self._lines.append(dumps_line(item))
             if len(self._lines) >= 2000:
                 self._flush_lines()

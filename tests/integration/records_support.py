@@ -51,8 +51,6 @@ def _members(lab, group: str, topic: str, protocol: str, assignor: str | None) -
 def workload(lab, tag: str, share: bool = True) -> dict[str, Run]:
     topic = f"records-{tag}"
     create_topic(lab.bootstrap, topic, PARTITIONS, 1, None, exist_ok=True)
-    from describe_support import produce
-
     runs = {
         "eager": _members(lab, f"rec-eager-{tag}", topic, "classic", "range"),
         "cooperative": _members(lab, f"rec-coop-{tag}", topic, "classic", "cooperative-sticky"),

@@ -75,7 +75,7 @@ def _jar_types() -> dict[int, str]:
 
 def test_every_record_type_of_the_jar_and_no_other():
     assert {t: s.name for t, s in RECORD_TYPES.items()} == _jar_types()
-    assert set(RECORD_TYPES) >= set(range(0, 24)) - {9, 18}
+    assert set(RECORD_TYPES) >= set(range(24)) - {9, 18}
 
 
 # every type 0-23 is checked (the list is fixed so a type missing from ours fails by name)
