@@ -180,7 +180,15 @@ def created_from_nothing(desc):
 
 def _honest(event: dict, desc) -> dict:
     """A classic round's start is not in the records: no start, no duration. The
-    generation's leader is (the story does not know it from a description)."""
+    generation's leader is (the story does not know it from a description), and so is a
+    modern member's epoch, previous epoch and state at each assignment change (extra
+    fields of the `assignment` event)."""
+    if event["event"] == "assignment" and desc.type != CLASSIC:
+        member = next((m for m in desc.members if m.member_id == event.get("member_id")), None)
+        if member is not None:
+            event["member_epoch"] = member.member_epoch
+            event["previous_member_epoch"] = member.extra.get("previous_member_epoch")
+            event["member_state"] = member.extra.get("member_state")
     if desc.type == CLASSIC:
         if event["event"] == "rebalance":
             event["started"] = None
