@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..errors import NotFoundError
+from ..errors import GroupctlError, NotFoundError
 from ..events import envelope
 from .model import CLASSIC, coordinator_partition
 from .records import coordinator_batches
@@ -92,6 +92,10 @@ async def read_history(cluster, groups: list[str], *, since_ms: int | None = Non
     if info is None or info.error_code:
         probe = PartitionReader(cluster, TOPIC, 0)
         await probe.locate()   # raises the precise error (authorization, not found)
+        md = await cluster.metadata(None)
+        info = md.topics.get(TOPIC)
+        if info is None:
+            raise NotFoundError(f"topic {TOPIC} is not in the cluster's metadata")
     names = {t.topic_id: name for name, t in md.topics.items() if t.topic_id}
     by_partition: dict[int, list[str]] = {}
     for g in groups:
@@ -101,8 +105,12 @@ async def read_history(cluster, groups: list[str], *, since_ms: int | None = Non
         reader = PartitionReader(cluster, TOPIC, partition)
         await reader.locate()
         read = PartitionRead(partition, members, reader.leader)
-        read.coordinators = {g: (await cluster.find_coordinator(g, refresh=True)).node_id
-                             for g in members}
+        read.coordinators = {}
+        for g in members:
+            try:
+                read.coordinators[g] = (await cluster.find_coordinator(g, refresh=True)).node_id
+            except GroupctlError as exc:   # e.g. no DESCRIBE on the group: the records
+                warn(f"cannot check the partition of {g} against FindCoordinator: {exc}")
         for g, node in read.coordinators.items():
             if node != reader.leader:
                 warn(f"FindCoordinator names broker {node} for group {g}, but partition "

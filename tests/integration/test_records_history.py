@@ -104,8 +104,8 @@ def test_consumer_group_epochs_and_assignments(kafka, runs):
     asg = [e for e in events if e["event"] == "assignment"]
     assert all(e["member_epoch"] is not None and e["member_state"] for e in asg), asg
     # a revocation shows the member in UNREVOKED_PARTITIONS before it reaches its target
-    assert any(e["member_state"] == "UNREVOKED_PARTITIONS" for e in asg) or all(
-        not e["revoked"] for e in asg), asg
+    # (the first member gives up half its partitions when the second joins)
+    assert any(e["member_state"] == "UNREVOKED_PARTITIONS" for e in asg), asg
 
 
 def test_share_group_members(kafka, runs):
