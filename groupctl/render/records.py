@@ -19,8 +19,9 @@ def _json_default(value):
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
-def dumps_line(item) -> str:
-    return json.dumps(item, ensure_ascii=False, default=_json_default)
+# one encoder for every line: json.dumps with options builds a new one per call
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=_json_default)
+dumps_line = _ENCODER.encode
 
 
 def iso_ms(ms: int | None) -> str | None:
@@ -79,10 +80,11 @@ class Stream:
                 self._flush_table()
         self.count += 1
 
-    def write_lines(self, lines: list[str]) -> None:
-        """JSON lines already made (ndjson / json): written as they are."""
+    def write_lines(self, lines: list[str], count: int | None = None) -> None:
+        """JSON lines already made (ndjson / json; a string may hold several lines,
+        `count` items in all): written as they are."""
         self._lines.extend(lines)
-        self.count += len(lines)
+        self.count += len(lines) if count is None else count
         self._flush_lines()
 
     def _flush_lines(self) -> None:
@@ -201,9 +203,17 @@ def segment_items(path: str, group: str | None):
                 "offset": item.offset, "position": item.position, "error": item.reason}}, \
                 f"{path}: {item}"
             continue
-        rec = item.to_dict()
-        yield {"file": path, "partition": partition, "offset": rec.pop("offset"),
-               "timestamp": iso_ms(item.timestamp), **rec}, None
+        out = {"file": path, "partition": partition, "offset": item.offset,
+               "timestamp": iso_ms(item.timestamp), "timestamp_ms": item.timestamp,
+               "type": item.type, "record": item.name, "key": item.key,
+               "version": item.version, "value": item.value}
+        if item.error is not None:   # as CoordinatorRecord.to_dict: raw bytes when kept
+            if item.raw_key is not None:
+                out["raw_key"] = item.raw_key
+            if item.raw_value is not None:
+                out["raw_value"] = item.raw_value
+            out["error"] = item.error
+        yield out, None
 
 
 def _file_lines(args) -> tuple[list[str], list[str]]:
@@ -213,7 +223,7 @@ def _file_lines(args) -> tuple[list[str], list[str]]:
         lines.append(dumps_line(item))
         if warning:
             warnings.append(warning)
-    return lines, warnings
+    return ["\n".join(lines)] if lines else [], warnings   # one string: one memcpy to pickle
 
 
 def parallel_file_lines(paths: list[str], group: str | None, workers: int):

@@ -89,8 +89,24 @@ def _read(struct_, version: int, flexible: bool, data: bytes, pos: int) -> dict:
     return out
 
 
+_keys: dict[bytes, tuple] = {}   # a partition repeats its keys (a compacted topic's keys)
+
+
 def decode_key(key: bytes | None) -> tuple[int | None, dict | None, str | None]:
-    """(record type, key fields, error)."""
+    """(record type, key fields, error). The key fields are shared between records with
+    the same key bytes: treat them as read-only."""
+    if key is not None:
+        hit = _keys.get(key)
+        if hit is not None:
+            return hit
+        if len(_keys) >= 200_000:
+            _keys.clear()
+        hit = _keys[key] = _decode_key(key)
+        return hit
+    return _decode_key(key)
+
+
+def _decode_key(key: bytes | None) -> tuple[int | None, dict | None, str | None]:
     rtype = record_type(key)
     if rtype is None:
         return None, None, "key shorter than its 2-byte record type" if key is not None else "null key"
