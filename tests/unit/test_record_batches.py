@@ -198,3 +198,24 @@ def test_compress_rejects_an_unknown_codec():
         compress(7, b"")
     with pytest.raises(DecodeError, match="unknown compression codec 5"):
         decompress(5, b"")
+
+
+@pytest.mark.parametrize("classic", [None, {"session_timeout_ms": 45000, "supported_protocols": [
+    {"name": "range", "metadata": b"\x00\x03"}]}])
+def test_tagged_nullable_struct_round_trips_with_a_varint_marker(classic):
+    """ConsumerGroupMemberMetadataValue.ClassicMemberMetadata: a tagged nullable struct.
+    Kafka marks it with a varint (0 null) inside the tag, not the int8 of other places;
+    the bytes the lab broker wrote for a consumer-protocol member end `01 00 01 00`."""
+    from groupctl.protocol.encoders import compile_encoder
+    from groupctl.protocol.records.schemas import RECORD_TYPES
+
+    value = {"client_id": "c", "client_host": "/h", "subscribed_topic_names": ["t"],
+             "rebalance_timeout_ms": 1, "classic_member_metadata": classic}
+    w = Writer()
+    w.int16(0)
+    compile_encoder(RECORD_TYPES[5].value, 0, True)(w, value)
+    data = w.getvalue()
+    if classic is None:
+        assert data.endswith(b"\x01\x00\x01\x00")
+    rec = decode_record(0, 0, key(5, "g", "m"), data)
+    assert rec.error is None and rec.value["classic_member_metadata"] == classic
