@@ -44,7 +44,16 @@ def decode_records_cmd(
     damaged = 0
     workers = min(len(files), os.cpu_count() or 1)
     try:
-        if stream.fmt in ("ndjson", "json") and workers > 1:
+        if stream.fmt in ("ndjson", "json") and workers == 1:
+            from ..render.record_lines import segment_lines
+
+            for path in files:
+                for line, warning in segment_lines(path, group):
+                    if warning:
+                        damaged += 1
+                        env.warn(warning)
+                    stream.write_lines([line])
+        elif stream.fmt in ("ndjson", "json"):
             for path in files:   # unreadable files fail here, before any worker starts
                 if not os.access(path, os.R_OK):
                     raise UsageError(f"{path}: cannot read: permission denied")

@@ -85,7 +85,8 @@ class Stream:
         `count` items in all): written as they are."""
         self._lines.extend(lines)
         self.count += len(lines) if count is None else count
-        self._flush_lines()
+        if len(self._lines) >= 2000 or len(lines) > 1:
+            self._flush_lines()
 
     def _flush_lines(self) -> None:
         if not self._lines:
@@ -203,24 +204,31 @@ def segment_items(path: str, group: str | None):
                 "offset": item.offset, "position": item.position, "error": item.reason}}, \
                 f"{path}: {item}"
             continue
-        out = {"file": path, "partition": partition, "offset": item.offset,
-               "timestamp": iso_ms(item.timestamp), "timestamp_ms": item.timestamp,
-               "type": item.type, "record": item.name, "key": item.key,
-               "version": item.version, "value": item.value}
-        if item.error is not None:   # as CoordinatorRecord.to_dict: raw bytes when kept
-            if item.raw_key is not None:
-                out["raw_key"] = item.raw_key
-            if item.raw_value is not None:
-                out["raw_value"] = item.raw_value
-            out["error"] = item.error
-        yield out, None
+        yield record_item(path, partition, item), None
+
+
+def record_item(path: str, partition: int | None, item) -> dict:
+    """The object `decode records` prints for one CoordinatorRecord."""
+    out = {"file": path, "partition": partition, "offset": item.offset,
+           "timestamp": iso_ms(item.timestamp), "timestamp_ms": item.timestamp,
+           "type": item.type, "record": item.name, "key": item.key,
+           "version": item.version, "value": item.value}
+    if item.error is not None:   # as CoordinatorRecord.to_dict: raw bytes when kept
+        if item.raw_key is not None:
+            out["raw_key"] = item.raw_key
+        if item.raw_value is not None:
+            out["raw_value"] = item.raw_value
+        out["error"] = item.error
+    return out
 
 
 def _file_lines(args) -> tuple[list[str], list[str]]:
+    from .record_lines import segment_lines
+
     path, group = args
     lines, warnings = [], []
-    for item, warning in segment_items(path, group):
-        lines.append(dumps_line(item))
+    for line, warning in segment_lines(path, group):
+        lines.append(line)
         if warning:
             warnings.append(warning)
     return ["\n".join(lines)] if lines else [], warnings   # one string: one memcpy to pickle

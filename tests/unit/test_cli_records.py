@@ -105,3 +105,60 @@ def test_history_rejects_until_before_since():
     env = Env(stdout=io.StringIO(), stderr=io.StringIO())
     code = invoke(["-b", "127.0.0.1:1", "history", "g", "--since", "1h", "--until", "2h"], env)
     assert code == ExitCode.USAGE and "--until must be after --since" in env.stderr.getvalue()
+
+
+def commit_key(group="g", topic="t", partition=0, rtype=1) -> bytes:
+    w = Writer()
+    w.int16(rtype)
+    w.string(group)
+    w.string(topic)
+    w.int32(partition)
+    return w.getvalue()
+
+
+def commit_value(version: int, metadata: str = "", tags: bytes | None = None,
+                 tail: bytes = b"") -> bytes:
+    w = Writer()
+    w.int16(version)
+    w.int64(42)
+    if version >= 3:
+        w.int32(7)
+    w.string(metadata, compact=version >= 4)
+    w.int64(1_795_499_486_407)
+    if version == 1:
+        w.int64(-1)
+    if version >= 4:
+        w.raw(b"\x00" if tags is None else tags)
+    return w.getvalue() + tail
+
+
+def test_fast_commit_lines_equal_the_generic_decoder(tmp_path):
+    """render.record_lines builds offset-commit lines from the bytes; every shape must give
+    exactly the generic decoder's line (and odd shapes fall back to it)."""
+    from groupctl.render.record_lines import segment_lines
+    from groupctl.render.records import dumps_line, segment_items
+
+    topic_id = b"\x01\x00\x10" + bytes(range(16))
+    records = [
+        (commit_key(), commit_value(3)),
+        (commit_key(), commit_value(4)),
+        (commit_key(partition=5), commit_value(4, tags=topic_id)),
+        (commit_key(group='q"uo\\te'), commit_value(4, 'mé"ta\n', tags=topic_id)),
+        (commit_key(), commit_value(4, "x" * 200)),                     # 2-byte length
+        (commit_key(), commit_value(4, tags=b"\x01\x05\x01\x00")),      # an unknown tag
+        (commit_key(), commit_value(3, tail=b"\x00")),                  # trailing bytes
+        (commit_key(), commit_value(1)),                                # expire timestamp
+        (commit_key(rtype=0), commit_value(0)),                         # legacy type 0
+        (commit_key(), None),                                           # a tombstone
+        (commit_key(), b"\x00\x04\x00"),                                # truncated
+        (key(3, "g"), epoch_value(3)),
+    ]
+    path = tmp_path / "__consumer_offsets-3" / "00000000000000000000.log"
+    path.parent.mkdir()
+    path.write_bytes(encode_batch([(i, k, v) for i, (k, v) in enumerate(records)],
+                                  base_timestamp=1_795_499_486_000))
+    for group in (None, "g"):
+        fast = [line for line, _ in segment_lines(str(path), group)]
+        generic = [dumps_line(item) for item, _ in segment_items(str(path), group)]
+        assert fast == generic
+        assert len(fast) == (len(records) if group is None else len(records) - 1)
