@@ -48,11 +48,16 @@ def decode_records_cmd(
             from ..render.record_lines import segment_lines
 
             for path in files:
+                lines = []
                 for line, warning in segment_lines(path, group):
                     if warning:
                         damaged += 1
                         env.warn(warning)
-                    stream.write_lines([line])
+                    lines.append(line)
+                    if len(lines) >= 2000:
+                        stream.write_lines(lines)
+                        lines = []
+                stream.write_lines(lines)
         elif stream.fmt in ("ndjson", "json"):
             for path in files:   # unreadable files fail here, before any worker starts
                 if not os.access(path, os.R_OK):

@@ -19,6 +19,7 @@ from .records import dumps_line, iso_ms, record_item
 _V3 = struct.Struct(">qih").unpack_from     # offset, leader epoch, metadata length
 _I64 = struct.Struct(">q").unpack_from
 _ZERO_UUID = '"AAAAAAAAAAAAAAAAAAAAAA"'
+_topic_ids: dict[bytes, str] = {}   # a partition's commits name a few topics, again and again
 
 
 def _commit_value(v: bytes) -> str | None:
@@ -49,7 +50,9 @@ def _commit_value(v: bytes) -> str | None:
         if tags == b"\x00":
             tail = f", \"topic_id\": {_ZERO_UUID}"
         elif len(tags) == 19 and tags[:3] == b"\x01\x00\x10":
-            tail = f", \"topic_id\": \"{uuid_to_str(tags[3:])}\""
+            tail = _topic_ids.get(tags)
+            if tail is None:
+                tail = _topic_ids[tags] = f", \"topic_id\": \"{uuid_to_str(tags[3:])}\""
         else:
             return None
     else:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..types import DecodeError
 from .compression import CODECS, NONE, decompress
@@ -41,7 +41,7 @@ class Record:
     timestamp: int                 # ms since the epoch
     key: bytes | None
     value: bytes | None
-    headers: list = field(default_factory=list)
+    headers: list | tuple = ()   # (key, value) pairs; () when none
 
 
 @dataclass(slots=True)
@@ -145,37 +145,69 @@ def _records(body: bytes, count: int, base_offset: int, append_time: int | None,
         raise DecodeError("truncated record") from None
 
 
+_NO_HEADERS: tuple = ()
+
+
 def _parse_records(body: bytes, count: int, base_offset: int, append_time: int | None,
                    base_ts: int) -> list[Record]:
     out = []
     pos, end = 0, len(body)
     for _ in range(count):
-        # Varints inline: this loop runs once per record of the partition.
-        length, pos = _varint(body, pos)
+        # Varints inline (one or two bytes: almost every one in practice; longer ones
+        # through _varint): this loop runs once per record of the partition.
+        b = body[pos]
+        if b < 0x80:
+            length, pos = (b >> 1) ^ -(b & 1), pos + 1
+        elif body[pos + 1] < 0x80:
+            v = (b & 0x7F) | (body[pos + 1] << 7)
+            length, pos = (v >> 1) ^ -(v & 1), pos + 2
+        else:
+            length, pos = _varint(body, pos)
         stop = pos + length
         if length < 0 or stop > end:
             raise DecodeError(f"record of {length} bytes at byte {pos} runs past the batch")
         pos += 1                                            # record attributes (unused)
-        ts_delta, pos = _varint(body, pos)
-        off_delta, pos = _varint(body, pos)
-        n, pos = _varint(body, pos)
+        b = body[pos]
+        if b < 0x80:
+            ts_delta, pos = (b >> 1) ^ -(b & 1), pos + 1
+        else:
+            ts_delta, pos = _varint(body, pos)
+        b = body[pos]
+        if b < 0x80:
+            off_delta, pos = (b >> 1) ^ -(b & 1), pos + 1
+        else:
+            off_delta, pos = _varint(body, pos)
+        b = body[pos]
+        if b < 0x80:
+            n, pos = (b >> 1) ^ -(b & 1), pos + 1
+        else:
+            n, pos = _varint(body, pos)
         if n < 0:
             key = None
         else:
             key, pos = body[pos:pos + n], pos + n
-        n, pos = _varint(body, pos)
+        b = body[pos]
+        if b < 0x80:
+            n, pos = (b >> 1) ^ -(b & 1), pos + 1
+        elif body[pos + 1] < 0x80:
+            v = (b & 0x7F) | (body[pos + 1] << 7)
+            n, pos = (v >> 1) ^ -(v & 1), pos + 2
+        else:
+            n, pos = _varint(body, pos)
         if n < 0:
             value = None
         else:
             value, pos = body[pos:pos + n], pos + n
-        headers = []
+        headers = _NO_HEADERS
         n, pos = _varint(body, pos)
-        for _ in range(max(n, 0)):
-            k, pos = _varint(body, pos)
-            hk, pos = body[pos:pos + max(k, 0)], pos + max(k, 0)
-            k, pos = _varint(body, pos)
-            hv, pos = (None, pos) if k < 0 else (body[pos:pos + k], pos + k)
-            headers.append((hk, hv))
+        if n > 0:
+            headers = []
+            for _ in range(n):
+                k, pos = _varint(body, pos)
+                hk, pos = body[pos:pos + max(k, 0)], pos + max(k, 0)
+                k, pos = _varint(body, pos)
+                hv, pos = (None, pos) if k < 0 else (body[pos:pos + k], pos + k)
+                headers.append((hk, hv))
         if pos != stop:
             raise DecodeError(f"record at offset {base_offset + off_delta} has "
                               f"{stop - pos} bytes more or less than its length says")
