@@ -128,7 +128,8 @@ class PartitionReader:
         raise KafkaError("Fetch", ErrorCode.NOT_LEADER_OR_FOLLOWER,
                          f"{self.topic}-{self.partition}: the leader kept moving")
 
-    async def read(self, start: int, end: int | None = None) -> AsyncIterator:
+    async def read(self, start: int, end: int | None = None, *,
+                   skip_keys: frozenset | None = None) -> AsyncIterator:
         """The batches from `start` up to the high watermark seen at the first fetch (or
         `end`, exclusive), in order; records before `start` in the first batch are the
         caller's to drop (a batch is returned whole). Damaged batches are kept in
@@ -140,7 +141,7 @@ class PartitionReader:
                 stop = p["high_watermark"]
             data = p["records"] or b""
             progressed = False
-            for batch in read_batches(data, partial_tail=True):
+            for batch in read_batches(data, partial_tail=True, skip_keys=skip_keys):
                 if isinstance(batch, BatchError):
                     self.damaged.append(batch)
                     if batch.offset is None or batch.offset < offset:

@@ -32,6 +32,8 @@ from .replay import replay
 from .story import RebalanceStory
 
 TOPIC = "__consumer_offsets"
+# offset commits (key types 0 and 1), passed over on their key's first two bytes
+OFFSET_COMMIT_KEYS = frozenset({b"\x00\x00", b"\x00\x01"})
 
 
 @dataclass
@@ -136,8 +138,9 @@ async def _replay_partition(reader, read: PartitionRead, start, end, tell_from, 
     stories = {g: RebalanceStory(g) for g in groups}
     seen: set[str] = set()
     kept: list[tuple[int, bool, list]] = []   # (last offset, complete so far, group records)
-    async for batch in reader.read(start if start is not None else 0, end):
-        gaps.batch(batch.base_offset, batch.last_offset, len(batch.records),
+    async for batch in reader.read(start if start is not None else 0, end,
+                                   skip_keys=OFFSET_COMMIT_KEYS):
+        gaps.batch(batch.base_offset, batch.last_offset, batch.count,
                    batch.max_timestamp / 1000)
         for _, recs in coordinator_batches([batch], groups=groups):
             if end is not None:   # a batch is fetched whole: --until cuts inside it

@@ -219,3 +219,9 @@ def test_tagged_nullable_struct_round_trips_with_a_varint_marker(classic):
         assert data.endswith(b"\x01\x00\x01\x00")
     rec = decode_record(0, 0, key(5, "g", "m"), data)
     assert rec.error is None and rec.value["classic_member_metadata"] == classic
+
+
+def test_skipped_keys_are_passed_over_but_counted():
+    data = encode_batch(RECORDS)
+    (batch,) = read_batches(data, skip_keys=frozenset({b"\x00\x01"}))
+    assert [r.offset for r in batch.records] == [0, 1] and batch.count == 3

@@ -59,6 +59,7 @@ class Batch:
     partition_leader_epoch: int
     crc: int
     records: list[Record]
+    count: int = 0                 # records in the batch (skipped ones included)
 
     @property
     def compression(self) -> str:
@@ -83,7 +84,11 @@ def _crc32c():
 
 
 def read_batches(buf: bytes, *, base_position: int = 0, check_crc: bool = True,
-                 partial_tail: bool = False) -> Iterator[Batch | BatchError]:
+                 partial_tail: bool = False, skip_keys: frozenset | None = None
+                 ) -> Iterator[Batch | BatchError]:
+    """`skip_keys`: records whose key starts with one of these byte strings are passed
+    over unread (not in `records`; `count` still counts them): `history` skips offset
+    commits (key types 0 and 1) this way."""
     crc32c = _crc32c() if check_crc else None
     view = memoryview(buf)
     pos, end = 0, len(buf)
@@ -109,11 +114,12 @@ def read_batches(buf: bytes, *, base_position: int = 0, check_crc: bool = True,
         if magic != 2:
             yield BatchError(base_offset, where, f"magic {magic}: only record batch v2 is read")
         else:
-            yield _batch(buf, view, pos, size, where, crc32c)
+            yield _batch(buf, view, pos, size, where, crc32c, skip_keys)
         pos += size
 
 
-def _batch(buf, view, pos: int, size: int, where: int, crc32c) -> Batch | BatchError:
+def _batch(buf, view, pos: int, size: int, where: int, crc32c, skip_keys=None
+           ) -> Batch | BatchError:
     (base_offset, _, leader_epoch, _, crc, attrs, last_delta, base_ts, max_ts, _, _, _,
      count) = HEADER.unpack_from(buf, pos)
     if crc32c is not None:
@@ -129,18 +135,19 @@ def _batch(buf, view, pos: int, size: int, where: int, crc32c) -> Batch | BatchE
         if count < 0 or count > len(body):
             raise DecodeError(f"record count {count} cannot fit in {len(body)} bytes")
         records = _records(body, count, base_offset,
-                           max_ts if attrs & ATTR_LOG_APPEND_TIME else None, base_ts)
+                           max_ts if attrs & ATTR_LOG_APPEND_TIME else None, base_ts, skip_keys)
     except DecodeError as exc:
         return BatchError(base_offset, where, str(exc))
     return Batch(base_offset, base_offset + last_delta, where, size, codec,
                  bool(attrs & ATTR_CONTROL), bool(attrs & ATTR_TRANSACTIONAL),
-                 bool(attrs & ATTR_LOG_APPEND_TIME), base_ts, max_ts, leader_epoch, crc, records)
+                 bool(attrs & ATTR_LOG_APPEND_TIME), base_ts, max_ts, leader_epoch, crc, records,
+                 count)
 
 
 def _records(body: bytes, count: int, base_offset: int, append_time: int | None,
-             base_ts: int) -> list[Record]:
+             base_ts: int, skip_keys=None) -> list[Record]:
     try:
-        return _parse_records(body, count, base_offset, append_time, base_ts)
+        return _parse_records(body, count, base_offset, append_time, base_ts, skip_keys)
     except IndexError:
         raise DecodeError("truncated record") from None
 
@@ -149,7 +156,7 @@ _NO_HEADERS: tuple = ()
 
 
 def _parse_records(body: bytes, count: int, base_offset: int, append_time: int | None,
-                   base_ts: int) -> list[Record]:
+                   base_ts: int, skip_keys=None) -> list[Record]:
     out = []
     pos, end = 0, len(body)
     for _ in range(count):
@@ -185,6 +192,9 @@ def _parse_records(body: bytes, count: int, base_offset: int, append_time: int |
         if n < 0:
             key = None
         else:
+            if skip_keys is not None and body[pos:pos + 2] in skip_keys:
+                pos = stop   # passed over unread (history: offset commits)
+                continue
             key, pos = body[pos:pos + n], pos + n
         b = body[pos]
         if b < 0x80:
