@@ -130,7 +130,7 @@ COMMAND_MODULES = {"list": "groups", "describe": "groups", "join": "join", "demo
                    "lab": "lab", "decode": "offline", "errors": "offline",
                    "config": "config_cmd",
                    "force-rebalance": "steer", "wait": "steer", "remove-member": "steer",
-                   "analyze": "analyze",
+                   "analyze": "analyze", "history": "records",
                    "watch": "watch"}
 
 

@@ -16,6 +16,104 @@ class Decoded(TypedDict, total=False):
     _trailing: bytes
 
 
+class FetchRequestReplicaState(Decoded):
+    replica_id: int
+    replica_epoch: int
+
+
+class FetchRequestTopicsPartitions(Decoded):
+    partition: int
+    current_leader_epoch: int
+    fetch_offset: int
+    last_fetched_epoch: int
+    log_start_offset: int
+    partition_max_bytes: int
+    replica_directory_id: str
+    high_watermark: int
+
+
+class FetchRequestTopics(Decoded):
+    topic: str
+    topic_id: str
+    partitions: list[FetchRequestTopicsPartitions]
+
+
+class FetchRequestForgottenTopicsData(Decoded):
+    topic: str
+    topic_id: str
+    partitions: list[int]
+
+
+class FetchRequest(Decoded):
+    cluster_id: str | None
+    replica_id: int
+    replica_state: FetchRequestReplicaState
+    max_wait_ms: int
+    min_bytes: int
+    max_bytes: int
+    isolation_level: int
+    session_id: int
+    session_epoch: int
+    topics: list[FetchRequestTopics]
+    forgotten_topics_data: list[FetchRequestForgottenTopicsData]
+    rack_id: str
+
+
+class FetchResponseResponsesPartitionsDivergingEpoch(Decoded):
+    epoch: int
+    end_offset: int
+
+
+class FetchResponseResponsesPartitionsCurrentLeader(Decoded):
+    leader_id: int
+    leader_epoch: int
+
+
+class FetchResponseResponsesPartitionsSnapshotId(Decoded):
+    end_offset: int
+    epoch: int
+
+
+class FetchResponseResponsesPartitionsAbortedTransactions(Decoded):
+    producer_id: int
+    first_offset: int
+
+
+class FetchResponseResponsesPartitions(Decoded):
+    partition_index: int
+    error_code: int
+    high_watermark: int
+    last_stable_offset: int
+    log_start_offset: int
+    diverging_epoch: FetchResponseResponsesPartitionsDivergingEpoch
+    current_leader: FetchResponseResponsesPartitionsCurrentLeader
+    snapshot_id: FetchResponseResponsesPartitionsSnapshotId
+    aborted_transactions: list[FetchResponseResponsesPartitionsAbortedTransactions] | None
+    preferred_read_replica: int
+    records: bytes | None
+
+
+class FetchResponseResponses(Decoded):
+    topic: str
+    topic_id: str
+    partitions: list[FetchResponseResponsesPartitions]
+
+
+class FetchResponseNodeEndpoints(Decoded):
+    node_id: int
+    host: str
+    port: int
+    rack: str | None
+
+
+class FetchResponse(Decoded):
+    throttle_time_ms: int
+    error_code: int
+    session_id: int
+    responses: list[FetchResponseResponses]
+    node_endpoints: list[FetchResponseNodeEndpoints]
+
+
 class ListOffsetsRequestTopicsPartitions(Decoded):
     partition_index: int
     current_leader_epoch: int

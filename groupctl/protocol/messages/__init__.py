@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # what the lazy __getattr__ below returns, for the type checker
     from ..spec import Api
+    from .m01_fetch import FETCH as FETCH
     from .m02_list_offsets import LIST_OFFSETS as LIST_OFFSETS
     from .m03_metadata import METADATA as METADATA
     from .m09_offset_fetch import OFFSET_FETCH as OFFSET_FETCH
@@ -33,6 +34,7 @@ if TYPE_CHECKING:  # what the lazy __getattr__ below returns, for the type check
 
 # name -> module, in key order (APIS follows it)
 _MODULES = {
+    "FETCH": "m01_fetch",
     "LIST_OFFSETS": "m02_list_offsets",
     "METADATA": "m03_metadata",
     "OFFSET_FETCH": "m09_offset_fetch",
