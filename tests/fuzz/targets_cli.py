@@ -17,6 +17,7 @@ exit code §5 does not list, or a traceback on stderr without --debug.
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import math
 import os
@@ -60,7 +61,6 @@ def _vocabulary() -> None:
     walk(typer.main.get_command(cli_app.app))
     words.update(("--help", "-h", "--version"))
     VOCAB[:] = sorted(words) + list(VALUES)
-    os.chdir(_workdir())  # relative paths (--record FILE) land in the private directory
 
 
 def _token(raw: bytes) -> str:
@@ -138,7 +138,13 @@ def run_argv(argv: list[str], stdin: str = "") -> tuple[int, str, str]:
     env = Env(stdout=out, stderr=err, stdin=io.StringIO(stdin),
               environ={"GROUPCTL_CONFIG": str(config), "HOME": str(home),
                        "GROUPCTL_BOOTSTRAP_SERVERS": CLOSED, "PATH": os.environ.get("PATH", "")})
-    code = invoke(["--timeout", str(MAX_TIMEOUT), *argv], env)
+    cwd = os.getcwd()
+    os.chdir(home)  # relative paths (--record FILE) land in the private directory
+    try:  # click writes --help and --version to sys.stdout, not to the Env's stream
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = invoke(["--timeout", str(MAX_TIMEOUT), *argv], env)
+    finally:
+        os.chdir(cwd)
     return code, out.getvalue(), err.getvalue()
 
 
