@@ -54,6 +54,7 @@ class Harness:
     max_len: int = 4096                       # libFuzzer -max_len
     smoke_runs: int = 3000                    # executions in the suite's smoke
     timeout: int = 10                         # libFuzzer -timeout (seconds per input)
+    dictionary: tuple[str, ...] = ()          # tokens for libFuzzer -dict (mutations splice them)
     about: str = ""
     _ready: bool = field(default=False, repr=False)
 

@@ -59,6 +59,19 @@ class Collector:
         os.replace(tmp, self.path)
 
 
+def _write_dictionary(h) -> str:
+    """The harness's tokens as a libFuzzer dictionary file (one "escaped" token a line)."""
+    import tempfile
+
+    fd, path = tempfile.mkstemp(prefix=f"groupctl-fuzz-{h.name}-", suffix=".dict")
+    with os.fdopen(fd, "w") as f:
+        for token in h.dictionary:
+            escaped = "".join(c if 0x20 <= b < 0x7F and c not in '"\\' else f"\\x{b:02x}"
+                              for b in token.encode() for c in [chr(b)])
+            f.write(f'"{escaped}"\n')
+    return path
+
+
 def _instrument_generated_code(atheris) -> None:
     from groupctl.protocol import codegen
 
@@ -112,6 +125,8 @@ def main(argv: list[str]) -> None:
             collector.record(exc, data)
 
     flags = [f"-max_len={h.max_len}", f"-timeout={h.timeout}"]
+    if h.dictionary:
+        flags.append(f"-dict={_write_dictionary(h)}")
     given = {a.split("=", 1)[0] for a in rest}
     args = [sys.argv[0]] + [f for f in flags if f.split("=", 1)[0] not in given] + rest
     atheris.Setup(args, one_input)

@@ -29,7 +29,27 @@ def _reads_files(ctx) -> bool:
     return bool(ctx.command_config or ctx.password_file)
 
 
-@harness("contexts", documented=(UsageError,), setup=_workdir)
+# Odd characters a user may type: non-ASCII digits and spaces, a BOM, a surrogate's bytes.
+_ODD = ("²", "١٢", "９", "\u00a0", "\u2028", "\ufeff", "\x00", "\\ud800")
+YAML_TOKENS = ("current_context:", "contexts:", "bootstrap_servers:", "command_config:",
+               "properties:", "password_env:", "password_file:", "security.protocol:",
+               "sasl.mechanism:", "sasl.jaas.config:", "SASL_SSL", "SCRAM-SHA-512", "PLAIN",
+               "127.0.0.1:9092", "[::1]:9092", "h:65536", "- ", "? ", ": ", "[", "]", "{", "}",
+               "&a ", "*a", "!!str ", "!!binary ", "!!python/name:", "null", "~", "---",
+               "...", "%YAML 1.1", "|-", ">", "'", '"', "#", *_ODD)
+PROPERTY_TOKENS = ("security.protocol=", "sasl.mechanism=", "sasl.mechanisms=",
+                   "sasl.jaas.config=", "sasl.username=", "sasl.password=",
+                   "ssl.truststore.type=", "ssl.truststore.location=", "ssl.keystore.type=",
+                   "ssl.keystore.location=", "ssl.keystore.key=",
+                   "ssl.keystore.certificate.chain=", "ssl.endpoint.identification.algorithm=",
+                   "enable.ssl.certificate.verification=", "SASL_SSL", "SASL_PLAINTEXT", "SSL",
+                   "SCRAM-SHA-256", "PLAIN", "GSSAPI", "PEM", "JKS",
+                   "org.apache.kafka.common.security.scram.ScramLoginModule required ",
+                   'username="', 'password="', '";', "\\u", "\\\n", "\\", "=", ":", "!",
+                   "#", *_ODD)
+
+
+@harness("contexts", documented=(UsageError,), setup=_workdir, dictionary=YAML_TOKENS)
 def contexts_file(data: bytes) -> None:
     """The contexts file as every command reads it (config.load_contexts), each context's
     security settings, `config view`/`get-contexts` (masked_data, summaries), the
@@ -60,7 +80,7 @@ def contexts_file(data: bytes) -> None:
         raise Crash(f"save -> load differs: {ctxs.to_dict()!r} -> {again.to_dict()!r}")
 
 
-@harness("properties", documented=(UsageError,))
+@harness("properties", documented=(UsageError,), dictionary=PROPERTY_TOKENS)
 def properties_file(data: bytes) -> None:
     """A --command-config file: java.util.Properties syntax (parse_properties), the
     SecurityConfig it describes (security_from_properties, sasl.jaas.config included), and

@@ -106,7 +106,20 @@ def _rdkafka(line: str) -> None:
         _classify(m.group(6), P.RDKAFKA_PATTERNS)
 
 
-@harness("patterns", documented=(), max_len=4096, smoke_runs=2000)
+def _tokens() -> tuple[str, ...]:
+    from groupctl.analytics import patterns as P
+
+    prefixes = {p.prefix for p in (*P.BROKER_PATTERNS, *P.JAVA_PATTERNS, *P.RDKAFKA_PATTERNS)}
+    return (*sorted(prefixes), "[2026-11-23 14:47:52,639] INFO ", " WARN ",
+            "[GroupCoordinator id=1 topic=__consumer_offsets partition=33] ",
+            "[GroupCoordinator 1]: ", "[Consumer clientId=c, groupId=g] ",
+            " (org.apache.kafka.coordinator.group.GroupMetadataManager)",
+            " (org.apache.kafka.clients.consumer.internals.ConsumerCoordinator)",
+            "%7|1795439400.702|JOINGROUP|rdkafka#consumer-1| [thrd:main]: ", "Caused by",
+            "\tat ", " (reason: ", ")", "Exception", "\u00a0", "\x1d", "١", "é", "\u2028")
+
+
+@harness("patterns", documented=(), max_len=4096, smoke_runs=2000, dictionary=_tokens())
 def line_patterns(data: bytes) -> None:
     """One log line through the broker, Java-client and librdkafka extraction steps
     (the analyzer reads files as UTF-8 with errors="replace")."""
