@@ -160,7 +160,7 @@ def run_argv(argv: list[str], stdin: str = "") -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-@harness("cli", documented=(), setup=_vocabulary, max_len=512, smoke_runs=300, timeout=20)
+@harness("cli", documented=(), setup=_vocabulary, max_len=512, smoke_runs=150, timeout=20)
 def cli_argv(data: bytes) -> None:
     """Random argv into the CLI (see the module doc)."""
     if not VOCAB:

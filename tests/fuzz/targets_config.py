@@ -49,7 +49,8 @@ PROPERTY_TOKENS = ("security.protocol=", "sasl.mechanism=", "sasl.mechanisms=",
                    "#", *_ODD)
 
 
-@harness("contexts", documented=(UsageError,), setup=_workdir, dictionary=YAML_TOKENS)
+@harness("contexts", documented=(UsageError,), setup=_workdir, dictionary=YAML_TOKENS,
+         smoke_runs=500)
 def contexts_file(data: bytes) -> None:
     """The contexts file as every command reads it (config.load_contexts), each context's
     security settings, `config view`/`get-contexts` (masked_data, summaries), the

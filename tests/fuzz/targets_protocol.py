@@ -41,7 +41,8 @@ def _build_all_decoders() -> None:
             compile_reader(api.response, v, api.flexible(v))
 
 
-@harness("responses", documented=(DecodeError,), setup=_build_all_decoders, max_len=8192)
+@harness("responses", documented=(DecodeError,), setup=_build_all_decoders, max_len=8192,
+         smoke_runs=1500)
 def responses(data: bytes) -> None:
     """Every response decoder of protocol/messages, as the connection runs it (the
     ApiVersions fallback included), then the --debug trace's walk over the result."""

@@ -12,6 +12,7 @@ All harnesses together take well under a minute on a loaded 2-core machine.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -78,4 +79,6 @@ def test_atheris_smoke(name, tmp_path):
                           capture_output=True, text=True, errors="replace", timeout=120)
     log = proc.stdout + proc.stderr
     assert proc.returncode == 0, f"{name}: exit {proc.returncode}\n{log[-4000:]}"
-    assert " DONE " in log and "cov: " in log, log[-2000:]
+    done = re.search(r"#(\d+)\s+DONE\s+cov: (\d+)", log)
+    assert done, log[-2000:]
+    assert int(done.group(1)) >= h.smoke_runs and int(done.group(2)) > 0, done.group(0)
