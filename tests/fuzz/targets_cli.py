@@ -62,17 +62,12 @@ def _vocabulary() -> None:
     walk(command)
     words.update(("--help", "-h", "--version"))
     VOCAB[:] = sorted(words) + list(VALUES)
-    # Typer.__call__ rebuilds this click tree on every call (~50 ms, most of a run that
-    # fails parsing); calling the tree built once is the same run, 10-100x more of them.
-    cli_app.app = _CachedApp(command)
+    CLICK_TREE[:] = [command]
 
 
-class _CachedApp:
-    def __init__(self, command):
-        self.command = command
-
-    def __call__(self, *args, **kwargs):
-        return self.command(*args, **kwargs)
+# Typer.__call__ rebuilds the click tree on every call (~50 ms, most of a run that fails
+# parsing); run_argv calls the tree built once (the same run, 10-100x more of them).
+CLICK_TREE: list = []
 
 
 def _token(raw: bytes) -> str:
@@ -150,12 +145,18 @@ def run_argv(argv: list[str], stdin: str = "") -> tuple[int, str, str]:
     env = Env(stdout=out, stderr=err, stdin=io.StringIO(stdin),
               environ={"GROUPCTL_CONFIG": str(config), "HOME": str(home),
                        "GROUPCTL_BOOTSTRAP_SERVERS": CLOSED, "PATH": os.environ.get("PATH", "")})
-    cwd = os.getcwd()
+    from groupctl.cli import app as cli_app
+
+    if not CLICK_TREE:
+        _vocabulary()
+    cwd, typer_app = os.getcwd(), cli_app.app
     os.chdir(home)  # relative paths (--record FILE) land in the private directory
+    cli_app.app = CLICK_TREE[0]  # only for this run: other code needs the Typer app
     try:  # click writes --help and --version to sys.stdout, not to the Env's stream
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             code = invoke(["--timeout", str(MAX_TIMEOUT), *argv], env)
     finally:
+        cli_app.app = typer_app
         os.chdir(cwd)
     return code, out.getvalue(), err.getvalue()
 
