@@ -70,11 +70,14 @@ def generate(root: Path, lines: int, files: int, groups: int) -> list[Path]:
 
 def python_pass(paths: list[Path]) -> dict:
     """The same extraction as extract.broker_events, with `re`, one line at a time."""
-    line_re, start_re = re.compile(P.LOG4J_LINE), re.compile(P.LOG4J_START)
+    def twin(pattern: str) -> re.Pattern:  # java.util.regex's ASCII classes, as Spark
+        return re.compile(pattern, P.PYTHON_FLAGS)
+
+    line_re, start_re = twin(P.LOG4J_LINE), twin(P.LOG4J_START)
     # the same steps as the Spark side: a substring test picks the candidate lines
-    cont_re, trunc_re = re.compile(P.CONTINUATION), re.compile(P.BROKER_TRUNCATED)
-    loggers_re, prefix_re = re.compile(P.BROKER_LOGGERS), re.compile(P.BROKER_PREFIX)
-    pats = [(p.kind, p.prefix, re.compile(p.regex), p.fields) for p in P.BROKER_PATTERNS]
+    cont_re, trunc_re = twin(P.CONTINUATION), twin(P.BROKER_TRUNCATED)
+    loggers_re, prefix_re = twin(P.BROKER_LOGGERS), twin(P.BROKER_PREFIX)
+    pats = [(p.kind, p.prefix, twin(p.regex), p.fields) for p in P.BROKER_PATTERNS]
     counts: collections.Counter = collections.Counter()
     events = []
     for path in paths:

@@ -9,7 +9,13 @@ do the same extraction. Java regex and Python `re` agree on everything used here
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+# Spark runs these with java.util.regex, whose \d \w \s are ASCII classes; Python's `re`
+# on str makes them Unicode ones (a NBSP is \s, "Δ" is \w, "١" is \d). A Python twin
+# compiles a pattern with these flags to extract what Spark extracts.
+PYTHON_FLAGS = re.ASCII
 
 # log4j `[%d] %p %m (%c)%n` -- the broker's and the Java clients' layout. A line cut short
 # loses its `(logger)` tail and so fails here: truncated lines are counted, not guessed at.

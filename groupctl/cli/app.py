@@ -72,7 +72,7 @@ def main(
 ):
     if output not in OUTPUTS:
         raise UsageError(f"--output must be one of {', '.join(OUTPUTS)}, not {output!r}")
-    if timeout <= 0:
+    if not timeout > 0:  # nan too
         raise UsageError("--timeout must be positive")
     if command_config is not None:
         _check_command_config(command_config)

@@ -189,9 +189,13 @@ def _topics(text: str | None) -> list[str]:
     return parse_topics(text)
 
 
+_MAX_MS = 2**31 - 1  # the wire's INT32 of milliseconds
+
+
 def _ms(seconds: float, option: str) -> int:
-    if seconds <= 0:
-        raise UsageError(f"{option} must be positive")
+    # `not 0 < ...` also rejects nan (which compares false to everything)
+    if not 0 < seconds * 1000 <= _MAX_MS:
+        raise UsageError(f"{option} must be positive and at most {_MAX_MS // 1000} s")
     return int(seconds * 1000)
 
 
@@ -200,7 +204,7 @@ def _check(protocol: str | None, watch: bool, duration, record, instance_id) -> 
         raise UsageError(f"--protocol {protocol!r}: choose classic or consumer")
     if not watch and (duration is not None or record is not None):
         raise UsageError("--duration and --record need --watch")
-    if duration is not None and duration <= 0:
+    if duration is not None and not duration > 0:  # nan too
         raise UsageError("--duration must be positive")
     if instance_id == "":
         raise UsageError("--instance-id must not be empty")

@@ -41,7 +41,8 @@ def split_host_port(server: str, what: str = "--bootstrap-server") -> tuple[str,
     port_text = m.group(2) if m.group(1) else m.group(4)
     if "/" in port_text:
         raise UsageError(f"{what}: bad server {server!r}: expected HOST:PORT, without a scheme")
-    if not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
+    # ASCII digits only: str.isdigit() also takes "²" or "١٢", which int() rejects or reads
+    if not (port_text.isascii() and port_text.isdigit()) or not 1 <= int(port_text) <= 65535:
         raise UsageError(f"{what}: bad server {server!r}: the port must be a number "
                          f"from 1 to 65535")
     return host, int(port_text)

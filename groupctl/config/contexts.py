@@ -121,6 +121,8 @@ def load_contexts(path: str | os.PathLike | None = None) -> ContextsFile:
         raise UsageError(f"{p}{line}: not valid YAML: {exc.problem or exc}") from None
     except yaml.YAMLError as exc:
         raise UsageError(f"{p}: not valid YAML: {exc}") from None
+    except RecursionError:  # PyYAML composes nested collections recursively
+        raise UsageError(f"{p}: not valid YAML: nested too deeply") from None
     out = ContextsFile(p)
     if root is None:
         return out
