@@ -84,7 +84,7 @@ def analyze(spark, inputs: Inputs, options: Options = Options(),
             progress: Callable[[str], None] = lambda _: None) -> Tables:
     from pyspark.sql import functions as F
 
-    from . import extract, transforms as X
+    from . import extract, observed, transforms as X
     from .schema import FILE_STATS_COLUMNS, empty_events
 
     parts = []
@@ -116,7 +116,7 @@ def analyze(spark, inputs: Inputs, options: Options = Options(),
                              options.group_regex)
 
     progress("building rebalance episodes")
-    episodes = X.episodes(events)
+    episodes = observed.episodes(events)
     episodes, storms = X.storms(episodes, options.storm_count, options.storm_window_s)
     episodes = episodes.orderBy("group", "started", "to_generation").localCheckpoint()  # same
     members = X.member_outcomes(events).orderBy("group", "ts", "member")

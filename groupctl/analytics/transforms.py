@@ -97,10 +97,10 @@ def classic_episodes(events: DataFrame) -> DataFrame:
         "members_after": F.when(F.col("end_kind") == "empty", F.lit(0))
                           .otherwise(F.col("members_after")),
     })
-    return _finish_episodes(ep)
+    return finish_episodes(ep)
 
 
-def _finish_episodes(ep: DataFrame) -> DataFrame:
+def finish_episodes(ep: DataFrame) -> DataFrame:
     ep = ep.withColumns({
         "duration_ms": _millis(F.col("ended")) - _millis(F.col("started")),
         "reason_kind": reason_kind(F.col("reason")),
@@ -176,12 +176,12 @@ def consumer_episodes(events: DataFrame) -> DataFrame:
                                                 F.coalesce("last_bump", "last_ts"))),
         "moved_partitions": F.lit(None).cast("int"),
     })
-    return _finish_episodes(ep)
+    return finish_episodes(ep)
 
 
-def episodes(events: DataFrame) -> DataFrame:
-    return (classic_episodes(events).unionByName(consumer_episodes(events))
-            .orderBy("group", "started", "to_generation"))
+def broker_episodes(events: DataFrame) -> DataFrame:
+    """The broker log's episodes (observed.episodes adds the records' and the clients')."""
+    return classic_episodes(events).unionByName(consumer_episodes(events))
 
 
 def member_outcomes(events: DataFrame) -> DataFrame:
