@@ -108,11 +108,16 @@ def client_episodes(events: DataFrame) -> DataFrame:
     return finish_episodes(both)
 
 
-def episodes(events: DataFrame) -> DataFrame:
-    """Every rebalance once (the module's rule), ordered by group, start, generation."""
+def witnessed(events: DataFrame) -> DataFrame:
+    """Every witness's episodes, `_witness` its rank in WITNESSES (checkpoint this: once()
+    reads it three times)."""
     told = [ep.withColumn("_witness", F.lit(i)) for i, ep in enumerate(
         (broker_episodes(events), record_episodes(events), client_episodes(events)))]
-    every = told[0].unionByName(told[1]).unionByName(told[2])
+    return told[0].unionByName(told[1]).unionByName(told[2])
+
+
+def once(every: DataFrame) -> DataFrame:
+    """Every rebalance once (the module's rule), ordered by group, start, generation."""
     key = Window.partitionBy("group", "to_generation")
     order = key.orderBy("_witness", "started", "ended", "reason", "members_after")
     known = every.filter(F.col("to_generation").isNotNull()).withColumns({

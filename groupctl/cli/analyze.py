@@ -66,13 +66,20 @@ def analyze(
     matching nothing or an --out that is not a writable directory, 3 when a spark://
     master does not answer."""
     env = ctx.find_root().obj
-    from ..analytics.pipeline import Inputs, Options, expand
+    from ..analytics.pipeline import Inputs, Options, empty_files, expand
 
     inputs = Inputs(expand(broker_logs or [], "--broker-logs"),
                     expand(client_logs or [], "--client-logs"),
                     expand(events or [], "--events"))
     if inputs.empty():
         raise UsageError("nothing to analyze: give --broker-logs, --client-logs and/or --events")
+    empty = empty_files(inputs)
+    given = len({*inputs.broker_logs, *inputs.client_logs, *inputs.events})
+    if len(empty) == given:   # said at once: no Spark for nothing
+        raise UsageError("nothing to analyze: " + (
+            f"{empty[0]} is empty" if given == 1 else f"all {given} input files are empty"))
+    for path in empty:
+        env.warn(f"{path}: empty file")
     options = Options(since=_time(since, "--since"), until=_time(until, "--until"),
                       group_regex=_regex(group), storm_count=_positive(storm_rebalances,
                                                                        "--storm-rebalances"),
@@ -96,21 +103,32 @@ def _run(env, inputs, options, master: str, out: Path) -> int:
             env.stderr.write(f"analyze: {message}\n")
             env.stderr.flush()
 
+    from ..analytics.pipeline import Phases
+
+    phases = Phases()
     say(f"starting Spark ({master})")
-    spark, owned = _session(master, progress)
+    with phases("start Spark"):
+        spark, owned = _session(master, progress)
+    phases.spark = spark
     try:
         from ..analytics import load, report
         from ..analytics.pipeline import analyze as run_pipeline
 
-        tables = run_pipeline(spark, inputs, options, say)
+        tables = run_pipeline(spark, inputs, options, say, phases)
         say(f"writing {out}")
-        collected = load.write_tables(tables.named(), out)
-        report_path = report.write_report(out / "report.html", collected,
-                                          "groupctl analyze: rebalances")
+        collected = load.write_tables(tables.named(), out, phases)
+        with phases("report.html"):
+            report_path = report.write_report(out / "report.html", collected,
+                                              "groupctl analyze: rebalances")
         tables.release()
     finally:
+        phases.spark = None   # (no job count or JVM across the stop)
         if owned:
-            spark.stop()
+            with phases("stop Spark"):
+                spark.stop()
+    if env.settings.debug:   # where the time went
+        for line in phases.lines():
+            env.stderr.write(f"analyze: {line}\n")
     for f in collected["files"]:
         if f["unparsed"]:
             env.warn(f"{f['file']}: {f['unparsed']} line(s) not understood (skipped)")
