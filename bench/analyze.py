@@ -11,20 +11,31 @@ coordinator prefix, the line kind and its fields (both sides use the regexes in
 groupctl/analytics/patterns.py), plus the unparsed-line count; both sides end with the
 number of events per kind and of unparsed lines, which must agree.
 
-Rows (wall time, the minimum of --repeat runs; Spark on a started session, after one
-warm-up run on a small file):
+End to end first (issue 20: analyze at the speed of an incident), each a fresh process,
+the minimum of --repeat runs taken in turn:
+  bare          a bare PySpark local[2] session start plus one trivial job (count 1,000 rows)
+  e2e           `groupctl analyze --broker-logs` on a --e2e-lines log (5,000), local[2]
+                ratio e2e / bare (target <= 1.5)
+  before        the same command from another checkout (--before /work/main), if given
+  empty         `groupctl analyze` on an empty file (said before Spark starts)
+
+Then the extraction (wall time, the minimum of --repeat runs; Spark on a started session,
+after one warm-up run on a small file):
   python-re     one thread, `re`, line by line
   local[2]      Spark local mode, 2 cores          ratio local[2] / python-re (target <= 1.5)
   cluster-1w    standalone master + 1 worker (1 core)
   cluster-2w    standalone master + 2 workers (1 core each)   ratio 2w / 1w (< 1: faster)
 
     ./dev setup && .venv/bin/python bench/analyze.py [--lines 2000000] [--repeat 2]
+        [--e2e-only] [--before /path/to/other/checkout]
 """
 from __future__ import annotations
 
 import argparse
 import collections
+import os
 import re
+import subprocess
 import sys
 import tempfile
 import time
@@ -128,6 +139,51 @@ def spark_pass(spark, paths: list[Path]) -> dict:
     return {r["kind"]: r["n"] for r in counted.collect()}
 
 
+BARE = ("from groupctl.analytics.session import build_session\n"
+        "build_session('local[2]').range(1000).count()\n")
+
+
+def _process_s(argv: list[str], pythonpath: str) -> float:
+    """Wall time of one fresh process (exit status must be 0, or 2 for an empty input)."""
+    env = dict(os.environ, PYTHONPATH=pythonpath)
+    t = time.perf_counter()
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True)
+    took = time.perf_counter() - t
+    assert proc.returncode in (0, 2), proc.stderr[-2000:]
+    return took
+
+
+def end_to_end(root: Path, lines: int, repeat: int, before: str | None) -> None:
+    """bare session + trivial job vs `groupctl analyze` of a `lines`-line log, in turn."""
+    here = str(Path(__file__).resolve().parent.parent)
+    (root / "e2e").mkdir()
+    (log,) = generate(root / "e2e", lines, 1, 10)
+    (root / "empty.log").write_text("")
+    python = sys.executable
+
+    def analyze(path: Path) -> list[str]:
+        return [python, "-m", "groupctl", "-o", "json", "analyze", "--master", "local[2]",
+                "--broker-logs", str(path), "--out", str(root / "e2e-out")]
+
+    runs: dict[str, list[float]] = collections.defaultdict(list)
+    for _ in range(repeat):
+        runs["bare"].append(_process_s([python, "-c", BARE], here))
+        runs["e2e"].append(_process_s(analyze(log), here))
+        if before:
+            runs["before"].append(_process_s(analyze(log), before))
+        runs["empty"].append(_process_s(analyze(root / "empty.log"), here))
+    best = {k: min(v) for k, v in runs.items()}
+    print(f"end to end ({lines:,}-line broker log, local[2], best of {repeat}; all runs: "
+          + ", ".join(f"{k} {' '.join(f'{x:.1f}' for x in v)}" for k, v in runs.items()) + ")")
+    print(f"bare         {best['bare']:8.2f} s   session start + count(1000)")
+    print(f"e2e          {best['e2e']:8.2f} s   ratio e2e/bare = {best['e2e'] / best['bare']:.2f} "
+          f"(target <= 1.5)")
+    if before:
+        print(f"before       {best['before']:8.2f} s   ratio before/bare = "
+              f"{best['before'] / best['bare']:.2f}  ({before})")
+    print(f"empty        {best['empty']:8.2f} s   (an empty log: said before Spark starts)")
+
+
 def timed(fn, repeat: int):
     best, result = None, None
     for _ in range(repeat):
@@ -145,7 +201,14 @@ def main() -> int:
     ap.add_argument("--groups", type=int, default=500)
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--no-cluster", action="store_true", help="skip the standalone rows")
+    ap.add_argument("--e2e-lines", type=int, default=5_000)
+    ap.add_argument("--e2e-only", action="store_true", help="only the end-to-end rows")
+    ap.add_argument("--before", metavar="CHECKOUT", help="also time this checkout's analyze")
     args = ap.parse_args()
+    if args.e2e_only:
+        with tempfile.TemporaryDirectory(prefix="groupctl-bench-analyze-") as tmp:
+            end_to_end(Path(tmp), args.e2e_lines, args.repeat, args.before)
+        return 0
 
     from groupctl.analytics.session import build_session
     from groupctl.analytics.standalone import StandaloneCluster
@@ -157,6 +220,7 @@ def main() -> int:
         size = sum(p.stat().st_size for p in paths)
         print(f"workload: {args.lines:,} lines, {size / 1e6:.0f} MB in {args.files} files, "
               f"{args.groups} x 2 groups (generated in {time.perf_counter() - t:.1f}s)")
+        end_to_end(root, args.e2e_lines, args.repeat, args.before)
         (root / "warm").mkdir()
         warm = generate(root / "warm", 20_000, 1, 10)
 

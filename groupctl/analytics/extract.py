@@ -175,10 +175,11 @@ def client_events(lines: DataFrame, tz: str = "UTC") -> DataFrame:
 RECORD_SCHEMA = T.StructType([
     *(T.StructField(n, T.StringType()) for n in (
         "ts", "source", "cluster", "group", "event", "reason", "member_id", "instance_id",
-        "client_id", "state", "action", "protocol", "name", "started", "ended")),
+        "client_id", "state", "action", "protocol", "name", "started", "ended", "type")),
     *(T.StructField(n, T.LongType()) for n in (
         "v", "generation", "from_generation", "to_generation", "group_epoch", "member_epoch",
         "duration_ms", "moved_partitions", "code")),
+    T.StructField("members_before", T.ArrayType(T.StringType())),
     T.StructField("members_after", T.ArrayType(T.StringType())),
     T.StructField("members", T.ArrayType(T.StringType())),
     T.StructField("_corrupt_record", T.StringType()),
@@ -202,6 +203,7 @@ def record_events(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
                   RECORD_KINDS.items(), F).otherwise(F.col("event"))
     is_rebalance = F.col("event") == "rebalance"
     size = F.size(F.coalesce("members_after", "members"))
+    before = F.size("members_before")
     events = raw.withColumns({
         "kind": F.when(good, kind).otherwise(F.lit(UNPARSED)),
         "ts": F.when(good, F.when(is_rebalance, F.try_to_timestamp(F.col("ended")))
@@ -212,5 +214,9 @@ def record_events(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
         "client": F.col("client_id"),
         "members": F.when(size >= 0, size),
         "reason": F.coalesce("reason", "action", "name"),
+        # a rebalance record's own round; the type a type_changed / snapshot record names
+        "started": F.when(is_rebalance, F.try_to_timestamp(F.col("started"))),
+        "members_before": F.when(is_rebalance & (before >= 0), before),
+        "group_type": F.when(F.col("event").isin("type_changed", "snapshot"), F.col("type")),
     })
     return conform(events)

@@ -10,6 +10,7 @@ collected rows: one file each, the same bytes from local mode and from a cluster
 """
 from __future__ import annotations
 
+import contextlib
 import csv
 from pathlib import Path
 
@@ -41,16 +42,19 @@ def write_csv(path: Path, columns: list[str], data: list[dict]) -> None:
             writer.writerow(["" if row[c] is None else row[c] for c in columns])
 
 
-def write_tables(tables: dict[str, DataFrame], out: Path) -> dict[str, list[dict]]:
-    """Parquet + CSV of every table; returns each table's rows."""
+def write_tables(tables: dict[str, DataFrame], out: Path, phase=None) -> dict[str, list[dict]]:
+    """Parquet + CSV of every table; returns each table's rows. `phase(name)`: a context
+    manager timing each table (pipeline.Phases)."""
     out.mkdir(parents=True, exist_ok=True)
     collected = {}
     for name, df in tables.items():
-        df = df.persist()  # computed once, for the rows and the Parquet files
-        data = rows(df)
-        df.write.mode("overwrite").parquet(str(out / "parquet" / name))
-        write_csv(out / f"{name}.csv", df.columns, data)
-        collected[name] = data
+        with phase(f"table {name}") if phase else contextlib.nullcontext():
+            df = df.persist()  # computed once, for the rows and the Parquet files
+            data = rows(df)
+            df.write.mode("overwrite").parquet(str(out / "parquet" / name))
+            df.unpersist()
+            write_csv(out / f"{name}.csv", df.columns, data)
+            collected[name] = data
     return collected
 
 

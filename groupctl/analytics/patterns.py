@@ -202,15 +202,17 @@ RDKAFKA_FACILITIES = ("JOINGROUP", "REBALANCE", "ASSIGN", "LEAVE", "HEARTBEAT")
 TRIGGER_MEMBER = (r"(?:Adding new member (\S+) with|removing member (\S+) on heartbeat|"
                   r"request for \((\S+?)\) members|Removing member (\S+) on LeaveGroup|"
                   r"static member (\S+) with instance id|Updating metadata for member (\S+)"
-                  r"|because static member (\S+))")
+                  r"|because static member (\S+)"
+                  # groupctl's records (observe/reasons.py): `member X (client C, ...) joined`
+                  r"|^member (\S+) \()")
 # A member id made by the broker: `<client.id>-<uuid>` (classic protocol)
 CLIENT_OF_MEMBER = r"^(.*)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
 # reason text -> category, in order (colours the report)
 REASON_KINDS = (
     ("session timeout", r"heartbeat expiration|has failed|session timeout"),
-    ("leave", r"LeaveGroup|leaving|left the group"),
+    ("leave", r"LeaveGroup|leaving|left the group|\) left or expired"),
     ("static member", r"static member"),
-    ("join", r"^Adding new member|joins the|joined the group"),
+    ("join", r"^Adding new member|joins the|joined the group|\) joined$|^probe joined"),
     ("fenced", r"fenced"),
     ("metadata", r"[Mm]etadata|subscription|protocol"),
     ("sync timeout", r"pending sync"),

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import glob
 import os
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Callable, Sequence
@@ -80,34 +82,122 @@ def expand(patterns: Sequence[str], option: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+# Inputs up to this size run their tables on one shuffle partition with adaptive execution
+# off: their events fit one task, and a small job's time goes to planning and scheduling
+# (AQE re-plans after every shuffle stage and runs each stage as a job of its own).
+SMALL_INPUT_BYTES = 256 << 20
+SMALL_JOB_CONF = {"spark.sql.shuffle.partitions": "1", "spark.sql.adaptive.enabled": "false"}
+LARGE_JOB_CONF = {"spark.sql.shuffle.partitions": "4", "spark.sql.adaptive.enabled": "true"}
+
+
+def input_bytes(inputs: Inputs) -> int | None:
+    """The inputs' total size on disk; None when one is a URL (hdfs://, s3a://)."""
+    paths = [*inputs.broker_logs, *inputs.client_logs, *inputs.events]
+    if any("://" in p for p in paths):
+        return None
+    return sum(os.path.getsize(p) for p in paths)
+
+
+def empty_files(inputs: Inputs) -> list[str]:
+    """Input files with nothing in them (a .gz holding no bytes counts), read before Spark
+    starts; URLs are not looked at."""
+    import gzip
+
+    empty = []
+    for path in dict.fromkeys([*inputs.broker_logs, *inputs.client_logs, *inputs.events]):
+        if "://" in path:
+            continue
+        try:
+            if os.path.getsize(path) == 0:
+                empty.append(path)
+            elif path.endswith(".gz"):
+                with gzip.open(path, "rb") as f:
+                    if not f.read(1):
+                        empty.append(path)
+        except (OSError, EOFError):   # unreadable or a damaged .gz: Spark reports it
+            continue
+    return empty
+
+
+class Phases:
+    """Wall time, the JVM's CPU time (Linux: /proc; a loaded machine inflates the wall
+    time, not the CPU) and Spark jobs per phase of one run (`analyze --debug`)."""
+
+    def __init__(self, spark=None):
+        self.spark = spark
+        self.done: list[tuple[str, float, float | None, int | None]] = []
+        self._pid: int | None = None
+
+    def _jvm_cpu(self) -> float | None:
+        try:
+            if self._pid is None:
+                self._pid = self.spark._jvm.java.lang.ProcessHandle.current().pid()
+            with open(f"/proc/{self._pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except Exception:  # no Spark yet, or not Linux
+            return None
+
+    def _last_job(self) -> int | None:
+        if self.spark is None:
+            return None
+        return max(self.spark.sparkContext.statusTracker().getJobIdsForGroup(), default=-1)
+
+    @contextmanager
+    def __call__(self, name: str):
+        start, cpu, first = time.perf_counter(), self._jvm_cpu(), self._last_job()
+        try:
+            yield
+        finally:
+            last, cpu_end = self._last_job(), self._jvm_cpu()
+            self.done.append((name, time.perf_counter() - start,
+                              None if cpu is None or cpu_end is None else cpu_end - cpu,
+                              None if first is None or last is None else last - first))
+
+    def lines(self) -> list[str]:
+        out = []
+        for name, secs, cpu, jobs in self.done:
+            out.append(f"{name:<24} {secs:7.2f} s" + ("" if cpu is None else f"  jvm cpu {cpu:6.2f} s")
+                       + ("" if jobs is None else f"  {jobs} job(s)"))
+        return out + [f"{'total':<24} {sum(d[1] for d in self.done):7.2f} s"]
+
+
 def analyze(spark, inputs: Inputs, options: Options = Options(),
-            progress: Callable[[str], None] = lambda _: None) -> Tables:
+            progress: Callable[[str], None] = lambda _: None,
+            phases: Phases | None = None) -> Tables:
     from pyspark.sql import functions as F
 
-    from . import extract, transforms as X
+    from . import extract, observed, transforms as X
     from .schema import FILE_STATS_COLUMNS, empty_events
 
+    phase = phases or Phases()
+    size = input_bytes(inputs)
+    small = size is not None and size <= SMALL_INPUT_BYTES
+    for key, value in (SMALL_JOB_CONF if small else LARGE_JOB_CONF).items():
+        spark.conf.set(key, value)
     parts = []
-    if inputs.broker_logs:
-        progress(f"reading {len(inputs.broker_logs)} broker log file(s)")
-        parts.append(extract.broker_events(extract.read_lines(spark, inputs.broker_logs),
-                                           options.log_timezone))
-    if inputs.client_logs:
-        progress(f"reading {len(inputs.client_logs)} client log file(s)")
-        parts.append(extract.client_events(extract.read_lines(spark, inputs.client_logs),
-                                           options.log_timezone))
-    if inputs.events:
-        progress(f"reading {len(inputs.events)} event record file(s)")
-        parts.append(extract.record_events(spark, inputs.events))
-    raw = empty_events(spark)
-    for part in parts:
-        raw = raw.unionByName(part)
+    with phase("plan extraction"):
+        if inputs.broker_logs:
+            progress(f"reading {len(inputs.broker_logs)} broker log file(s)")
+            parts.append(extract.broker_events(extract.read_lines(spark, inputs.broker_logs),
+                                               options.log_timezone))
+        if inputs.client_logs:
+            progress(f"reading {len(inputs.client_logs)} client log file(s)")
+            parts.append(extract.client_events(extract.read_lines(spark, inputs.client_logs),
+                                               options.log_timezone))
+        if inputs.events:
+            progress(f"reading {len(inputs.events)} event record file(s)")
+            parts.append(extract.record_events(spark, inputs.events))
+        raw = empty_events(spark)
+        for part in parts:
+            raw = raw.unionByName(part)
     # One pass over the input: events and damaged lines together, split after it. A local
     # checkpoint rather than persist(): every table below starts from the checkpoint's
     # short plan instead of the extract's (regex CASEs per field), which each table
     # would otherwise carry several times over - megabytes of plan per job, planned again
     # for every job and kept in the driver's SQL history until its heap ran out.
-    raw = raw.localCheckpoint()
+    with phase("extract (checkpoint)"):
+        raw = raw.localCheckpoint()
     is_bad = F.col("kind") == extract.UNPARSED
     files = (raw.groupBy("file").agg(F.sum((~is_bad).cast("long")).alias("events"),
                                      F.sum(is_bad.cast("long")).alias("unparsed"))
@@ -116,13 +206,20 @@ def analyze(spark, inputs: Inputs, options: Options = Options(),
                              options.group_regex)
 
     progress("building rebalance episodes")
-    episodes = X.episodes(events)
-    episodes, storms = X.storms(episodes, options.storm_count, options.storm_window_s)
-    episodes = episodes.orderBy("group", "started", "to_generation").localCheckpoint()  # same
+    # Each witness's episodes (checkpointed: the dedupe reads them three times), every
+    # rebalance once (checkpointed), then storms marked on them (checkpointed): every
+    # table after them reads short checkpoints, never the episodes' plan again.
+    with phase("episodes (checkpoints)"):
+        every = observed.witnessed(events).localCheckpoint()
+        base = observed.once(every).localCheckpoint()
+    with phase("storms (checkpoint)"):
+        episodes, _ = X.storms(base, options.storm_count, options.storm_window_s)
+        episodes = episodes.orderBy("group", "started", "to_generation").localCheckpoint()
+    storms = X.storm_table(episodes)
     members = X.member_outcomes(events).orderBy("group", "ts", "member")
     flapping = X.flapping_members(events, options.flap_cycles)
     metrics = X.group_metrics(events, episodes, storms, flapping, members)
     hourly = X.hourly(episodes)
 
     return Tables(events, episodes, metrics, storms, hourly, flapping, members, files,
-                  cached=(raw, episodes))
+                  cached=(raw, every, base, episodes))

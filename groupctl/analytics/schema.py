@@ -7,7 +7,7 @@ Event rows (one per recognised log line or §4 record):
     client-log, probe, describe), kind, generation (classic), epoch (consumer-group epoch),
     member, instance_id, client, reason, state, members (count), protocol, group_type,
     partitions (text), duration_ms (a record's or the broker's own), moved_partitions,
-    file.
+    file; started, from_generation, members_before (a §4 `rebalance` record's own).
 """
 from __future__ import annotations
 
@@ -35,6 +35,10 @@ EVENT_SCHEMA = T.StructType([
     T.StructField("duration_ms", T.LongType()),
     T.StructField("moved_partitions", T.IntegerType()),
     T.StructField("file", T.StringType()),
+    # a §4 `rebalance` record's own start, first generation / epoch and members before
+    T.StructField("started", T.TimestampType()),
+    T.StructField("from_generation", T.IntegerType()),
+    T.StructField("members_before", T.IntegerType()),
 ])
 EVENT_COLUMNS = tuple(f.name for f in EVENT_SCHEMA.fields)
 

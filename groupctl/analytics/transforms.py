@@ -97,10 +97,10 @@ def classic_episodes(events: DataFrame) -> DataFrame:
         "members_after": F.when(F.col("end_kind") == "empty", F.lit(0))
                           .otherwise(F.col("members_after")),
     })
-    return _finish_episodes(ep)
+    return finish_episodes(ep)
 
 
-def _finish_episodes(ep: DataFrame) -> DataFrame:
+def finish_episodes(ep: DataFrame) -> DataFrame:
     ep = ep.withColumns({
         "duration_ms": _millis(F.col("ended")) - _millis(F.col("started")),
         "reason_kind": reason_kind(F.col("reason")),
@@ -176,12 +176,12 @@ def consumer_episodes(events: DataFrame) -> DataFrame:
                                                 F.coalesce("last_bump", "last_ts"))),
         "moved_partitions": F.lit(None).cast("int"),
     })
-    return _finish_episodes(ep)
+    return finish_episodes(ep)
 
 
-def episodes(events: DataFrame) -> DataFrame:
-    return (classic_episodes(events).unionByName(consumer_episodes(events))
-            .orderBy("group", "started", "to_generation"))
+def broker_episodes(events: DataFrame) -> DataFrame:
+    """The broker log's episodes (observed.witnessed adds the records' and the clients')."""
+    return classic_episodes(events).unionByName(consumer_episodes(events))
 
 
 def member_outcomes(events: DataFrame) -> DataFrame:
@@ -226,13 +226,18 @@ def storms(episodes_df: DataFrame, count: int = 3, window_s: int = 600) -> tuple
                           .cast("int"))
               .withColumn("storm", F.when(F.col("in_storm"), F.sum("run_start").over(
                   order.rowsBetween(Window.unboundedPreceding, 0)))))
-    table = (marked.filter(F.col("storm").isNotNull()).groupBy("group", "storm").agg(
-        F.min("started").alias("started"), F.max("ended").alias("ended"),
-        F.count("*").alias("rebalances"), F.mode("reason_kind").alias("top_reason"))
-             .select(*STORM_COLUMNS).orderBy("group", "storm"))
     rest = episodes_df.filter(F.col("outcome") != "stable").withColumn(
         "storm", F.lit(None).cast("long"))
-    return marked.drop("t", "opens", "in_storm", "prev_in", "run_start").unionByName(rest), table
+    marked = marked.drop("t", "opens", "in_storm", "prev_in", "run_start").unionByName(rest)
+    return marked, storm_table(marked)
+
+
+def storm_table(marked: DataFrame) -> DataFrame:
+    """The storms of episodes marked by storms() (one row per group and storm)."""
+    return (marked.filter(F.col("storm").isNotNull()).groupBy("group", "storm").agg(
+        F.min("started").alias("started"), F.max("ended").alias("ended"),
+        F.count("*").alias("rebalances"), F.mode("reason_kind").alias("top_reason"))
+            .select(*STORM_COLUMNS).orderBy("group", "storm"))
 
 
 def hourly(episodes_df: DataFrame) -> DataFrame:

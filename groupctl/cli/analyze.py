@@ -4,7 +4,8 @@ Reads broker logs, client logs and groupctl's own event records (each option a g
 repeatable, plain or .gz), builds rebalance episodes and per-group metrics with PySpark,
 writes Parquet + CSV + report.html under --out and prints a summary (or the per-group
 metrics with -o json/yaml). pyspark is imported inside the command only: `--help` stays fast.
-Exit 0; 2 for no input or a glob matching nothing; 3 for an unreachable --master.
+Exit 0; 2 for no input, a glob matching nothing or an --out that cannot be written
+(checked before Spark starts); 3 for an unreachable --master.
 """
 from __future__ import annotations
 
@@ -61,16 +62,24 @@ def analyze(
     --master (the input paths must then be readable by the executors).
 
     Writes CSV and Parquet tables and a self-contained report.html under --out, and prints
-    a summary (with -o json/yaml: one object per group). Exit 2 for no input or a glob
-    matching nothing, 3 when a spark:// master does not answer."""
+    a summary (with -o json/yaml: one object per group). Exit 2 for no input, a glob
+    matching nothing or an --out that is not a writable directory, 3 when a spark://
+    master does not answer."""
     env = ctx.find_root().obj
-    from ..analytics.pipeline import Inputs, Options, expand
+    from ..analytics.pipeline import Inputs, Options, empty_files, expand
 
     inputs = Inputs(expand(broker_logs or [], "--broker-logs"),
                     expand(client_logs or [], "--client-logs"),
                     expand(events or [], "--events"))
     if inputs.empty():
         raise UsageError("nothing to analyze: give --broker-logs, --client-logs and/or --events")
+    empty = empty_files(inputs)
+    given = len({*inputs.broker_logs, *inputs.client_logs, *inputs.events})
+    if len(empty) == given:   # said at once: no Spark for nothing
+        raise UsageError("nothing to analyze: " + (
+            f"{empty[0]} is empty" if given == 1 else f"all {given} input files are empty"))
+    for path in empty:
+        env.warn(f"{path}: empty file")
     options = Options(since=_time(since, "--since"), until=_time(until, "--until"),
                       group_regex=_regex(group), storm_count=_positive(storm_rebalances,
                                                                        "--storm-rebalances"),
@@ -78,8 +87,9 @@ def analyze(
                       log_timezone=_timezone(log_timezone))
     from ..analytics.session import check_master
 
+    out_dir = _writable_dir(Path(out))
     check_master(master, env.settings.timeout)
-    return _run(env, inputs, options, master, Path(out))
+    return _run(env, inputs, options, master, out_dir)
 
 
 def _run(env, inputs, options, master: str, out: Path) -> int:
@@ -93,21 +103,32 @@ def _run(env, inputs, options, master: str, out: Path) -> int:
             env.stderr.write(f"analyze: {message}\n")
             env.stderr.flush()
 
+    from ..analytics.pipeline import Phases
+
+    phases = Phases()
     say(f"starting Spark ({master})")
-    spark, owned = _session(master, progress)
+    with phases("start Spark"):
+        spark, owned = _session(master, progress)
+    phases.spark = spark
     try:
         from ..analytics import load, report
         from ..analytics.pipeline import analyze as run_pipeline
 
-        tables = run_pipeline(spark, inputs, options, say)
+        tables = run_pipeline(spark, inputs, options, say, phases)
         say(f"writing {out}")
-        collected = load.write_tables(tables.named(), out)
-        report_path = report.write_report(out / "report.html", collected,
-                                          "groupctl analyze: rebalances")
+        collected = load.write_tables(tables.named(), out, phases)
+        with phases("report.html"):
+            report_path = report.write_report(out / "report.html", collected,
+                                              "groupctl analyze: rebalances")
         tables.release()
     finally:
+        phases.spark = None   # (no job count or JVM across the stop)
         if owned:
-            spark.stop()
+            with phases("stop Spark"):
+                spark.stop()
+    if env.settings.debug:   # where the time went
+        for line in phases.lines():
+            env.stderr.write(f"analyze: {line}\n")
     for f in collected["files"]:
         if f["unparsed"]:
             env.warn(f"{f['file']}: {f['unparsed']} line(s) not understood (skipped)")
@@ -132,6 +153,22 @@ def _session(master: str, progress: bool):
     except Exception as exc:  # no Java, or the JVM would not start
         raise GroupctlError(f"Spark did not start ({type(exc).__name__}: {exc}); "
                             f"analyze needs Java 17+ on PATH or JAVA_HOME") from None
+
+
+def _writable_dir(out: Path) -> Path:
+    """--out made (if missing) and proven writable, or UsageError naming it: found before
+    Spark starts, not after its job. Tried, not guessed from mode bits (root passes those)."""
+    import tempfile
+
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out}: not a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=out, prefix=".groupctl-write-test-"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"--out {out}: cannot write there ({exc.strerror or exc})") from None
+    return out
 
 
 def _time(text: str | None, option: str) -> datetime | None:

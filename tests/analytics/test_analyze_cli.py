@@ -60,7 +60,8 @@ def test_outputs_parquet_and_csv_under_out(json_run, spark):
     with open(out / "metrics.csv") as f:
         assert [r["group"] for r in csv.DictReader(f)] == [g["group"] for g in groups]
     episodes = spark.read.parquet(str(out / "parquet" / "episodes"))
-    # 9 classic + 4 consumer + 6 from 3.x; share 4 + 3, streams 4 + 2, Java KIP-848 4 + 2
+    # 9 classic + 4 consumer + 6 from 3.x; share 4 + 3, streams 4 + 2, Java KIP-848 4 + 2:
+    # the records' and the client logs' rounds are all the broker log's, counted once
     assert episodes.count() == 38
     assert (out / "report.html").is_file()
 
@@ -80,11 +81,24 @@ def test_table_output_is_a_summary(spark, fixture_dir, tmp_path):
     (["analyze", "--events", "{fx}/probe.ndjson", "--log-timezone", "Mars/Olympus"],
      "unknown time zone"),
     (["analyze", "--events", "{fx}/probe.ndjson", "--storm-rebalances", "0"], "positive"),
+    # --out naming a file, a path under a file, a place nobody may write (issue 23)
+    (["analyze", "--events", "{fx}/probe.ndjson", "--out", "{fx}/probe.ndjson"],
+     "--out {fx}/probe.ndjson: not a directory"),
+    (["analyze", "--events", "{fx}/probe.ndjson", "--out", "/proc/version/out"],
+     "--out /proc/version/out: cannot write there"),
+    (["analyze", "--events", "{fx}/probe.ndjson", "--out", "/proc/groupctl-analysis"],
+     "--out /proc/groupctl-analysis: cannot write there"),
 ])
 def test_usage_errors_exit_2(fixture_dir, args, message):
+    import time
+
+    start = time.monotonic()
     code, stdout, stderr = run([a.format(fx=fixture_dir) for a in args])
     assert code == 2 and stdout == ""
-    assert stderr.startswith("groupctl: error: ") and message in stderr
+    assert stderr.startswith("groupctl: error: ") and message.format(fx=fixture_dir) in stderr
+    assert stderr.count("\n") == 1
+    # found before Spark starts (a JVM start alone takes seconds)
+    assert time.monotonic() - start < 5.0
 
 
 def test_unreachable_master_exits_3(fixture_dir):

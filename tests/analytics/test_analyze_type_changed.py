@@ -78,7 +78,9 @@ def test_type_changed_lines_change_no_result(spark, tmp_path):
     assert without.pop("files") == [{"events": len(records) - 2, "unparsed": 0}]
     assert with_changes == without
     assert with_changes["unparsed"] == []
-    # the records were read (episodes come from broker logs; records alone add none)
+    # the records were read: their two rounds, typed by the records before each
+    assert [(e["group_type"], e["from_generation"], e["to_generation"])
+            for e in with_changes["episodes"]] == [("consumer", 1, 2), ("classic", 2, 3)]
     (metrics,) = with_changes["metrics"]
     assert (metrics["group"], metrics["group_epoch"], metrics["errors"]) == ("g", 2, 0)
     assert (metrics["first_seen"], metrics["last_seen"]) == (records[0]["ts"], records[-1]["ts"])

@@ -1,0 +1,139 @@
+"""Episodes from what the members and groupctl saw, and one episode per rebalance.
+
+Three witnesses can tell the same rebalance:
+- the broker log (transforms.classic_episodes / consumer_episodes): the coordinator's own
+  lines, the whole round;
+- groupctl's §4 records (`watch` / `join --watch --record`): one `rebalance` record per
+  round the observer saw settle, with its own started / ended / members / reason;
+- client logs: classic members (Java `Successfully joined group with generation N` /
+  `synced`, librdkafka `JoinGroup response: GenerationId N` / `delegating assign`) and the
+  Java KIP-848 consumer (`... with epoch E transitioned from RECONCILING to STABLE`).
+
+The dedupe rule (README "Rebalance forensics"): one episode per (group, to_generation) --
+the generation of a classic group, the group epoch of a consumer / share / streams group --
+taken from the best witness there is: broker log, else records, else client logs; among
+records (two watchers of one group) or client logs (several members) the earliest start.
+A records or client episode with no generation (a watcher that could not know it) is kept
+unless a better witness's episode of the same group overlaps it in time.
+"""
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+from .schema import EPISODE_COLUMNS
+from .transforms import broker_episodes, finish_episodes
+
+WITNESSES = ("broker-log", "records", "client-log")   # best first
+RECORD_TYPE_HINT = {"epoch_bumped": "consumer", "generation": "classic"}
+CLASSIC_START = ("joining", "rejoin_requested", "rebalance_started")
+CLASSIC_END = ("synced", "assigned")
+
+
+def record_episodes(events: DataFrame) -> DataFrame:
+    """One row per §4 `rebalance` record. Its type is the one the group's latest record
+    up to it names (`type_changed` / `snapshot`), else implies (`epoch`: consumer,
+    `generation`: classic); classic when none does."""
+    rec = events.filter(~F.col("source").isin("broker-log", "client-log"))
+    kind = F.col("kind")
+    hint = F.coalesce(F.col("group_type"), F.element_at(
+        F.create_map(*[F.lit(x) for kv in RECORD_TYPE_HINT.items() for x in kv]), kind))
+    rank = F.when(kind == "rebalance", 2).when(F.col("group_type").isNotNull(), 1).otherwise(0)
+    upto = (Window.partitionBy("group").orderBy("ts", rank, hint)
+            .rowsBetween(Window.unboundedPreceding, 0))
+    rec = rec.withColumn("_type", F.last(hint, ignorenulls=True).over(upto))
+    # a round already under way when the watch started: `started` unknown, the duration
+    # a lower bound (so is the start it gives)
+    lower_bound = F.timestamp_millis(F.unix_millis("ts") - F.col("duration_ms"))
+    ep = rec.filter(kind == "rebalance").select(
+        "group", F.coalesce("_type", F.lit("classic")).alias("group_type"),
+        "from_generation", F.col("generation").alias("to_generation"),
+        F.coalesce("started", lower_bound, "ts").alias("started"), F.col("ts").alias("ended"),
+        "reason", "members_before", F.col("members").alias("members_after"),
+        "moved_partitions", F.lit("stable").alias("outcome"))
+    return finish_episodes(ep)
+
+
+def _classic_client_rounds(events: DataFrame) -> DataFrame:
+    """Per member (file, group, client) and round: the generation it joined, when it began
+    to rejoin (its first joining line since its previous join), why, and its first
+    synced / assigned line after the join."""
+    kind = F.col("kind")
+    rows = events.filter((F.col("source") == "client-log") & F.col("epoch").isNull()
+                         & kind.isin("joined", *CLASSIC_START, *CLASSIC_END))
+    rank = F.when(kind == "joined", 1).when(kind.isin(*CLASSIC_END), 2).otherwise(0)
+    member = Window.partitionBy("file", "group", "client")
+    rows = rows.withColumn("round", F.sum((kind == "joined").cast("int")).over(
+        member.orderBy("ts", rank, "kind").rowsBetween(Window.unboundedPreceding, 0)))
+    start = kind.isin(*CLASSIC_START)
+    rounds = rows.groupBy("file", "group", "client", "round").agg(
+        F.min(F.when(start, F.col("ts"))).alias("rejoining"),
+        F.min_by(F.when(start, F.col("reason")), F.when(start, F.col("ts"))).alias("why"),
+        F.max(F.when(kind == "joined", F.col("generation"))).alias("to_generation"),
+        F.min(F.when(kind == "joined", F.col("ts"))).alias("joined"),
+        F.min(F.when(kind.isin(*CLASSIC_END), F.col("ts"))).alias("assigned"))
+    # the joining lines of round k come before its join, so they carry round k - 1
+    prev = member.orderBy("round")
+    return rounds.withColumns({"rejoining": F.lag("rejoining").over(prev),
+                               "why": F.lag("why").over(prev)}) \
+        .filter(F.col("to_generation") >= 0)
+
+
+def client_episodes(events: DataFrame) -> DataFrame:
+    """Classic groups: one row per generation some member's log joined (from the first
+    member that began to rejoin to the last that got its assignment); KIP-848 consumers:
+    one per member epoch some member reconciled to (RECONCILING -> STABLE)."""
+    rounds = _classic_client_rounds(events)
+    classic = rounds.groupBy("group", "to_generation").agg(
+        F.min(F.coalesce("rejoining", "joined")).alias("started"),
+        F.max(F.coalesce("assigned", "joined")).alias("ended"),
+        F.min_by("why", F.coalesce("rejoining", "joined")).alias("reason"),
+    ).withColumns({"group_type": F.lit("classic"),
+                   "from_generation": F.col("to_generation") - 1})
+    kind = F.col("kind")
+    kip848 = (events.filter((F.col("source") == "client-log") & F.col("epoch").isNotNull()
+                            & kind.isin("reconciling", "stable"))
+              .groupBy("file", "group", "client", "epoch").agg(
+                  F.min(F.when(kind == "reconciling", F.col("ts"))).alias("started"),
+                  F.min(F.when(kind == "stable", F.col("ts"))).alias("ended"))
+              .filter(F.col("ended") >= F.col("started"))
+              .groupBy("group", F.col("epoch").alias("to_generation"))
+              .agg(F.min("started").alias("started"), F.max("ended").alias("ended")))
+    kip848 = kip848.withColumns({
+        "group_type": F.lit("consumer"),
+        "from_generation": F.lag("to_generation").over(
+            Window.partitionBy("group").orderBy("to_generation")),
+        "reason": F.lit(None).cast("string")})
+    both = classic.unionByName(kip848).withColumn("outcome", F.lit("stable"))
+    return finish_episodes(both)
+
+
+def witnessed(events: DataFrame) -> DataFrame:
+    """Every witness's episodes, `_witness` its rank in WITNESSES (checkpoint this: once()
+    reads it three times)."""
+    told = [ep.withColumn("_witness", F.lit(i)) for i, ep in enumerate(
+        (broker_episodes(events), record_episodes(events), client_episodes(events)))]
+    return told[0].unionByName(told[1]).unionByName(told[2])
+
+
+def once(every: DataFrame) -> DataFrame:
+    """Every rebalance once (the module's rule), ordered by group, start, generation."""
+    key = Window.partitionBy("group", "to_generation")
+    order = key.orderBy("_witness", "started", "ended", "reason", "members_after")
+    known = every.filter(F.col("to_generation").isNotNull()).withColumns({
+        "_best": F.min("_witness").over(key), "_n": F.row_number().over(order)})
+    # the broker log's episodes all stand (a group converted between classic and consumer
+    # may hold generation N and epoch N); any other witness once per key
+    known = known.filter((F.col("_witness") == F.col("_best"))
+                         & ((F.col("_witness") == 0) | (F.col("_n") == 1)))
+    unknown = every.filter(F.col("to_generation").isNull() & (F.col("_witness") > 0))
+    better = known.select("group", F.col("started").alias("_s"), F.col("ended").alias("_e"),
+                          F.col("_witness").alias("_w"))
+    unknown = unknown.join(better, (unknown["group"] == better["group"])
+                           & (better["_w"] < unknown["_witness"])
+                           & (unknown["started"] <= better["_e"])
+                           & (unknown["ended"] >= better["_s"]), "left_anti")
+    broker_unknown = every.filter(F.col("to_generation").isNull() & (F.col("_witness") == 0))
+    out = known.select(*EPISODE_COLUMNS).unionByName(unknown.select(*EPISODE_COLUMNS)) \
+        .unionByName(broker_unknown.select(*EPISODE_COLUMNS))
+    return out.orderBy("group", "started", "to_generation")
