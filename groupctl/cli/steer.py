@@ -263,9 +263,9 @@ def wait_cmd(
                         ("--max-lag", max_lag)):
         if value is not None and value < (-1 if name == "--generation-gt" else 0):
             raise UsageError(f"{name} must not be negative")
-    if settled is not None and settled <= 0:
+    if settled is not None and not settled > 0:  # nan too
         raise UsageError("--settled must be positive")
-    if interval <= 0:
+    if not interval > 0:  # nan too
         raise UsageError("--interval must be positive")
     cond = Condition(state=parse_state(state) if state is not None else None, members=members,
                      generation_gt=generation_gt, max_lag=max_lag, settled_s=settled,

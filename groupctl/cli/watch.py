@@ -79,9 +79,9 @@ def _check(s) -> None:
         raise UsageError("give GROUP names or --all, not both")
     if not s.all_groups and not s.groups:
         raise UsageError("name the groups to watch, or --all")
-    if s.interval <= 0:
+    if not s.interval > 0:  # nan too
         raise UsageError("--interval must be positive")
-    if s.duration is not None and s.duration <= 0:
+    if s.duration is not None and not s.duration > 0:  # nan too
         raise UsageError("--duration must be positive")
     if s.max_rebalances is not None and (s.duration is None or s.max_rebalances < 0):
         raise UsageError("--max-rebalances needs --duration and a number >= 0")

@@ -149,6 +149,11 @@ def test_patterns_python_twins_use_java_classes(pattern, text):
     (["join", "g", "--rebalance-timeout", "inf"], "--rebalance-timeout must be"),
     (["join", "g", "--watch", "--duration", "nan"], "--duration must be"),
     (["--timeout", "nan", "list"], "--timeout must be"),
+    # the same, in watch and wait (the fuzz report's "found, not fixed" list)
+    (["watch", "g", "--interval", "nan", "--duration", "2"], "--interval must be"),
+    (["watch", "g", "--duration", "nan"], "--duration must be"),
+    (["wait", "g", "--settled", "nan"], "--settled must be"),
+    (["wait", "g", "--interval", "nan"], "--interval must be"),
 ])
 def test_cli_rejects_nan_and_overflowing_seconds(argv, message, tmp_path):
     code, _, err = run_cli("-b", CLOSED, *argv, tmp_path=tmp_path)
