@@ -119,7 +119,8 @@ def _confirm_new_group(env, group: str, yes: bool) -> None:
     """Joining a group that does not exist creates it, the probe its only member and
     leader: more often a typo than the intent. On a terminal ask; a script is warned on
     stderr and goes on (a script that means it passes --yes: no question, no describe).
-    When the describe fails the probe goes on and reports its own errors."""
+    When the describe fails the probe goes on and reports its own errors, except when no
+    broker answered in time: that is the command's answer (exit 3 or 6)."""
     if yes:
         return
     from ..observe.snapshot import group_snapshot
@@ -132,7 +133,11 @@ def _confirm_new_group(env, group: str, yes: bool) -> None:
     try:
         if run_async(env, main()) is not None:
             return
-    except GroupctlError:
+    except GroupctlError as exc:
+        # No broker reachable, or the deadline spent: the join would only spend a second
+        # --timeout finding the same (the command must end within one).
+        if exc.exit_code in (ExitCode.UNREACHABLE, ExitCode.TIMEOUT):
+            raise
         return
     what = (f"group {group!r} does not exist: joining creates it, with the probe as its only "
             "member and leader")
