@@ -213,6 +213,7 @@ def workload(
     if assignor is not None and assignor not in ASSIGNORS:
         raise UsageError(f"--assignor must be one of {', '.join(ASSIGNORS)}, not {assignor!r}")
     bootstrap, security, source = _workload_cluster(ctx, env, name)
+    _check_reachable(env, bootstrap, security)
     record_file = _open_record(record)
     env.stderr.write(f"groupctl: lab workload: bootstrap {bootstrap} (from {source})\n")
     env.stderr.flush()
@@ -240,7 +241,8 @@ def workload(
     try:
         summary = run_workload(bootstrap, group, topic, consumers, partitions, protocol,
                                assignor, churn, duration, rate, log=log, on_event=on_event,
-                               stop=stop, client_config=client_properties(security))
+                               stop=stop, client_config=client_properties(security),
+                               setup_timeout=env.settings.timeout)
     except KeyboardInterrupt:
         return 0  # run_workload closed every consumer on the way out
     finally:
@@ -253,6 +255,21 @@ def workload(
 
         emit(env, summary)
     return 0
+
+
+def _check_reachable(env, bootstrap: str, security) -> None:
+    """Bootstrap with groupctl's own client first: no broker reachable within --timeout is
+    exit 3 with the message every command gives (librdkafka would retry quietly until its
+    own timeouts, then fail without saying why)."""
+    from ..client.cluster import Cluster
+    from .common import run_async, tracer_for
+
+    async def main():
+        async with Cluster(bootstrap.split(","), security=security,
+                           timeout=env.settings.timeout, trace=tracer_for(env)):
+            pass
+
+    run_async(env, main())
 
 
 def _workload_cluster(ctx: typer.Context, env, name: str):
