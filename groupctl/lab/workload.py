@@ -55,8 +55,6 @@ def create_topic(bootstrap: str, name: str, partitions: int = 1, replication: in
     from confluent_kafka import KafkaException
     from confluent_kafka.admin import NewTopic
 
-    from concurrent.futures import TimeoutError as FuturesTimeout
-
     admin = _admin(bootstrap, client_config)
     fut = admin.create_topics([NewTopic(name, partitions, replication, config=config or {})],
                               operation_timeout=timeout, request_timeout=timeout)[name]
