@@ -50,7 +50,9 @@ def create_topic(bootstrap: str, name: str, partitions: int = 1, replication: in
                  exist_ok: bool = False, client_config: dict | None = None) -> None:
     """Create `name` and wait until Metadata shows all its partitions with leaders. The
     broker refusing it (a bad name, too many partitions, no permission) is a KafkaError
-    (exit 7) with the broker's error."""
+    (exit 7) with the broker's error; no answer within `timeout` is a DeadlineError."""
+    from concurrent.futures import TimeoutError as FuturesTimeout
+
     from confluent_kafka import KafkaError as RdKafkaError
     from confluent_kafka import KafkaException
     from confluent_kafka.admin import NewTopic
