@@ -219,22 +219,28 @@ def workload(
     env.stderr.flush()
     writers = []
     if record_file:
-        writers.append(NdjsonWriter(record_file))
+        writers.append(record_file)
     if env.settings.output == "ndjson":
         writers.append(NdjsonWriter(env.stdout))
     lock = threading.Lock()
+    stop = threading.Event()
+    failed: list[UsageError] = []  # the --record file could not be written (a full disk)
 
-    def on_event(event: dict) -> None:
+    def on_event(event: dict) -> None:  # on a consumer's thread: stop the workload instead
         with lock:
-            for w in writers:
-                w.write(event)
+            try:
+                for w in writers:
+                    w.write(event)
+            except UsageError as exc:
+                failed.append(exc)
+                writers.remove(record_file)
+                stop.set()
 
     def log(line: str) -> None:
         with lock:
             env.stderr.write(line + "\n")
             env.stderr.flush()
 
-    stop = threading.Event()
     old = None
     if threading.current_thread() is threading.main_thread():
         old = signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -250,6 +256,8 @@ def workload(
             signal.signal(signal.SIGTERM, old)
         if record_file:
             record_file.close()
+    if failed:
+        raise failed[0]
     if env.settings.output in ("json", "yaml"):
         from ..render.output import emit
 
@@ -295,12 +303,9 @@ def _workload_cluster(ctx: typer.Context, env, name: str):
 def _open_record(path: str | None):
     """--record FILE opened for appending before anything starts; a path that cannot be
     written is a usage error naming it."""
-    if path is None:
-        return None
-    try:
-        return open(path, "a", encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"--record {path}: cannot write: {exc.strerror or exc}") from None
+    from ..render.output import RecordFile
+
+    return None if path is None else RecordFile(path)
 
 
 def _lab_bootstrap(name: str, name_given: bool = True) -> str:

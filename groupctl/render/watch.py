@@ -24,7 +24,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from ..protocol.errors import ErrorCode
-from .output import NdjsonWriter
+from .output import NdjsonWriter, RecordFile
 
 # answers a member meets in every rebalance: steps of the protocol, not errors to show
 ROUTINE_ERRORS = (ErrorCode.REBALANCE_IN_PROGRESS.name, ErrorCode.MEMBER_ID_REQUIRED.name)
@@ -313,9 +313,8 @@ def open_sinks(env, record_path: str | None):
     """A callable taking each event, writing it to the chosen view and the record file."""
     with contextlib.ExitStack() as stack:
         sinks = []
-        if record_path:
-            f = stack.enter_context(open(record_path, "a", encoding="utf-8"))
-            sinks.append(NdjsonWriter(f).write)
+        if record_path:  # whole lines; a full disk is one error line, the file intact
+            sinks.append(stack.enter_context(RecordFile(record_path)).write)
         fmt = env.settings.output
         if fmt == "ndjson":
             sinks.append(NdjsonWriter(env.stdout).write)
