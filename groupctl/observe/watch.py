@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..client.retry import Backoff
-from ..errors import GroupctlError, NotFoundError
+from ..errors import GroupctlError, NotFoundError, UsageError
 from ..events import Event, MemberJoined, MemberLeft, Rebalanced, StateChanged, envelope
 from ..exitcodes import ExitCode
 from .story import RebalanceStory
@@ -120,8 +120,8 @@ class Watcher:
                 wait = self.settings.interval - (loop.time() - started)
                 backoff.reset()
             except GroupctlError as exc:
-                if isinstance(exc, ConditionViolated):
-                    raise
+                if isinstance(exc, (ConditionViolated, UsageError)):
+                    raise  # not lost contact: e.g. the --record file cannot be written
                 self._lost(exc)
                 wait = backoff.next()
             if end is not None:
