@@ -98,12 +98,15 @@ def _run(env, inputs, options, master: str, out: Path) -> int:
     try:
         from ..analytics import load, report
         from ..analytics.pipeline import analyze as run_pipeline
+        from .outdir import replaced_atomically
 
         tables = run_pipeline(spark, inputs, options, say)
         say(f"writing {out}")
-        collected = load.write_tables(tables.named(), out)
-        report_path = report.write_report(out / "report.html", collected,
-                                          "groupctl analyze: rebalances")
+        with replaced_atomically(out) as staging:  # whole or not at all (a full disk)
+            collected = load.write_tables(tables.named(), staging)
+            report.write_report(staging / "report.html", collected,
+                                "groupctl analyze: rebalances")
+        report_path = out / "report.html"
         tables.release()
     finally:
         if owned:

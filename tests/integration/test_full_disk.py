@@ -117,3 +117,32 @@ def test_set_context_on_a_full_disk(full_dir):
     assert sorted(p.name for p in full_dir.iterdir()) == [".filler", "config.yaml"]
     # and the file still works: the old context is current
     assert _run(["config", "current-context"], env).stdout.strip() == "old"
+
+
+def test_analyze_out_on_a_full_disk(full_dir):
+    """analyze --out's writing step (cli/analyze.py writes through replaced_atomically) with
+    the real CSV and report writers, without starting Spark (too slow for the suite; the
+    Parquet tables go into the same staging directory): the disk fills while the report
+    (plotly inlined, megabytes) is written: exit-2 error naming --out, the old files
+    byte-identical, no temp left."""
+    from groupctl.analytics import load, report
+    from groupctl.cli.outdir import replaced_atomically
+    from groupctl.errors import UsageError
+
+    out = full_dir / "analysis"
+    out.mkdir()
+    (out / "report.html").write_text("the old report")
+    (out / "metrics.csv").write_text("group,rebalances\nold,1\n")
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    fill(full_dir, 0)
+    collected = {"episodes": [], "storms": [], "metrics": []}
+    with pytest.raises(UsageError) as info:
+        with replaced_atomically(out) as staging:
+            load.write_csv(staging / "metrics.csv", ["group", "rebalances"],
+                           [{"group": "new", "rebalances": 2}])
+            report.write_report(staging / "report.html", collected, "t")
+    assert info.value.exit_code == 2
+    assert str(info.value) == (f"--out {out}: cannot write: No space left on device; "
+                               f"{out} is unchanged")
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert sorted(p.name for p in full_dir.iterdir()) == [".filler", "analysis"]
