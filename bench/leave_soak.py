@@ -2,8 +2,10 @@
 
   probe-SIGTERM, probe-SIGINT   `join G --watch` signalled once its first rebalance is told
   probe-duration                `join G --watch --duration 1`
-  probe-error                   `join G --watch --record FILE` where FILE fills (a
-                                RecordFile on /dev/full: an error after it joined)
+  probe-error                   `join G --watch --record FILE` on a filled 64 KiB tmpfs
+                                (root: mount) with room for its first ~1200 bytes: the
+                                record error (exit 2) comes a few events in; the runs whose
+                                stdout told `joined` before it are counted (`joined`)
   force-SIGTERM, force-SIGINT   `force-rebalance G --yes` signalled while its JoinGroup is
                                 parked (the test hook _GROUPCTL_PAUSE_AT=parked:30)
   control-SIGKILL               (only with --kinds naming it) the probe SIGKILLed: it cannot
@@ -60,10 +62,30 @@ def _until_line(stream, marker: str, timeout: float = 60) -> bool:
     return False
 
 
-def run_one(kind: str, bootstrap: str, group: str) -> int:
+def _full_record(directory: Path, room: int = 1200) -> Path:
+    """A record file in `directory` (a 64 KiB tmpfs) whose page has `room` bytes left,
+    every other page taken."""
+    for p in directory.iterdir():
+        p.unlink()
+    record = directory / "events.ndjson"
+    record.write_bytes(b"x" * (4095 - room) + b"\n")
+    with open(directory / ".filler", "wb", buffering=0) as f:
+        while True:
+            try:
+                f.write(b"\0" * 4096)
+            except OSError:
+                break
+    return record
+
+
+JOINED: collections.Counter = collections.Counter()
+
+
+def run_one(kind: str, bootstrap: str, group: str, full: Path | None = None) -> int:
     if kind.startswith("probe-"):
-        extra = {"probe-duration": ["--duration", "1"],
-                 "probe-error": ["--record", "/dev/full"]}.get(kind, [])
+        extra = {"probe-duration": ["--duration", "1"]}.get(kind, [])
+        if kind == "probe-error":
+            extra = ["--record", str(_full_record(full))]
         proc = _spawn(bootstrap, ["-o", "ndjson", "join", group, "--watch", "--yes", *extra])
         if kind in ("probe-SIGTERM", "probe-SIGINT"):
             if _until_line(proc.stdout, '"event": "rebalance"'):
@@ -80,11 +102,12 @@ def run_one(kind: str, bootstrap: str, group: str) -> int:
         if _until_line(proc.stderr, "force-rebalance: parked"):
             proc.send_signal(signal.SIGTERM if kind.endswith("TERM") else signal.SIGINT)
     try:
-        proc.communicate(timeout=90)
+        out, _ = proc.communicate(timeout=90)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.communicate()
         return -9
+    JOINED[kind] += '"action": "joined"' in (out or "")
     return proc.returncode
 
 
@@ -109,6 +132,11 @@ def main() -> int:
         bootstrap = lab.bootstrap
     admin = AdminClient({"bootstrap.servers": bootstrap})
     results = {}
+    full = Path(tempfile.mkdtemp(prefix="leave-soak-full-"))
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(full)],
+                      check=False).returncode != 0:
+        print("cannot mount a tmpfs: probe-error skipped", file=sys.stderr)
+        full = None
     try:
         for kind in args.kinds.split(","):
             group = f"soak-{kind.lower()}-{uuid.uuid4().hex[:6]}"
@@ -118,18 +146,24 @@ def main() -> int:
                                  config={"heartbeat.interval.ms": 3000}).start()
             keeper.wait_assigned(timeout=60)
             exits, survivors, t0 = collections.Counter(), 0, time.monotonic()
+            if kind == "probe-error" and full is None:
+                continue
             for _ in range(args.runs):
-                exits[run_one(kind, bootstrap, group)] += 1
+                exits[run_one(kind, bootstrap, group, full)] += 1
                 left = groupctl_members(admin, group)
                 survivors += bool(left)
                 if left:
                     print(f"  {kind}: survivor {left}", file=sys.stderr)
             keeper.close()
-            results[kind] = {"runs": args.runs, "survivors": survivors,
-                             "exits": dict(exits), "seconds": round(time.monotonic() - t0, 1)}
+            results[kind] = {"runs": args.runs, "survivors": survivors, "exits": dict(exits),
+                             "joined": JOINED[kind],
+                             "seconds": round(time.monotonic() - t0, 1)}
             print(f"{kind:16} runs {args.runs:4}  survivors {survivors}  exits "
-                  f"{dict(exits)}  {results[kind]['seconds']} s", flush=True)
+                  f"{dict(exits)}  joined {JOINED[kind]}  {results[kind]['seconds']} s",
+                  flush=True)
     finally:
+        if full is not None:
+            subprocess.run(["umount", str(full)], check=False)
         if lab is not None:
             lab.down()
     print(json.dumps(results))

@@ -67,8 +67,9 @@ class RecordFile:
     """A --record FILE: ndjson events appended whole lines at a time. A write that fails
     (a full disk, an I/O error) cuts the file back to its last whole line, so what was there
     before and every event told stays readable, and raises a UsageError naming the file
-    (exit 2, as an unwritable --record path at the start). Unbuffered: nothing is left in a
-    buffer for close() to fail on again."""
+    (exit 2, as an unwritable --record path at the start) once; later events are dropped,
+    so the command's way out (a probe's leave, which tells events too) is not stopped by the
+    same error again. Unbuffered: nothing is left in a buffer for close() to fail on."""
 
     def __init__(self, path: str):
         from ..errors import UsageError
@@ -79,15 +80,19 @@ class RecordFile:
         except OSError as exc:
             raise UsageError(f"--record {path}: cannot write: {exc.strerror or exc}") from None
         self._whole = self._file.seek(0, 2)  # where the last whole line ends
+        self.failed = False
 
     def write(self, event: dict) -> None:
         from ..errors import UsageError
 
+        if self.failed:  # told once; the events of the way out (a probe's leave) go on
+            return
         data = memoryview((dumps_json(event, indent=None) + "\n").encode("utf-8"))
         try:
             while data:
                 data = data[self._file.write(data):]
         except OSError as exc:
+            self.failed = True
             try:
                 self._file.truncate(self._whole)
             except OSError:

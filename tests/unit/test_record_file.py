@@ -39,3 +39,11 @@ def test_a_failed_write_leaves_only_whole_lines(tmp_path, monkeypatch):
 def test_an_unwritable_path_is_a_usage_error(tmp_path):
     with pytest.raises(UsageError, match="cannot write"):
         RecordFile(str(tmp_path / "no" / "such" / "dir.ndjson"))
+
+
+def test_after_a_failure_later_events_are_dropped_not_raised_again():
+    """A probe's leave emits events after the record failed: they must not fail the leave."""
+    with RecordFile("/dev/full") as record:
+        with pytest.raises(UsageError):
+            record.write({"event": "x"})
+        record.write({"event": "probe", "action": "left"})  # no second error
