@@ -87,9 +87,9 @@ def run_one(kind: str, bootstrap: str, group: str, full: Path | None = None) -> 
         if kind == "probe-error":
             extra = ["--record", str(_full_record(full))]
         proc = _spawn(bootstrap, ["-o", "ndjson", "join", group, "--watch", "--yes", *extra])
-        if kind in ("probe-SIGTERM", "probe-SIGINT"):
-            if _until_line(proc.stdout, '"event": "rebalance"'):
-                proc.send_signal(signal.SIGTERM if kind.endswith("TERM") else signal.SIGINT)
+        if kind in ("probe-SIGTERM", "probe-SIGINT") and \
+                _until_line(proc.stdout, '"event": "rebalance"'):
+            proc.send_signal(signal.SIGTERM if kind.endswith("TERM") else signal.SIGINT)
     elif kind == "control-SIGKILL":
         proc = _spawn(bootstrap, ["-o", "ndjson", "join", group, "--watch", "--yes"])
         if _until_line(proc.stdout, '"event": "rebalance"'):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Callable
+from typing import Any, Callable, Self
 
 
 def to_plain(value: Any) -> Any:
@@ -104,7 +104,7 @@ class RecordFile:
     def close(self) -> None:
         self._file.close()
 
-    def __enter__(self) -> "RecordFile":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -136,11 +136,10 @@ def test_analyze_out_on_a_full_disk(full_dir):
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     fill(full_dir, 0)
     collected = {"episodes": [], "storms": [], "metrics": []}
-    with pytest.raises(UsageError) as info:
-        with replaced_atomically(out) as staging:
-            load.write_csv(staging / "metrics.csv", ["group", "rebalances"],
-                           [{"group": "new", "rebalances": 2}])
-            report.write_report(staging / "report.html", collected, "t")
+    with pytest.raises(UsageError) as info, replaced_atomically(out) as staging:
+        load.write_csv(staging / "metrics.csv", ["group", "rebalances"],
+                       [{"group": "new", "rebalances": 2}])
+        report.write_report(staging / "report.html", collected, "t")
     assert info.value.exit_code == 2
     assert str(info.value) == (f"--out {out}: cannot write: No space left on device; "
                                f"{out} is unchanged")

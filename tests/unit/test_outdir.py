@@ -47,10 +47,9 @@ def test_a_new_directory_is_created(tmp_path):
 def test_a_full_disk_while_writing_leaves_the_old_files(tmp_path, error):
     out = _old_out(tmp_path)
     before = _tree(out)
-    with pytest.raises(UsageError) as info:
-        with replaced_atomically(out) as staging:
-            (staging / "report.html").write_text("half")
-            raise error
+    with pytest.raises(UsageError) as info, replaced_atomically(out) as staging:
+        (staging / "report.html").write_text("half")
+        raise error
     assert str(info.value) == (f"--out {out}: cannot write: No space left on device; "
                                f"{out} is unchanged")
     assert _tree(out) == before
@@ -60,9 +59,8 @@ def test_a_full_disk_while_writing_leaves_the_old_files(tmp_path, error):
 def test_any_other_error_is_raised_as_is_and_leaves_the_old_files(tmp_path):
     out = _old_out(tmp_path)
     before = _tree(out)
-    with pytest.raises(KeyError):
-        with replaced_atomically(out) as staging:
-            (staging / "report.html").write_text("half")
-            raise KeyError("x")
+    with pytest.raises(KeyError), replaced_atomically(out) as staging:
+        (staging / "report.html").write_text("half")
+        raise KeyError("x")
     assert _tree(out) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
