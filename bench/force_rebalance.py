@@ -36,10 +36,12 @@ import sys
 import time
 
 from groupctl.client import Cluster
-from groupctl.coordinator.force_rebalance import force_rebalance
+from groupctl.coordinator.steer.force_rebalance import force_rebalance
 from groupctl.lab.consumer import LabConsumer, wait_balanced
 from groupctl.lab.workload import create_topic
+from groupctl.coordinator.steer.common import STABLE_POLL_S
 from groupctl.observe.snapshot import group_snapshot
+from groupctl.observe.source import DescribePoller, looks
 
 PARTITIONS = 6
 POLL_S = 0.02
@@ -94,7 +96,9 @@ async def forced(cluster, group: str, trips: list[float]) -> float:
     phases: dict[str, float] = {}
     start = time.monotonic()
     report = await force_rebalance(cluster, before, "groupctl force-rebalance: bench",
-                                   snapshot=lambda: group_snapshot(cluster, group),
+                                   snapshot=looks(DescribePoller(
+                                       cluster, [group], interval=STABLE_POLL_S,
+                                       types={group: before.type}, deadline=cluster.deadline(60))),
                                    deadline=60,
                                    on_phase=lambda name, info: phases.setdefault(
                                        name, time.monotonic()))

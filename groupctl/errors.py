@@ -7,6 +7,9 @@ from .exitcodes import ExitCode
 
 class GroupctlError(Exception):
     exit_code = ExitCode.INTERNAL
+    permanent = False   # True: retrying the same address will not fix it (not Kafka, TLS)
+    last_error: BaseException | None = None   # a DeadlineError's last failure
+    group: str | None = None   # the group a failure of a many-group request is about
 
 
 class UsageError(GroupctlError):
@@ -30,7 +33,7 @@ class DeadlineError(GroupctlError):
     exit_code = ExitCode.TIMEOUT
 
 
-class BrokerErrorCode:
+class BrokerErrorCode(Exception):
     """Mixin for errors that carry the broker's error code: api, code, the error-table
     entry, and the message `API failed: NAME (code)[: message]`."""
 

@@ -13,12 +13,44 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
-from typing import ClassVar, Iterable
+from enum import Enum
+from typing import ClassVar, Iterable, Mapping
 
 SCHEMA_VERSION = 1
-SOURCES = ("probe", "describe", "broker-log", "client-log")
+
+
+class Source(str, Enum):
+    """Who made the observation an event tells (the envelope's `source`)."""
+    PROBE = "probe"
+    DESCRIBE = "describe"
+    RECORDS = "records"          # the coordinator's own records (__consumer_offsets)
+    BROKER_LOG = "broker-log"
+    CLIENT_LOG = "client-log"
+
+
+class EventKind(str, Enum):
+    """The §4 event types: the one vocabulary (str-valued: JSON stays the same)."""
+    SNAPSHOT = "snapshot"
+    STATE = "state"
+    GENERATION = "generation"
+    EPOCH = "epoch"
+    TYPE_CHANGED = "type_changed"
+    MEMBER_JOINED = "member_joined"
+    MEMBER_LEFT = "member_left"
+    ASSIGNMENT = "assignment"
+    REBALANCE = "rebalance"
+    PROBE = "probe"
+    ERROR = "error"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+SOURCES = tuple(s.value for s in Source)
 
 EVENT_FIELDS: dict[str, tuple[str, ...]] = {
+    "snapshot": ("state", "type", "generation", "group_epoch", "assignment_epoch", "protocol",
+                 "members"),
     "state": ("state", "previous"),
     "generation": ("generation", "protocol", "leader", "members"),
     "epoch": ("group_epoch", "assignment_epoch"),
@@ -51,8 +83,10 @@ def envelope(body: "Event | dict", *, group: str, cluster: str | None, source: s
     if isinstance(body, Event):
         body = body.to_dict()
     kind = body["event"]
+    kind = kind.value if isinstance(kind, Enum) else kind
     if kind not in EVENT_FIELDS:
         raise ValueError(f"unknown event type {kind!r}")
+    source = source.value if isinstance(source, Enum) else source
     if source not in SOURCES:
         raise ValueError(f"unknown event source {source!r}")
     out = {"v": SCHEMA_VERSION, "ts": iso_ts(at), "source": source, "cluster": cluster,
@@ -65,7 +99,7 @@ def envelope(body: "Event | dict", *, group: str, cluster: str | None, source: s
     return out
 
 
-def tp_list(mapping: dict[str, Iterable[int]] | None) -> list[dict] | None:
+def tp_list(mapping: Mapping[str, Iterable[int]] | None) -> list[dict] | None:
     """{topic: partitions} -> [{"topic", "partitions"}] sorted, empty topics dropped."""
     if mapping is None:
         return None
@@ -116,18 +150,35 @@ class Event:
     KIND: ClassVar[str] = ""
 
     @property
-    def kind(self) -> str:
-        return self.KIND
+    def kind(self) -> EventKind:
+        return EventKind(self.KIND)
 
     def to_dict(self) -> dict:
-        return {"event": self.KIND, **{f.name: getattr(self, f.name) for f in fields(self)}}
+        return {"event": str(self.KIND), **{f.name: getattr(self, f.name) for f in fields(self)}}
+
+
+@dataclass(frozen=True)
+class Snapshot(Event):
+    """The group in full as first seen by a watch or probe, and again after a gap in
+    contact: its members [{member_id, instance_id, client_id, host, assignment,
+    target_assignment}] (streams members add `tasks`). `gap_ms` (an extra field): null on
+    the first look, after a gap the time since the last look before it."""
+    KIND: ClassVar[str] = EventKind.SNAPSHOT
+    state: str | None
+    type: str | None = None
+    generation: int | None = None
+    group_epoch: int | None = None
+    assignment_epoch: int | None = None
+    protocol: str | None = None
+    members: list[dict] | None = None
+    gap_ms: int | None = None
 
 
 @dataclass(frozen=True)
 class StateChanged(Event):
     """The group's state changed (for the probe: the state its own member state implies,
     named in the extra field `member_state`)."""
-    KIND: ClassVar[str] = "state"
+    KIND: ClassVar[str] = EventKind.STATE
     state: str | None
     previous: str | None = None
     member_state: str | None = None
@@ -135,7 +186,7 @@ class StateChanged(Event):
 
 @dataclass(frozen=True)
 class GenerationStarted(Event):
-    KIND: ClassVar[str] = "generation"
+    KIND: ClassVar[str] = EventKind.GENERATION
     generation: int | None
     protocol: str | None = None
     leader: str | None = None
@@ -144,7 +195,7 @@ class GenerationStarted(Event):
 
 @dataclass(frozen=True)
 class EpochChanged(Event):
-    KIND: ClassVar[str] = "epoch"
+    KIND: ClassVar[str] = EventKind.EPOCH
     group_epoch: int | None
     assignment_epoch: int | None = None
 
@@ -154,7 +205,7 @@ class TypeChanged(Event):
     """The group changed type: a classic group became a consumer group when its first
     KIP-848 member joined, and back when the last KIP-848 member left (Kafka's
     group.consumer.migration.policy, bidirectional by default)."""
-    KIND: ClassVar[str] = "type_changed"
+    KIND: ClassVar[str] = EventKind.TYPE_CHANGED
     type: str | None
     previous: str | None = None
 
@@ -169,19 +220,19 @@ class _MemberIdentity(Event):
 
 @dataclass(frozen=True)
 class MemberJoined(_MemberIdentity):
-    KIND: ClassVar[str] = "member_joined"
+    KIND: ClassVar[str] = EventKind.MEMBER_JOINED
 
 
 @dataclass(frozen=True)
 class MemberLeft(_MemberIdentity):
-    KIND: ClassVar[str] = "member_left"
+    KIND: ClassVar[str] = EventKind.MEMBER_LEFT
 
 
 @dataclass(frozen=True)
 class AssignmentChanged(Event):
     """One member's assignment in a generation (tp_list form); added/revoked null when the
     previous one is unknown."""
-    KIND: ClassVar[str] = "assignment"
+    KIND: ClassVar[str] = EventKind.ASSIGNMENT
     member_id: str | None
     generation: int | None
     assigned: list[dict] | None
@@ -204,11 +255,14 @@ class TaskAssignmentChanged(AssignmentChanged):
 @dataclass(frozen=True)
 class Rebalanced(Event):
     """One rebalance, from the generation (or epoch) before to the one after; the extra field
-    `assignments` holds every member's assignment after it (null when unknown)."""
-    KIND: ClassVar[str] = "rebalance"
+    `assignments` holds every member's assignment after it (null when unknown). When the
+    round's start was not seen (under way when the observer first looked, or begun during
+    a gap in contact) `started` is null and `duration_ms` counts from the first look that
+    showed it: a lower bound, said by `duration_is_lower_bound` (an extra field)."""
+    KIND: ClassVar[str] = EventKind.REBALANCE
     from_generation: int | None
     to_generation: int | None
-    started: str
+    started: str | None
     ended: str
     duration_ms: int
     members_before: list[str] | None
@@ -216,6 +270,7 @@ class Rebalanced(Event):
     moved_partitions: int | None
     reason: str | None
     assignments: dict[str, list[dict] | None] | None = None
+    duration_is_lower_bound: bool = False
 
 
 @dataclass(frozen=True)
@@ -229,7 +284,7 @@ class TaskRebalanced(Rebalanced):
 @dataclass(frozen=True)
 class ProbeAction(Event):
     """Something the probe's own member did (PROBE_ACTIONS); `reason` is an extra field."""
-    KIND: ClassVar[str] = "probe"
+    KIND: ClassVar[str] = EventKind.PROBE
     action: str
     member_id: str | None = None
     generation: int | None = None
@@ -241,7 +296,7 @@ class ProbeAction(Event):
 class EpochAssignmentChanged(Event):
     """A KIP-848 member's own assignment at its member epoch (§4 "assignment" with
     `member_epoch` in place of `generation`)."""
-    KIND: ClassVar[str] = "assignment"
+    KIND: ClassVar[str] = EventKind.ASSIGNMENT
     member_id: str | None
     member_epoch: int | None
     assigned: list[dict] | None
@@ -252,7 +307,7 @@ class EpochAssignmentChanged(Event):
 @dataclass(frozen=True)
 class EpochProbeAction(Event):
     """Something a KIP-848 probe member did (§4 "probe" with `member_epoch`)."""
-    KIND: ClassVar[str] = "probe"
+    KIND: ClassVar[str] = EventKind.PROBE
     action: str
     member_id: str | None = None
     member_epoch: int | None = None
@@ -263,7 +318,7 @@ class EpochProbeAction(Event):
 @dataclass(frozen=True)
 class ErrorSeen(Event):
     """An error code a response carried."""
-    KIND: ClassVar[str] = "error"
+    KIND: ClassVar[str] = EventKind.ERROR
     api: str
     code: int
     name: str

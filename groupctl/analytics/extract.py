@@ -62,6 +62,7 @@ def _classify(df: DataFrame, pats: Sequence[P.LinePattern], bad: Column
             if name in p.fields:
                 value = _nullif_empty(F.regexp_extract(msg, p.regex, p.fields[name]))
                 col = F.when(pat == i, value) if col is None else col.when(pat == i, value)
+        assert col is not None  # `name` is a field of some pattern
         fields[name] = col
     return df, fields
 
@@ -159,7 +160,7 @@ def rdkafka_client_events(lines: DataFrame) -> DataFrame:
         .rowsBetween(Window.unboundedPreceding, 0)
     df = df.withColumn("group_ctx", F.last("group_named", ignorenulls=True).over(order))
     df, fields = _classify(df.drop("_bad"), P.RDKAFKA_PATTERNS, ~parsed)
-    fields = {**fields, "group": F.coalesce(fields.get("group"), F.col("group_ctx"))}
+    fields = {**fields, "group": F.coalesce(fields["group"], F.col("group_ctx"))}
     seconds = F.col("epoch_s").try_cast(T.DecimalType(20, 3))
     return _events(df, fields, "client-log", {
         "ts": F.when(F.col("_pat").isNotNull(), F.timestamp_seconds(seconds)),

@@ -28,7 +28,7 @@ class Inputs:
         return not (self.broker_logs or self.client_logs or self.events)
 
 
-@dataclass
+@dataclass(frozen=True)  # frozen: analyze()'s default instance is shared
 class Options:
     since: datetime | None = None
     until: datetime | None = None

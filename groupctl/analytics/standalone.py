@@ -88,7 +88,9 @@ class StandaloneCluster:
         while time.monotonic() < deadline:
             for p in self.procs:
                 if p.poll() is not None:
-                    raise DeadlineError(f"a Spark daemon exited ({p.args[1]}); see {self.root}")
+                    # p.args: the list[str] we gave Popen (typeshed: any command form)
+                    daemon: str = p.args[1]  # type: ignore[index,assignment]
+                    raise DeadlineError(f"a Spark daemon exited ({daemon}); see {self.root}")
             status = self.status()
             if status and status.get("aliveworkers", 0) >= count:
                 return

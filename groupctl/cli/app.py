@@ -12,10 +12,7 @@ from typing import Optional
 
 import typer
 
-try:  # typer >= 0.20 vendors click
-    from typer._click import exceptions as click_exc
-except ImportError:  # pragma: no cover
-    from click import exceptions as click_exc
+from typer._click import exceptions as click_exc  # typer 0.26-0.28 vendor click (pyproject)
 
 from .. import __version__, startup
 from ..errors import GroupctlError, UsageError
@@ -133,7 +130,7 @@ COMMAND_MODULES = {"list": "groups", "describe": "groups", "join": "join", "demo
                    "lab": "lab", "decode": "offline", "errors": "offline",
                    "config": "config_cmd",
                    "force-rebalance": "steer", "wait": "steer", "remove-member": "steer",
-                   "analyze": "analyze",
+                   "analyze": "analyze", "history": "records",
                    "watch": "watch"}
 
 
@@ -177,14 +174,14 @@ def invoke(argv: list[str], env: Env | None = None) -> int:
     try:
         result = app(args=argv, prog_name="groupctl", standalone_mode=False, obj=env)
         return int(result or 0) if isinstance(result, int) else 0
-    except (typer.Exit, getattr(click_exc, "Exit", typer.Exit)) as exc:
+    except typer.Exit as exc:
         return exc.exit_code
     except click_exc.UsageError as exc:
         if type(exc).__name__ == "NoArgsIsHelpError" and exc.ctx is not None:
             env.stdout.write(exc.ctx.get_help() + "\n")
             return ExitCode.USAGE
         return env.fail(exc.format_message(), ExitCode.USAGE, debug)
-    except (click_exc.Abort if hasattr(click_exc, "Abort") else typer.Abort, typer.Abort, KeyboardInterrupt):
+    except (typer.Abort, KeyboardInterrupt):
         env.stderr.write("\ngroupctl: interrupted\n")
         return ExitCode.INTERRUPTED
     except GroupctlError as exc:

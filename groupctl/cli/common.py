@@ -23,12 +23,15 @@ from __future__ import annotations
 import asyncio
 import signal
 from collections.abc import Awaitable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import config, startup
 from ..config import PLAINTEXT, SecurityConfig, parse_bootstrap
 from ..errors import DeadlineError, UsageError
 from .env import BOOTSTRAP_ENV
+
+if TYPE_CHECKING:  # pragma: no cover - imported on use (start-up time)
+    from ..client.cluster import Cluster
 
 __all__ = [
     "OUTER_GRACE",
@@ -107,7 +110,7 @@ def tracer_for(env):
     return env.tracer
 
 
-def make_cluster(env, **kwargs):
+def make_cluster(env, **kwargs) -> Cluster:
     """A groupctl.client.Cluster for this command's brokers, security settings, --timeout
     and --debug trace (kwargs go to Cluster). Use it inside run_async's coroutine:
     `async with make_cluster(env) as cluster: ...`."""
@@ -144,6 +147,7 @@ def run_async(env, coro: Awaitable, *, timeout: float | None = _DEFAULT,
             use_tracer(tracer)
         loop = asyncio.get_running_loop()
         task = asyncio.current_task()
+        assert task is not None  # run() is inside the event loop's task
         signalled: list[int] = []
 
         def on_signal(signum: int) -> None:
@@ -166,7 +170,7 @@ def run_async(env, coro: Awaitable, *, timeout: float | None = _DEFAULT,
                 return await coro
             return await asyncio.wait_for(coro, limit + OUTER_GRACE)
         except asyncio.TimeoutError:
-            if loop.time() - started < limit:
+            if limit is None or loop.time() - started < limit:
                 raise  # a timeout of the command's own, not ours
             raise DeadlineError(f"not done within --timeout {limit:g} s") from None
         except asyncio.CancelledError:

@@ -32,7 +32,8 @@ def enable_shell_completion() -> None:
 def _hoisting(cls):
     """`cls` completing on the words completion_args() makes of the command line."""
 
-    class Hoisting(cls):
+    # a class made on top of whichever shell's class click has: mypy cannot see the base
+    class Hoisting(cls):  # type: ignore[valid-type,misc]
         def get_completion_args(self):
             args, incomplete = super().get_completion_args()
             return completion_args(args), incomplete

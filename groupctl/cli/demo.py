@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from typing import Optional
+from typing import Optional, TextIO, cast
 
 import typer
 
@@ -41,7 +41,7 @@ def demo(
     else)."""
     env = env_of(ctx)
     if env.stderr is sys.stderr:
-        env.stderr = _CurrentStderr()
+        env.stderr = cast(TextIO, _CurrentStderr())  # duck-typed: write/flush/isatty/fileno
     lab, started = _lab(env, lab_name)
     stopped = False
     try:
@@ -77,6 +77,7 @@ class _CurrentStderr:
         return sys.stderr.isatty()
 
     def fileno(self) -> int:
+        assert sys.__stderr__ is not None
         return sys.__stderr__.fileno()
 
 

@@ -5,6 +5,8 @@ Heavy modules (asyncio, the client, rich) are imported inside the commands, so t
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import typer
 
 from ..errors import UsageError
@@ -129,7 +131,7 @@ def _types(values: list[str] | None) -> list[str]:
     return check_choices(_split(values), TYPES, "--type")
 
 
-def _describe(env, groups: list[str], all_: bool, pattern, types: list[str] = ()) -> None:
+def _describe(env, groups: list[str], all_: bool, pattern, types: Sequence[str] = ()) -> None:
     from ..observe.describe import describe_groups
     from ..render.output import emit
     from .common import make_cluster, run_async

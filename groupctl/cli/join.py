@@ -7,8 +7,10 @@ subscription unless --topics), wait for the first synced generation (at most --t
 seconds, or the rebalance timeout when that is longer), print what the join showed, leave.
 With --watch: stay in the group and show each generation as it comes (a live view on a
 terminal, plain lines otherwise, §4 events with -o ndjson), until --duration ends (exit
-0) or Ctrl-C / SIGTERM (leave, then exit 0: the normal way to stop a watch). --record FILE writes the events too.
-The probe always leaves the group on exit.
+0) or Ctrl-C / SIGTERM (leave, then exit 0: the normal way to stop a watch), or until
+stdout's reader goes (`| head -1`: leave, exit 0). --record FILE writes the events too
+(a path that cannot be written: exit 2 before joining). The probe always leaves the
+group on exit.
 """
 from __future__ import annotations
 
@@ -68,7 +70,8 @@ def join(
     group's assignor as the Java client would (range, roundrobin, sticky,
     cooperative-sticky; members with an empty subscription, like the probe, get nothing);
     for any other assignor it leaves at once (exit 7). With --watch: it leaves and exits 0
-    when --duration is reached or on Ctrl-C / SIGTERM.
+    when --duration is reached, on Ctrl-C / SIGTERM, or when stdout's reader goes (a
+    closed pipe, `| head -1`).
 
     The protocol follows the group's type (described first): a consumer (KIP-848) group is
     joined with ConsumerGroupHeartbeat (member epoch 0; unless --topics/--topic-regex it
@@ -158,7 +161,7 @@ def _check_assignor(name: str | None, protocol: str | None) -> None:
     if name is None:
         return
     from ..coordinator.assignors import ASSIGNORS
-    from ..coordinator.consumer import SERVER_ASSIGNORS
+    from ..coordinator.members.consumer import SERVER_ASSIGNORS
 
     if protocol == "consumer" and name not in SERVER_ASSIGNORS:
         raise UsageError(f"--assignor {name!r}: a consumer-protocol (KIP-848) group uses a "
@@ -186,7 +189,7 @@ def _regex(regex: str | None, topics: str | None, protocol: str | None) -> str |
 
 
 def _topics(text: str | None) -> list[str]:
-    from ..coordinator.probe_setup import parse_topics
+    from ..coordinator.probe.setup import parse_topics
 
     return parse_topics(text)
 
@@ -227,14 +230,21 @@ def _join_once(env, settings) -> int:
 
 def _watch(env, settings, duration: float | None, record: str | None) -> int:
     from ..coordinator.probe import Probe
-    from ..render.watch import open_sinks
+    from ..render.live import open_sinks
     from .common import make_cluster, run_async
+    from .live import follow, open_record
+
+    record_file = open_record(record)   # a bad path: exit 2 before the probe joins
 
     async def main():
         async with make_cluster(env) as cluster:
-            with open_sinks(env, record) as sink:
-                await Probe(cluster, settings, emit=sink, clock=env.clock).watch(
-                    duration_s=duration)
+            with open_sinks(env, record_file) as sinks:
+                await follow(sinks, Probe(cluster, settings, emit=sinks, clock=env.clock).watch(
+                    duration_s=duration))
 
-    run_async(env, main(), timeout=None, signal_stops_cleanly=True)
+    try:
+        run_async(env, main(), timeout=None, signal_stops_cleanly=True)
+    finally:
+        if record_file is not None:
+            record_file.close()   # never opened by the sinks (no broker reachable, ...)
     return 0

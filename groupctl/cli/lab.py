@@ -83,7 +83,7 @@ def _tls_lines(console, sasl: dict | None, tls: dict | None, wide: bool) -> None
                   overflow="ignore", crop=False)
     console.print(f"ssl command config: {tls['command_config']}", overflow="ignore", crop=False)
     over_tls = (sasl or {}).get("sasl_ssl")
-    if not over_tls:
+    if not over_tls or sasl is None:
         return
     console.print(f"sasl_ssl bootstrap: {over_tls['bootstrap']} (SASL_SSL)")
     for key, who in (("command_configs", sasl["username"]),

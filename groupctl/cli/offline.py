@@ -10,15 +10,7 @@ from ..errors import UsageError
 from .app import app
 from .env import env_of
 
-decode_app = typer.Typer(
-    name="decode",
-    help="Decode consumer-protocol bytes offline (JoinGroup metadata, SyncGroup assignment, "
-         "sticky user data). Never touches the network.",
-    no_args_is_help=True,
-    add_completion=False,
-    rich_markup_mode=None,
-)
-app.add_typer(decode_app, name="decode")
+from .decode import decode_app
 
 _INPUT_HELP = ("The bytes as hex (spaces and a 0x prefix are fine), or base64 with --base64. "
                "'-' or nothing reads them from stdin.")
@@ -171,6 +163,7 @@ def decode_sticky_cmd(
         decoded = decode_user_data(name, raw)
     except DecodeError as exc:
         raise _undecodable(f"{name} user data", exc) from None
+    assert decoded is not None  # a known assignor (checked above), bytes (parse_bytes)
     _warn_extras(env, f"{name} user data", None, decoded.trailing)
     emit(env, {"assignor": name, **decoded.to_dict()}, user_data_view)
 
@@ -223,3 +216,8 @@ def errors_cmd(
     else:
         entries = [lookup_error(code_or_name)]
     emit(env, [e.to_dict() for e in entries], errors_table)
+
+
+# `decode records` lives with `history` (the coordinator's records); registered with the
+# other decode commands.
+from . import records as _records  # noqa: E402,F401

@@ -11,7 +11,7 @@ Heavy modules are imported inside the commands, so `groupctl --help` stays fast.
 from __future__ import annotations
 
 import os
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
@@ -150,11 +150,10 @@ def _live_group(env, group: str, timeout: float, command: str):
 
 
 def _force(env, group: str, reason: str, timeout: float, reuse):
-    import asyncio
-
-    from ..coordinator.force_rebalance import force_rebalance
+    from ..coordinator.steer.common import STABLE_POLL_S
+    from ..coordinator.steer.force_rebalance import force_rebalance
     from ..errors import DeadlineError, NotFoundError
-    from ..observe.snapshot import group_snapshot
+    from ..observe.source import DescribePoller, looks
     from .common import make_cluster, run_async
 
     on_phase = _phase_reporter(env)
@@ -162,21 +161,28 @@ def _force(env, group: str, reason: str, timeout: float, reuse):
     async def main():
         async with make_cluster(env, timeout=min(timeout, 10.0)) as cluster:
             deadline = cluster.deadline(timeout)
-            before = reuse or await group_snapshot(cluster, group, deadline=deadline)
-            while before is not None and before.members and before.state != "Stable":
+            before = reuse
+            if before is None or (before.members and before.state != "Stable"):
                 # already rebalancing: let that finish first, so "before" is a Stable group
-                if deadline.expired:
+                before = None
+                async for look in looks(DescribePoller(cluster, [group], interval=0.1,
+                                                       deadline=deadline)):
+                    before = look
+                    if look is None or not look.members or look.state == "Stable":
+                        break
+                else:
                     raise DeadlineError(f"group {group!r} was not Stable within {timeout:g} s "
-                                        f"(it is {before.state}); nothing was changed")
-                await asyncio.sleep(0.1)
-                before = await group_snapshot(cluster, group, deadline=deadline)
+                                        f"(it is {getattr(before, 'state', 'missing')}); "
+                                        f"nothing was changed")
             if before is None or not before.members:
                 raise NotFoundError(f"group {group!r} is gone or Empty")
             await on_phase("described", {"state": before.state})
+            # the group's own type's describe API only (issue 23: not all four)
+            source = DescribePoller(cluster, [group], interval=STABLE_POLL_S,
+                                    types={group: before.type}, deadline=deadline)
             return await force_rebalance(
                 cluster, before, reason, deadline=deadline, on_phase=on_phase,
-                snapshot=lambda: group_snapshot(cluster, group, deadline=deadline),
-                log=_debug_line(env))
+                snapshot=looks(source), log=_debug_line(env))
 
     return run_async(env, main(), timeout=None)
 
@@ -347,7 +353,7 @@ def remove_member_cmd(
         _confirm(env, "remove-member", confirm_summary(desc),
                  f"Remove {', '.join(ids)} from group {group}?", yes)
     text = f"groupctl remove-member: {reason if reason else _default_reason()}"
-    data = _remove(env, group, ids, text, timeout) if ids else {
+    data: dict[str, Any] = _remove(env, group, ids, text, timeout) if ids else {
         "group": group, "reason": text, "removed": [], "failed": [], "members": []}
     known = {m.instance_id: m.member_id for m in desc.members if m.instance_id}
     for m in data["members"]:
@@ -370,7 +376,7 @@ def remove_member_cmd(
 
 
 def _remove(env, group: str, ids: list[str], reason: str, timeout: float) -> dict:
-    from ..coordinator.remove_members import remove_static_members
+    from ..coordinator.steer.remove_members import remove_static_members
     from .common import make_cluster, run_async
 
     async def main():

@@ -25,8 +25,7 @@ def watch_cmd(
     interval: float = typer.Option(1.0, "--interval", metavar="S",
                                    help="Seconds between describe rounds (default 1)."),
     duration: Optional[float] = typer.Option(None, "--duration", metavar="S",
-                                             help="Stop after S seconds (exit 0), with a "
-                                             "summary per group."),
+                                             help="Stop after S seconds (exit 0)."),
     record: Optional[str] = typer.Option(None, "--record", metavar="FILE",
                                          help="Also write the events (ndjson) to FILE."),
     max_rebalances: Optional[int] = typer.Option(
@@ -46,8 +45,10 @@ def watch_cmd(
     terminal; one line per event otherwise; -o ndjson streams the events (DESIGN §4).
     A broker restart or coordinator move is said once on stderr; the watch reconnects
     with back-off and carries on without repeating events. A deleted group is a `state`
-    Dead event. Ctrl-C / SIGTERM or the end of --duration: exit 0 (after --duration, a
-    summary per group: rebalances, time spent rebalancing, members that flapped).
+    Dead event. Ctrl-C / SIGTERM or the end of --duration: exit 0, with a summary per
+    group (rebalances, time spent rebalancing, members that flapped; -o yaml: YAML, -o
+    json/ndjson: JSON lines). A closed pipe (`| head -1`): exit 0 at once, no summary.
+    --record FILE must be writable (exit 2 otherwise, before anything is sent).
     --max-rebalances N (with --duration): exit 8 as soon as a group rebalances more than
     N times, e.g. `groupctl watch orders --duration 600 --max-rebalances 2 || rollback`."""
     from ..observe.watch import WatchSettings
@@ -88,9 +89,12 @@ def _check(s) -> None:
 
 def _run(env, settings, record: str | None) -> int:
     from ..observe.watch import ConditionViolated, Watcher
-    from ..render.watch import open_sinks, summary_line
+    from ..render.live import open_sinks
+    from ..render.watch_lines import summary_text
     from .common import make_cluster, run_async
+    from .live import follow, open_record
 
+    record_file = open_record(record)   # a bad path: exit 2 before any work
     box: dict = {}
 
     def notice(text: str) -> None:
@@ -99,26 +103,25 @@ def _run(env, settings, record: str | None) -> int:
 
     async def main():
         async with make_cluster(env) as cluster:
-            with open_sinks(env, record) as sink:
-                watcher = box["watcher"] = Watcher(cluster, settings, emit=sink, clock=env.clock.wall,
+            with open_sinks(env, record_file) as sinks:
+                box["sinks"] = sinks
+                watcher = box["watcher"] = Watcher(cluster, settings, emit=sinks, clock=env.clock.wall,
                                                    notice=notice,
                                                    poll_deadline=env.settings.timeout)
-                await watcher.run()
+                await follow(sinks, watcher.run())
 
     violated = None
     try:
         run_async(env, main(), timeout=None, signal_stops_cleanly=True)
     except ConditionViolated as exc:
         violated = exc
-    watcher = box.get("watcher")
-    if watcher is not None and (settings.duration is not None or violated is not None):
-        for s in watcher.summaries():
-            if env.settings.output in ("json", "ndjson", "yaml"):
-                import json
-
-                env.stdout.write(json.dumps({"summary": s}) + "\n")
-            else:
-                env.stdout.write(summary_line(s) + "\n")
+    finally:
+        if record_file is not None:
+            record_file.close()   # never opened by the sinks (no broker reachable, ...)
+    watcher, sinks = box.get("watcher"), box.get("sinks")
+    if watcher is not None and not (sinks is not None and sinks.reader_gone):
+        # the end of --duration, exit 8, Ctrl-C or SIGTERM: what the watch saw
+        env.stdout.write(summary_text(watcher.summaries(), env.settings.output))
         env.stdout.flush()
     if violated is not None:
         raise violated

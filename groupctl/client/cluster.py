@@ -21,13 +21,13 @@ retry.Deadline, or seconds) to share one budget across calls.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Union
 
 from ..config import PLAINTEXT, SecurityConfig, split_host_port
 from ..errors import GroupctlError, UnreachableError
 from ..protocol.messages import METADATA
-from ..protocol.spec import Api
+from ..protocol.spec import R, Api
 from .connection import DEFAULT_REQUEST_TIMEOUT, BrokerConnection, format_address, is_permanent
 from .coordinators import CoordinatorMixin
 from .errors import kafka_error
@@ -129,7 +129,7 @@ class Cluster(CoordinatorMixin):
         raise UnreachableError(f"no Kafka broker reachable ({tried}): {why}")
 
     async def _race(self, addrs: list[tuple[str, int]], deadline: Deadline,
-                    node_ids: list[int | None] | None = None):
+                    node_ids: Sequence[int | None] | None = None):
         """Connect to all `addrs` at once; (first connection, [(addr, error)...])."""
         tasks = {}
         for i, addr in enumerate(addrs):
@@ -271,16 +271,16 @@ class Cluster(CoordinatorMixin):
                              return_exceptions=True)
 
     # ---- requests -----------------------------------------------------------------------
-    async def request(self, api: Api, body: Body, *, node_id: int | None = None,
+    async def request(self, api: Api[R], body: Body, *, node_id: int | None = None,
                       version: int | None = None, min_version: int = 0,
                       timeout: float | None = None,
-                      deadline: Deadline | float | None = None) -> dict:
+                      deadline: Deadline | float | None = None) -> R:
         """One request to broker `node_id` (or any broker), retried on connection loss
         and request timeouts until the deadline. Error codes in the response are the
         caller's to read."""
         d = self.deadline(deadline)
 
-        async def once() -> dict:
+        async def once() -> R:
             conn = await (self.broker(node_id, deadline=d) if node_id is not None
                           else self.any_broker(deadline=d))
             try:

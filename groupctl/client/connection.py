@@ -23,6 +23,7 @@ import re
 import socket
 import ssl
 import struct
+from typing import Any
 
 from .. import __version__
 from ..config import PLAINTEXT, SecurityConfig
@@ -35,7 +36,7 @@ from ..protocol.frame import (
 )
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import API_VERSIONS
-from ..protocol.spec import Api
+from ..protocol.spec import R, Api
 from ..protocol.types import DecodeError
 from .errors import (
     ConnectionLostError,
@@ -217,8 +218,8 @@ class BrokerConnection:
             return False
 
     # ---- requests -----------------------------------------------------------------------
-    async def request(self, api: Api, body: dict, version: int | None = None, *,
-                      min_version: int = 0, timeout: float | None = None) -> dict:
+    async def request(self, api: Api[R], body: dict, version: int | None = None, *,
+                      min_version: int = 0, timeout: float | None = None) -> R:
         """Send one request and return its decoded response body. `version`: force one
         (otherwise the highest in common); `timeout`: seconds (default request_timeout)."""
         if self._writer is None:
@@ -274,6 +275,7 @@ class BrokerConnection:
         return resp
 
     async def _send_and_wait(self, fut: asyncio.Future) -> bytes:
+        assert self._writer is not None  # connected before any request is sent
         try:
             await self._writer.drain()
         except (ConnectionError, OSError):
@@ -281,7 +283,7 @@ class BrokerConnection:
         return await fut
 
     @staticmethod
-    def _decode(api: Api, version: int, data: bytes) -> dict:
+    def _decode(api: Api, version: int, data: bytes) -> Any:
         # A broker that does not know our ApiVersions version answers in the v0 shape
         # (UNSUPPORTED_VERSION first: the error code leads the body in every version).
         if api.key == API_VERSIONS.key and version > 0 and data[4:6] == b"\x00\x23":
@@ -296,6 +298,7 @@ class BrokerConnection:
     # ---- the reader task ----------------------------------------------------------------
     async def _read_loop(self) -> None:
         reader = self._reader
+        assert reader is not None  # started by connect()
         try:
             while True:
                 head = await reader.readexactly(4)

@@ -17,12 +17,13 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from ..errors import GroupctlError, UnreachableError
 from ..protocol.errors import ErrorCode, error_for
 from ..protocol.messages import FIND_COORDINATOR
-from ..protocol.spec import Api
+from ..protocol.spec import R, Api
 from .errors import kafka_error
 from .metadata import BrokerInfo
 from .retry import TRANSIENT, Backoff, Deadline, gave_up, sleep_within
@@ -35,7 +36,7 @@ WAIT = frozenset({ErrorCode.COORDINATOR_LOAD_IN_PROGRESS})
 GROUP_KEY = 0  # FindCoordinator key type of a consumer group
 
 
-def coordinator_error(resp: dict, group: str) -> int:
+def coordinator_error(resp: Mapping[str, Any], group: str) -> int:
     """The error code of `resp` that is about `group` as a whole: the top-level
     `error_code`, else the one of its entry in `groups[]` (matched by `group_id`)."""
     code = resp.get("error_code") or 0
@@ -49,6 +50,17 @@ def coordinator_error(resp: dict, group: str) -> int:
 
 class CoordinatorMixin:
     """Coordinator methods of Cluster (they use its broker pool and node registry)."""
+
+    if TYPE_CHECKING:  # pragma: no cover - what the mixin uses of Cluster
+        nodes: dict[int, BrokerInfo]
+        request_timeout: float
+
+        def deadline(self, deadline: Deadline | float | None = None) -> Deadline: ...
+        async def any_broker(self, *, deadline: Deadline | float | None = None
+                             ) -> BrokerConnection: ...
+        async def broker(self, node_id: int, *, deadline: Deadline | float | None = None
+                         ) -> BrokerConnection: ...
+        def _drop(self, conn: BrokerConnection) -> None: ...
 
     def __init__(self) -> None:
         self._coordinators: dict[str, int] = {}  # group -> node id
@@ -100,10 +112,10 @@ class CoordinatorMixin:
                     elif error_for(code).retriable:
                         last = kafka_error("FindCoordinator", code, f"group {g!r}")
                     else:
-                        exc = kafka_error("FindCoordinator", code,
-                                          f"group {g!r}" + (f": {message}" if message else ""))
-                        exc.group = g  # which of the groups asked for (callers report per group)
-                        raise exc
+                        failed = kafka_error("FindCoordinator", code,
+                                             f"group {g!r}" + (f": {message}" if message else ""))
+                        failed.group = g  # which of the groups asked for (callers report per group)
+                        raise failed
                 missing = [g for g in missing if g not in found]
             if missing and not await sleep_within(d, backoff.next()):
                 some = ", ".join(repr(g) for g in missing[:3]) + (" ..." if len(missing) > 3 else "")
@@ -146,10 +158,10 @@ class CoordinatorMixin:
         return await self.broker(info.node_id, deadline=d)
 
     # ---- routing ------------------------------------------------------------------------
-    async def send_to_coordinator(self, group: str, api: Api, body: dict, *,
+    async def send_to_coordinator(self, group: str, api: Api[R], body: dict, *,
                                   version: int | None = None, min_version: int = 0,
                                   timeout: float | None = None,
-                                  deadline: Deadline | float | None = None) -> dict:
+                                  deadline: Deadline | float | None = None) -> R:
         """Send to `group`'s coordinator, following it when it moves (see module doc).
         Returns the response; error codes other than those of REDISCOVER and WAIT are the caller's."""
         d = self.deadline(deadline)

@@ -1,10 +1,15 @@
 """Cluster metadata as plain data: brokers, the controller, topics, partitions, leaders."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from ..protocol.errors import ErrorCode
 from ..protocol.types import ZERO_UUID
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..protocol.bodies import MetadataResponse
 
 
 @dataclass(frozen=True)
@@ -60,7 +65,7 @@ class ClusterMetadata:
     controller_id: int | None
     brokers: dict[int, BrokerInfo]
     topics: dict[str, TopicInfo]
-    raw: dict = field(repr=False, default_factory=dict)
+    raw: Mapping[str, Any] = field(repr=False, default_factory=dict)
 
     def leader_of(self, topic: str, partition: int) -> int | None:
         t = self.topics.get(topic)
@@ -72,7 +77,7 @@ def _opt(v: int) -> int | None:
     return None if v is None or v < 0 else v
 
 
-def parse_metadata(resp: dict) -> ClusterMetadata:
+def parse_metadata(resp: MetadataResponse) -> ClusterMetadata:
     brokers = {b["node_id"]: BrokerInfo(b["node_id"], b["host"], b["port"], b.get("rack"))
                for b in resp.get("brokers") or []}
     topics: dict[str, TopicInfo] = {}
@@ -86,6 +91,6 @@ def parse_metadata(resp: dict) -> ClusterMetadata:
         tid = t.get("topic_id")
         info = TopicInfo(t.get("name"), None if not tid or tid == ZERO_UUID else tid,
                          bool(t.get("is_internal")), t.get("error_code", 0), parts)
-        topics[info.name if info.name is not None else info.topic_id] = info
+        topics[info.name if info.name is not None else (info.topic_id or str(tid))] = info
     return ClusterMetadata(resp.get("cluster_id"), _opt(resp.get("controller_id", -1)),
                            brokers, topics, resp)

@@ -81,7 +81,7 @@ class Backoff:
         if self._rng is None:  # `random` on first retry only: most commands never retry
             import random
 
-            self._rng = random
+            self._rng = random.Random()
         return self._rng.uniform(min(self.base / 2, high), high)
 
     def reset(self) -> None:

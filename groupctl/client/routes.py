@@ -1,6 +1,6 @@
 """Routes of a group member's requests, and the connections that carry them.
 
-A member's request names its route (groupctl.coordinator.member.Outgoing.route):
+A member's request names its route (groupctl.coordinator.members.interface.Outgoing.route):
 
     ROUTE_ANY      any broker (FindCoordinator).
     ROUTE_JOIN     the group coordinator, on a connection of its own: JoinGroup and
@@ -16,9 +16,14 @@ closed and reopened to the new one on next use.
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 from ..errors import KafkaError, UnreachableError
 from ..protocol.errors import ErrorCode
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .connection import BrokerConnection
+    from .interface import ClusterLike
 
 ROUTE_ANY = "any"
 ROUTE_JOIN = "join"
@@ -29,9 +34,9 @@ COORDINATOR_ROUTES = (ROUTE_JOIN, ROUTE_CONTROL)
 class MemberLinks:
     """The connections of one group member, keyed by route."""
 
-    def __init__(self, cluster):
+    def __init__(self, cluster: ClusterLike):
         self.cluster = cluster
-        self._conns: dict[str, object] = {}
+        self._conns: dict[str, BrokerConnection] = {}
         self._locks = {route: asyncio.Lock() for route in COORDINATOR_ROUTES}
 
     async def send(self, spec, body: dict, *, route: str, node_id: int | None,
@@ -51,6 +56,12 @@ class MemberLinks:
         return await conn.request(spec, body, negotiated_version(conn, spec, min_version),
                                   min_version=min_version,
                                   timeout=timeout or getattr(self.cluster, "request_timeout", None))
+
+    async def open(self, node_id: int, routes=COORDINATOR_ROUTES) -> None:
+        """Open the coordinator routes' connections now rather than at their first
+        request (force-rebalance's trigger must not spend its short window connecting)."""
+        for route in routes:
+            await self._connection(route, node_id)
 
     def follow(self, node_id: int | None) -> list:
         """Forget the connections that are not to `node_id` (None: all of them); the

@@ -93,7 +93,8 @@ def _load_inline_chain(ctx: ssl.SSLContext, sec: SecurityConfig) -> None:
     fd, path = tempfile.mkstemp(prefix="groupctl-", suffix=".pem")
     try:
         with os.fdopen(fd, "w") as f:
-            f.write((sec.ssl_key_pem or "").strip() + "\n" + sec.ssl_cert_pem.strip() + "\n")
+            f.write((sec.ssl_key_pem or "").strip() + "\n"
+                    + (sec.ssl_cert_pem or "").strip() + "\n")
         ctx.load_cert_chain(path, password=sec.ssl_key_password)
     finally:
         os.unlink(path)

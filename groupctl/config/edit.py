@@ -163,7 +163,9 @@ class ContextsDocument:
         copy = ContextsDocument(self.path, deepcopy(self.doc), self.existed)
         for ctx in copy.contexts().values():
             props = ctx.get("properties") if hasattr(ctx, "get") else None
-            for key in list(props or ()):
+            if not props:
+                continue
+            for key in list(props):
                 props[key] = mask_value(str(key), props[key])
         return copy.text() if copy.doc else ""
 

@@ -105,7 +105,8 @@ def parse_jaas(text: str) -> tuple[str, dict[str, str]]:
     if not m:
         raise ValueError("expected '<LoginModule> required username=\"...\" password=\"...\";'")
     module, rest = m.group(1), m.group(3)
-    options, pos = {}, 0
+    options: dict[str, str] = {}
+    pos = 0
     while rest[pos:].strip():
         om = _JAAS_OPTION.match(rest, pos)
         if not om:

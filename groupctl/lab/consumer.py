@@ -324,7 +324,8 @@ class LabConsumer:
 
 
 def wait_balanced(consumers: list[LabConsumer], partitions: Iterable[TP],
-                  timeout: float = 60.0, min_each: int | None = None) -> dict[str, frozenset]:
+                  timeout: float = 60.0, min_each: int | None = None
+                  ) -> dict[str | None, frozenset]:
     """Wait until the consumers' assignments, as their callbacks left them, cover
     `partitions` with each partition assigned exactly once, and each consumer holds at least
     `min_each` (default: 1 when there are enough partitions to go round, else 0).

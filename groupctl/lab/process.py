@@ -90,7 +90,7 @@ def _ephemeral_range() -> tuple[int, int]:
         return 32768, 60999
 
 
-def free_ports(count: int, avoid: set[int] = frozenset()) -> list[int]:
+def free_ports(count: int, avoid: frozenset[int] | set[int] = frozenset()) -> list[int]:
     """`count` distinct free ports, chosen at random below the kernel's ephemeral range (so
     outgoing connections can't grab them between now and the broker's bind) and away from
     `avoid`. Random choice keeps concurrent sessions from picking the same ones."""
@@ -216,7 +216,7 @@ def stop(procs: list[tuple[int, str, str | None]], timeout: float = 30.0,
     try:
         poll_until(all_gone, timeout, "the lab's JVMs to exit")
     except LabError:
-        for pid, m, st in remaining():
+        for pid, _m, _st in remaining():
             killed.append(pid)
             _signal(pid, signal.SIGKILL)
         poll_until(all_gone, kill_timeout, "the lab's JVMs to die after SIGKILL",

@@ -163,7 +163,8 @@ def security(sasl: dict, mechanism: str = DEFAULT_MECHANISM, *, user: str | None
                           ssl_cafile=tls["ca_file"] if tls else None)
 
 
-def status(sasl: dict | None, bootstrap: str, ssl_bootstrap: str | None = None) -> dict | None:
+def status(sasl: dict | None, bootstrap: str | None, ssl_bootstrap: str | None = None
+           ) -> dict | None:
     """The `sasl` part of `lab status` (no password: it is in the command-config files)."""
     if not sasl:
         return None

@@ -140,7 +140,7 @@ def broker_settings(tls: dict) -> dict[str, str]:
 
 def trust_lines(tls: dict) -> list[str]:
     """Client properties that trust the lab CA: Java's spelling and librdkafka's."""
-    return [f"ssl.truststore.type=PEM", f"ssl.truststore.location={tls['ca_file']}",
+    return ["ssl.truststore.type=PEM", f"ssl.truststore.location={tls['ca_file']}",
             f"ssl.ca.location={tls['ca_file']}"]
 
 

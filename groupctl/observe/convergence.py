@@ -27,8 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..events import (AssignmentChanged, Event, MemberJoined, MemberLeft, partition_changes,
-                      tp_list)
+from ..events import (AssignmentChanged, Event, EventKind, MemberJoined, MemberLeft,
+                      partition_changes, tp_list)
 from .model import GroupDescription, Member, partition_map
 
 Partitions = dict[str, frozenset[int]]
@@ -38,7 +38,7 @@ Partitions = dict[str, frozenset[int]]
 class Converging(AssignmentChanged):
     """A consumer-group member's assignment as a snapshot showed it (§4 `assignment`, with
     `generation` the group epoch) plus its target and, once there, its reconciliation time."""
-    KIND: ClassVar[str] = "assignment"
+    KIND: ClassVar[str] = EventKind.ASSIGNMENT
     target: list[dict] | None = None
     reconciled_ms: int | None = None
 
@@ -97,8 +97,10 @@ class Convergence:
         return events
 
     def _member(self, m: Member, desc: GroupDescription, at: float) -> list[Event]:
-        mid, events = m.member_id, []
-        was = self.told.get(mid)
+        mid, told = m.member_id, self.told
+        assert told is not None  # observe() calls _member after the first look
+        events: list[Event] = []
+        was = told.get(mid)
         if was is None:
             events.append(MemberJoined(**_identity(m)))
         now = self._remember(m)
@@ -114,7 +116,7 @@ class Convergence:
         if was is None or (now.assigned, now.target) != (was.assigned, was.target) \
                 or reconciled is not None:
             events.append(self._assignment(mid, desc.group_epoch, was, now, reconciled))
-        self.told[mid] = now
+        told[mid] = now
         return events
 
     @staticmethod

@@ -22,10 +22,14 @@ Read-only: no request here changes a group or commits an offset.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
+from ..client.interface import ClusterLike
 from ..client.coordinators import REDISCOVER, WAIT
 from ..client.errors import kafka_error
+from ..client.metadata import BrokerInfo
 from ..client.retry import TRANSIENT, Backoff, gave_up, sleep_within
 from ..errors import GroupctlError, KafkaError, UnreachableError
 from ..protocol.messages import (
@@ -37,6 +41,7 @@ from ..protocol.messages import (
     STREAMS_GROUP_DESCRIBE,
 )
 from ..protocol.errors import ErrorCode
+from ..protocol.spec import Api
 from . import model, share, streams
 from .errors import group_not_found, not_authorized
 from .offsets import (
@@ -59,7 +64,7 @@ class _Describer:
     """A group type's describe API and how to ask it about some groups."""
 
     type: str
-    api: object  # an Api
+    api: Api
 
     def body(self, groups: list[str]) -> dict:
         if self.api is DESCRIBE_GROUPS:
@@ -90,7 +95,7 @@ class _Raw:
     described: dict = field(default_factory=dict)  # {type: groups[] entry of its API}
     offsets: dict | GroupctlError | None = None
     share_offsets: dict | None = None  # its groups[] entry of DescribeShareGroupOffsets
-    coordinator: object = None  # BrokerInfo
+    coordinator: BrokerInfo | None = None
 
 
 class _RetryGroup(Exception):
@@ -102,7 +107,7 @@ class _RetryGroup(Exception):
         self.retype = retype
 
 
-async def describe_groups(cluster, groups: list[str], *, listings: dict | None = None,
+async def describe_groups(cluster: ClusterLike, groups: list[str], *, listings: dict | None = None,
                           deadline=None, progress=None, offsets: bool = True) -> DescribeResult:
     """Describe `groups` (see the module doc). `listings`: {group: GroupListing} already
     known from ListGroups; their types save the request of the other kind, and share or
@@ -139,11 +144,12 @@ def _ordered(wanted: list[str], described: dict, failures: dict) -> DescribeResu
 
 # ---- fetching ---------------------------------------------------------------------------
 
-async def _fetch_all(cluster, groups, types, d, progress, offsets=True):
+async def _fetch_all(cluster: ClusterLike, groups, types, d, progress, offsets=True):
     raws: dict[str, _Raw] = {}
     failures: dict[str, GroupctlError] = {}
     pending, backoff, attempts, last = list(groups), Backoff(), 0, None
-    types, retyped = dict(types), {}
+    types = dict(types)
+    retyped: dict[str, int] = {}
     while pending:
         attempts += 1
         coordinators = await _find_coordinators(cluster, pending, d, failures)
@@ -155,7 +161,7 @@ async def _fetch_all(cluster, groups, types, d, progress, offsets=True):
         results = await asyncio.gather(*(_fetch_batch(cluster, node, batch, types, d, offsets)
                                          for node, batch in batches))
         retry = []
-        for (node, batch), answer in zip(batches, results):
+        for (_node, batch), answer in zip(batches, results):
             for g in batch:
                 item = answer[g]
                 if isinstance(item, _RetryGroup) and item.retype and retyped.get(g, 0) >= MAX_RETYPES:
@@ -183,7 +189,7 @@ async def _fetch_all(cluster, groups, types, d, progress, offsets=True):
     return raws, failures
 
 
-async def _find_coordinators(cluster, groups: list[str], d, failures: dict) -> dict:
+async def _find_coordinators(cluster: ClusterLike, groups: list[str], d, failures: dict) -> dict:
     """{group: coordinator}; a group whose lookup fails for good (not authorized, an
     invalid id) goes to `failures`, and the others are looked up without it."""
     from ..client.errors import KafkaAuthError
@@ -205,7 +211,7 @@ def _may_be(types: dict, group: str, kind: str) -> bool:
     return types.get(group) in (None, kind)
 
 
-async def _fetch_batch(cluster, node: int, groups: list[str], types: dict, d,
+async def _fetch_batch(cluster: ClusterLike, node: int, groups: list[str], types: dict, d,
                        with_offsets: bool = True) -> dict:
     """{group: _Raw, a GroupctlError, or a _RetryGroup} for groups coordinated by `node`."""
     try:
@@ -251,7 +257,7 @@ async def _none():
     return None
 
 
-async def _request(cluster, node, api, body, d, version=None):
+async def _request(cluster: ClusterLike, node, api, body, d, version=None):
     return await cluster.request(api, body, node_id=node, version=version, deadline=d)
 
 
@@ -288,7 +294,7 @@ def _type_changed(raw: _Raw, group: str) -> _RetryGroup | None:
     return None
 
 
-async def _metadata(cluster, groups, d):
+async def _metadata(cluster: ClusterLike, groups, d):
     """Metadata for __consumer_offsets and every topic in the groups' offset rows (which
     hold every committed or owned partition)."""
     topics = {OFFSETS_TOPIC} | {row.topic for g in groups for row in g.offsets}
@@ -305,14 +311,16 @@ def _offsets_partition(group: str, metadata) -> int:
 
 # ---- building ---------------------------------------------------------------------------
 
-BUILDERS = {model.CONSUMER: model.consumer_group, model.SHARE: share.share_group,
-            model.STREAMS: streams.streams_group, model.CLASSIC: model.classic_group}
+BUILDERS: dict[str, Callable[[Any], model.GroupDescription]] = {
+    model.CONSUMER: model.consumer_group, model.SHARE: share.share_group,
+    model.STREAMS: streams.streams_group, model.CLASSIC: model.classic_group}
 
 
 def _build(group: str, raw: _Raw, listing, offsets: bool = True) -> model.GroupDescription:
     desc = _group_kind(group, raw, listing)
     desc.members = sorted(desc.members, key=lambda m: (m.client_id or "", m.member_id))
     info = raw.coordinator
+    assert info is not None  # set with raws[g] in _fetch_all
     desc.coordinator = {"id": info.node_id, "host": info.host, "port": info.port}
     if not offsets:
         return desc
@@ -358,12 +366,13 @@ def _group_kind(group: str, raw: _Raw, listing) -> model.GroupDescription:
     raise group_not_found(group)
 
 
-def _message(entry: dict) -> str:
-    msg = entry.get("error_message")
+def _message(entry: dict | None) -> str:
+    msg = (entry or {}).get("error_message")
     return f": {msg}" if msg else ""
 
 
-async def _fill_log_ends(cluster, metadata, groups: list[model.GroupDescription], d) -> None:
+async def _fill_log_ends(cluster: ClusterLike, metadata, groups: list[model.GroupDescription],
+                         d) -> None:
     wanted = {(row.topic, row.partition) for g in groups for row in g.offsets}
     if not wanted:
         return

@@ -10,11 +10,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from ..client.interface import ClusterLike
 from ..client.errors import kafka_error
 from ..errors import GroupctlError
 from ..protocol.messages import LIST_GROUPS
 from .errors import PartialFailure
+
+if TYPE_CHECKING:  # pragma: no cover - decoded bodies, for the type checker
+    from ..protocol.bodies import ListGroupsResponse
 
 # The states and types Kafka knows, in Kafka's spelling (filters are matched to these).
 STATES = ("Empty", "Stable", "PreparingRebalance", "CompletingRebalance", "Assigning",
@@ -56,13 +61,13 @@ def _matches(listing: GroupListing, states: list[str], types: list[str],
     return regex is None or regex.search(listing.group) is not None
 
 
-def _listings(node_id: int, resp: dict) -> list[GroupListing]:
+def _listings(node_id: int, resp: ListGroupsResponse) -> list[GroupListing]:
     return [GroupListing(g["group_id"], g.get("group_state") or None,
                          g.get("group_type") or None, g.get("protocol_type") or None, node_id)
             for g in resp.get("groups") or []]
 
 
-async def list_groups(cluster, *, states=(), types=(), regex: re.Pattern | None = None,
+async def list_groups(cluster: ClusterLike, *, states=(), types=(), regex: re.Pattern | None = None,
                       deadline=None) -> ListResult:
     """Groups of every broker that answered, filtered and sorted; brokers that failed are
     in `failures`. Raises the error when no broker answered."""

@@ -7,15 +7,46 @@ client-facing half lives in observe/describe.py.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING
 
 from ..protocol.consumer import decode_assignment, decode_subscription
 from ..protocol.types import DecodeError
+
+if TYPE_CHECKING:  # pragma: no cover - decoded bodies, for the type checker
+    from ..protocol.bodies import (
+        ConsumerGroupDescribeResponseGroups, ConsumerGroupDescribeResponseGroupsMembersAssignment,
+        DescribeGroupsResponseGroups, DescribeGroupsResponseGroupsMembers,
+        ShareGroupDescribeResponseGroupsMembersAssignment,
+    )
 
 CLASSIC = "classic"
 CONSUMER = "consumer"
 SHARE = "share"
 STREAMS = "streams"
-REBALANCING_STATES = {"PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling"}
+
+
+class GroupState(str, Enum):
+    """The coordinator's group states over every type (Kafka's ClassicGroupState,
+    ConsumerGroupState, ShareGroupState, StreamsGroupState); Dead also stands for a group
+    that does not exist. str-valued: compares and serialises as the broker's name."""
+    EMPTY = "Empty"
+    PREPARING_REBALANCE = "PreparingRebalance"
+    COMPLETING_REBALANCE = "CompletingRebalance"
+    ASSIGNING = "Assigning"
+    RECONCILING = "Reconciling"
+    NOT_READY = "NotReady"
+    STABLE = "Stable"
+    DEAD = "Dead"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+REBALANCING_STATES = frozenset({GroupState.PREPARING_REBALANCE, GroupState.COMPLETING_REBALANCE,
+                                GroupState.ASSIGNING, GroupState.RECONCILING})
+DEAD = GroupState.DEAD
+SETTLED_STATES = frozenset({GroupState.STABLE, GroupState.EMPTY})
 
 
 def java_string_hash(text: str) -> int:
@@ -209,7 +240,8 @@ def none_if_empty(value):
     return value if value not in ("", None) else None
 
 
-def classic_member(raw: dict, protocol_type: str, protocol: str | None) -> Member:
+def classic_member(raw: DescribeGroupsResponseGroupsMembers, protocol_type: str,
+                   protocol: str | None) -> Member:
     """A member of a DescribeGroups response, with consumer-protocol bytes decoded.
     Metadata and assignment are empty while the group rebalances: then both stay None."""
     member = Member(member_id=raw["member_id"], client_id=raw["client_id"],
@@ -242,12 +274,12 @@ def infer_classic_generation(members: list[Member]) -> int | None:
     """Every member rejoins in a classic rebalance and its subscription (v2+) carries the
     generation it held when it rejoined, so the current generation is one more than the
     highest such value. Unknown (None) when no member reports one (all new, or v0/v1)."""
-    gens = [m.subscription.get("generation") for m in members if m.subscription]
-    gens = [g for g in gens if g is not None and g >= 0]
+    gens = [g for m in members if m.subscription
+            for g in (m.subscription.get("generation"),) if g is not None and g >= 0]
     return max(gens) + 1 if gens else None
 
 
-def classic_group(raw: dict) -> GroupDescription:
+def classic_group(raw: DescribeGroupsResponseGroups) -> GroupDescription:
     """One `groups[]` entry of a DescribeGroups response (error already checked)."""
     protocol_type = none_if_empty(raw["protocol_type"])
     protocol = none_if_empty(raw["protocol_data"])
@@ -259,7 +291,9 @@ def classic_group(raw: dict) -> GroupDescription:
     return desc
 
 
-def epoch_assignment(raw: dict | None) -> list[TopicPartitions]:
+def epoch_assignment(raw: ConsumerGroupDescribeResponseGroupsMembersAssignment
+                     | ShareGroupDescribeResponseGroupsMembersAssignment | None
+                     ) -> list[TopicPartitions]:
     if not raw:
         return []
     # a topic the broker no longer knows by name (deleted) keeps its id
@@ -270,7 +304,7 @@ def epoch_assignment(raw: dict | None) -> list[TopicPartitions]:
 MEMBER_TYPES = {0: CLASSIC, 1: CONSUMER}  # ConsumerGroupDescribe v1 MemberType; -1 unknown
 
 
-def consumer_group(raw: dict) -> GroupDescription:
+def consumer_group(raw: ConsumerGroupDescribeResponseGroups) -> GroupDescription:
     """One `groups[]` entry of a ConsumerGroupDescribe response (KIP-848)."""
     members = []
     for m in raw["members"]:

@@ -7,11 +7,16 @@ id -1, read uncommitted, as ConsumerGroupCommand does).
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
+from ..client.interface import ClusterLike
 from ..client.errors import kafka_error
 from ..errors import GroupctlError
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import LIST_OFFSETS, OFFSET_FETCH
+
+if TYPE_CHECKING:  # pragma: no cover - decoded bodies, for the type checker
+    from ..protocol.bodies import OffsetFetchResponse
 
 TP = tuple  # (topic, partition)
 BATCHED_FROM = 8     # OffsetFetch v8: several groups per request
@@ -44,7 +49,8 @@ def _partitions(topics) -> dict[TP, int | None]:
     return out
 
 
-def parse_offset_fetch(resp: dict, groups: list[str]) -> dict[str, dict[TP, int | None] | GroupctlError]:
+def parse_offset_fetch(resp: OffsetFetchResponse, groups: list[str]
+                       ) -> dict[str, dict[TP, int | None] | GroupctlError]:
     """{group: {(topic, partition): committed offset, or None}, or the group's error}."""
     if resp.get("groups"):
         out: dict = {}
@@ -64,7 +70,8 @@ RETRY_LEADER = frozenset({ErrorCode.LEADER_NOT_AVAILABLE, ErrorCode.NOT_LEADER_O
                           ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH})
 
 
-async def log_end_offsets(cluster, metadata, partitions, *, deadline) -> dict[TP, int | None]:
+async def log_end_offsets(cluster: ClusterLike, metadata, partitions, *, deadline
+                          ) -> dict[TP, int | None]:
     """{(topic, partition): log-end offset, or None when unknown (no such topic, no leader,
     an error from the leader)}; one ListOffsets per leader, all at once. Partitions whose
     leader moved are asked once more, after fresh metadata."""
@@ -76,7 +83,7 @@ async def log_end_offsets(cluster, metadata, partitions, *, deadline) -> dict[TP
     return out
 
 
-async def _ask_leaders(cluster, metadata, partitions: set, out: dict, deadline) -> set:
+async def _ask_leaders(cluster: ClusterLike, metadata, partitions: set, out: dict, deadline) -> set:
     """Fill `out` from the leaders `metadata` names; the partitions to ask again."""
     by_leader: dict[int, dict[str, list[int]]] = {}
     moved: set = set()

@@ -18,8 +18,8 @@ NO_CHANGE = "rebalance with no membership change"
 
 
 def _who(m) -> str:
-    extra = [f"client {m.client_id}" if m.client_id else None, f"host {m.host}" if m.host else None]
-    extra = [x for x in extra if x]
+    extra = [x for x in (f"client {m.client_id}" if m.client_id else None,
+                         f"host {m.host}" if m.host else None) if x]
     return f"member {m.member_id}" + (f" ({', '.join(extra)})" if extra else "")
 
 

@@ -11,9 +11,13 @@ DescribeShareGroupOffsets; null where the broker does not report one).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..client.errors import kafka_error
 from . import model
+
+if TYPE_CHECKING:  # pragma: no cover - decoded bodies, for the type checker
+    from ..protocol.bodies import ShareGroupDescribeResponseGroups
 
 UNKNOWN = -1  # start offset, leader epoch and lag the broker does not know
 
@@ -41,7 +45,7 @@ class ShareOffsetRow:
         return out | ({"error": self.error} if self.error is not None else {})
 
 
-def share_group(raw: dict) -> model.GroupDescription:
+def share_group(raw: ShareGroupDescribeResponseGroups) -> model.GroupDescription:
     """One `groups[]` entry of a ShareGroupDescribe response (error already checked)."""
     members = [model.Member(
         member_id=m["member_id"], client_id=m["client_id"],

@@ -1,8 +1,9 @@
-"""One group's current state in the read model (model.GroupDescription), cheaply, for
-commands that poll: `wait`, `force-rebalance` while it watches the group settle, `watch`
-(many groups: observe.describe.describe_groups(offsets=False) directly), and
-(`describe_group`) the classic snapshot the probe takes before it joins and after each
-generation, to feed the RebalanceStory (story.py).
+"""One group's current state in the read model (model.GroupDescription), cheaply, in one
+look: the group before a steering command changes it, and (`describe_group`) the classic
+snapshot the probe takes before it joins and after each generation, to feed the
+RebalanceStory (story.py). Commands that follow a group over time take their looks from
+the one describe source instead (source.py: watch, wait, force-rebalance's waits, the
+KIP-848 probe).
 
     desc = await group_snapshot(cluster, "g")                  # None: the group does not exist
     desc = await group_snapshot(cluster, "g", offsets=True)    # + committed / log-end / lag
@@ -13,11 +14,12 @@ moves. Without `offsets` only the describe APIs are asked (`offsets=False`). Rea
 """
 from __future__ import annotations
 
+from ..client.interface import ClusterLike
 from ..errors import GroupctlError, NotFoundError
 from . import model
 
 
-async def group_snapshot(cluster, group: str, *, offsets: bool = False, deadline=None,
+async def group_snapshot(cluster: ClusterLike, group: str, *, offsets: bool = False, deadline=None,
                          listing=None) -> model.GroupDescription | None:
     """`group` as describe shows it (see the module doc); None when it does not exist.
     Any other failure (not authorized, the deadline) is raised."""
@@ -33,7 +35,7 @@ async def group_snapshot(cluster, group: str, *, offsets: bool = False, deadline
     raise error
 
 
-async def describe_group(cluster, group: str) -> model.GroupDescription:
+async def describe_group(cluster: ClusterLike, group: str) -> model.GroupDescription:
     """The group as DescribeGroups shows it (the probe is a classic member: only the classic
     describe API is asked), no offsets. A group that does not exist, or any failure, is a
     Dead description (the probe then joins blind, as it always did)."""

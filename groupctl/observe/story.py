@@ -1,327 +1,325 @@
-"""One rebalance story: successive snapshots of a group -> the events of DESIGN §4.
+"""One rebalance story: observations of a group (observations.py) -> the events of §4.
 
-The probe (coordinator/probe.py, through its ProbeView) and the passive watcher both feed a
-RebalanceStory, so they tell the same story the same way. Inputs are observe.model
-GroupDescriptions and the times they were taken (from an injected clock):
+    story = RebalanceStory("orders")
+    events = story.feed(Seen("orders", at, "describe", desc))     # [Event], maybe []
 
-- `baseline(desc)`: the group before the story starts (no events).
-- `state(state, ...)`: a group state seen (by a describe, or implied by the probe's own
-  member state) -> `state` when it changed; a rebalancing state marks the start of a round.
-- `settled(desc, generation=..., group_epoch=..., ...)`: a settled generation (classic) or
-  epoch (KIP-848) with its members and their assignments (desc None: not known) ->
-  `generation` / `epoch` (when reported here), `member_joined` / `member_left`, per-member
-  `assignment` diffs (when reported here), and one `rebalance` summary with
-  `moved_partitions` when both sides' assignments are known (else null).
-- `observe(desc)`: a watcher's poll; `type_changed` when the group changed type (a classic
-  group converted to a consumer group and back), `state`, each new epoch, then `settled`
-  once a Stable / Empty group shows a generation or epoch not seen yet.
+`feed` is the only entry; the story's state is its own. The passive watch, `wait`,
+the KIP-848 probe (snapshots: Seen) and the classic probe (its member's observations:
+BeforeJoin, MemberState, RebalanceNoticed, MemberSynced, GenerationDescribed) all feed a
+RebalanceStory, so they tell the same story the same way:
 
-Every group type goes through the same code. What differs is data, not story: a consumer,
-share or streams group counts group / assignment epochs where a classic group counts
-generations; a share group's partition may be held by several members (moved partitions
-count partitions whose set of holders changed); a streams member holds tasks (active,
-standby, warm-up), carried beside its active tasks' input partitions in the `assignment`
-and `rebalance` events (TaskAssignmentChanged, TaskRebalanced) and compared with its target
-tasks to tell when the group has converged.
+- the first look at a group, and the first after a gap in contact (ContactLost), is told
+  in full as a `snapshot` (state, type, generation or epochs, protocol, every member with
+  its assignment and target);
+- `type_changed` when the group changed type (a classic group converted to a consumer
+  group and back), `state` on every change of state (a rebalancing state marks the start
+  of a round), `epoch` each time a consumer/share/streams group's epochs move;
+- once a Stable / Empty group shows a generation or epoch not seen yet (epoch groups: every
+  member at its target), the settled round: `generation` (classic), `member_joined` /
+  `member_left`, per-member `assignment` diffs and one `rebalance` with `moved_partitions`
+  when both sides' assignments are known and the reason (reasons.explain).
+  A round whose start was not seen (under way at the first look, or begun in a gap) has
+  `started` null and a `duration_ms` from the first look that showed it, flagged
+  `duration_is_lower_bound`.
 
-The probe's own member reports its generation and its own assignment (richer: leader,
-added/revoked as it saw them), so the probe's story is built with report_generations and
-report_assignments off.
+Every group type goes through the same code; what differs is data (epochs instead of
+generations, a share partition held by several members, a streams member's tasks).
+KIP-848 members are told one by one as they converge (observe.convergence).
+
+What the observer tells elsewhere is data of the story's construction: the classic probe's
+member tells its own `generation` events (told_elsewhere={EventKind.GENERATION}) and its
+own assignment (the member id in MemberSynced).
 """
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from typing import Callable
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Iterable
 
 from ..events import (
-    AssignmentChanged, EpochChanged, Event, GenerationStarted, MemberJoined, MemberLeft,
-    Rebalanced, StateChanged, TaskAssignmentChanged, TaskRebalanced, TypeChanged, iso_ts,
-    moved_partitions, partition_changes, tp_list,
+    EpochChanged, Event, EventKind, GenerationStarted, MemberJoined, MemberLeft, Rebalanced,
+    Snapshot, StateChanged, TaskRebalanced, TypeChanged, iso_ts, tp_list,
 )
+from . import observations as obs
 from .convergence import Convergence
-from .model import CONSUMER, REBALANCING_STATES, SHARE, GroupDescription, Member, partition_map
+from .model import CONSUMER, DEAD, REBALANCING_STATES, SETTLED_STATES, GroupDescription
 from .reasons import explain
-
-SETTLED_STATES = ("Stable", "Empty")
+from .story_data import (  # noqa: F401 - MemberSnapshot, task_set, task_dict re-exported
+    MemberSnapshot, _assignment_changes, _converged, _has_tasks, _moved, _replaced_in_place,
+    members_of, snapshot_members, task_dict, task_set,
+)
 
 
 @dataclass(frozen=True)
-class MemberSnapshot:
-    """A member as the story remembers it between snapshots."""
-
-    member_id: str
-    instance_id: str | None
-    client_id: str | None
-    host: str | None
-    assignment: dict[str, frozenset[int]] | None   # None: not known
-    topics: tuple[str, ...] | None = None            # subscribed topics; None: not known
-    tasks: frozenset | None = None   # streams: {(kind, subtopology, partition)}; else None
-
-    @classmethod
-    def of(cls, m: Member) -> "MemberSnapshot":
-        asg = partition_map(m.assignment)
-        topics = (m.subscription or {}).get("topics")
-        return cls(m.member_id, m.instance_id, m.client_id or None, m.host or None, asg,
-                   None if topics is None else tuple(sorted(topics)),
-                   task_set(m.extra.get("tasks")))
-
-    def identity(self) -> dict:
-        return {"member_id": self.member_id, "instance_id": self.instance_id,
-                "client_id": self.client_id, "host": self.host}
+class _Pending:
+    """A generation the probe's member synced, waiting for its describe."""
+    generation: int
+    started: float | None
+    ended: float
+    reason: str | None
+    leader_view: GroupDescription | None
+    own_id: str | None
 
 
-TASK_KINDS = ("active", "standby", "warmup")
-
-
-def task_set(tasks: dict | None) -> frozenset | None:
-    """A streams member's tasks ({kind: [{subtopology_id, partitions}]}) as a set of
-    (kind, subtopology, partition); None for members of other types."""
-    if tasks is None:
-        return None
-    return frozenset((kind, t["subtopology_id"], p) for kind in TASK_KINDS
-                     for t in tasks.get(kind) or () for p in t["partitions"])
-
-
-def task_dict(tasks: frozenset) -> dict:
-    """task_set's inverse: {kind: [{subtopology_id, partitions}]} with every kind present."""
-    out: dict = {}
-    for kind in TASK_KINDS:
-        subs: dict[str, list[int]] = {}
-        for k, sub, p in tasks:
-            if k == kind:
-                subs.setdefault(sub, []).append(p)
-        out[kind] = [{"subtopology_id": sub, "partitions": sorted(ps)}
-                     for sub, ps in sorted(subs.items(), key=lambda kv: _task_order(kv[0]))]
-    return out
-
-
-def _task_order(subtopology_id: str):
-    return (0, int(subtopology_id), "") if subtopology_id.isdigit() else (1, 0, subtopology_id)
-
-
-def members_of(desc: GroupDescription | None) -> dict[str, MemberSnapshot] | None:
-    if desc is None:
-        return None
-    return {m.member_id: MemberSnapshot.of(m) for m in desc.members}
+@dataclass(frozen=True)
+class _Round:
+    """How a settled round is told (see _settle)."""
+    mark: int | None
+    started: float | None = None
+    ended: float | None = None
+    reason: str | None = None
+    epochs: tuple | None = None       # epoch groups: (group epoch, assignment epoch)
+    announce: bool = True             # tell `generation` / `epoch` here
+    members_told: bool = False        # joins, leaves, assignments told as they converged
+    own_id: str | None = None         # the observer's own member: its assignment told elsewhere
+    keep_round: bool = False          # the caller named the round: the next may have begun
 
 
 class RebalanceStory:
-    """Follows one group from snapshot to snapshot; each input returns the new events."""
+    """Follows one group from observation to observation; `feed` returns the new events."""
 
     def __init__(self, group: str, *, clock: Callable[[], float] = time.time,
-                 report_generations: bool = True, report_assignments: bool = True):
-        self.group = group
-        self.clock = clock
-        self.report_generations = report_generations
-        self.report_assignments = report_assignments
-        self.members: dict[str, MemberSnapshot] | None = None   # as of the last settled one
-        self.generation: int | None = None          # the last settled generation / epoch
-        self.group_state: str | None = None
-        self.round_started: float | None = None
-        self.reason: str | None = None
-        self.epochs: tuple | None = None            # consumer groups: (group, assignment)
-        self.convergence = Convergence()            # consumer groups: member by member
-        self.group_type: str | None = None          # the type last seen
+                 told_elsewhere: Iterable[EventKind] = frozenset()):
+        self._group = group
+        self._clock = clock
+        self._elsewhere = frozenset(EventKind(k) for k in told_elsewhere)
+        self._members: dict[str, MemberSnapshot] | None = None   # as of the last settled one
+        self._generation: int | None = None       # the last settled generation / epoch
+        self._state: str | None = None
+        self._round_started: float | None = None
+        self._round_unseen = False                # the round's start was not seen
+        self._reason: str | None = None
+        self._epochs: tuple | None = None         # epoch groups: (group, assignment)
+        self._convergence = Convergence()
+        self._type: str | None = None             # the type last seen
+        self._last_look: float | None = None      # the last Seen (or BeforeJoin)
+        self._looked = False                      # any look at all (Missing included)
+        self._blind = False                       # contact lost since the last look
+        self._pending: _Pending | None = None
 
-    # ---- inputs --------------------------------------------------------------------------
-    def baseline(self, desc: GroupDescription | None) -> None:
-        """The group before the story starts (taken while it was settled), or None."""
-        if desc is not None and desc.state in SETTLED_STATES:
-            self.members = members_of(desc)
+    # ---- the one entry ---------------------------------------------------------------------
+    def feed(self, o: obs.Observation) -> list[Event]:
+        handler = _HANDLERS.get(type(o))
+        if handler is None:
+            raise TypeError(f"not an observation the story knows: {o!r}")
+        return handler(self, o)
 
-    def note_reason(self, reason: str | None) -> None:
-        """Why the current (or next) rebalance happened, when the observer knows."""
-        if reason:
-            self.reason = reason
-
-    def state(self, state: str | None, *, at: float | None = None,
-              member_state: str | None = None) -> list[Event]:
-        if state is None or state == self.group_state:
-            return []
-        at = self.clock() if at is None else at
-        # a round starts on entering PreparingRebalance (again: a failed SyncGroup sends the
-        # probe back to joining), or on any rebalancing state first seen
-        if state == "PreparingRebalance" or (
-                state in REBALANCING_STATES and self.group_state not in REBALANCING_STATES):
-            self.round_started = at
-        event = StateChanged(state, self.group_state, member_state)
-        self.group_state = state
-        return [event]
-
-    def settled(self, desc: GroupDescription | None, *, generation: int | None,
-                started: float | None = None, ended: float | None = None,
-                reason: str | None = None, group_epoch: int | None = None,
-                assignment_epoch: int | None = None, announce: bool = True,
-                members_told: bool = False) -> list[Event]:
-        """A settled generation (or epoch): members and assignments from `desc` (None: not
-        known). `started`/`ended` default to the round's start and now. The reason is what
-        changed between the members before and after (reasons.explain); `reason` (or one
-        noted) is how the observer noticed, used when the members are not known.
-        `announce=False`: the `epoch` event was already told (the watcher tells each
-        epoch as it moves). `members_told`: members joined / left and their assignments
-        were already told as the snapshots showed them (KIP-848: observe.convergence)."""
-        ended = self.clock() if ended is None else ended
-        explicit_round = started
-        started = started if started is not None else (
-            self.round_started if self.round_started is not None else ended)
-        before, after = self.members, members_of(desc)
-        events: list[Event] = []
-        if self.report_generations and announce:
-            if group_epoch is not None:
-                events.append(EpochChanged(group_epoch, assignment_epoch))
-            else:
-                events.append(GenerationStarted(generation, desc.protocol if desc else None,
-                                                members=None if after is None else sorted(after)))
-        if after is not None and before is not None and not members_told:
-            events += [MemberJoined(**after[m].identity()) for m in sorted(set(after) - set(before))]
-            events += [MemberLeft(**before[m].identity()) for m in sorted(set(before) - set(after))]
-        if self.report_assignments and after is not None and not members_told:
-            events += _assignment_changes(before or {}, after, generation)
-        summary = dict(
-            from_generation=self.generation, to_generation=generation,
-            started=iso_ts(started), ended=iso_ts(ended),
-            duration_ms=int(round((ended - started) * 1000)),
-            members_before=None if before is None else sorted(before),
-            members_after=None if after is None else sorted(after),
-            moved_partitions=_moved(before, after),
-            reason=explain(before, after, reason if reason is not None else self.reason),
-            assignments=None if after is None else {
-                m: tp_list(s.assignment) for m, s in sorted(after.items())})
-        if _has_tasks(after):
-            events.append(TaskRebalanced(**summary, tasks={
-                m: task_dict(s.tasks or frozenset()) for m, s in sorted(after.items())}))
-        else:
-            events.append(Rebalanced(**summary))
-        self.generation, self.members = generation, after
-        if explicit_round is None:  # the round this snapshot ended (a caller that names
-            self.round_started = None  # the round itself may already follow the next one)
-        if reason is None:
-            self.reason = None
+    # ---- what a look shows -----------------------------------------------------------------
+    def _seen(self, o: obs.Seen) -> list[Event]:
+        desc, at = o.desc, o.at
+        events = self._snapshot(desc, at)
+        blind = not self._looked or self._blind
+        if blind and self._round_started is None:
+            self._round_unseen = True      # whatever round this look shows began unseen
+        self._blind, self._looked, self._last_look = False, True, at
+        events += self._observe(desc, at, blind)
+        if self._round_started is None:
+            self._round_unseen = False     # no round under way (or it was just told)
         return events
 
-    def observe(self, desc: GroupDescription, *, at: float | None = None) -> list[Event]:
-        """A watcher's snapshot: its state; for consumer groups each new (group, assignment)
-        epoch; and a settled generation / epoch when new (classic: Stable or Empty with a
-        generation not seen yet, or other members after a rebalancing state when the
-        subscriptions carry no generation; consumer: every member's assignment equal to
-        its target). Members replaced without a rebalance (a static member restarted with
-        a new member id) are told as member_left / member_joined."""
-        at = self.clock() if at is None else at
-        events = self._type(desc)
-        events += self.state(desc.state, at=at)
-        told = self.report_assignments and desc.type == CONSUMER   # KIP-848 reconciliation
+    def _snapshot(self, desc: GroupDescription | None, at: float) -> list[Event]:
+        if desc is None or desc.state == DEAD or (self._last_look is not None and not self._blind):
+            return []
+        gap = None if self._last_look is None else int(round((at - self._last_look) * 1000))
+        return [Snapshot(desc.state, desc.type, desc.generation, desc.group_epoch,
+                         desc.assignment_epoch, desc.protocol, snapshot_members(desc), gap)]
+
+    def _missing(self, o: obs.Missing) -> list[Event]:
+        events = self._change_state(DEAD, o.at)
+        # known to be empty: a group created again is told from nothing (its first
+        # generation a rebalance whose members all joined), and may be of another type
+        self._members, self._generation, self._epochs, self._type = {}, None, None, None
+        self._looked, self._blind = True, False
+        return events
+
+    def _appeared(self, o: obs.Appeared) -> list[Event]:
+        if self._members is None and self._generation is None:
+            self._members = {}   # not listed before: its first generation is a rebalance
+        return []
+
+    def _lost(self, o: obs.ContactLost) -> list[Event]:
+        self._blind = self._looked
+        return []
+
+    def _observe(self, desc: GroupDescription, at: float, blind: bool) -> list[Event]:
+        """A look's state; for epoch groups each new (group, assignment) epoch and each
+        member as it converges; and a settled generation / epoch when new (classic:
+        Stable or Empty with a generation not seen yet, or other members after a
+        rebalancing state when the subscriptions carry no generation; epoch groups: every
+        member at its target). Members replaced without a rebalance (a static member
+        restarted with a new member id) are told as member_left / member_joined."""
+        events = self._type_of(desc)
+        events += self._change_state(desc.state, at, blind=blind)
+        told = EventKind.ASSIGNMENT not in self._elsewhere and desc.type == CONSUMER
         if desc.type == CONSUMER or desc.group_epoch is not None:
             events += self._epoch(desc, at)
         if told:   # each member as it converges, with its reconciliation time
-            self.convergence.seed(self.members)
-            events += self.convergence.observe(desc, at)
+            self._convergence.seed(self._members)
+            events += self._convergence.observe(desc, at)
         if desc.state not in SETTLED_STATES or not _converged(desc):
+            if blind and self._round_started is None:
+                self._round_started = at   # under way at this look: from here, a lower bound
             return events
-        now = members_of(desc)
+        now = members_of(desc) or {}   # a description: never None
         mark = desc.group_epoch if desc.group_epoch is not None else desc.generation
-        if self.generation is None and self.members is None:
-            self.generation, self.members = mark, now   # the first look
+        if self._generation is None and self._members is None and self._round_started is None:
+            self._generation, self._members = mark, now   # the first look, settled
             return events
-        if mark is not None and mark != self.generation or mark is None and (
-                self.round_started is not None or set(now) != set(self.members or {})
-                and not _replaced_in_place(self.members or {}, now)):
-            return events + self.settled(desc, generation=mark, ended=at,
-                                         group_epoch=desc.group_epoch,
-                                         assignment_epoch=desc.assignment_epoch,
-                                         announce=desc.group_epoch is None, members_told=told)
+        if mark is not None and mark != self._generation or mark is None and (
+                self._round_started is not None or set(now) != set(self._members or {})
+                and not _replaced_in_place(self._members or {}, now)):
+            return events + self._settle(desc, _Round(
+                mark, ended=at, epochs=None if desc.group_epoch is None else (
+                    desc.group_epoch, desc.assignment_epoch),
+                announce=desc.group_epoch is None, members_told=told))
         if told:
-            self.members = now   # joins and leaves without a new epoch were told already
-        elif self.members is not None and _replaced_in_place(self.members, now):
-            before, self.members = self.members, now
+            self._members = now   # joins and leaves without a new epoch were told already
+        elif self._members is not None and _replaced_in_place(self._members, now):
+            before, self._members = self._members, now
             events += [MemberLeft(**before[m].identity()) for m in sorted(set(before) - set(now))]
             events += [MemberJoined(**now[m].identity()) for m in sorted(set(now) - set(before))]
         return events
 
-    def _type(self, desc: GroupDescription) -> list[Event]:
+    def _type_of(self, desc: GroupDescription) -> list[Event]:
         """type_changed when the group is seen with another type than before (not on the
         first look, nor after it was gone: a group created again is a new group). The
         epochs start over: the first ones of the new type are told."""
-        previous, self.group_type = self.group_type, desc.type or self.group_type
+        previous, self._type = self._type, desc.type or self._type
         if previous is None or desc.type is None or desc.type == previous:
             return []
-        self.epochs = ()
+        self._epochs = ()
         return [TypeChanged(desc.type, previous)]
 
     def _epoch(self, desc: GroupDescription, at: float) -> list[Event]:
         epochs = (desc.group_epoch, desc.assignment_epoch)
-        if epochs == self.epochs:
+        if epochs == self._epochs:
             return []
-        first, self.epochs = self.epochs is None, epochs
+        first, self._epochs = self._epochs is None, epochs
         if first:
             return []
-        if self.round_started is None:
-            self.round_started = at   # the epoch moved between two polls
+        if self._round_started is None:
+            self._round_started = at   # the epoch moved between two looks
         return [EpochChanged(*epochs)]
 
+    def _change_state(self, state: str | None, at: float, member_state: str | None = None,
+                      *, blind: bool = False) -> list[Event]:
+        if state is None or state == self._state:
+            return []
+        # a round starts on entering PreparingRebalance (again: a failed SyncGroup sends the
+        # probe back to joining), or on any rebalancing state first seen
+        if state == "PreparingRebalance" or (
+                state in REBALANCING_STATES and self._state not in REBALANCING_STATES):
+            self._round_started = at
+            self._round_unseen = blind   # seen starting, unless the look is the first
+        event = StateChanged(state, self._state, member_state)
+        self._state = state
+        return [event]
 
-def _converged(desc: GroupDescription) -> bool:
-    """Epoch-counting groups (consumer, share, streams): the assignment epoch caught up
-    with the group epoch and every member holds its target assignment (streams: its
-    target tasks of every kind). An Empty group has nothing left to converge (its target
-    assignment epoch stays behind the epoch its last member's leave bumped). A share member
-    has no target in ShareGroupDescribe: it has caught up when its member epoch is the
-    group epoch (seen on the lab broker: a joining member's partitions are taken from the
-    others one heartbeat later, at the same group epoch). Classic groups: always."""
-    if desc.group_epoch is None or desc.state == "Empty":
-        return True
-    if desc.assignment_epoch != desc.group_epoch:
-        return False
-    return all(_at_target(m, desc) for m in desc.members)
+    # ---- the probe's own member --------------------------------------------------------------
+    def _before_join(self, o: obs.BeforeJoin) -> list[Event]:
+        """The group before the probe joined: told in full; a settled classic group's
+        members are the baseline of the first generation; an epoch group's epoch is the
+        one the probe's join moves on from."""
+        desc = o.desc
+        events = self._snapshot(desc, o.at)
+        if desc is not None and desc.state != DEAD:
+            self._looked, self._last_look = True, o.at
+        if desc is None:
+            return events
+        if EventKind.GENERATION in self._elsewhere:
+            if desc.state in SETTLED_STATES:
+                self._members = members_of(desc)
+        elif desc.group_epoch is not None:
+            self._generation = desc.group_epoch
+        return events
+
+    def _member_state(self, o: obs.MemberState) -> list[Event]:
+        return self._change_state(o.group_state, o.at, o.member_state)
+
+    def _noticed(self, o: obs.RebalanceNoticed) -> list[Event]:
+        if o.reason:
+            self._reason = o.reason
+        return []
+
+    def _synced(self, o: obs.MemberSynced) -> list[Event]:
+        self._pending = _Pending(o.generation, self._round_started, o.at,
+                                 self._reason or o.reason_if_unnoticed, o.leader_view,
+                                 o.member_id or None)
+        self._reason = None
+        return []
+
+    def _described(self, o: obs.GenerationDescribed) -> list[Event]:
+        p = self._pending
+        if p is None or p.generation != o.generation:
+            return []
+        self._pending = None
+        after, leader = o.desc if o.desc is not None else p.leader_view, p.leader_view
+        if o.desc is not None and leader is not None:
+            exact = {m.member_id: m.assignment for m in leader.members}
+            after = replace(o.desc, members=[  # the leader's view of assignments is exact
+                replace(m, assignment=exact[m.member_id]) if m.member_id in exact else m
+                for m in o.desc.members])
+        started = p.started if p.started is not None else p.ended
+        return self._settle(after, _Round(o.generation, started=started, ended=p.ended,
+                                          reason=p.reason, own_id=p.own_id, keep_round=True))
+
+    # ---- a settled round ---------------------------------------------------------------------
+    def _settle(self, desc: GroupDescription | None, r: _Round) -> list[Event]:
+        """Members and assignments from `desc` (None: not known). The reason is what
+        changed between the members before and after (reasons.explain); `r.reason` (or one
+        noticed) is how the observer noticed, used when the members are not known."""
+        ended = self._clock() if r.ended is None else r.ended
+        unseen = self._round_unseen and not r.keep_round
+        began = r.started if r.started is not None else (
+            self._round_started if self._round_started is not None else ended)
+        before, after = self._members, members_of(desc)
+        events: list[Event] = []
+        if EventKind.GENERATION not in self._elsewhere and r.announce:
+            if r.epochs is not None:
+                events.append(EpochChanged(*r.epochs))
+            else:
+                events.append(GenerationStarted(r.mark, desc.protocol if desc else None,
+                                                members=None if after is None else sorted(after)))
+        if after is not None and before is not None and not r.members_told:
+            events += [MemberJoined(**after[m].identity()) for m in sorted(set(after) - set(before))]
+            events += [MemberLeft(**before[m].identity()) for m in sorted(set(before) - set(after))]
+        if EventKind.ASSIGNMENT not in self._elsewhere and after is not None and not r.members_told:
+            events += [e for e in _assignment_changes(before or {}, after, r.mark)
+                       if r.own_id is None or getattr(e, "member_id", None) != r.own_id]
+        summary: dict[str, Any] = dict(
+            from_generation=self._generation, to_generation=r.mark,
+            started=None if unseen else iso_ts(began), ended=iso_ts(ended),
+            duration_ms=int(round((ended - began) * 1000)),
+            members_before=None if before is None else sorted(before),
+            members_after=None if after is None else sorted(after),
+            moved_partitions=_moved(before, after),
+            reason=explain(before, after, r.reason if r.reason is not None else self._reason),
+            assignments=None if after is None else {
+                m: tp_list(s.assignment) for m, s in sorted(after.items())},
+            duration_is_lower_bound=unseen)
+        if after is not None and _has_tasks(after):
+            events.append(TaskRebalanced(**summary, tasks={
+                m: task_dict(s.tasks or frozenset()) for m, s in sorted(after.items())}))
+        else:
+            events.append(Rebalanced(**summary))
+        self._generation, self._members = r.mark, after
+        if not r.keep_round:   # the round this look ended (a caller that names the round
+            self._round_started = None   # itself may already follow the next one)
+            self._round_unseen = False
+        if r.reason is None:
+            self._reason = None
+        return events
 
 
-def _at_target(m: Member, desc: GroupDescription) -> bool:
-    if desc.type == SHARE:   # ShareGroupDescribe has no target assignment: a member holds
-        return m.member_epoch == desc.group_epoch   # the group's once at its epoch
-    if "target_tasks" in m.extra:
-        return task_set(m.extra.get("tasks")) == task_set(m.extra["target_tasks"])
-    return m.target_assignment is None or (
-        (partition_map(m.assignment) or {}) == partition_map(m.target_assignment))
-
-
-def _has_tasks(members: dict[str, MemberSnapshot] | None) -> bool:
-    return bool(members) and any(s.tasks is not None for s in members.values())
-
-
-def _replaced_in_place(before: dict, after: dict) -> bool:
-    """Only static members changed member id (same instance ids, no one else moved)."""
-    gone = [before[m] for m in set(before) - set(after)]
-    new = [after[m] for m in set(after) - set(before)]
-    return bool(gone) and all(m.instance_id for m in gone + new) and sorted(
-        m.instance_id for m in gone) == sorted(m.instance_id for m in new)
-
-
-def _known(members: dict[str, MemberSnapshot] | None) -> bool:
-    return members is not None and all(s.assignment is not None for s in members.values())
-
-
-def _moved(before, after) -> int | None:
-    if not (_known(before) and _known(after)):
-        return None
-    return moved_partitions({m: s.assignment for m, s in before.items()},
-                            {m: s.assignment for m, s in after.items()})
-
-
-def _assignment_changes(before: dict[str, MemberSnapshot], after: dict[str, MemberSnapshot],
-                        generation: int | None) -> list[Event]:
-    out = []
-    for mid, now in sorted(after.items()):
-        was = before.get(mid)
-        old = None if was is None else was.assignment
-        if was is not None and old == now.assignment and was.tasks == now.tasks:
-            continue
-        added, revoked = partition_changes(old, now.assignment, known_before=was is not None)
-        if now.tasks is None:
-            out.append(AssignmentChanged(mid, generation, tp_list(now.assignment), added, revoked))
-            continue
-        old_tasks = frozenset() if was is None else was.tasks
-        out.append(TaskAssignmentChanged(
-            mid, generation, tp_list(now.assignment), added, revoked, task_dict(now.tasks),
-            None if old_tasks is None else task_dict(now.tasks - old_tasks),
-            None if old_tasks is None else task_dict(old_tasks - now.tasks)))
-    return out
+_HANDLERS: dict[type, Callable[..., list[Event]]] = {
+    obs.Seen: RebalanceStory._seen,
+    obs.Missing: RebalanceStory._missing,
+    obs.Appeared: RebalanceStory._appeared,
+    obs.ContactLost: RebalanceStory._lost,
+    obs.ContactRegained: lambda story, o: [],
+    obs.BeforeJoin: RebalanceStory._before_join,
+    obs.MemberState: RebalanceStory._member_state,
+    obs.RebalanceNoticed: RebalanceStory._noticed,
+    obs.MemberSynced: RebalanceStory._synced,
+    obs.GenerationDescribed: RebalanceStory._described,
+}

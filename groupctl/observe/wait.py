@@ -1,13 +1,15 @@
-"""`wait`: block until a group condition holds. Observation only: it polls the describe API
-of the group's type (observe.snapshot), plus OffsetFetch/ListOffsets only for --max-lag;
-it never joins, heartbeats, leaves or commits.
+"""`wait`: block until a group condition holds. Observation only: its observations come from
+the one describe source (observe/source.py: the describe APIs, plus OffsetFetch/ListOffsets
+only for --max-lag) through the one story into the one reducer; it never joins,
+heartbeats, leaves or commits.
 
-The condition is evaluated by pure code on snapshots (model.GroupDescription, or None for
-a group that does not exist), so it is unit-tested without a broker:
+The condition is evaluated by pure code on a Look: the group as the reducer folded it
+(observe.reducer.GroupStatus, None for a group that does not exist) and its lag, so it is
+unit-tested without a broker:
 
     cond = Condition(state=parse_state("stable"), members=3, settled_s=30)
     tracker = Tracker(cond)
-    verdict = tracker.observe(snapshot, now)     # Verdict(holds, failing=[...])
+    verdict = tracker.observe(Look.of(description), now)    # Verdict(holds, failing=[...])
 
 Generic over group types: the states a type has come from GROUP_STATES, and the number
 that moves when the group rebalances from `rebalance_number()` (classic: the generation;
@@ -15,10 +17,12 @@ consumer, share, streams: the group epoch). A new type needs an entry in each, n
 """
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 
+from ..client.interface import ClusterLike
 from ..errors import NotFoundError, UsageError
+from .reducer import GroupStatus
+
 
 # The coordinator's states per group type (Kafka's ClassicGroupState, ConsumerGroupState,
 # ShareGroupState, StreamsGroupState); `Dead` also stands for a group that does not exist.
@@ -42,6 +46,34 @@ def parse_state(text: str) -> str:
             return state
     raise UsageError(f"--state {text!r} is not a group state; valid states: "
                      f"{', '.join(ALL_STATES)} (any case)")
+
+
+@dataclass(frozen=True)
+class Look:
+    """What the conditions read: the group as the reducer folded it (None: no such group)
+    and, with --max-lag, its total lag."""
+
+    group: GroupStatus | None
+    lag_total: int | None = None
+
+    @classmethod
+    def of(cls, desc, at: float = 0.0) -> "Look":
+        """One description (None: missing) folded on its own, as a first look."""
+        from ..events import envelope
+        from .observations import Missing, Seen
+        from .story import RebalanceStory
+
+        name = getattr(desc, "group", "?")
+        status = GroupStatus(name)
+        o = Missing(name, at, "describe") if desc is None else Seen(name, at, "describe", desc)
+        for event in RebalanceStory(name, clock=lambda: at).feed(o):
+            status.apply(envelope(event, group=name, cluster=None, source="describe", at=at))
+        return cls(status if status.exists else None,
+                   None if desc is None else desc.lag_total)
+
+
+def _look(look) -> Look:
+    return Look(None) if look is None else look
 
 
 def rebalance_number(desc) -> int | None:
@@ -76,11 +108,13 @@ class Condition:
         return ", ".join(p for p in parts if p) or "the group exists"
 
 
-def check(cond: Condition, desc) -> list[str]:
-    """The parts of `cond` that `desc` (None: no such group) fails, each naming what was
-    seen; [] when the condition holds (--settled aside)."""
+def check(cond: Condition, look: Look | None) -> list[str]:
+    """The parts of `cond` that `look` (a group None: no such group) fails, each naming
+    what was seen; [] when the condition holds (--settled aside)."""
+    look = _look(look)
+    desc = look.group
     failing = []
-    state = desc.state if desc is not None else DEAD
+    state = (desc.state or DEAD) if desc is not None else DEAD
     if cond.state is not None and state.lower() != cond.state.lower():
         failing.append(f"state: want {cond.state}, is {state if desc is not None else 'missing (Dead)'}")
     elif cond.state is None and desc is None:
@@ -99,7 +133,7 @@ def check(cond: Condition, desc) -> list[str]:
         elif number <= cond.generation_gt:
             failing.append(f"{what}: want > {cond.generation_gt}, is {number}")
     if cond.max_lag is not None:
-        lag = desc.lag_total if desc is not None else None
+        lag = look.lag_total if desc is not None else None
         if lag is None:
             failing.append(f"lag: want <= {cond.max_lag}, unknown (no committed offsets)")
         elif lag > cond.max_lag:
@@ -107,13 +141,10 @@ def check(cond: Condition, desc) -> list[str]:
     return failing
 
 
-def change_key(desc) -> tuple:
+def change_key(look: Look) -> tuple:
     """What must stay the same for the group to count as settled: state, members and the
     generation or epochs (a rebalance moves at least one of them)."""
-    if desc is None:
-        return (None,)
-    return (desc.state, desc.generation, desc.group_epoch, desc.assignment_epoch,
-            tuple(sorted(m.member_id for m in desc.members)))
+    return (None,) if look.group is None else look.group.change_key()
 
 
 @dataclass
@@ -130,18 +161,19 @@ class Tracker:
         self.cond = cond
         self.held_since: float | None = None
         self._key: tuple | None = None
-        self.last = None
+        self.last: Look | None = None
         self.last_verdict: Verdict | None = None
 
-    def observe(self, desc, now: float) -> Verdict:
-        self.last = desc
-        failing = check(self.cond, desc)
-        key = change_key(desc)
+    def observe(self, look: Look | None, now: float) -> Verdict:
+        look = _look(look)
+        self.last = look
+        failing = check(self.cond, look)
+        key = change_key(look)
         if failing or key != self._key:
             self.held_since = None if failing else now
         self._key = key
         held = None if self.held_since is None else now - self.held_since
-        if not failing and self.cond.settled_s and held < self.cond.settled_s:
+        if not failing and self.cond.settled_s and held is not None and held < self.cond.settled_s:
             failing = [f"settled: want {self.cond.settled_s:g} s without a rebalance, "
                        f"held {held:.1f} s"]
         self.last_verdict = Verdict(not failing, failing, held)
@@ -158,17 +190,18 @@ class Tracker:
 
 @dataclass
 class Outcome:
-    """How a wait ended: `met`, the last snapshot and verdict, seconds waited."""
+    """How a wait ended: `met`, the last look and verdict, seconds waited."""
 
     group: str
     cond: Condition
     met: bool
-    desc: object
+    look: Look | None
     verdict: Verdict
     waited_s: float
 
     def to_dict(self) -> dict:
-        d = self.desc
+        look = _look(self.look)
+        d = look.group
         return {
             "group": self.group, "met": self.met, "condition": self.cond.describe(),
             "exists": d is not None, "type": getattr(d, "type", None),
@@ -177,37 +210,50 @@ class Outcome:
             "generation": getattr(d, "generation", None),
             "group_epoch": getattr(d, "group_epoch", None),
             "assignment_epoch": getattr(d, "assignment_epoch", None),
-            "lag_total": d.lag_total if d is not None and self.cond.needs_offsets else None,
+            "lag_total": look.lag_total if d is not None and self.cond.needs_offsets else None,
             "held_for_s": None if self.verdict.held_for_s is None else round(self.verdict.held_for_s, 3),
             "waited_s": round(self.waited_s, 3), "failing": self.verdict.failing,
         }
 
 
-async def wait_for(cluster, group: str, cond: Condition, *, interval: float, deadline,
-                   clock, snapshot=None) -> Outcome:
-    """Poll every `interval` s until `cond` holds or `deadline` (a client Deadline)
-    passes; NotFoundError at once for a missing group under --must-exist."""
-    from ..errors import DeadlineError, UnreachableError
-    from .snapshot import group_snapshot
+async def wait_for(cluster: ClusterLike, group: str, cond: Condition, *, interval: float,
+                   deadline, clock) -> Outcome:
+    """Follow the group (the one source -> story -> reducer) every `interval` s until
+    `cond` holds or `deadline` (a client Deadline) passes; NotFoundError at once for a
+    missing group under --must-exist."""
+    from ..events import envelope
+    from .observations import ContactLost, Missing, Seen
+    from .source import DescribePoller
+    from .story import RebalanceStory
 
-    snapshot = snapshot or group_snapshot
     tracker = Tracker(cond)
     started = clock()
-    while True:
-        try:
-            desc = await snapshot(cluster, group, offsets=cond.needs_offsets, deadline=deadline)
-        except (DeadlineError, UnreachableError):
+    source = DescribePoller(cluster, [group], interval=interval, offsets=cond.needs_offsets,
+                            deadline=deadline)
+    story, status, lag = RebalanceStory(group), GroupStatus(group), None
+    async for o in source.observations():
+        if isinstance(o, ContactLost):
             # a poll cut short by the deadline (while still connecting, it surfaces as
             # unreachable) ends the wait as a timeout with the last state seen
             if tracker.last_verdict is None or not deadline.expired:
-                raise
-            return Outcome(group, cond, False, tracker.last, tracker.last_verdict, clock() - started)
-        if desc is None and cond.must_exist:
+                raise o.error
+            break
+        if o.group != group:
+            continue
+        if isinstance(o, Missing) and cond.must_exist:
             raise NotFoundError(f"group {group!r} does not exist (--must-exist)")
+        for event in story.feed(o):
+            status.apply(envelope(event, group=group, cluster=None, source=o.source, at=o.at))
+        lag = o.desc.lag_total if isinstance(o, Seen) else None
         now = clock()
-        verdict = tracker.observe(desc, now)
+        verdict = tracker.observe(Look(status if status.exists else None, lag), now)
         if verdict.holds:
-            return Outcome(group, cond, True, desc, verdict, now - started)
+            return Outcome(group, cond, True, tracker.last, verdict, now - started)
         if deadline.expired:
-            return Outcome(group, cond, False, desc, verdict, now - started)
-        await asyncio.sleep(min(tracker.wake_in(now, interval), deadline.remaining()))
+            break
+        source.hurry(tracker.wake_in(now, interval))
+    if tracker.last_verdict is None:
+        from ..errors import DeadlineError
+
+        raise DeadlineError(f"group {group!r}: no answer within the timeout")
+    return Outcome(group, cond, False, tracker.last, tracker.last_verdict, clock() - started)

@@ -174,6 +174,13 @@ _NULLABLE_STRUCT = """
     else:
         $v, pos = $read(buf, pos + 1)
     """
+_TAGGED_NULLABLE_STRUCT = """
+    if buf[pos] == 0:  # a tagged field's marker is a varint: 0 null, 1 present (Kafka's
+        $v = None      # generated readers: readUnsignedVarint() > 0)
+        pos += 1
+    else:
+        $v, pos = $read(buf, _uvarint(buf, pos)[1])
+    """
 _TAGS = """
     if buf[pos]:
         pos = _read_tags(buf, pos, $tagged, out)
@@ -229,7 +236,7 @@ class _Source:
         exec(compile_cached(source, filename), self.env)
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         fn = self.env[name]
-        fn.source = source
+        fn.source = source  # type: ignore[attr-defined]  # kept for debugging and tests
         return fn
 
 
@@ -306,7 +313,8 @@ def gen_struct_reader(struct: Struct, version: int, flexible: bool):
     src = _Source("def read_struct(buf, pos):")
     result = {}   # field name -> the expression of its value, in spec order
     tagged = {}   # tag -> (name, reader)
-    run = []      # consecutive fixed-width fields, read with one unpack: [(name, var, fmt)]
+    # consecutive fixed-width fields, read with one unpack: [(name, var, fmt)]
+    run: list[tuple[str, str, str]] = []
 
     def flush_run():
         if run:
@@ -317,7 +325,7 @@ def gen_struct_reader(struct: Struct, version: int, flexible: bool):
             run.clear()
 
     for f in struct.fields:
-        is_tagged = f.tag is not None and flexible and version >= f.tagged_since
+        is_tagged = f.tagged_since is not None and flexible and version >= f.tagged_since
         if not f.present(version) or is_tagged:
             if f.present(version):
                 tagged[f.tag] = (f.name, _gen_value_reader(f.type, version, flexible,
@@ -343,6 +351,10 @@ def gen_struct_reader(struct: Struct, version: int, flexible: bool):
 def _gen_value_reader(t, version: int, flexible: bool, nullable: bool = False):
     """A standalone `(buf, pos) -> (value, pos)` reader for one value (tagged fields)."""
     src = _Source("def read_value(buf, pos):")
-    _emit_value(src, t, version, flexible, nullable, "value", 1)
+    if isinstance(t, Struct) and nullable:
+        src.emit(1, _TAGGED_NULLABLE_STRUCT, v="value",
+                 read=src.ref(compile_reader(t, version, flexible), "struct"))
+    else:
+        _emit_value(src, t, version, flexible, nullable, "value", 1)
     src.emit(1, "return value, pos")
     return src.build("read_value", f"v{version} {getattr(t, 'name', type(t).__name__)}")

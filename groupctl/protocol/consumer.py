@@ -19,6 +19,7 @@ the generation; like the Java StickyAssignor we try v1, then v0.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .codegen import compile_decoder
@@ -112,7 +113,7 @@ class CooperativeStickyUserData:
     trailing: bytes = b""
 
     def to_dict(self) -> dict:
-        out = {"generation": _generation(self.generation)}
+        out: dict[str, object] = {"generation": _generation(self.generation)}
         if self.trailing:
             out["trailing"] = self.trailing.hex()
         return out
@@ -305,7 +306,7 @@ def decode_cooperative_user_data(data: bytes) -> CooperativeStickyUserData:
     return CooperativeStickyUserData(d["generation"], _trailing(r))
 
 
-_USER_DATA_DECODERS = {
+_USER_DATA_DECODERS: dict[str, Callable[[bytes], StickyUserData | CooperativeStickyUserData]] = {
     STICKY: decode_sticky_user_data,
     COOPERATIVE_STICKY: decode_cooperative_user_data,
 }

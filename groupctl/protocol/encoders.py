@@ -13,8 +13,11 @@ def compile_encoder(struct: Struct, version: int, flexible: bool):
     for f in struct.fields:
         if not f.present(version):
             continue
-        write = value_writer(f.type, version, flexible, f.nullable_in(version))
-        if f.tag is not None and flexible and version >= f.tagged_since:
+        is_tagged = (f.tag is not None and f.tagged_since is not None and flexible
+                     and version >= f.tagged_since)
+        write = value_writer(f.type, version, flexible, f.nullable_in(version), is_tagged)
+        if is_tagged:
+            assert f.tag is not None   # is_tagged says so
             tagged.append((f.tag, f.name, f.default, f.nullable_in(version), write))
         else:
             regular.append((f.name, f.default, f.nullable_in(version), write))
@@ -33,7 +36,8 @@ def compile_encoder(struct: Struct, version: int, flexible: bool):
     return encode
 
 
-def value_writer(t, version: int, flexible: bool, nullable: bool = False):
+def value_writer(t, version: int, flexible: bool, nullable: bool = False,
+                 tagged: bool = False):
     if isinstance(t, Type):
         prim = t.write
         return lambda w, v: prim(w, v, flexible)
@@ -43,10 +47,12 @@ def value_writer(t, version: int, flexible: bool, nullable: bool = False):
             return encode
 
         def write_nullable_struct(w: Writer, v):
+            # the marker: int8 -1 / 1; inside a tagged field a varint 0 / 1 (Kafka's
+            # generated writers and readers)
             if v is None:
-                w.int8(-1)
+                w.uvarint(0) if tagged else w.int8(-1)
             else:
-                w.int8(1)
+                w.uvarint(1) if tagged else w.int8(1)
                 encode(w, v)
 
         return write_nullable_struct
@@ -54,7 +60,9 @@ def value_writer(t, version: int, flexible: bool, nullable: bool = False):
         item = compile_encoder(t.item, version, flexible)
     else:
         item_t = t.item.write
-        item = lambda w, v: item_t(w, v, flexible)
+
+        def item(w: Writer, v) -> None:
+            item_t(w, v, flexible)
 
     def write_array(w: Writer, values):
         if values is None:

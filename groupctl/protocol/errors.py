@@ -11,7 +11,11 @@ the table against the Errors enum in the jar. Meanings are ours, written for ope
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import IntEnum
+
+# Every code by its name (ErrorCode.REBALANCE_IN_PROGRESS == 27). This module is the only
+# place a Kafka error code is written as a number; all other code names it through this enum,
+# generated from _TABLE as a class mypy can check (python -m groupctl.protocol.typegen).
+from .error_codes import ErrorCode as ErrorCode
 
 
 @dataclass(frozen=True)
@@ -294,10 +298,6 @@ del _E
 
 ERRORS: dict[int, KafkaErrorInfo] = {e.code: e for e in _TABLE}
 _BY_NAME = {e.name: e for e in _TABLE}
-
-# Every code by its name (ErrorCode.REBALANCE_IN_PROGRESS == 27). This module is the only
-# place a Kafka error code is written as a number; all other code names it through this enum.
-ErrorCode = IntEnum("ErrorCode", [(e.name, e.code) for e in _TABLE], module=__name__)
 
 
 def error_for(code: int) -> KafkaErrorInfo:

@@ -114,7 +114,7 @@ class Struct:
         names = [f.name for f in fields]
         if len(names) != len(set(names)):
             raise ValueError(f"duplicate field names in {names}")
-        self._readers = {}  # (version, flexible) -> compiled reader, shared by every user
+        self._readers: dict = {}  # (version, flexible) -> compiled reader, shared by every user
 
     def defaults(self) -> dict:
         """Every field at its default, as a decoder returns fields absent in a version."""
@@ -134,7 +134,7 @@ def walk_fields(struct: Struct, prefix: str = ""):
     for f in struct.fields:
         path = f"{prefix}{f.name}"
         yield path, f
-        if isinstance(f.type, Array) and f.type.is_struct:
+        if isinstance(f.type, Array) and isinstance(f.type.item, Struct):
             yield from walk_fields(f.type.item, path + ".")
         elif isinstance(f.type, Struct):
             yield from walk_fields(f.type, path + ".")

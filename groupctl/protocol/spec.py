@@ -25,7 +25,14 @@ from .schema import (  # noqa: F401 - the spec language, re-exported for message
     NO_DEFAULT, Array, Bool, Bytes, Field, Float64, Int8, Int16, Int32, Int64, Records, String,
     Struct, Type, Uint16, Uuid, _copy_default, walk_fields,
 )
+from collections.abc import Mapping
+from typing import Any, Generic, TypeVar
+
 from .types import Writer
+
+# The decoded response of an Api: a TypedDict of protocol/bodies.py where a message module
+# says so (Api[bodies.XResponse]), else Any.
+R = TypeVar("R", bound=Mapping[str, Any])
 
 # Routing of a request: which broker it must go to.
 ANY_BROKER = "any"
@@ -33,7 +40,7 @@ COORDINATOR = "coordinator"
 PARTITION_LEADER = "leader"
 
 
-class Api:
+class Api(Generic[R]):
     """One Kafka API: its key, the versions we speak, and compiled codecs for each."""
 
     def __init__(self, key: int, name: str, versions: tuple[int, int], flexible_from: int | None,
@@ -45,7 +52,7 @@ class Api:
         self.route = route
         self.request = request
         self.response = response
-        self._codecs = {}
+        self._codecs: dict[int, tuple] = {}
         for v in range(self.min_version, self.max_version + 1):
             flex = self.flexible(v)
             # built on first use: a command speaks a few of the ~200 (api, version)s
@@ -90,7 +97,7 @@ class Api:
         self._codec(version)[2](w, body)
         return w.getvalue()
 
-    def decode_response(self, version: int, data: bytes, offset: int = 0) -> dict:
+    def decode_response(self, version: int, data: bytes, offset: int = 0) -> R:
         return _decode_all(self._codec(version)[3], data, offset)
 
 
@@ -122,7 +129,7 @@ def _lazy_reader(struct: Struct, version: int, flexible: bool):
     return read
 
 
-def _decode_all(read, data, offset: int = 0) -> dict:
+def _decode_all(read, data, offset: int = 0) -> Any:
     from .codegen import guarded
 
     out, pos = guarded(read, data, offset)

@@ -6,6 +6,7 @@ IndexError or struct.error, so a truncated or foreign frame is reported, not a t
 """
 from __future__ import annotations
 
+import builtins  # annotations inside Reader/Writer, whose `bool` methods shadow the type
 import struct
 import uuid as _uuid
 
@@ -116,10 +117,10 @@ class Reader:
     varlong = varint
 
     # Length-prefixed forms. `compact` selects the flexible-version encoding.
-    def length(self, compact: bool) -> int:
+    def length(self, compact: builtins.bool) -> int:
         return self.uvarint() - 1 if compact else self.int32()
 
-    def string(self, compact: bool = False) -> str | None:
+    def string(self, compact: builtins.bool = False) -> str | None:
         n = self.uvarint() - 1 if compact else self.int16()
         if n < 0:
             return None
@@ -128,7 +129,7 @@ class Reader:
         except UnicodeDecodeError as exc:
             raise DecodeError(f"invalid UTF-8 in string: {exc}") from None
 
-    def bytes(self, compact: bool = False) -> bytes | None:
+    def bytes(self, compact: builtins.bool = False) -> bytes | None:
         n = self.uvarint() - 1 if compact else self.int32()
         return None if n < 0 else self.raw(n)
 
@@ -166,7 +167,7 @@ class Writer:
     def bool(self, v: bool):
         self.buf.append(1 if v else 0)
 
-    def raw(self, b: bytes):
+    def raw(self, b: bytes | bytearray):
         self.buf += b
 
     def uuid(self, v: str | None):
@@ -185,13 +186,13 @@ class Writer:
 
     varlong = varint
 
-    def length(self, n: int | None, compact: bool):
+    def length(self, n: int | None, compact: builtins.bool):
         if compact:
             self.uvarint(0 if n is None else n + 1)
         else:
             self.int32(-1 if n is None else n)
 
-    def string(self, v: str | None, compact: bool = False):
+    def string(self, v: str | None, compact: builtins.bool = False):
         if v is None:
             self.uvarint(0) if compact else self.int16(-1)
             return
@@ -199,7 +200,7 @@ class Writer:
         self.uvarint(len(data) + 1) if compact else self.int16(len(data))
         self.buf += data
 
-    def bytes(self, v: bytes | None, compact: bool = False):
+    def bytes(self, v: bytes | None, compact: builtins.bool = False):
         if v is None:
             self.length(None, compact)
             return

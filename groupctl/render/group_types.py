@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from .groups import _show, _table, partitions_text, short_id
+from .cells import short_id
+from .cells import table as _table
+from .notation import partitions_text, ranges
+from .notation import show as _show
 
 
 def is_mixed(g: dict) -> bool:
@@ -79,8 +82,6 @@ def share_offsets_table(console, g: dict, wide: bool) -> None:
 
 def tasks_text(tasks: list[dict] | None) -> str:
     """`0:0-2 1:3` — per subtopology, its partitions; `-` none."""
-    from .groups import ranges
-
     return " ".join(f"{t['subtopology_id']}:{ranges(t['partitions'])}"
                     for t in tasks or () if t["partitions"]) or "-"
 

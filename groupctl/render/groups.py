@@ -7,8 +7,13 @@ wrapped to 80 columns: scripts and pagers get one line per row.
 """
 from __future__ import annotations
 
-from rich.table import Table
 from rich.text import Text
+
+from . import group_types
+from .cells import short_id  # noqa: F401 - re-exported
+from .cells import table as _table
+from .notation import partitions_text, ranges  # noqa: F401 - re-exported
+from .notation import show as _show
 
 STATE_STYLES = {"Stable": "green", "Empty": "yellow", "Dead": "red",
                 "PreparingRebalance": "magenta", "CompletingRebalance": "magenta",
@@ -22,42 +27,8 @@ def _unwrapped(console) -> None:
         console.width = UNWRAPPED_WIDTH
 
 
-def _show(value) -> str:
-    return "-" if value is None or value == "" else str(value)
-
-
 def _state(state: str | None) -> Text:
     return Text(_show(state), style=STATE_STYLES.get(state or "", ""))
-
-
-def _table(*columns: str, right: tuple[str, ...] = ()) -> Table:
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    for col in columns:
-        table.add_column(col, justify="right" if col in right else "left",
-                         overflow="fold")
-    return table
-
-
-def partitions_text(assignment: list[dict] | None) -> str:
-    """`orders:0-2,5 payments:1` — compact ranges per topic; `-` unknown, `(none)` empty."""
-    if assignment is None:
-        return "-"
-    return " ".join(f"{tp['topic']}:{ranges(tp['partitions'])}" for tp in assignment) or "(none)"
-
-
-def ranges(parts: list[int]) -> str:
-    """[0, 1, 2, 5] -> '0-2,5'."""
-    out, start, prev = [], None, None
-    for p in sorted(parts):
-        if start is not None and p == prev + 1:
-            prev = p
-            continue
-        if start is not None:
-            out.append(f"{start}" if start == prev else f"{start}-{prev}")
-        start = prev = p
-    if start is not None:
-        out.append(f"{start}" if start == prev else f"{start}-{prev}")
-    return ",".join(out)
 
 
 # ---- list ----------------------------------------------------------------------------------
@@ -87,12 +58,10 @@ def describe_tables(console, groups: list[dict], wide: bool) -> None:
 
 
 def header_lines(g: dict) -> list[str]:
-    from .group_types import header_line
-
     coord = g.get("coordinator")
     where = f"{coord['host']}:{coord['port']} (id {coord['id']})" if coord else "-"
-    if header_line(g) is not None:
-        proto = header_line(g)
+    if group_types.header_line(g) is not None:
+        proto = group_types.header_line(g)
     elif g["type"] == "consumer":
         proto = (f"assignor {_show(g['protocol'])}, group epoch {_show(g['group_epoch'])}, "
                  f"assignment epoch {_show(g['assignment_epoch'])}")
@@ -103,7 +72,6 @@ def header_lines(g: dict) -> list[str]:
 
 
 def describe_one(console, g: dict, wide: bool) -> None:
-    from . import group_types
 
     console.print(Text.assemble(("GROUP ", "bold"), (g["group"], "bold cyan"), "  ",
                                 _state(g["state"])))
@@ -136,10 +104,9 @@ def describe_one(console, g: dict, wide: bool) -> None:
 
 
 def _members_table(console, g: dict, wide: bool) -> None:
-    from .group_types import is_mixed
 
     consumer = g["type"] == "consumer"
-    mixed = consumer and is_mixed(g)  # a column only then, as Kafka's own tool does
+    mixed = consumer and group_types.is_mixed(g)  # a column only then, as Kafka's own tool does
     cols = ["MEMBER", "CLIENT", "HOST"] + (["EPOCH"] if consumer else []) + ["#PARTS", "ASSIGNMENT"]
     if consumer:
         cols.append("TARGET")
@@ -197,10 +164,6 @@ def user_data_text(user_data) -> str:
             parts.append(f"previous={partitions_text(user_data['previous_assignment'])}")
         return " ".join(parts) or "-"
     return f"hex {user_data}"
-
-
-def short_id(member_id: str) -> str:
-    return member_id if len(member_id) <= 28 else member_id[:12] + "…" + member_id[-12:]
 
 
 def _offsets_table(console, g: dict, wide: bool) -> None:

@@ -5,31 +5,8 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-
-def _show(value) -> str:
-    return "-" if value is None or value == "" else str(value)
-
-
-def _ranges(parts: list[int]) -> str:
-    out, start, prev = [], None, None
-    for p in sorted(parts):
-        if start is None:
-            start = prev = p
-        elif p == prev + 1:
-            prev = p
-        else:
-            out.append(f"{start}" if start == prev else f"{start}-{prev}")
-            start = prev = p
-    if start is not None:
-        out.append(f"{start}" if start == prev else f"{start}-{prev}")
-    return ",".join(out)
-
-
-def _partitions(items: list[dict] | None) -> str:
-    """`orders:0-2,5 payments:1`; "-" when the field is absent, "(none)" when empty."""
-    if items is None:
-        return "-"
-    return " ".join(f"{tp['topic']}:{_ranges(tp['partitions']) or '(none)'}" for tp in items) or "(none)"
+from .notation import partitions_text as _partitions
+from .notation import show as _show
 
 
 def _print(console, renderable) -> None:
@@ -57,7 +34,7 @@ def _fields(console, title: str, rows: list[tuple[str, object]]) -> None:
 
 def _user_data_rows(user_data) -> list[tuple[str, object]]:
     if isinstance(user_data, dict):
-        rows = [("user data", "decoded:")]
+        rows: list[tuple[str, object]] = [("user data", "decoded:")]
         rows += [(f"  {k.replace('_', ' ')}",
                   _partitions(v) if k == "previous_assignment" else v)
                  for k, v in user_data.items()]

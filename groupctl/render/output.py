@@ -7,13 +7,17 @@ from __future__ import annotations
 
 import json
 import sys
+from enum import Enum
 from typing import Any, Callable, Self
 
 
 def to_plain(value: Any) -> Any:
-    """Data ready for json/yaml: bytes become hex, tuples lists, dataclasses dicts."""
+    """Data ready for json/yaml: bytes become hex, enums their values, tuples lists,
+    dataclasses dicts."""
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value).hex()
+    if isinstance(value, Enum):   # e.g. a str-valued state: its value (yaml's safe dumper
+        return value.value        # cannot write the enum itself)
     if isinstance(value, dict):
         return {str(k): to_plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
@@ -78,7 +82,8 @@ class RecordFile:
         try:
             self._file = open(path, "ab", buffering=0)  # noqa: SIM115 (closed by close())
         except OSError as exc:
-            raise UsageError(f"--record {path}: cannot write: {exc.strerror or exc}") from None
+            raise UsageError(f"--record {path}: cannot write to it "
+                             f"({exc.strerror or exc})") from None
         self._whole = self._file.seek(0, 2)  # where the last whole line ends
         self.failed = False
 

@@ -1,192 +1,100 @@
-"""Views of a live event stream (DESIGN §4 events) for `join --watch` and `watch` (one
-renderer for both: the probe's view is the passive one plus its own member).
+"""The live view of an event stream (DESIGN §4 events) for `join --watch` and `watch` on
+a terminal (one renderer for both: the probe's view is the passive one plus its own
+member). render.live routes the events here; render.watch_lines writes the plain lines.
 
-    with open_sinks(env, record_path) as sink:   # sink(event) for every event
-        ...
-
-- `-o ndjson`: each event as one JSON line on stdout, flushed per line.
-- table/wide on a terminal: a rich Live view, one WatchModel per group -> render_model:
-  a header (state, generation or epochs, members, time since the last rebalance), the
-  members with their assignments and what each gained / lost in the last rebalance (for
-  KIP-848 groups also each member's target and its reconciliation time, or "reconciling"
-  while its current assignment is short of its target), the probe's heartbeat errors as
-  they happen (join --watch; a routine REBALANCE_IN_PROGRESS is how a classic member learns
-  of a rebalance, not an error), and a timeline of rebalances (time, from -> to, duration,
-  members, moved partitions, reason). The probe's view is the passive one: the other
-  members' `assignment` events fill the members table; its own fill its own pane.
-- table/wide into a pipe or file (and json/yaml): one plain line per event.
-- `--record FILE`: the same ndjson lines into FILE, beside whichever view runs.
+One WatchModel per group -> render_model: a header (state, generation or group /
+assignment epochs, members, protocol or server assignor, time since the last rebalance;
+every unknown a `-`, an unknown classic generation explained), the members with their
+assignments and what each gained / lost in the last rebalance (for KIP-848 groups also
+each member's target and its reconciliation time, or "reconciling" while its current
+assignment is short of its target), the probe's heartbeat errors as they happen (join
+--watch; a routine REBALANCE_IN_PROGRESS is how a classic member learns of a rebalance,
+not an error), and a timeline of rebalances (time, from -> to, duration, members, moved
+partitions, reason cut at a word boundary). The probe's view is the passive one: the
+other members' `assignment` events fill the members table; its own fill its own pane.
+Partitions are written as describe writes them (render.notation: `orders:0-1`).
 """
 from __future__ import annotations
 
-import contextlib
 from collections import deque
 from dataclasses import dataclass, field
 
+from ..observe.reducer import GroupStatus
 from ..protocol.errors import ErrorCode
-from .output import NdjsonWriter, RecordFile
+from .notation import clip, partitions_text, show
+from .watch_lines import UNKNOWN_GENERATION, _tasks, plain_line, summary_line  # noqa: F401
 
 # answers a member meets in every rebalance: steps of the protocol, not errors to show
 ROUTINE_ERRORS = (ErrorCode.REBALANCE_IN_PROGRESS.name, ErrorCode.MEMBER_ID_REQUIRED.name)
 
 
-def _show(value) -> str:
-    return "-" if value is None else str(value)
-
-
-def _tps(items) -> str:
-    if items is None:
-        return "-"
-    return " ".join(f"{i['topic']}:{','.join(str(p) for p in i['partitions'])}"
-                    for i in items) or "(none)"
-
-
-def _tasks(tasks: dict | None) -> str:
-    """A streams member's tasks as StreamsGroupCommand shows them: `ACTIVE: 0:[0,1]; ...`."""
-    if tasks is None:
-        return "-"
-    parts = [f"{kind.upper()}: " + "; ".join(
-        f"{t['subtopology_id']}:[{','.join(str(p) for p in t['partitions'])}]" for t in ts)
-        for kind, ts in tasks.items() if ts]
-    return " ".join(parts) or "(none)"
-
-
-def plain_line(e: dict) -> str:
-    """One human line per event (the non-terminal view)."""
-    kind, ts = e["event"], e["ts"]
-    if kind == "state":
-        text = f"group state {e.get('previous') or '-'} -> {e['state']}" + (
-            f" (probe {e['member_state']})" if e.get("member_state") else "")
-    elif kind == "epoch":
-        text = f"group epoch {e.get('group_epoch')} assignment epoch {e.get('assignment_epoch')}"
-    elif kind == "type_changed":
-        text = f"group type {e.get('previous') or '-'} -> {e.get('type')}"
-    elif kind == "generation":
-        members = e.get("members")
-        text = (f"generation {e['generation']} protocol={e.get('protocol')} leader={e.get('leader')}"
-                + (f" members={len(members)}" if members is not None else ""))
-    elif kind == "assignment":
-        text = (f"assignment gen {e.get('generation')}"
-                + (f" {e['member_id']}" if e.get("member_id") else "")
-                + f": {_tps(e.get('assigned'))} "
-                f"added={_tps(e.get('added'))} revoked={_tps(e.get('revoked'))}"
-                + (f" target={_tps(e['target'])}" if "target" in e else "")
-                + (f" reconciled in {e['reconciled_ms']} ms"
-                   if e.get("reconciled_ms") is not None else "")
-                + (f" tasks {_tasks(e['tasks'])}" if e.get("tasks") is not None else ""))
-    elif kind == "rebalance":
-        text = (f"rebalance {_show(e.get('from_generation'))} -> {e['to_generation']} in "
-                f"{e['duration_ms']} ms, members {len(e.get('members_after') or [])}, "
-                f"moved {e.get('moved_partitions')}, reason: {e.get('reason')}")
-    elif kind in ("member_joined", "member_left"):
-        text = (f"{kind.replace('_', ' ')}: {e['member_id']} client={e.get('client_id')} "
-                f"host={e.get('host')}" + (f" instance={e['instance_id']}" if e.get("instance_id") else ""))
-    elif kind == "probe":
-        text = (f"probe {e['action']} member={e.get('member_id')} gen={e.get('generation')}"
-                + (f" error={e['error']}" if e.get("error") else "")
-                + (f" ({e['reason']})" if e.get("reason") else ""))
-    elif kind == "error":
-        text = f"error {e['api']}: {e['name']} ({e['code']})"
-    else:
-        text = kind
-    if e.get("member_epoch") is not None:   # a KIP-848 probe's own events
-        text += f" member_epoch={e['member_epoch']}"
-    return f"{ts} {e['group']} {text}" if e.get("source") == "describe" else f"{ts} {text}"
+_tps = partitions_text   # describe's notation: orders:0-1
+REASON_WIDTH = 120       # the timeline's reason column, cut at a word boundary
 
 
 @dataclass
 class WatchModel:
-    """What the live view shows, folded from the events."""
+    """What the live view shows: the group's state as the one reducer folds it
+    (observe/reducer.py GroupStatus), plus what only the view keeps: the probe's own
+    assignment diffs and the errors it met."""
 
-    group: str | None = None
-    generation: int | None = None
-    protocol: str | None = None
-    leader: str | None = None
-    member_id: str | None = None
-    state: str | None = None
-    member_state: str | None = None
-    members: dict[str, list | None] = field(default_factory=dict)
+    status: GroupStatus = field(default_factory=lambda: GroupStatus(None))
     diffs: deque = field(default_factory=lambda: deque(maxlen=6))
     errors: deque = field(default_factory=lambda: deque(maxlen=6))
-    timeline: deque = field(default_factory=lambda: deque(maxlen=10))
-    epochs: tuple | None = None                             # KIP-848 groups: (group, assignment)
-    member_epoch: int | None = None                         # a KIP-848 probe's own
-    last_rebalance: str | None = None                       # its end, ISO
-    gains: dict[str, tuple] = field(default_factory=dict)   # member -> (added, revoked)
-    targets: dict[str, list | None] = field(default_factory=dict)  # KIP-848: member -> target
-    reconciled: dict[str, int | None] = field(default_factory=dict)  # member -> last time, ms
-    type: str | None = None                                 # after a type_changed event
-    tasks: dict[str, dict] = field(default_factory=dict)    # streams: member -> its tasks
+
+    group = property(lambda self: self.status.group)
+    generation = property(lambda self: self.status.generation)
+    protocol = property(lambda self: self.status.protocol)
+    leader = property(lambda self: self.status.leader)
+    member_id = property(lambda self: self.status.probe_member)
+    state = property(lambda self: self.status.state)
+    member_state = property(lambda self: self.status.member_state)
+    epochs = property(lambda self: self.status.epochs)
+    member_epoch = property(lambda self: self.status.member_epoch)
+    type = property(lambda self: self.status.type)
+    timeline = property(lambda self: self.status.timeline)
+    group_epoch = property(lambda self: self.status.group_epoch)
+    assignment_epoch = property(lambda self: self.status.assignment_epoch)
 
     @property
-    def group_epoch(self) -> int | None:
-        return None if self.epochs is None else self.epochs[0]
+    def last_rebalance(self) -> str | None:   # its end, ISO
+        return (self.status.last_rebalance or {}).get("ended")
 
     @property
-    def assignment_epoch(self) -> int | None:
-        return None if self.epochs is None else self.epochs[1]
+    def members(self) -> dict[str, list | None]:
+        return {mid: m.assignment for mid, m in self.status.members.items()}
+
+    @property
+    def gains(self) -> dict[str, tuple]:   # member -> (added, revoked)
+        return {mid: (m.gained, m.lost) for mid, m in self.status.members.items()}
+
+    @property
+    def targets(self) -> dict[str, list | None]:   # KIP-848: member -> target
+        return {mid: m.target for mid, m in self.status.members.items() if m.has_target}
+
+    @property
+    def reconciled(self) -> dict[str, int]:   # member -> last time, ms
+        return {mid: m.reconciled_ms for mid, m in self.status.members.items()
+                if m.reconciled_ms is not None}
+
+    @property
+    def tasks(self) -> dict[str, dict]:   # streams: member -> its tasks
+        return {mid: m.tasks for mid, m in self.status.members.items() if m.tasks is not None}
 
     def apply(self, e: dict) -> None:
-        self.group = e.get("group")
+        self.status.group = e.get("group")
+        self.status.apply(e)
         kind = e["event"]
-        if kind == "state":
-            self.state, self.member_state = e["state"], e.get("member_state")
-        elif kind == "epoch":
-            self.epochs = (e.get("group_epoch"), e.get("assignment_epoch"))
-        elif kind == "type_changed":
-            self.type = e.get("type")
-            if self.type == "classic":   # generations again, no epochs
-                self.epochs = None
-        elif kind == "member_joined":
-            self.members.setdefault(e["member_id"], None)
-        elif kind == "member_left":
-            for table in (self.members, self.gains, self.targets, self.reconciled,
-                          self.tasks):
-                table.pop(e["member_id"], None)
-        elif kind == "generation":
-            self.generation, self.protocol, self.leader = e["generation"], e.get("protocol"), e.get("leader")
-        elif kind == "probe":
-            self.member_id = e.get("member_id") or self.member_id
-            if e["action"] in ("left", "fenced", "failed"):
-                self.member_state = e["action"].upper()
+        if kind == "probe":
             routine = any(r in (e.get("error") or "") for r in ROUTINE_ERRORS)
             if e["action"] in ("heartbeat_error", "rejoining", "fenced", "failed") and e.get("error") \
                     and not routine:
                 self.errors.append(f"{e['ts'][11:23]} {e['action']}: {e['error']}")
         elif kind == "error" and e.get("name") not in ROUTINE_ERRORS:
             self.errors.append(f"{e['ts'][11:23]} {e['api']}: {e['name']} ({e['code']})")
-        elif kind == "rebalance":
-            self.members = dict(e.get("assignments") or {m: None for m in e.get("members_after") or []})
-            self.generation = e.get("to_generation") if self.epochs is None else self.generation
-            self.last_rebalance = e.get("ended")
-            self.timeline.append(e)
-            if e.get("tasks") is not None:
-                self.tasks = dict(e["tasks"])
-        elif kind == "assignment":
-            self._assignment(e)
-        if kind == "probe" and "member_epoch" in e:   # a KIP-848 probe: its own state
-            self.member_epoch = e.get("member_epoch")
-            self.member_state = _EPOCH_MEMBER_STATES.get(e["action"], self.member_state)
-
-
-    def _assignment(self, e: dict) -> None:
-        """A member's assignment: the group's story (passive, or the probe's view of the
-        others; KIP-848: every member, with its target) fills the members table; the
-        probe's own member's event (source probe, its own id, no target) its own pane."""
-        mid = e.get("member_id")
-        own = e.get("source") != "describe" and "target" not in e and (
-            mid is None or mid == self.member_id)
-        if own:
-            self.diffs.append(e)
-            return
-        self.members[mid] = e.get("assigned")
-        self.gains[mid] = (e.get("added"), e.get("revoked"))
-        if e.get("tasks") is not None:   # streams: the member's tasks
-            self.tasks[mid] = e["tasks"]
-        if "target" in e:
-            self.targets[mid] = e.get("target")
-            if e.get("reconciled_ms") is not None:
-                self.reconciled[mid] = e["reconciled_ms"]
+        elif kind == "assignment" and "target" not in e and (
+                e.get("member_id") is None or e.get("member_id") == self.member_id):
+            self.diffs.append(e)   # the probe's own member's, told first-hand
 
     def reconciliation(self, mid: str) -> str:
         """The members table's reconciliation column."""
@@ -201,10 +109,6 @@ def _tp_set(items) -> set:
     return {(i["topic"], p) for i in items or () for p in i["partitions"]}
 
 
-_EPOCH_MEMBER_STATES = {"joined": "JOINING", "acknowledged": "STABLE", "rejoining": "JOINING",
-                        "fenced": "FENCED", "left": "LEFT", "failed": "FAILED"}
-
-
 def _since(iso: str | None, now: float | None) -> str:
     if iso is None or now is None:
         return "-"
@@ -214,21 +118,69 @@ def _since(iso: str | None, now: float | None) -> str:
     return f"{max(0.0, now - ended.timestamp()):.0f} s ago"
 
 
+EPOCH_TYPES = ("consumer", "share", "streams")   # groups counted in epochs, not generations
+
+
+def counts_epochs(m: WatchModel) -> bool:
+    """A KIP-848 (consumer), share or streams group: epochs and a server assignor."""
+    return m.epochs is not None or m.type in EPOCH_TYPES or m.member_epoch is not None
+
+
+def header_text(m: WatchModel, now: float | None = None) -> str:
+    """The live view's header: what the group is now (every unknown a `-`)."""
+    if counts_epochs(m):
+        numbers = (f"group epoch {show(m.group_epoch)}  assignment epoch "
+                   f"{show(m.assignment_epoch)}")
+        protocol = f"assignor {show(m.protocol)}"
+    else:
+        numbers = f"generation {_classic_generation(m)}"
+        protocol = f"protocol {show(m.protocol)}"
+    probe = (f" (probe {show(m.member_state)})" if m.member_id or m.member_state else "")
+    line = (f"group {show(m.group)}  " + (f"type {m.type}  " if m.type else "")
+            + f"{numbers}  state {show(m.state)}{probe}  members {len(m.members)}  "
+            f"{protocol}  last rebalance {_since(m.last_rebalance, now)}")
+    if m.member_id:
+        line += f"\nprobe {m.member_id}"
+        if not counts_epochs(m):   # the broker assigns in epoch groups: no leader
+            line += f"  leader {show(m.leader)}"
+        if m.member_epoch is not None:
+            line += f"  member epoch {m.member_epoch}"
+    return line
+
+
+def _classic_generation(m: WatchModel) -> str:
+    """The number; or, when the members are known and still no generation (a passive
+    watch of librdkafka's eager assignors, whose subscriptions carry none), why not."""
+    if m.generation is not None:
+        return str(m.generation)
+    if m.members and not m.member_id:
+        return f"unknown ({UNKNOWN_GENERATION})"
+    return "-"
+
+
+def timeline_row(r: dict) -> list[str]:
+    """One rebalance in the live view's timeline (from, to, ended, ms, members, moved,
+    reason)."""
+    members = r.get("members_after")
+    ended = r.get("ended")
+    return [show(r.get("from_generation")), show(r.get("to_generation")),
+            show(ended[11:23] if ended else None), _took(r),
+            show(None if members is None else len(members)), show(r.get("moved_partitions")),
+            clip(r.get("reason"), REASON_WIDTH)]
+
+
+def _took(r: dict) -> str:
+    """A rebalance's ms; `≥N` when it was under way at the first look (a lower bound)."""
+    ms = show(r.get("duration_ms"))
+    return f"≥{ms}" if r.get("duration_is_lower_bound") and r.get("duration_ms") is not None else ms
+
+
 def render_model(m: WatchModel, now: float | None = None):
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
 
-    number = (f"epochs {m.epochs[0]}/{m.epochs[1]}" if m.epochs is not None
-              else f"generation {m.generation}")
-    head = Text(f"group {m.group}  " + (f"type {m.type}  " if m.type else "")
-                + f"{number}  state {m.state}"
-                + (f" (probe {m.member_state})" if m.member_id or m.member_state else "")
-                + f"  members {len(m.members)}  protocol {m.protocol}  "
-                f"last rebalance {_since(m.last_rebalance, now)}"
-                + (f"\nprobe {m.member_id}  leader {m.leader}" if m.member_id else "")
-                + (f"  member epoch {m.member_epoch}" if m.member_epoch is not None else ""),
-                style="bold")
+    head = Text(header_text(m, now), style="bold")
     members = Table(title="members", expand=False)
     members.add_column("member")
     members.add_column("assignment")
@@ -253,19 +205,19 @@ def render_model(m: WatchModel, now: float | None = None):
     for col in ("from", "to", "ended", "ms", "members", "moved", "reason"):
         timeline.add_column(col)
     for r in m.timeline:
-        timeline.add_row(_show(r.get("from_generation")), str(r["to_generation"]),
-                         r["ended"][11:23], str(r["duration_ms"]),
-                         _show(None if r.get("members_after") is None else len(r["members_after"])),
-                         _show(r.get("moved_partitions")), str(r.get("reason") or "")[:120])
-    diffs = Text("\n".join((f"gen {d.get('generation')}" if d.get("generation") is not None
-                            else f"member epoch {d.get('member_epoch')}")
-                           + f": +{_tps(d.get('added'))} "
-                           f"-{_tps(d.get('revoked'))}" for d in m.diffs) or "(no assignment yet)")
+        timeline.add_row(*timeline_row(r))
+    diffs = Text("\n".join(_own_diff(d) for d in m.diffs) or "(no assignment yet)")
     errors = Text("\n".join(m.errors) or "(no errors)", style="red" if m.errors else "dim")
     if m.member_id is None and not m.errors and not m.diffs:   # the passive watch
         return Group(head, members, timeline)
     return Group(head, members, timeline, Text("own assignment diffs", style="bold"), diffs,
                  Text("heartbeat / request errors", style="bold"), errors)
+
+
+def _own_diff(d: dict) -> str:
+    number = (f"member epoch {d['member_epoch']}" if d.get("member_epoch") is not None
+              else f"gen {show(d.get('generation'))}")
+    return f"{number}: +{_tps(d.get('added'))} -{_tps(d.get('revoked'))}"
 
 
 MAX_LIVE_GROUPS = 8   # groups shown in full by the live view; the rest as one line each
@@ -279,13 +231,21 @@ def render_models(models: dict, now: float | None = None):
     parts = [render_model(models[g], now) for g in shown]
     rest = sorted(models)[MAX_LIVE_GROUPS:]
     if rest:
-        parts.append(Text("\n".join(f"group {g}  state {models[g].state}  members "
+        parts.append(Text("\n".join(f"group {g}  state {show(models[g].state)}  members "
                                      f"{len(models[g].members)}  rebalances {len(models[g].timeline)}"
                                      for g in rest)))
     return Group(*parts)
 
 
 class _LiveSink:
+    """The live view on a terminal: each event folded into its group's model, the screen
+    drawn by `draw()`, which the command calls on its tick (a few times a second): at once
+    after events, and once a second without any, so `last rebalance N s ago` counts on in
+    a calm group. Not drawn from rich's own refresh thread: the models are the event
+    loop's alone."""
+
+    REDRAW_S = 1.0   # a calm view is drawn again this often (its clocks tick)
+
     def __init__(self, env):
         import time
 
@@ -294,48 +254,25 @@ class _LiveSink:
         self.models: dict[str, WatchModel] = {}
         self.now = time.time
         self.live = Live(render_models(self.models), console=env.console(),
-                         refresh_per_second=4, transient=False)
+                         auto_refresh=False, transient=False)
+        self._changed = False
+        self._drawn_at = float("-inf")
 
     def __enter__(self):
         self.live.__enter__()
         return self
 
     def __exit__(self, *exc):
+        self.draw(force=True)   # the last frame stays on screen: as of now
         self.live.__exit__(*exc)
 
     def __call__(self, event: dict) -> None:
-        self.models.setdefault(event.get("group"), WatchModel()).apply(event)
-        self.live.update(render_models(self.models, self.now()))
+        self.models.setdefault(event.get("group") or "", WatchModel()).apply(event)
+        self._changed = True
 
-
-@contextlib.contextmanager
-def open_sinks(env, record_path: str | None):
-    """A callable taking each event, writing it to the chosen view and the record file."""
-    with contextlib.ExitStack() as stack:
-        sinks = []
-        if record_path:  # whole lines; a full disk is one error line, the file intact
-            sinks.append(stack.enter_context(RecordFile(record_path)).write)
-        fmt = env.settings.output
-        if fmt == "ndjson":
-            sinks.append(NdjsonWriter(env.stdout).write)
-        elif fmt in ("table", "wide") and env.stdout_is_terminal:
-            sinks.append(stack.enter_context(_LiveSink(env)))
-        else:
-            def plain(event: dict) -> None:
-                env.stdout.write(plain_line(event) + "\n")
-                env.stdout.flush()
-            sinks.append(plain)
-
-        def sink(event: dict) -> None:
-            for s in sinks:
-                s(event)
-
-        yield sink
-
-
-def summary_line(s: dict) -> str:
-    """The end of a --duration watch, one line per group."""
-    flapping = ", ".join(s["flapping_members"]) or "none"
-    return (f"summary {s['group']}: {s['rebalances']} rebalances, "
-            f"{s['rebalancing_ms_total']} ms rebalancing (longest {s['rebalancing_ms_longest']} ms), "
-            f"state {s['state'] or '-'}, flapping members: {flapping}")
+    def draw(self, force: bool = False) -> None:
+        """Draw the view when an event changed it, or a second has gone by."""
+        now = self.now()
+        if force or self._changed or now - self._drawn_at >= self.REDRAW_S:
+            self._changed, self._drawn_at = False, now
+            self.live.update(render_models(self.models, now), refresh=True)

@@ -20,6 +20,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+try:
+    from waiting import wait_until
+except ImportError:  # run as `python -m tests.analytics.analyze_scenario`
+    from tests.waiting import wait_until
+
 CONSOLE_CONSUMER = "org.apache.kafka.tools.consumer.ConsoleConsumer"
 CLIENT_LOG4J = """\
 status = error
@@ -48,16 +53,6 @@ while not stop:
     c.poll(0.1)
 c.close()
 """
-
-
-def wait_until(condition, timeout: float, what: str, interval: float = 0.1):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
 
 
 def log_text(paths) -> str:

@@ -7,6 +7,7 @@ import json
 
 from groupctl.events import envelope
 from groupctl.observe.model import GroupDescription, Member, TopicPartitions
+from groupctl.observe.observations import Seen
 from groupctl.observe.story import RebalanceStory
 
 
@@ -41,7 +42,7 @@ def _conversion_records() -> list[dict]:
     for i, desc in enumerate(snapshots):
         at = t0 + i
         records += [envelope(e, group="g", cluster="c", source="describe", at=at)
-                    for e in story.observe(desc, at=at)]
+                    for e in story.feed(Seen("g", at, "describe", desc))]
     return records
 
 

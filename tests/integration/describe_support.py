@@ -6,12 +6,12 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-import time
 
 from groupctl.cli.app import invoke
 from groupctl.cli.env import Env
 from groupctl.client import Cluster
 from groupctl.protocol.messages import JOIN_GROUP, LEAVE_GROUP, SYNC_GROUP
+from waiting import wait_until  # noqa: F401 - re-exported for the describe tests
 
 MEMBER_ID_REQUIRED = 79
 
@@ -40,20 +40,6 @@ class Pending:
 
     def __repr__(self) -> str:
         return f"Pending({self.seen!r})"
-
-
-def wait_until(check, timeout: float = 30.0, what: str = "condition", interval: float = 0.2):
-    """Poll check() until it returns something truthy; AssertionError naming the last
-    value after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    last = None
-    while True:
-        last = check()
-        if last:
-            return last
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"no {what} within {timeout:g}s; last: {last!r}")
-        time.sleep(interval)
 
 
 def produce(bootstrap: str, topic: str, counts: dict[int, int]) -> None:

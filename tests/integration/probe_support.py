@@ -14,19 +14,7 @@ from groupctl.cli.env import Env
 from groupctl.client import Cluster
 from groupctl.coordinator.probe import Probe, ProbeSettings
 from groupctl.protocol.messages import DESCRIBE_GROUPS
-
-
-def wait_until(predicate, timeout: float, what: str, interval: float = 0.05):
-    """Poll `predicate` until it returns a truthy value (returned), AssertionError after
-    `timeout` seconds naming `what`."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"no {what} within {timeout:g}s (last: {value!r})")
-        time.sleep(interval)
+from waiting import wait_until  # noqa: F401 - re-exported for the probe tests
 
 
 def cli(kafka, *args: str, timeout: float = 20) -> tuple[int, str, str]:

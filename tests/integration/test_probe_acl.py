@@ -18,7 +18,7 @@ from test_lab_tls import _props
 from test_probe_consumer import cg_describe
 from tls_support import LIBRDKAFKA_UNKNOWN, guest
 
-from groupctl.coordinator.consumer import NO_PARTITIONS_TOPIC
+from groupctl.coordinator.members.consumer import NO_PARTITIONS_TOPIC
 from groupctl.exitcodes import ExitCode
 
 pytestmark = pytest.mark.broker

@@ -29,7 +29,7 @@ import pytest
 from probe_support import ProbeThread, cli, wait_until
 
 from groupctl.client import Cluster
-from groupctl.coordinator.consumer import NO_PARTITIONS_TOPIC
+from groupctl.coordinator.members.consumer import NO_PARTITIONS_TOPIC
 from groupctl.lab.consumer import wait_balanced
 from groupctl.protocol.messages import CONSUMER_GROUP_DESCRIBE
 
@@ -239,6 +239,12 @@ def test_one_shot_join_prints_the_epochs(kafka, topic_factory, consumer_factory,
     assert data["group_epoch"] >= data["member_epoch"] - 1 and data["assignment_epoch"] is not None
     assert data["member_state"] == "STABLE" and data["member_id"]
     wait_until(lambda: data["member_id"] not in members(kafka, unique_group), 1.0, "gone")
+    # the broker's own lines say whose member it was: groupctl's prefix (issue 23)
+    me = data["member_id"]
+    assert me.startswith("groupctl-")
+    log = open(kafka.log_file, encoding="utf-8", errors="replace").read()
+    assert f"[GroupId {unique_group}] Member {me} joins the consumer group" in log
+    assert f"[GroupId {unique_group}] Member {me} left the consumer group" in log
     code, out, err = cli(kafka, "join", unique_group, "--assignor", "sticky",
                          "--protocol", "consumer")
     assert code == 2 and "server assignor" in err

@@ -7,7 +7,7 @@ import pytest
 from probe_support import ProbeThread, stabilized, wait_until
 
 from groupctl.coordinator.assignors import get_assignor
-from groupctl.coordinator.probe_setup import decode_member
+from groupctl.coordinator.probe.setup import decode_member
 from groupctl.lab.consumer import wait_balanced
 
 pytestmark = pytest.mark.broker

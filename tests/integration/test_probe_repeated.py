@@ -20,7 +20,7 @@ from confluent_kafka.admin import ResourceType
 from probe_support import ProbeThread, wait_until
 from test_probe_consumer import acknowledged, broker_says, cg_describe, owned, two_consumers
 
-from groupctl.coordinator.consumer import NO_PARTITIONS_TOPIC
+from groupctl.coordinator.members.consumer import NO_PARTITIONS_TOPIC
 
 pytestmark = pytest.mark.broker
 

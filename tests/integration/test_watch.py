@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from waiting import wait_until
 from watch_support import KillableConsumer, WatchProcess
 
 pytestmark = pytest.mark.broker
@@ -18,14 +19,6 @@ WRITES = ("JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit",
 
 def _asg(items) -> frozenset:
     return frozenset((i["topic"], p) for i in items or () for p in i["partitions"])
-
-
-def _wait(predicate, timeout, what):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"no {what} within {timeout}s")
-        time.sleep(0.05)
 
 
 def _rebalance_to(watch, members, start, timeout=40):
@@ -39,7 +32,7 @@ def _matches_callbacks(event, consumers):
     """Every member's assignment in the event equals its consumer's callbacks (waited
     for: the consumer's callback may come a moment after the broker's Stable)."""
     want = {c.member_id: _asg(event["assignments"][c.member_id]) for c in consumers}
-    _wait(lambda: {c.member_id: c.assignment for c in consumers} == want, 20,
+    wait_until(lambda: {c.member_id: c.assignment for c in consumers} == want, 20,
           f"callbacks equal to the watch's assignments {want}")
 
 
@@ -59,7 +52,7 @@ def test_the_classic_story_equals_the_consumers(kafka, topic_factory, consumer_f
 
         k = KillableConsumer(kafka.bootstrap, g, topic, f"{g}-k", session_ms=6000)
         k.wait_assigned()
-        _wait(lambda: k.member_id, 10, "the killable consumer's member id")
+        wait_until(lambda: k.member_id, 10, "the killable consumer's member id")
         i, r2 = _rebalance_to(watch, [a.member_id, k.member_id], i)
         assert r2["reason"] == f"member {k.member_id} (client {g}-k, host /127.0.0.1) joined"
         _matches_callbacks(r2, [a, k])
@@ -134,7 +127,7 @@ def test_read_only_and_max_rebalances(kafka, topic_factory, consumer_factory, un
         for n in range(3):
             members.append(consumer_factory(g, topic, name=f"{g}-{n}"))
             ids = [m.member_id for m in members]
-            _wait(lambda: all(m.member_id for m in members), 30, "member ids")
+            wait_until(lambda: all(m.member_id for m in members), 30, "member ids")
             if n < 2:
                 _rebalance_to(watch, [m.member_id for m in members], 0)
         code = watch.wait(60)
@@ -179,7 +172,7 @@ def test_a_consumer_group_epochs_and_convergence(kafka, topic_factory, consumer_
         i, first = watch.wait_event(lambda e: e["event"] == "state", 30, "the first state")
         assert first["state"] == "Stable"
         b = consumer_factory(g, topic, protocol="consumer", name=f"{g}-b")
-        _wait(lambda: b.member_id, 30, "b's member id")
+        wait_until(lambda: b.member_id, 30, "b's member id")
         j, epoch = watch.wait_event(lambda e: e["event"] == "epoch", 30, "an epoch event", i)
         k, r = _rebalance_to(watch, [a.member_id, b.member_id], j)
         assert r["to_generation"] == epoch["group_epoch"] or r["to_generation"] > epoch["group_epoch"]

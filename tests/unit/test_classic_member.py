@@ -1,16 +1,18 @@
-"""The sans-IO classic member (groupctl.coordinator.classic), driven by scripted responses."""
+"""The sans-IO classic member (groupctl.coordinator.members.classic), driven by scripted responses."""
 from __future__ import annotations
 
 import pytest
 
-from groupctl.coordinator.classic import (
+from groupctl.coordinator import assignors
+from groupctl.coordinator.members.classic import (
     ClassicMember, Coordinator, JoinedMember, LEGAL_TRANSITIONS, PendingAssignment,
 )
-from groupctl.coordinator.classic import (
+from groupctl.coordinator.members.classic import (
     ClassicMemberState as S, ClassicStateTracker as StateTracker, IllegalTransitionError,
 )
 from groupctl.errors import AuthError, GroupctlError, KafkaError, UsageError
 from groupctl.exitcodes import ExitCode
+from groupctl.protocol import consumer
 
 G = "orders"
 SUB = b"\x00\x03sub"          # opaque subscription metadata
@@ -1045,8 +1047,6 @@ def test_set_protocols_applies_to_the_next_join():
 # Glue with the real consumer-protocol codec and assignors (the driver's job, shown here)
 # ========================================================================================
 def test_leader_glue_with_real_codec_and_range_assignor():
-    consumer = pytest.importorskip("groupctl.protocol.consumer")
-    assignors = pytest.importorskip("groupctl.coordinator.assignors")
     sub_a = consumer.encode_subscription(consumer.Subscription(topics=["t"]))
     sub_p = consumer.encode_subscription(consumer.Subscription(topics=[]))
 
@@ -1078,7 +1078,6 @@ def test_leader_glue_with_real_codec_and_range_assignor():
 
 
 def test_default_decoder_reads_consumer_protocol_assignments():
-    consumer = pytest.importorskip("groupctl.protocol.consumer")
     data = consumer.encode_assignment(consumer.Assignment(assigned_partitions=[
         consumer.TopicPartitions("t", [2, 0])]))
     m = make(decode_assignment=None)
@@ -1092,7 +1091,6 @@ def test_default_decoder_reads_consumer_protocol_assignments():
 
 
 def test_unknown_assignor_from_get_assignor_leaves_and_fails():
-    assignors = pytest.importorskip("groupctl.coordinator.assignors")
 
     def assign(pending):
         assignors.get_assignor(pending.protocol_name)

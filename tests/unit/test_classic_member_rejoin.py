@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from test_classic_member import answer, bodies, join, join_body, make, one, sync, to_stable
 
-from groupctl.coordinator.classic import ClassicMemberState as S
+from groupctl.coordinator.members.classic import ClassicMemberState as S
 
 
 def test_request_rejoin_from_stable_keeps_member_id_and_generation():

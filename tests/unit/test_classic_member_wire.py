@@ -8,7 +8,7 @@ import re
 import pytest
 from test_conformance import kafka_specs
 
-from groupctl.coordinator.classic import ClassicMember
+from groupctl.coordinator.members.classic import ClassicMember
 from groupctl.protocol.messages import APIS
 
 KEYS = {"FindCoordinator": 10, "JoinGroup": 11, "Heartbeat": 12, "LeaveGroup": 13, "SyncGroup": 14}

@@ -22,7 +22,7 @@ from groupctl.protocol.types import ZERO_UUID
 
 # The APIs groupctl speaks, by key, with the JSON file name stem Kafka uses.
 EXPECTED_APIS = {
-    2: "ListOffsets", 3: "Metadata", 9: "OffsetFetch", 10: "FindCoordinator",
+    1: "Fetch", 2: "ListOffsets", 3: "Metadata", 9: "OffsetFetch", 10: "FindCoordinator",
     11: "JoinGroup", 12: "Heartbeat", 13: "LeaveGroup", 14: "SyncGroup",
     15: "DescribeGroups", 16: "ListGroups", 17: "SaslHandshake", 18: "ApiVersions",
     36: "SaslAuthenticate", 68: "ConsumerGroupHeartbeat", 69: "ConsumerGroupDescribe",
@@ -121,7 +121,7 @@ def expected_default(jf: dict, struct_defaults):
     if t.startswith("[]"):
         return []
     if t in ("int8", "int16", "uint16", "int32", "int64"):
-        return 0 if d is None else int(d)
+        return 0 if d is None else int(d, 0) if isinstance(d, str) else int(d)
     if t == "float64":
         return 0.0 if d is None else float(d)
     if t == "bool":

@@ -1,4 +1,4 @@
-"""The sans-IO KIP-848 member (groupctl.coordinator.consumer), driven by scripted
+"""The sans-IO KIP-848 member (groupctl.coordinator.members.consumer), driven by scripted
 ConsumerGroupHeartbeat responses: every transition of its table, the error table, the
 heartbeat bodies (full on join, then only what changed), reconciliation and leaving."""
 from __future__ import annotations
@@ -7,11 +7,11 @@ import re
 
 import pytest
 
-from groupctl.coordinator.consumer import (
+from groupctl.coordinator.members.consumer import (
     FATAL_HINTS, LEGAL_TRANSITIONS, NO_PARTITIONS_TOPIC, REACTIONS, ConsumerMember,
     ConsumerMemberState as S, ConsumerStateTracker, reconcile,
 )
-from groupctl.coordinator.member import (
+from groupctl.coordinator.members.interface import (
     ROUTE_ANY, ROUTE_CONTROL, IllegalTransitionError, Reaction,
 )
 from groupctl.errors import AuthError, KafkaError, UsageError

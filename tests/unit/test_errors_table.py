@@ -14,6 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from groupctl.coordinator.members.classic.types import REACTIONS as CLASSIC_REACTIONS
+from groupctl.coordinator.members.consumer.types import REACTIONS as CONSUMER_REACTIONS
+from groupctl.coordinator.members.interface import Reaction
 from groupctl.errors import KafkaError
 from groupctl.protocol.errors import ERRORS, KafkaErrorInfo, _TABLE, error_by_name, error_for
 
@@ -100,14 +103,57 @@ def test_group_coordination_codes_say_what_groupctl_does(code):
     assert ERRORS[code].action, f"{ERRORS[code].name} has no action"
 
 
+# What each reaction of the members' REACTIONS tables does, as the action column must say
+# it: per (protocol, reaction), phrases that must all appear, and words that must not.
+DOES = {
+    ("classic", Reaction.REJOIN): (("rejoin",), ("fatal", "exit")),
+    ("classic", Reaction.RESET_GENERATION): (("resets its generation", "rejoin"), ("fatal", "exit")),
+    ("classic", Reaction.RESET_MEMBER): (("drops its member id", "rejoin"), ("fatal", "exit")),
+    ("consumer", Reaction.REJOIN): (("rejoin",), ("fatal", "exit")),
+    ("consumer", Reaction.RESET_GENERATION): (("rejoins with member epoch 0",), ("fatal", "exit")),
+    ("consumer", Reaction.RESET_MEMBER): (("rejoins with member epoch 0",), ("fatal", "exit")),
+}
+for _protocol in ("classic", "consumer"):
+    DOES[(_protocol, Reaction.REDISCOVER)] = (("rediscover the coordinator", "retry"), ("fatal", "exit"))
+    DOES[(_protocol, Reaction.RETRY)] = (("back off", "retry"), ("fatal", "exit"))
+    DOES[(_protocol, Reaction.FATAL)] = ((), ("rejoin", "rediscover"))  # + "fatal" or "exit N"
+
+TABLES = {"classic": CLASSIC_REACTIONS, "consumer": CONSUMER_REACTIONS}
+TABLE_ROWS = [(protocol, code) for protocol, table in TABLES.items() for code in table]
+
+
+@pytest.mark.parametrize("protocol, code", TABLE_ROWS)
+def test_action_says_what_the_members_reaction_does(protocol, code):
+    """Each row of a member's REACTIONS table (coordinator/*/types.py) against the error
+    table's action for that code: change one without the other and this fails."""
+    reaction = TABLES[protocol][code]
+    action = ERRORS[code].action
+    must, must_not = DOES[(protocol, reaction)]
+    said = f"{ERRORS[code].name} ({protocol} member: {reaction.value}): action {action!r}"
+    assert all(phrase in action for phrase in must), f"{said} should say {must}"
+    if reaction is Reaction.FATAL:
+        assert re.search(r"\bfatal\b|\bexit \d\b", action), f"{said} should say fatal or exit N"
+    # words that describe another reaction, unless another table reacts that way to the code
+    others = {TABLES[p][code] for p in TABLES if code in TABLES[p]} - {reaction}
+    allowed = {w for o in others for w in DOES[(protocol, o)][0] + ("fatal", "exit")}
+    wrong = [w for w in must_not if re.search(rf"\b{w}", action) and w not in allowed]
+    assert not wrong, f"{said} says {wrong}"
+
+
+def test_a_code_both_members_treat_differently_names_both():
+    for code in set(CLASSIC_REACTIONS) & set(CONSUMER_REACTIONS):
+        if CLASSIC_REACTIONS[code] != CONSUMER_REACTIONS[code]:
+            action = ERRORS[code].action
+            assert "classic" in action and "KIP-848" in action, (ERRORS[code].name, action)
+
+
+# Codes no REACTIONS table holds: the members handle them as steps (MEMBER_ID_REQUIRED) or
+# the commands map them (GROUP_ID_NOT_FOUND); their actions say so in these words.
 @pytest.mark.parametrize("code, words", [
-    (27, "rejoin"), (15, "rediscover the coordinator"), (16, "rediscover the coordinator"),
-    (79, "rejoin at once with the given member id"), (82, "fatal"), (23, "fatal"),
-    (26, "fatal"), (30, "fatal"), (25, "rejoin"), (22, "rejoin"), (110, "rejoins with member epoch 0"),
-    (113, "rejoins with member epoch 0"), (111, "fatal"), (112, "fatal"), (128, "fatal"),
-    (69, "exit 5"), (14, "back off"),
+    (79, "rejoin at once with the given member id"), (69, "exit 5"),
 ])
-def test_actions_follow_the_java_client(code, words):
+def test_actions_outside_the_reaction_tables(code, words):
+    assert code not in CLASSIC_REACTIONS and code not in CONSUMER_REACTIONS
     assert words in ERRORS[code].action
 
 

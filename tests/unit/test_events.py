@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from groupctl.coordinator.classic import ClassicMemberState as S, JoinedMember, PendingAssignment
-from groupctl.coordinator.probe_view import GroupView
+from groupctl.coordinator.members.classic import ClassicMemberState as S, JoinedMember, PendingAssignment
+from groupctl.coordinator.probe.view import GroupView
 from groupctl.events import ProbeAction, envelope, iso_ts, moved_partitions, tp_list, tp_map
 from groupctl.observe.model import classic_group
 from groupctl.protocol import consumer as cp

@@ -1,10 +1,10 @@
-"""The force-rebalance trigger (groupctl.coordinator.force_classic) with scripted answers:
+"""The force-rebalance trigger (groupctl.coordinator.steer.force_classic) with scripted answers:
 the order that costs one generation, the lost race, and leaving on every exit path."""
 from __future__ import annotations
 
 import pytest
 
-from groupctl.coordinator.force_classic import CONTROL, JOIN, ClassicTrigger, Protocol, TriggerState as S
+from groupctl.coordinator.steer.force_classic import CONTROL, JOIN, ClassicTrigger, Protocol, TriggerState as S
 from groupctl.protocol.errors import ErrorCode
 
 REASON = "groupctl force-rebalance: test"
@@ -16,11 +16,11 @@ def trigger():
 
 def to_parked(t):
     first = t.start()
-    assert [(s.link, s.api, s.body["member_id"]) for s in first] == [(JOIN, "JoinGroup", "")]
+    assert [(s.route, s.api, s.body["member_id"]) for s in first] == [(JOIN, "JoinGroup", "")]
     assert first[0].body["reason"] == REASON
     assert first[0].body["protocols"] == [{"name": "range", "metadata": b"\x00\x03"}]
     second = t.on_join({"error_code": ErrorCode.MEMBER_ID_REQUIRED, "member_id": "M"})
-    assert [(s.link, s.api, s.body["member_id"]) for s in second] == [(JOIN, "JoinGroup", "M")]
+    assert [(s.route, s.api, s.body["member_id"]) for s in second] == [(JOIN, "JoinGroup", "M")]
     assert t.state == S.JOINING
     return t
 
@@ -30,7 +30,7 @@ def test_leaves_once_describe_shows_it_parked():
     assert t.on_describe("Stable", {"a", "b"}) == []  # our JoinGroup not processed yet
     assert t.on_describe("PreparingRebalance", {"a", "b"}) == []
     leave = t.on_describe("PreparingRebalance", {"a", "b", "M"})
-    assert [(s.link, s.api) for s in leave] == [(CONTROL, "LeaveGroup")]
+    assert [(s.route, s.api) for s in leave] == [(CONTROL, "LeaveGroup")]
     assert leave[0].body["members"] == [{"member_id": "M", "group_instance_id": None,
                                          "reason": REASON}]
     assert t.state == S.LEAVING
@@ -46,7 +46,7 @@ def test_lost_race_still_leaves_and_says_so():
     leave = t.on_join({"error_code": 0, "member_id": "M", "generation_id": 7})
     assert [s.api for s in leave] == ["LeaveGroup"]
     assert t.lost_race and t.joined_generation == 7
-    assert [x[1] for x in t.transitions][-2:] == ["joined", "leaving"]
+    assert [x.to_state.value for x in t.transitions][-2:] == ["joined", "leaving"]
 
 
 def test_seen_in_a_later_state_counts_as_lost_race():

@@ -10,12 +10,12 @@ import asyncio
 import pytest
 
 from groupctl.client.retry import Deadline
-from groupctl.coordinator.consumer import NO_PARTITIONS_TOPIC, ConsumerMember
-from groupctl.coordinator.force_consumer import (
+from groupctl.coordinator.members.consumer import NO_PARTITIONS_TOPIC, ConsumerMember
+from groupctl.coordinator.steer.force_consumer import (
     REBALANCE_TIMEOUT_MS, force_consumer, joined, transient_member,
 )
-from groupctl.coordinator.member import ROUTE_ANY, ROUTE_CONTROL
-from groupctl.coordinator.member_driver import MemberDriver
+from groupctl.coordinator.members.interface import ROUTE_ANY, ROUTE_CONTROL
+from groupctl.coordinator.driver.member_driver import MemberDriver
 from groupctl.errors import AuthError, DeadlineError, KafkaError, UnreachableError
 from groupctl.observe.model import GroupDescription, Member, TopicPartitions
 from groupctl.protocol.errors import ErrorCode
@@ -94,12 +94,14 @@ def group(epoch: int, *, state: str = "Stable", assignment_epoch: int | None = N
 
 
 def snapshots(*descs):
-    """A snapshot() that returns `descs` in turn, then the last one forever."""
+    """The group's looks: `descs` in turn, then the last one forever."""
     queue = list(descs)
 
-    async def snapshot():
-        return queue.pop(0) if len(queue) > 1 else queue[0]
-    return snapshot
+    async def looks():
+        while True:
+            yield queue.pop(0) if len(queue) > 1 else queue[0]
+            await asyncio.sleep(0.02)
+    return looks()
 
 
 class Run:
@@ -276,8 +278,9 @@ def test_a_snapshot_error_after_the_leave_does_not_leave_twice():
 
     async def broken():
         raise KafkaError("ConsumerGroupDescribe", ErrorCode.COORDINATOR_NOT_AVAILABLE)
+        yield
     with pytest.raises(KafkaError):
-        run(r(broken))
+        run(r(broken()))
     assert r.links.heartbeats() == [0, -1]
 
 
@@ -326,7 +329,7 @@ def test_the_driver_knows_members_only_through_the_interface():
 
     import groupctl
 
-    source = (Path(groupctl.__file__).parent / "coordinator" / "member_driver.py").read_text()
+    source = (Path(groupctl.__file__).parent / "coordinator" / "driver" / "member_driver.py").read_text()
     imported = {a.name for node in ast.walk(ast.parse(source))
                 if isinstance(node, (ast.Import, ast.ImportFrom)) for a in node.names}
     imported |= {node.module or "" for node in ast.walk(ast.parse(source))

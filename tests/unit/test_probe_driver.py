@@ -8,7 +8,7 @@ import pytest
 
 from groupctl.client.metadata import BrokerInfo
 from groupctl.coordinator.probe import Probe, ProbeSettings
-from groupctl.coordinator.probe_setup import ProbeError
+from groupctl.coordinator.probe.setup import ProbeError
 from groupctl.errors import AuthError, KafkaError
 from groupctl.exitcodes import ExitCode
 from groupctl.protocol import consumer as cp
@@ -163,7 +163,8 @@ def test_join_once_flow_and_leave():
     assert {e["v"] for e in events} == {1} and {e["group"] for e in events} == {G}
     assert {e["cluster"] for e in events} == {"fake-cluster"}
     kinds = [e["event"] for e in events]
-    assert kinds[:3] == ["state", "probe", "generation"]
+    # the group as described before the join, told in full first (issue 23's snapshot)
+    assert kinds[:4] == ["snapshot", "state", "probe", "generation"]
     assert events[-1]["event"] == "probe" and events[-1]["action"] == "left"
 
 

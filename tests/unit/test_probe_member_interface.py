@@ -1,4 +1,4 @@
-"""The probe driver depends on the member interface (coordinator/member.py), not on the
+"""The probe driver depends on the member interface (coordinator/members/interface.py), not on the
 classic member: it drives a scripted member of another protocol (a KIP-848-shaped one that
 speaks ConsumerGroupHeartbeat), honours each request's route and timeout, and keeps join
 and control traffic on separate connections."""
@@ -13,7 +13,7 @@ from test_probe_driver import FakeBroker, FakeCluster, FakeConn, run, settings
 
 import groupctl
 from groupctl.clock import Clock
-from groupctl.coordinator.member import ROUTE_ANY, ROUTE_CONTROL, Coordinator, Outgoing
+from groupctl.coordinator.members.interface import ROUTE_ANY, ROUTE_CONTROL, Coordinator, Outgoing
 from groupctl.coordinator.probe import Probe
 from groupctl.events import ProbeAction
 from groupctl.protocol import messages as M
@@ -181,11 +181,12 @@ def test_the_driver_drives_a_member_of_another_protocol():
         {"topic": "t", "partitions": [0, 1]}]
     assert result.coordinator == {"id": 1, "host": "127.0.0.1", "port": 9092}
     kinds = [(e["event"], e.get("action") or e.get("state")) for e in events]
-    assert kinds == [("state", "Reconciling"), ("probe", "joined"), ("state", "Stable"),
+    assert kinds == [("snapshot", "Empty"),      # the group before the join, in full
+                     ("state", "Reconciling"), ("probe", "joined"), ("state", "Stable"),
                      ("rebalance", None), ("probe", "left")]
     assert {e["ts"] for e in events} == {"2023-11-14T22:13:20.000Z"}  # the injected clock
-    assert events[3]["to_generation"] == 7
-    assert events[3]["members_after"] is None   # the describe showed no Stable group
+    assert events[4]["to_generation"] == 7
+    assert events[4]["members_after"] is None   # the describe showed no Stable group
 
 
 def test_join_and_control_routes_use_separate_connections():
@@ -230,11 +231,11 @@ def _imports(path: Path) -> set[str]:
 
 
 def test_the_driver_imports_no_classic_member_names():
-    for module in ("probe.py", "probe_view.py", "member.py", "base.py"):
+    for module in ("probe/probe.py", "probe/view.py", "members/interface.py", "members/base.py"):
         imported = _imports(ROOT / "coordinator" / module)
         assert not [n for n in imported if "classic" in n.lower()], (module, imported)
         assert not [n for n in imported if "consumer" in n.lower()], (module, imported)
-    source = (ROOT / "coordinator" / "probe.py").read_text()
+    source = (ROOT / "coordinator" / "probe" / "probe.py").read_text()
     for name in ("ClassicMember", "JOIN_GROUP", "SYNC_GROUP", "HEARTBEAT", "LEAVE_GROUP",
                  "FIND_COORDINATOR", "STABLE", "ConsumerMember", "CONSUMER_GROUP_HEARTBEAT",
                  "ACKNOWLEDGING"):

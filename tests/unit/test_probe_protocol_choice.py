@@ -8,9 +8,9 @@ import pytest
 
 from groupctl.cli.app import invoke
 from groupctl.cli.env import Env
-from groupctl.coordinator.classic import ClassicMember
-from groupctl.coordinator.consumer import ConsumerMember
-from groupctl.coordinator.probe_setup import ProbeError, ProbeSettings, member_protocol, new_member
+from groupctl.coordinator.members.classic import ClassicMember
+from groupctl.coordinator.members.consumer import ConsumerMember
+from groupctl.coordinator.probe.setup import ProbeError, ProbeSettings, member_protocol, new_member
 from groupctl.errors import UsageError
 from groupctl.observe.model import GroupDescription, Member
 
@@ -81,3 +81,14 @@ def cli(*args: str) -> tuple[int, str]:
 def test_join_usage_errors_before_anything_is_sent(args, words):
     code, err = cli("join", "g", *args)
     assert code == 2 and words in err, err
+
+
+def test_the_kip848_probe_member_id_says_it_is_groupctls():
+    """Issue 23: the client chooses a KIP-848 member id; the probe's carries the `groupctl-`
+    prefix the classic probe's broker-made id has, and is new for every member."""
+    a, b = (new_member(ProbeSettings("g"), group("consumer")) for _ in range(2))
+    assert a.member_id.startswith("groupctl-") and b.member_id.startswith("groupctl-")
+    assert a.member_id != b.member_id
+    a.coordinator_found(1, "b1", 9092)
+    (join,) = a.next_requests(0)   # the join carries it (epoch 0)
+    assert (join.body["member_id"], join.body["member_epoch"]) == (a.member_id, 0)

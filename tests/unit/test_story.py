@@ -2,7 +2,10 @@
 times from an injected clock) -> the DESIGN §4 events, as a passive watcher feeds it."""
 from __future__ import annotations
 
-from groupctl.events import envelope
+from story_support import look
+from groupctl.events import EventKind, envelope
+from groupctl.observe.observations import (BeforeJoin, GenerationDescribed, MemberState,
+                                           MemberSynced, RebalanceNoticed)
 from groupctl.observe.model import GroupDescription, Member, TopicPartitions
 from groupctl.observe.story import RebalanceStory
 
@@ -35,15 +38,24 @@ def bodies(events):
 def test_a_classic_rebalance_told_from_polls():
     clock = Clock()
     story = RebalanceStory("g", clock=clock)
-    first = story.observe(group("Stable", 3, member("a", ("t", [0, 1])), member("b", ("t", [2]))))
-    assert bodies(first) == [{"event": "state", "state": "Stable", "previous": None,
-                              "member_state": None}]          # the first look: no rebalance
+    first = look(story, group("Stable", 3, member("a", ("t", [0, 1])), member("b", ("t", [2]))))
+    # the first look: told in full (issue 23: a watch no longer starts blind), no rebalance
+    assert bodies(first) == [
+        {"event": "snapshot", "state": "Stable", "type": "classic", "generation": 3,
+         "group_epoch": None, "assignment_epoch": None, "protocol": "range", "gap_ms": None,
+         "members": [{"member_id": "a", "instance_id": None, "client_id": "c-a", "host": "h",
+                      "assignment": [{"topic": "t", "partitions": [0, 1]}],
+                      "target_assignment": None},
+                     {"member_id": "b", "instance_id": None, "client_id": "c-b", "host": "h",
+                      "assignment": [{"topic": "t", "partitions": [2]}],
+                      "target_assignment": None}]},
+        {"event": "state", "state": "Stable", "previous": None, "member_state": None}]
     clock.t = 1001.0
-    assert [e.KIND for e in story.observe(group("PreparingRebalance", None))] == ["state"]
+    assert [e.KIND for e in look(story, group("PreparingRebalance", None))] == ["state"]
     clock.t = 1001.5
-    story.observe(group("CompletingRebalance", None))
+    look(story, group("CompletingRebalance", None))
     clock.t = 1002.25
-    events = bodies(story.observe(group("Stable", 4, member("a", ("t", [0])),
+    events = bodies(look(story, group("Stable", 4, member("a", ("t", [0])),
                                         member("c", ("t", [1, 2])))))
     assert [e["event"] for e in events] == [
         "state", "generation", "member_joined", "member_left", "assignment", "assignment",
@@ -68,15 +80,15 @@ def test_a_classic_rebalance_told_from_polls():
     assert r["assignments"] == {"a": [{"topic": "t", "partitions": [0]}],
                                 "c": [{"topic": "t", "partitions": [1, 2]}]}
     assert envelope(events[6], group="g", cluster=None, source="describe")["event"] == "rebalance"
-    assert story.observe(group("Stable", 4, member("a", ("t", [0])))) == []  # nothing new
+    assert look(story, group("Stable", 4, member("a", ("t", [0])))) == []  # nothing new
 
 
 def test_a_kip848_epoch_and_unknown_assignments():
     clock = Clock(50.0)
     story = RebalanceStory("g", clock=clock)
-    story.observe(group("Stable", None, member("a", ("t", [0])), epoch=7, assignment_epoch=7))
+    look(story, group("Stable", None, member("a", ("t", [0])), epoch=7, assignment_epoch=7))
     clock.t = 51.0
-    events = bodies(story.observe(group("Stable", None, member("a", None), member("b", None),
+    events = bodies(look(story, group("Stable", None, member("a", None), member("b", None),
                                         epoch=8, assignment_epoch=8)))
     assert events[0] == {"event": "epoch", "group_epoch": 8, "assignment_epoch": 8}
     r = events[-1]
@@ -86,12 +98,14 @@ def test_a_kip848_epoch_and_unknown_assignments():
 
 
 def test_the_probe_flavour_reports_no_generations_or_assignments():
-    story = RebalanceStory("g", clock=Clock(), report_generations=False,
-                           report_assignments=False)
-    story.baseline(group("Stable", 1, member("a", ("t", [0]))))
-    story.note_reason("REBALANCE_IN_PROGRESS on Heartbeat")
-    events = bodies(story.settled(group("Stable", 2, member("a", ("t", [0])), member("me")),
-                                  generation=2, started=10.0, ended=10.5))
+    story = RebalanceStory("g", clock=Clock(), told_elsewhere={EventKind.GENERATION,
+                                                               EventKind.ASSIGNMENT})
+    story.feed(BeforeJoin("g", 1.0, "probe", group("Stable", 1, member("a", ("t", [0])))))
+    story.feed(RebalanceNoticed("g", 9.0, "probe", "REBALANCE_IN_PROGRESS on Heartbeat"))
+    story.feed(MemberState("g", 10.0, "probe", "PreparingRebalance"))
+    story.feed(MemberSynced("g", 10.5, "probe", 2, None))
+    events = bodies(story.feed(GenerationDescribed(
+        "g", 10.5, "probe", 2, group("Stable", 2, member("a", ("t", [0])), member("me")))))
     assert [e["event"] for e in events] == ["member_joined", "rebalance"]
     # why it happened (what changed), not how the probe noticed
     assert events[1]["reason"] == "member me (client c-me, host h) joined"

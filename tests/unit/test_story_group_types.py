@@ -4,6 +4,7 @@ how the watch renderer shows them. The broker's side of each is proven in
 tests/integration/test_watch_group_types.py."""
 from __future__ import annotations
 
+from story_support import look
 from groupctl.events import envelope, moved_partitions
 from groupctl.observe.model import GroupDescription, Member, TopicPartitions
 from groupctl.observe.story import RebalanceStory
@@ -30,13 +31,13 @@ def share(state, epoch, assignment_epoch, *members):
 
 def test_share_join_waits_for_every_member_at_the_group_epoch():
     story = RebalanceStory("g", clock=lambda: 1.0)
-    assert kinds(story.observe(share("Stable", 2, 2, share_member("a", 2, 0, 1)), at=1.0)) == ["state"]
+    assert kinds(look(story, share("Stable", 2, 2, share_member("a", 2, 0, 1)), at=1.0)) == ["snapshot", "state"]
     # b joined: epoch 3; a still holds both partitions at member epoch 2
-    lagging = story.observe(share("Stable", 3, 3, share_member("a", 2, 0, 1),
+    lagging = look(story, share("Stable", 3, 3, share_member("a", 2, 0, 1),
                                   share_member("b", 3, 0)), at=2.0)
     assert kinds(lagging) == ["epoch"]
     assert (lagging[0].group_epoch, lagging[0].assignment_epoch) == (3, 3)
-    done = story.observe(share("Stable", 3, 3, share_member("a", 3, 1),
+    done = look(story, share("Stable", 3, 3, share_member("a", 3, 1),
                                share_member("b", 3, 0)), at=3.0)
     assert kinds(done) == ["member_joined", "assignment", "assignment", "rebalance"]
     joined, asg_a, asg_b, rebalance = done
@@ -51,8 +52,8 @@ def test_share_join_waits_for_every_member_at_the_group_epoch():
 
 def test_share_partition_held_by_several_members():
     story = RebalanceStory("g", clock=lambda: 1.0)
-    story.observe(share("Stable", 2, 2, share_member("a", 2, 0)))
-    events = story.observe(share("Stable", 3, 3, share_member("a", 3, 0),
+    look(story, share("Stable", 2, 2, share_member("a", 2, 0)))
+    events = look(story, share("Stable", 3, 3, share_member("a", 3, 0),
                                  share_member("b", 3, 0)), at=2.0)
     rebalance = events[-1]
     # t:0 was held by {a}, is held by {a, b}: one partition with other holders
@@ -71,12 +72,12 @@ def test_last_member_leaving_is_told_although_the_empty_group_never_converges():
     """Seen on the broker for consumer, share and streams groups: the last leave bumps the
     group epoch, and the assignment epoch stays behind while the group is Empty."""
     story = RebalanceStory("g", clock=lambda: 1.0)
-    story.observe(share("Stable", 5, 5, share_member("a", 5, 0)))
-    events = story.observe(share("Empty", 6, 5), at=2.0)
+    look(story, share("Stable", 5, 5, share_member("a", 5, 0)))
+    events = look(story, share("Empty", 6, 5), at=2.0)
     assert kinds(events) == ["state", "epoch", "member_left", "rebalance"]
     assert (events[-1].from_generation, events[-1].to_generation) == (5, 6)
     assert events[-1].members_after == []
-    assert story.observe(share("Empty", 6, 5), at=3.0) == []
+    assert look(story, share("Empty", 6, 5), at=3.0) == []
 
 
 # ---- streams groups ---------------------------------------------------------------------------
@@ -101,15 +102,15 @@ def streams(state, epoch, assignment_epoch, *members):
 
 def test_streams_tasks_move_when_an_instance_goes():
     story = RebalanceStory("app", clock=lambda: 1.0)
-    story.observe(streams("Stable", 3, 3,
+    look(story, streams("Stable", 3, 3,
                           streams_member("a", tasks([("0", [0, 2]), ("1", [0, 2])]), parts=[0, 2]),
                           streams_member("b", tasks([("0", [1, 3]), ("1", [1, 3])]), parts=[1, 3])))
     all_tasks = tasks([("0", [0, 1, 2, 3]), ("1", [0, 1, 2, 3])])
     # b is gone; a's target has every task, its current ones not yet: not converged
-    moving = story.observe(streams("Reconciling", 4, 4, streams_member(
+    moving = look(story, streams("Reconciling", 4, 4, streams_member(
         "a", tasks([("0", [0, 2]), ("1", [0, 2])]), all_tasks, parts=[0, 2])), at=2.0)
     assert kinds(moving) == ["state", "epoch"]
-    done = story.observe(streams("Stable", 4, 4, streams_member("a", all_tasks,
+    done = look(story, streams("Stable", 4, 4, streams_member("a", all_tasks,
                                                                 parts=[0, 1, 2, 3])), at=3.0)
     assert kinds(done) == ["state", "member_left", "assignment", "rebalance"]
     asg, rebalance = done[2], done[3]
@@ -126,11 +127,11 @@ def test_streams_tasks_move_when_an_instance_goes():
 def test_streams_standby_tasks_count_for_convergence_and_assignment_events():
     story = RebalanceStory("app", clock=lambda: 1.0)
     active = tasks([("0", [0])])
-    story.observe(streams("Stable", 3, 3, streams_member("a", active, parts=[0])))
+    look(story, streams("Stable", 3, 3, streams_member("a", active, parts=[0])))
     with_standby = tasks([("0", [0])], standby=[("0", [1])])
-    assert kinds(story.observe(streams("Reconciling", 4, 4, streams_member(
+    assert kinds(look(story, streams("Reconciling", 4, 4, streams_member(
         "a", active, with_standby, parts=[0])), at=2.0)) == ["state", "epoch"]
-    done = story.observe(streams("Stable", 4, 4, streams_member("a", with_standby, parts=[0])),
+    done = look(story, streams("Stable", 4, 4, streams_member("a", with_standby, parts=[0])),
                          at=3.0)
     assert kinds(done) == ["state", "assignment", "rebalance"]
     assert done[1].tasks_added == tasks(standby=[("0", [1])])
@@ -160,18 +161,18 @@ def cm(mid, protocol, *parts):
 
 def test_conversion_both_ways_is_told_as_type_changed():
     story = RebalanceStory("g", clock=lambda: 1.0)
-    assert kinds(story.observe(classic("Stable", 1, cm("old", "classic", 0, 1)))) == ["state"]
-    up = story.observe(consumer("Stable", 2, 2, cm("old", "classic", 0),
+    assert kinds(look(story, classic("Stable", 1, cm("old", "classic", 0, 1)))) == ["snapshot", "state"]
+    up = look(story, consumer("Stable", 2, 2, cm("old", "classic", 0),
                                 cm("new", "consumer", 1)), at=2.0)
     assert kinds(up)[:2] == ["type_changed", "epoch"]
     assert (up[0].type, up[0].previous) == ("consumer", "classic")
     assert (up[1].group_epoch, up[1].assignment_epoch) == (2, 2)
     assert kinds(up)[2:] == ["member_joined", "assignment", "assignment", "rebalance"]
     assert (up[-1].from_generation, up[-1].to_generation) == (1, 2)
-    down = story.observe(classic("PreparingRebalance", None, cm("old", "classic", 0)), at=3.0)
+    down = look(story, classic("PreparingRebalance", None, cm("old", "classic", 0)), at=3.0)
     assert kinds(down) == ["type_changed", "state"]
     assert (down[0].type, down[0].previous) == ("classic", "consumer")
-    back = story.observe(classic("Stable", 3, cm("old", "classic", 0, 1)), at=4.0)
+    back = look(story, classic("Stable", 3, cm("old", "classic", 0, 1)), at=4.0)
     assert kinds(back) == ["state", "generation", "member_left", "assignment", "rebalance"]
     assert envelope(up[0], group="g", cluster="c", source="describe")["previous"] == "classic"
 

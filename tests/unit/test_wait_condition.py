@@ -5,7 +5,7 @@ import pytest
 
 from groupctl.errors import UsageError
 from groupctl.observe import model
-from groupctl.observe.wait import ALL_STATES, Condition, Tracker, check, parse_state
+from groupctl.observe.wait import ALL_STATES, Condition, Look, Tracker, check, parse_state
 
 
 def classic(state="Stable", members=3, generation=None, lag=None):
@@ -14,13 +14,14 @@ def classic(state="Stable", members=3, generation=None, lag=None):
                                   members=[model.Member(member_id=f"m{i}") for i in range(members)])
     if lag is not None:
         desc.offsets = [model.OffsetRow("t", 0, 10, 10 + lag, None)]
-    return desc
+    return Look.of(desc)   # the group as the one story and reducer fold it
 
 
 def consumer(state="Stable", members=2, group_epoch=5, assignment_epoch=5):
-    return model.GroupDescription(group="g", type="consumer", state=state,
-                                  group_epoch=group_epoch, assignment_epoch=assignment_epoch,
-                                  members=[model.Member(member_id=f"c{i}") for i in range(members)])
+    return Look.of(model.GroupDescription(
+        group="g", type="consumer", state=state, group_epoch=group_epoch,
+        assignment_epoch=assignment_epoch,
+        members=[model.Member(member_id=f"c{i}") for i in range(members)]))
 
 
 @pytest.mark.parametrize("text,state", [("stable", "Stable"), ("STABLE", "Stable"),

@@ -8,6 +8,7 @@ import asyncio
 
 import pytest
 
+from story_support import look
 from groupctl.errors import NotFoundError, UnreachableError
 from groupctl.observe.describe import DescribeResult
 from groupctl.observe.model import GroupDescription, Member, TopicPartitions
@@ -29,13 +30,13 @@ def classic(state, gen, *members):
 def reasons(story, *descs):
     out = []
     for d in descs:
-        out += [e.reason for e in story.observe(d, at=1.0) if e.KIND == "rebalance"]
+        out += [e.reason for e in look(story, d, at=1.0) if e.KIND == "rebalance"]
     return out
 
 
 def test_static_restart_subscription_and_new_partitions():
     story = RebalanceStory("g", clock=lambda: 1.0)
-    story.observe(classic("Stable", 3, m("a", ("t", [0]), instance="i1"), m("b", ("t", [1]))))
+    look(story, classic("Stable", 3, m("a", ("t", [0]), instance="i1"), m("b", ("t", [1]))))
     assert reasons(story, classic("Stable", 4, m("a2", ("t", [0]), instance="i1"),
                                   m("b", ("t", [1])))) == ["static member i1 restarted (new member id)"]
     assert reasons(story, classic("Stable", 5, m("a2", ("t", [0]), instance="i1"),
@@ -51,16 +52,16 @@ def test_static_restart_subscription_and_new_partitions():
 
 def test_static_member_replaced_without_a_rebalance():
     story = RebalanceStory("g", clock=lambda: 1.0)
-    story.observe(classic("Stable", 3, m("a", ("t", [0]), instance="i1"), m("b", ("t", [1]))))
-    events = story.observe(classic("Stable", 3, m("a2", ("t", [0]), instance="i1"),
+    look(story, classic("Stable", 3, m("a", ("t", [0]), instance="i1"), m("b", ("t", [1]))))
+    events = look(story, classic("Stable", 3, m("a2", ("t", [0]), instance="i1"),
                                    m("b", ("t", [1]))), at=2.0)
     assert [(e.KIND, e.member_id) for e in events] == [("member_left", "a"), ("member_joined", "a2")]
 
 
 def test_classic_without_generations_is_noticed_by_its_members():
     story = RebalanceStory("g", clock=lambda: 1.0)
-    story.observe(classic("Stable", None, m("a", ("t", [0, 1]))))
-    events = story.observe(classic("Stable", None, m("a", ("t", [0])), m("b", ("t", [1]))), at=2.0)
+    look(story, classic("Stable", None, m("a", ("t", [0, 1]))))
+    events = look(story, classic("Stable", None, m("a", ("t", [0])), m("b", ("t", [1]))), at=2.0)
     assert [e.KIND for e in events] == ["generation", "member_joined", "assignment",
                                         "assignment", "rebalance"]
     assert events[-1].reason == "member b (client c-b, host h) joined"
@@ -82,9 +83,9 @@ def test_kip848_epochs_then_one_rebalance_at_convergence():
     the first snapshot that showed it away from its target to the first that showed it
     there, its member epoch caught up); one rebalance once all are there."""
     story = RebalanceStory("g", clock=lambda: 1.0)
-    assert [e.KIND for e in story.observe(consumer("Stable", 5, 5, cm("a", [0, 1], [0, 1], 5)),
-                                          at=1.0)] == ["state"]
-    e1 = story.observe(consumer("Reconciling", 6, 6, cm("a", [0, 1], [0], 5),
+    assert [e.KIND for e in look(story, consumer("Stable", 5, 5, cm("a", [0, 1], [0, 1], 5)),
+                                          at=1.0)] == ["snapshot", "state"]
+    e1 = look(story, consumer("Reconciling", 6, 6, cm("a", [0, 1], [0], 5),
                                 cm("b", [], [1], 6)), at=2.0)
     assert [e.KIND for e in e1] == ["state", "epoch", "assignment", "member_joined",
                                     "assignment"]
@@ -96,12 +97,12 @@ def test_kip848_epochs_then_one_rebalance_at_convergence():
                   "target": t, "reconciled_ms": None}
     assert (b1["assigned"], b1["added"], b1["target"], b1["reconciled_ms"]) == ([], [], u, None)
     # a gave partition 1 up but its member epoch still lags: not there yet, nothing to tell
-    assert story.observe(consumer("Reconciling", 6, 6, cm("a", [0], [0], 5),
+    assert look(story, consumer("Reconciling", 6, 6, cm("a", [0], [0], 5),
                                   cm("b", [], [1], 6)), at=2.5)[0].to_dict()["revoked"] == u
-    e2 = story.observe(consumer("Reconciling", 6, 6, cm("a", [0], [0], 6), cm("b", [], [1], 6)),
+    e2 = look(story, consumer("Reconciling", 6, 6, cm("a", [0], [0], 6), cm("b", [], [1], 6)),
                        at=3.0)
     assert [(e.KIND, e.member_id, e.reconciled_ms) for e in e2] == [("assignment", "a", 1000)]
-    e3 = story.observe(consumer("Stable", 6, 6, cm("a", [0], [0], 6), cm("b", [1], [1], 6)), at=4.0)
+    e3 = look(story, consumer("Stable", 6, 6, cm("a", [0], [0], 6), cm("b", [1], [1], 6)), at=4.0)
     kinds = [e.KIND for e in e3]
     assert kinds == ["state", "assignment", "rebalance"]
     assert (e3[1].member_id, e3[1].added, e3[1].reconciled_ms) == ("b", u, 2000)
@@ -109,7 +110,7 @@ def test_kip848_epochs_then_one_rebalance_at_convergence():
     assert (r.from_generation, r.to_generation, r.duration_ms) == (5, 6, 2000)
     assert r.moved_partitions == 1 and r.reason == "member b (client b) joined"
     # a member seen at its target at once (it reconciled within one poll): no time
-    e4 = story.observe(consumer("Stable", 7, 7, cm("a", [0, 1], [0, 1], 7)), at=5.0)
+    e4 = look(story, consumer("Stable", 7, 7, cm("a", [0, 1], [0, 1], 7)), at=5.0)
     assert [(e.KIND, getattr(e, "member_id", None)) for e in e4] == [
         ("epoch", None), ("member_left", "b"), ("assignment", "a"), ("rebalance", None)]
     asg = [e for e in e4 if e.KIND == "assignment"]
@@ -196,9 +197,9 @@ def test_the_shared_live_view_shows_a_passive_watch():
     from groupctl.render.watch import WatchModel, plain_line, render_models, summary_line
 
     story = RebalanceStory("g", clock=lambda: 1.0)
-    story.observe(classic("Stable", 3, m("a", ("t", [0, 1]))), at=1.0)
+    look(story, classic("Stable", 3, m("a", ("t", [0, 1]))), at=1.0)
     events = [envelope(e, group="g", cluster=None, source="describe", at=2.0) for e in
-              story.observe(classic("Stable", 4, m("a", ("t", [0])), m("b", ("t", [1]))), at=2.0)]
+              look(story, classic("Stable", 4, m("a", ("t", [0])), m("b", ("t", [1]))), at=2.0)]
     model = WatchModel()
     for e in events:
         model.apply(e)

@@ -100,7 +100,8 @@ class ConstrainedBuilder:
         if not self.assigned:
             return everything
         kept = iter(sorted(self.assigned, key=lambda tp: (jkey(tp[0]), tp[1])))
-        current, exhausted, out = next(kept), False, []
+        current: TP | None = next(kept)
+        exhausted, out = False, []
         for tp in everything:
             if exhausted or tp != current:
                 out.append(tp)

@@ -81,7 +81,8 @@ class GeneralBuilder:
         if not kept:
             return self.all_partitions
         walk = iter(sorted(kept, key=self._partition_key))
-        current, exhausted, out = next(walk), False, []
+        current: TP | None = next(walk)
+        exhausted, out = False, []
         for tp in self.all_partitions:
             if exhausted or tp != current:
                 out.append(tp)
@@ -90,8 +91,8 @@ class GeneralBuilder:
                 exhausted = current is None
         return out
 
-    def _size(self, member: str) -> int:
-        assigned = self.current.get(member)
+    def _size(self, member: str | None) -> int:  # None: Java's NullPointerException
+        assigned = self.current.get(member) if member is not None else None
         if assigned is None:
             raise AssignmentError(f"NullPointerException: no current assignment for {member}")
         return len(assigned)
@@ -190,7 +191,7 @@ class GeneralBuilder:
             self._move(tp, previous[tp][0])
             return True
         candidates = self.topic_members[tp[0]]
-        rack = self.rack_info.consumer_racks.get(member)
+        rack = self.rack_info.consumer_racks.get(member) if member is not None else None
         racks = self.rack_info.partition_racks.get(tp)
         if rack is not None and racks and rack in racks:
             for other in candidates:

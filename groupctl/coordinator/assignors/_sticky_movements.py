@@ -40,13 +40,13 @@ class PartitionMovements:
         else:
             self._add_record(tp, (old, new))
 
-    def partition_to_move(self, tp: TP, old: str, new: str) -> TP:
+    def partition_to_move(self, tp: TP, old: str | None, new: str) -> TP:
         per_pair = self.by_topic.get(tp[0])
         if per_pair is None:
             return tp
         if tp in self.moves:
             old = self.moves[tp][0]
-        reverse = per_pair.get((new, old))
+        reverse = per_pair.get((new, old)) if old is not None else None
         return tp if reverse is None else reverse.first()
 
 

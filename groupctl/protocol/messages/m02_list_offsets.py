@@ -11,9 +11,17 @@ the offset (response); v5 adds OFFSET_NOT_AVAILABLE; v6 flexible; v7 max timesta
 async remote lookups with a timeout (KIP-1075); v11 earliest pending upload offset
 (KIP-1023).
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from ..spec import PARTITION_LEADER, Api, Array, Field, Int8, Int16, Int32, Int64, String, Struct
 
-LIST_OFFSETS = Api(2, "ListOffsets", versions=(1, 11), flexible_from=6, route=PARTITION_LEADER,
+if TYPE_CHECKING:  # pragma: no cover - the bodies are for the type checker only
+    from ..bodies import ListOffsetsResponse
+
+LIST_OFFSETS: Api[ListOffsetsResponse] = Api(
+    2, "ListOffsets", versions=(1, 11), flexible_from=6, route=PARTITION_LEADER,
     request=Struct(
         Field("replica_id", Int32, about="-1 for a normal consumer"),
         Field("isolation_level", Int8, since=2, about="0 read uncommitted, 1 read committed"),

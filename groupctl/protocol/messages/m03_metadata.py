@@ -9,9 +9,17 @@ topic ids (and nullable topic names in the request, not served until v12); v11 d
 cluster authorized operations (see DescribeCluster, KIP-700); v12 lookup by topic id
 (nullable topic names in the response); v13 a top-level error code.
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from ..spec import ANY_BROKER, Api, Array, Bool, Field, Int16, Int32, String, Struct, Uuid
 
-METADATA = Api(3, "Metadata", versions=(0, 13), flexible_from=9, route=ANY_BROKER,
+if TYPE_CHECKING:  # pragma: no cover - the bodies are for the type checker only
+    from ..bodies import MetadataResponse
+
+METADATA: Api[MetadataResponse] = Api(
+    3, "Metadata", versions=(0, 13), flexible_from=9, route=ANY_BROKER,
     request=Struct(
         Field("topics", Array(
             Field("topic_id", Uuid, since=10),

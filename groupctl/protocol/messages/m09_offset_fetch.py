@@ -7,9 +7,17 @@ committed leader epoch; v6 flexible; v7 RequireStable (UNSTABLE_OFFSET_COMMIT, K
 v8 several groups per request (KIP-709), everything moves under `groups`; v9 member id and
 epoch for KIP-848 groups; v10 topic ids instead of topic names (KIP-848).
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from ..spec import COORDINATOR, Api, Array, Bool, Field, Int16, Int32, Int64, String, Struct, Uuid
 
-OFFSET_FETCH = Api(9, "OffsetFetch", versions=(1, 10), flexible_from=6, route=COORDINATOR,
+if TYPE_CHECKING:  # pragma: no cover - the bodies are for the type checker only
+    from ..bodies import OffsetFetchResponse
+
+OFFSET_FETCH: Api[OffsetFetchResponse] = Api(
+    9, "OffsetFetch", versions=(1, 10), flexible_from=6, route=COORDINATOR,
     request=Struct(
         Field("group_id", String, until=7),
         Field("topics", Array(

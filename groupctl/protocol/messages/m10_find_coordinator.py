@@ -6,9 +6,17 @@ v3 flexible; v4 batched lookups: CoordinatorKeys in, Coordinators out, replacing
 key and the top-level result (KIP-699); v5 TRANSACTION_ABORTABLE (KIP-890); v6 share groups
 (KIP-932, key "groupId:topicId:partition").
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from ..spec import ANY_BROKER, Api, Array, Field, Int8, Int16, Int32, String, Struct
 
-FIND_COORDINATOR = Api(10, "FindCoordinator", versions=(0, 6), flexible_from=3, route=ANY_BROKER,
+if TYPE_CHECKING:  # pragma: no cover - the bodies are for the type checker only
+    from ..bodies import FindCoordinatorResponse
+
+FIND_COORDINATOR: Api[FindCoordinatorResponse] = Api(
+    10, "FindCoordinator", versions=(0, 6), flexible_from=3, route=ANY_BROKER,
     request=Struct(
         Field("key", String, until=3),
         Field("key_type", Int8, since=1, default=0, about="0 group, 1 transaction, 2 share"),

@@ -4,9 +4,17 @@ v1 adds the rebalance timeout; v4 makes a member without an id get MEMBER_ID_REQ
 (KIP-394); v5 static membership (KIP-345); v6 flexible; v7 protocol type in the response;
 v8 the join reason (KIP-800); v9 SkipAssignment (KIP-814).
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from ..spec import COORDINATOR, Api, Array, Bool, Bytes, Field, Int32, Int16, String, Struct
 
-JOIN_GROUP = Api(11, "JoinGroup", versions=(0, 9), flexible_from=6, route=COORDINATOR,
+if TYPE_CHECKING:  # pragma: no cover - the bodies are for the type checker only
+    from ..bodies import JoinGroupResponse
+
+JOIN_GROUP: Api[JoinGroupResponse] = Api(
+    11, "JoinGroup", versions=(0, 9), flexible_from=6, route=COORDINATOR,
     request=Struct(
         Field("group_id", String),
         Field("session_timeout_ms", Int32),

@@ -5,9 +5,17 @@ v1 throttle time; v2 responses are sent before throttling; v3 batches: a list of
 identities (member id and/or group instance id, KIP-345) with a result per member; v4
 flexible; v5 a reason per member (KIP-800), which the broker logs.
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from ..spec import COORDINATOR, Api, Array, Field, Int16, Int32, String, Struct
 
-LEAVE_GROUP = Api(13, "LeaveGroup", versions=(0, 5), flexible_from=4, route=COORDINATOR,
+if TYPE_CHECKING:  # pragma: no cover - the bodies are for the type checker only
+    from ..bodies import LeaveGroupResponse
+
+LEAVE_GROUP: Api[LeaveGroupResponse] = Api(
+    13, "LeaveGroup", versions=(0, 5), flexible_from=4, route=COORDINATOR,
     request=Struct(
         Field("group_id", String),
         Field("member_id", String, until=2),

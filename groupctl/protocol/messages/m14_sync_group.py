@@ -5,9 +5,17 @@ v1 throttle time; v2 responses are sent before throttling; v3 the group instance
 (KIP-345); v4 flexible; v5 protocol type and name in request and response, checked by the
 broker against the group's (KIP-559).
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from ..spec import COORDINATOR, Api, Array, Bytes, Field, Int16, Int32, String, Struct
 
-SYNC_GROUP = Api(14, "SyncGroup", versions=(0, 5), flexible_from=4, route=COORDINATOR,
+if TYPE_CHECKING:  # pragma: no cover - the bodies are for the type checker only
+    from ..bodies import SyncGroupResponse
+
+SYNC_GROUP: Api[SyncGroupResponse] = Api(
+    14, "SyncGroup", versions=(0, 5), flexible_from=4, route=COORDINATOR,
     request=Struct(
         Field("group_id", String),
         Field("generation_id", Int32),

@@ -6,9 +6,17 @@ v1 throttle time; v2 responses are sent before throttling; v3 authorized operati
 v4 members' group instance ids (KIP-345); v5 flexible; v6 an unknown group comes back as
 GROUP_ID_NOT_FOUND with an error message instead of state Dead and error 0 (KIP-1043).
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from ..spec import COORDINATOR, Api, Array, Bool, Bytes, Field, Int16, Int32, String, Struct
 
-DESCRIBE_GROUPS = Api(15, "DescribeGroups", versions=(0, 6), flexible_from=5, route=COORDINATOR,
+if TYPE_CHECKING:  # pragma: no cover - the bodies are for the type checker only
+    from ..bodies import DescribeGroupsResponse
+
+DESCRIBE_GROUPS: Api[DescribeGroupsResponse] = Api(
+    15, "DescribeGroups", versions=(0, 6), flexible_from=5, route=COORDINATOR,
     request=Struct(
         Field("groups", Array(String)),
         Field("include_authorized_operations", Bool, since=3),

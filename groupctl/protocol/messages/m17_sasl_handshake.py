@@ -4,9 +4,17 @@ bumped, KAFKA-9577).
 
 v0 is followed by raw SASL tokens on the socket; v1 by SaslAuthenticate requests.
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from ..spec import ANY_BROKER, Api, Array, Field, Int16, String, Struct
 
-SASL_HANDSHAKE = Api(17, "SaslHandshake", versions=(0, 1), flexible_from=None, route=ANY_BROKER,
+if TYPE_CHECKING:  # pragma: no cover - the bodies are for the type checker only
+    from ..bodies import SaslHandshakeResponse
+
+SASL_HANDSHAKE: Api[SaslHandshakeResponse] = Api(
+    17, "SaslHandshake", versions=(0, 1), flexible_from=None, route=ANY_BROKER,
     request=Struct(
         Field("mechanism", String),
     ),

@@ -7,9 +7,17 @@ v1 throttle time; v2 responses are sent before throttling; v3 flexible, with the
 software name and version (KIP-511) and, as tagged fields, supported and finalized
 features (KIP-584); v4 allows SupportedFeatures.MinVersion 0 (KAFKA-17011).
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from ..spec import ANY_BROKER, Api, Array, Bool, Field, Int16, Int32, Int64, String, Struct
 
-API_VERSIONS = Api(18, "ApiVersions", versions=(0, 4), flexible_from=3, route=ANY_BROKER,
+if TYPE_CHECKING:  # pragma: no cover - the bodies are for the type checker only
+    from ..bodies import ApiVersionsResponse
+
+API_VERSIONS: Api[ApiVersionsResponse] = Api(
+    18, "ApiVersions", versions=(0, 4), flexible_from=3, route=ANY_BROKER,
     request=Struct(
         Field("client_software_name", String, since=3),
         Field("client_software_version", String, since=3),

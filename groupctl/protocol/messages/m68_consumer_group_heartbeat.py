@@ -7,7 +7,14 @@ null when it did not change.
 Always flexible. v1 adds a subscription by regex (KIP-848) and makes the client generate
 its own member id (a UUID kept for the process's life, KIP-1082).
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from ..spec import COORDINATOR, Api, Array, Field, Int16, Int32, String, Struct, Uuid
+
+if TYPE_CHECKING:  # pragma: no cover - the bodies are for the type checker only
+    from ..bodies import ConsumerGroupHeartbeatResponse
 
 # commonStructs "TopicPartitions" of the response (the request defines the same inline).
 TOPIC_PARTITIONS = Struct(
@@ -15,7 +22,8 @@ TOPIC_PARTITIONS = Struct(
     Field("partitions", Array(Int32)),
 )
 
-CONSUMER_GROUP_HEARTBEAT = Api(68, "ConsumerGroupHeartbeat", versions=(0, 1), flexible_from=0,
+CONSUMER_GROUP_HEARTBEAT: Api[ConsumerGroupHeartbeatResponse] = Api(
+    68, "ConsumerGroupHeartbeat", versions=(0, 1), flexible_from=0,
     route=COORDINATOR,
     request=Struct(
         Field("group_id", String),

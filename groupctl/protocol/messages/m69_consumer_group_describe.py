@@ -5,7 +5,14 @@ current assignment and target assignment.
 Always flexible. v1 adds each member's type (-1 unknown, 0 classic, 1 consumer; KIP-1099);
 the request is the same as v0.
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from ..spec import COORDINATOR, Api, Array, Bool, Field, Int8, Int16, Int32, String, Struct, Uuid
+
+if TYPE_CHECKING:  # pragma: no cover - the bodies are for the type checker only
+    from ..bodies import ConsumerGroupDescribeResponse
 
 # commonStructs of the response.
 TOPIC_PARTITIONS = Struct(
@@ -17,7 +24,8 @@ ASSIGNMENT = Struct(
     Field("topic_partitions", Array(TOPIC_PARTITIONS)),
 )
 
-CONSUMER_GROUP_DESCRIBE = Api(69, "ConsumerGroupDescribe", versions=(0, 1), flexible_from=0,
+CONSUMER_GROUP_DESCRIBE: Api[ConsumerGroupDescribeResponse] = Api(
+    69, "ConsumerGroupDescribe", versions=(0, 1), flexible_from=0,
     route=COORDINATOR,
     request=Struct(
         Field("group_ids", Array(String)),

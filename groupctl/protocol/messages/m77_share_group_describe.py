@@ -5,7 +5,14 @@ and current assignment (share groups have no target assignment in the response).
 Always flexible. v0 was the early-access version of Kafka 4.0 and is gone: the jar's
 validVersions is "1" while the fields say "0+" (they have not changed since v0).
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from ..spec import COORDINATOR, Api, Array, Bool, Field, Int16, Int32, String, Struct, Uuid
+
+if TYPE_CHECKING:  # pragma: no cover - the bodies are for the type checker only
+    from ..bodies import ShareGroupDescribeResponse
 
 # commonStructs of the response.
 TOPIC_PARTITIONS = Struct(
@@ -17,7 +24,8 @@ ASSIGNMENT = Struct(
     Field("topic_partitions", Array(TOPIC_PARTITIONS)),
 )
 
-SHARE_GROUP_DESCRIBE = Api(77, "ShareGroupDescribe", versions=(1, 1), flexible_from=0,
+SHARE_GROUP_DESCRIBE: Api[ShareGroupDescribeResponse] = Api(
+    77, "ShareGroupDescribe", versions=(1, 1), flexible_from=0,
     route=COORDINATOR,
     request=Struct(
         Field("group_ids", Array(String)),

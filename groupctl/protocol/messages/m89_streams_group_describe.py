@@ -5,9 +5,16 @@ process id, client, user endpoint and tasks (active, standby, warm-up; current a
 
 Always flexible; v0 only. Topology and a member's user endpoint are nullable structs.
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from ..spec import (
     COORDINATOR, Api, Array, Bool, Field, Int16, Int32, Int64, String, Struct, Uint16,
 )
+
+if TYPE_CHECKING:  # pragma: no cover - the bodies are for the type checker only
+    from ..bodies import StreamsGroupDescribeResponse
 
 # commonStructs of the response.
 ENDPOINT = Struct(
@@ -51,7 +58,8 @@ TOPOLOGY = Struct(
         about="null while uninitialized or when source topics are missing"),
 )
 
-STREAMS_GROUP_DESCRIBE = Api(89, "StreamsGroupDescribe", versions=(0, 0), flexible_from=0,
+STREAMS_GROUP_DESCRIBE: Api[StreamsGroupDescribeResponse] = Api(
+    89, "StreamsGroupDescribe", versions=(0, 0), flexible_from=0,
     route=COORDINATOR,
     request=Struct(
         Field("group_ids", Array(String)),

@@ -4,9 +4,17 @@ the broker computes (-1 where it cannot). Null topics ask for every topic-partit
 
 Always flexible. Errors come per group and per partition, each with a message.
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from ..spec import COORDINATOR, Api, Array, Field, Int16, Int32, Int64, String, Struct, Uuid
 
-DESCRIBE_SHARE_GROUP_OFFSETS = Api(90, "DescribeShareGroupOffsets", versions=(0, 1),
+if TYPE_CHECKING:  # pragma: no cover - the bodies are for the type checker only
+    from ..bodies import DescribeShareGroupOffsetsResponse
+
+DESCRIBE_SHARE_GROUP_OFFSETS: Api[DescribeShareGroupOffsetsResponse] = Api(
+    90, "DescribeShareGroupOffsets", versions=(0, 1),
     flexible_from=0, route=COORDINATOR,
     request=Struct(
         Field("groups", Array(

@@ -1,0 +1,157 @@
+"""`decode records` (offline: __consumer_offsets segment files) and `history` (a group's
+past from the coordinator's records, read from the cluster)."""
+from __future__ import annotations
+
+from typing import List, Optional
+
+import typer
+
+from ..errors import UsageError
+from .app import app
+from .env import env_of
+from .decode import decode_app
+
+
+@decode_app.command("records")
+def decode_records_cmd(
+    ctx: typer.Context,
+    files: List[str] = typer.Argument(
+        ..., metavar="FILE...",
+        help="__consumer_offsets segment files (*.log) as copied from a broker's data "
+             "directory (…/__consumer_offsets-N/00000000000000000000.log)."),
+    group: Optional[str] = typer.Option(
+        None, "--group", "-g", metavar="G", help="Only the records of this group."),
+):
+    """Decode the group coordinator's records in __consumer_offsets segment files, as
+    Kafka's DumpLogSegments --offsets-decoder does: every record type (0-23) and value
+    version; one object per record with offset, timestamp, type, record name, key fields,
+    value version and fields (a tombstone's value is null). A record type or value version
+    this groupctl does not know is kept raw (hex) with its type and version; a damaged
+    batch (bad CRC, truncated) is reported with its offset, and decoding goes on. Never
+    touches the network."""
+    import os
+
+    from ..render.records import (
+        RECORD_COLUMNS, Stream, record_row, segment_items,
+    )
+    from ..render.record_lines import parallel_file_lines
+
+    env = env_of(ctx)
+    for path in files:
+        if not os.path.isfile(path):
+            raise UsageError(f"{path}: no such file" if not os.path.exists(path)
+                             else f"{path}: not a file")
+    stream = Stream(env, RECORD_COLUMNS, record_row)
+    damaged = 0
+    workers = min(len(files), os.cpu_count() or 1)
+    try:
+        if stream.fmt in ("ndjson", "json") and workers == 1:
+            from ..render.record_lines import segment_lines
+
+            for path in files:
+                lines = []
+                for line, warning in segment_lines(path, group):
+                    if warning:
+                        damaged += 1
+                        env.warn(warning)
+                    lines.append(line)
+                    if len(lines) >= 2000:
+                        stream.write_lines(lines)
+                        lines = []
+                stream.write_lines(lines)
+        elif stream.fmt in ("ndjson", "json"):
+            for path in files:   # unreadable files fail here, before any worker starts
+                if not os.access(path, os.R_OK):
+                    raise UsageError(f"{path}: cannot read: permission denied")
+            for lines, warnings in parallel_file_lines(files, group, workers):
+                stream.write_lines(lines)
+                for w in warnings:
+                    damaged += 1
+                    env.warn(w)
+        else:
+            for path in files:
+                for item, warning in segment_items(path, group):
+                    if warning:
+                        damaged += 1
+                        env.warn(warning)
+                    stream.write(item)
+    finally:
+        stream.close()
+    if damaged:
+        env.warn(f"{damaged} damaged batch{'es' if damaged != 1 else ''} skipped")
+
+
+_TIME_HELP = ("ISO-8601 (2026-11-24T05:51:00Z; no zone = UTC), epoch milliseconds, or a "
+              "duration before now (90s, 15m, 2h, 1d).")
+
+
+def parse_time(text: str, option: str, now_ms: int) -> int:
+    """--since/--until as epoch milliseconds."""
+    import re
+    from datetime import datetime, timezone
+
+    value = text.strip()
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)", value)
+    if m:
+        unit = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}[m.group(2)]
+        return now_ms - int(float(m.group(1)) * unit)
+    if value.isdigit():
+        return int(value)
+    try:
+        dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(f"{option}: not a time: {text!r} ({_TIME_HELP})") from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return int(dt.timestamp() * 1000)
+
+
+@app.command("history")
+def history_cmd(
+    ctx: typer.Context,
+    groups: List[str] = typer.Argument(..., metavar="GROUP...", help="Groups to replay."),
+    since: Optional[str] = typer.Option(None, "--since", metavar="T",
+                                        help=f"Tell events from this time on. {_TIME_HELP}"),
+    until: Optional[str] = typer.Option(None, "--until", metavar="T",
+                                        help=f"Stop before this time. {_TIME_HELP}"),
+):
+    """A group's exact past from the group coordinator's own records in __consumer_offsets
+    (every group type), as rebalance events with the broker's record timestamps (source
+    "records"): generations (classic) with members and decoded assignments; group and
+    assignment epochs, members joining and leaving, each member's assignment as it
+    reconciles (consumer, share, streams); type conversions; the group's deletion. Reads
+    the group's partition (abs(hashCode(group)) % partitions, checked against
+    FindCoordinator) from its earliest offset; offset commits are skipped unread. Never
+    writes to the cluster. Needs READ and DESCRIBE on topic __consumer_offsets (exit 4
+    names the ACL otherwise). The history is complete from the offset after the last gap
+    that compaction left (printed at the end); a classic round's start is not in the
+    records, so classic rebalances have no duration. -o ndjson/json give the events for
+    scripts and `analyze --events`."""
+    import time
+
+    from ..observe.history import read_history
+    from ..render.records import Stream, history_line, history_summary
+    from .common import make_cluster, run_async
+
+    env = env_of(ctx)
+    now_ms = int(time.time() * 1000)
+    since_ms = None if since is None else parse_time(since, "--since", now_ms)
+    until_ms = None if until is None else parse_time(until, "--until", now_ms)
+    if since_ms is not None and until_ms is not None and until_ms <= since_ms:
+        raise UsageError("--until must be after --since")
+    stream = Stream(env, [], None, line=history_line)
+
+    async def main():
+        async with make_cluster(env) as cluster:
+            return await read_history(cluster, list(dict.fromkeys(groups)), since_ms=since_ms,
+                                      until_ms=until_ms, emit=stream.write, warn=env.warn)
+
+    try:
+        reads = run_async(env, main())
+    finally:
+        stream.close()
+    for line in history_summary(reads):
+        if stream.fmt in ("table", "wide"):
+            env.stdout.write(line + "\n")
+        else:
+            env.warn(line)

@@ -1,0 +1,212 @@
+"""`history`: a group's past from the coordinator's own records in `__consumer_offsets`.
+
+For each group: its partition, found as the broker finds it (model.coordinator_partition:
+abs(String.hashCode) % partitions, Integer.MIN_VALUE -> 0) and checked against
+FindCoordinator (the coordinator must be that partition's leader); the partition read from
+its earliest offset (client.partition_reader), offset commits skipped on their key type
+before anything else is decoded; the other records replayed (replay.py) into one
+GroupDescription per change, each fed with the broker's record timestamp to the same
+RebalanceStory as every other source (events with source "records").
+
+`--since`: the offset of the first record at or after it (ListOffsets by timestamp); the
+records before it are replayed too (a consumer group's members were written when they
+joined), but only events from that offset on are told. `--until`: reading stops before the
+first record at or after it.
+
+What the records cannot say is not invented: a classic round's start (PreparingRebalance)
+is in the broker's log, not in the records, so a classic `rebalance` event has started and
+duration_ms null. Compaction keeps only the latest record per key in cleaned segments: the
+history is complete from the first offset after the last gap in the offsets read
+(`complete_from`); before it, changes may be missing.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..errors import GroupctlError, NotFoundError
+from ..events import Source, envelope
+from .model import CLASSIC, coordinator_partition
+from .observations import Seen
+from .records import coordinator_batches
+from .replay import replay
+from .story import RebalanceStory
+
+TOPIC = "__consumer_offsets"
+RECORDS = Source.RECORDS.value
+# offset commits (key types 0 and 1), passed over on their key's first two bytes
+OFFSET_COMMIT_KEYS = frozenset({b"\x00\x00", b"\x00\x01"})
+
+
+@dataclass
+class PartitionRead:
+    """What was read of one partition, for the summary."""
+
+    partition: int
+    groups: list[str]
+    leader: int | None = None
+    coordinators: dict | None = None   # group -> FindCoordinator's node id
+    first_offset: int | None = None
+    end_offset: int | None = None
+    complete_from: int | None = None   # offset after the last gap (compaction)
+    complete_from_ts: float | None = None
+    records: int = 0                   # group records replayed (offset commits not counted)
+    damaged: int = 0
+
+    def to_dict(self) -> dict:
+        return {"partition": self.partition, "groups": self.groups, "leader": self.leader,
+                "coordinators": self.coordinators, "first_offset": self.first_offset,
+                "end_offset": self.end_offset, "complete_from_offset": self.complete_from,
+                "complete_from": None if self.complete_from_ts is None else _iso(self.complete_from_ts),
+                "group_records": self.records, "damaged_batches": self.damaged}
+
+
+def _iso(at: float) -> str:
+    from ..events import iso_ts
+
+    return iso_ts(at)
+
+
+class GapTracker:
+    """The first offset after the last gap: batches must follow each other, and a batch
+    must hold every offset it spans (a cleaned batch keeps only some)."""
+
+    def __init__(self):
+        self.next: int | None = None
+        self.complete_from: int | None = None
+        self.complete_from_ts: float | None = None
+
+    def batch(self, base: int, last: int, count: int, timestamp: float) -> None:
+        if self.complete_from is None:
+            self.complete_from, self.complete_from_ts = base, timestamp
+        if (self.next is not None and base != self.next) or count != last - base + 1:
+            self.complete_from, self.complete_from_ts = last + 1, None
+        elif self.complete_from_ts is None:
+            self.complete_from_ts = timestamp
+        self.next = last + 1
+
+
+async def read_history(cluster, groups: list[str], *, since_ms: int | None = None,
+                       until_ms: int | None = None, emit: Callable[[dict], None],
+                       warn: Callable[[str], None]) -> list[PartitionRead]:
+    from ..client.partition_reader import EARLIEST, PartitionReader
+
+    md = await cluster.metadata(None)
+    info = md.topics.get(TOPIC)
+    if info is None or info.error_code:
+        probe = PartitionReader(cluster, TOPIC, 0)
+        await probe.locate()   # raises the precise error (authorization, not found)
+        md = await cluster.metadata(None)
+        info = md.topics.get(TOPIC)
+        if info is None:
+            raise NotFoundError(f"topic {TOPIC} is not in the cluster's metadata")
+    names = {t.topic_id: name for name, t in md.topics.items() if t.topic_id}
+    by_partition: dict[int, list[str]] = {}
+    for g in groups:
+        by_partition.setdefault(coordinator_partition(g, info.partition_count), []).append(g)
+    reads = []
+    for partition, members in sorted(by_partition.items()):
+        reader = PartitionReader(cluster, TOPIC, partition)
+        await reader.locate()
+        read = PartitionRead(partition, members, reader.leader)
+        read.coordinators = {}
+        for g in members:
+            try:
+                read.coordinators[g] = (await cluster.find_coordinator(g, refresh=True)).node_id
+            except GroupctlError as exc:   # e.g. no DESCRIBE on the group: the records
+                warn(f"cannot check the partition of {g} against FindCoordinator: {exc}")
+        for g, node in read.coordinators.items():
+            if node != reader.leader:
+                warn(f"FindCoordinator names broker {node} for group {g}, but partition "
+                     f"{partition} of {TOPIC} is led by {reader.leader}")
+        start = await reader.offset_at(EARLIEST)
+        tell_from = start if since_ms is None else await reader.offset_at(since_ms)
+        if tell_from is None:   # nothing at or after --since: tell nothing
+            tell_from = 1 << 62
+        end = None if until_ms is None else await reader.offset_at(until_ms)
+        read.first_offset = start
+        await _replay_partition(reader, read, start, end, tell_from, names, emit, cluster)
+        read.damaged = len(reader.damaged)
+        for b in reader.damaged:
+            warn(f"{TOPIC}-{partition}: {b}")
+        reads.append(read)
+    return reads
+
+
+async def _replay_partition(reader, read: PartitionRead, start, end, tell_from, names,
+                            emit, cluster) -> None:
+    gaps = GapTracker()
+    groups = set(read.groups)
+    stories = {g: RebalanceStory(g) for g in groups}
+    seen: set[str] = set()
+    kept: list[tuple[int, bool, list]] = []   # (last offset, complete so far, group records)
+    async for batch in reader.read(start if start is not None else 0, end,
+                                   skip_keys=OFFSET_COMMIT_KEYS):
+        gaps.batch(batch.base_offset, batch.last_offset, batch.count,
+                   batch.max_timestamp / 1000)
+        for _, recs in coordinator_batches([batch], groups=groups):
+            if end is not None:   # a batch is fetched whole: --until cuts inside it
+                recs = [r for r in recs if r.offset < end]
+            if recs:   # offset commits were dropped on their key type, unread
+                kept.append((batch.last_offset, gaps.complete_from == start, recs))
+                read.records += len(recs)
+    read.end_offset = reader.high_watermark if end is None else end
+    read.complete_from, read.complete_from_ts = gaps.complete_from, gaps.complete_from_ts
+    current = [0, False]
+
+    def records():
+        for last_offset, complete, recs in kept:
+            current[:] = [last_offset, complete]   # replay yields a batch's snapshots first
+            yield recs
+
+    for at, desc in replay(records(), names):
+        if desc.group not in seen and current[1]:
+            # nothing compacted before the group's first record: it is the group's
+            # creation, so the story starts from a group that did not exist yet
+            # (its events are not told: the story only learns where the group started)
+            stories[desc.group].feed(Seen(desc.group, at, RECORDS, created_from_nothing(desc)))
+        seen.add(desc.group)
+        events = stories[desc.group].feed(Seen(desc.group, at, RECORDS, desc))
+        if tell_from is not None and current[0] < tell_from:
+            continue   # before --since: replayed for the state, not told
+        for event in events:
+            emit(_honest(envelope(event, group=desc.group, cluster=cluster.cluster_id,
+                                  source=RECORDS, at=at), desc))
+    missing = groups - seen
+    if missing:
+        raise NotFoundError(
+            f"no records of group{'s' if len(missing) > 1 else ''} "
+            f"{', '.join(sorted(missing))} in {TOPIC}-{read.partition} (offsets "
+            f"{read.first_offset}-{read.end_offset}): never created, or deleted and compacted")
+
+
+def created_from_nothing(desc):
+    """The group just before its first record: empty, at generation / epochs 0."""
+    from .model import GroupDescription
+
+    epochs = desc.group_epoch is not None
+    return GroupDescription(group=desc.group, type=desc.type, state="Empty",
+                            protocol_type=desc.protocol_type,
+                            generation=None if epochs else 0,
+                            group_epoch=0 if epochs else None,
+                            assignment_epoch=0 if epochs else None)
+
+
+def _honest(event: dict, desc) -> dict:
+    """A classic round's start is not in the records: no start, no duration. The
+    generation's leader is (the story does not know it from a description), and so is a
+    modern member's epoch, previous epoch and state at each assignment change (extra
+    fields of the `assignment` event)."""
+    if event["event"] == "assignment" and desc.type != CLASSIC:
+        member = next((m for m in desc.members if m.member_id == event.get("member_id")), None)
+        if member is not None:
+            event["member_epoch"] = member.member_epoch
+            event["previous_member_epoch"] = member.extra.get("previous_member_epoch")
+            event["member_state"] = member.extra.get("member_state")
+    if desc.type == CLASSIC:
+        if event["event"] == "rebalance":
+            event["started"] = None
+            event["duration_ms"] = None
+        elif event["event"] == "generation" and event.get("leader") is None:
+            event["leader"] = desc.extra.get("leader")
+    return event

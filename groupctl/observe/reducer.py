@@ -1,0 +1,218 @@
+"""The one reducer: §4 events (envelope dicts, from any source) folded into per-group state.
+
+    reducer = Reducer()
+    status = reducer.apply(event)      # the GroupStatus of event["group"], updated
+    reducer.groups["orders"].members   # {member id: MemberStatus}
+
+What the live view (render/watch.py), `watch`'s summary, `wait`'s conditions and a metrics
+exporter read: state, type, generation or epochs, protocol, leader, members with their
+assignments, targets, last gains / losses, reconciliation times and tasks, the last
+rebalance and the last few, rebalance counts and time spent rebalancing, members that
+flapped, when the group last changed (`changed_at`, for wait --settled), and the probe's
+own member (its id, member state, member epoch) when a probe tells the story.
+
+A `snapshot` replaces everything it tells; a `state` Dead empties the group (gone).
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from ..events import EventKind
+
+TIMELINE = 10   # rebalances kept per group
+
+
+@dataclass
+class MemberStatus:
+    member_id: str
+    instance_id: str | None = None
+    client_id: str | None = None
+    host: str | None = None
+    assignment: list[dict] | None = None      # [{topic, partitions}], None: not known
+    target: list[dict] | None = None          # KIP-848: its target assignment
+    gained: list[dict] | None = None          # in its last assignment change
+    lost: list[dict] | None = None
+    reconciled_ms: int | None = None          # KIP-848: its last reconciliation time
+    tasks: dict | None = None                 # streams: {kind: [{subtopology_id, partitions}]}
+    has_target: bool = False                  # a target was told (KIP-848 / streams)
+
+
+@dataclass
+class GroupStatus:
+    group: str | None
+    state: str | None = None
+    type: str | None = None
+    generation: int | None = None
+    group_epoch: int | None = None
+    assignment_epoch: int | None = None
+    protocol: str | None = None
+    leader: str | None = None
+    members: dict[str, MemberStatus] = field(default_factory=dict)
+    last_rebalance: dict | None = None
+    timeline: deque = field(default_factory=lambda: deque(maxlen=TIMELINE))
+    rebalances: int = 0
+    rebalancing_ms_total: int = 0
+    rebalancing_ms_longest: int = 0
+    changes: dict[str, int] = field(default_factory=dict)   # member key -> joins + leaves
+    changed_at: float | None = None   # last change of state, members, generation or epochs
+    probe_member: str | None = None   # the probe's own member, when a probe tells it
+    member_state: str | None = None
+    member_epoch: int | None = None
+
+    @property
+    def epochs(self) -> tuple | None:
+        if self.group_epoch is None and self.assignment_epoch is None:
+            return None
+        return (self.group_epoch, self.assignment_epoch)
+
+    @property
+    def exists(self) -> bool:
+        return self.state not in (None, "Dead")
+
+    @property
+    def flapping(self) -> list[str]:
+        """Members (by instance id, else client id) that joined and left more than once
+        in all: came and went, or went and came back."""
+        return sorted(k for k, n in self.changes.items() if n >= 2)
+
+    def change_key(self) -> tuple:
+        return (self.state, self.generation, self.group_epoch, self.assignment_epoch,
+                tuple(sorted(self.members)))
+
+    def summary(self) -> dict:
+        """`watch`'s summary of the group."""
+        return {"group": self.group, "state": self.state, "rebalances": self.rebalances,
+                "rebalancing_ms_total": self.rebalancing_ms_total,
+                "rebalancing_ms_longest": self.rebalancing_ms_longest,
+                "flapping_members": self.flapping}
+
+    # ---- folding -----------------------------------------------------------------------
+    def apply(self, e: dict) -> None:
+        key = self.change_key()
+        handler = _FOLDS.get(e["event"])
+        if handler is not None:
+            handler(self, e)
+        if self.change_key() != key:
+            self.changed_at = _seconds(e.get("ts"))
+
+    def _snapshot(self, e: dict) -> None:
+        self.state, self.type, self.protocol = e.get("state"), e.get("type"), e.get("protocol")
+        self.generation = e.get("generation")
+        self.group_epoch, self.assignment_epoch = e.get("group_epoch"), e.get("assignment_epoch")
+        self.members = {}
+        for m in e.get("members") or ():
+            target = m.get("target_assignment")
+            self.members[m["member_id"]] = MemberStatus(
+                m["member_id"], m.get("instance_id"), m.get("client_id"), m.get("host"),
+                m.get("assignment"), target, tasks=m.get("tasks"),
+                has_target=target is not None and self.group_epoch is not None)
+
+    def _state(self, e: dict) -> None:
+        self.state, self.member_state = e["state"], e.get("member_state")
+        if self.state == "Dead":   # gone: a group created again starts from nothing
+            self.members, self.generation, self.protocol, self.leader = {}, None, None, None
+            self.group_epoch = self.assignment_epoch = self.type = None
+
+    def _epoch(self, e: dict) -> None:
+        self.group_epoch, self.assignment_epoch = e.get("group_epoch"), e.get("assignment_epoch")
+
+    def _type_changed(self, e: dict) -> None:
+        self.type = e.get("type")
+        if self.type == "classic":   # generations again, no epochs
+            self.group_epoch = self.assignment_epoch = None
+
+    def _joined(self, e: dict) -> None:
+        self.members.setdefault(e["member_id"], MemberStatus(
+            e["member_id"], e.get("instance_id"), e.get("client_id"), e.get("host")))
+        self._count_change(e)
+
+    def _left(self, e: dict) -> None:
+        self.members.pop(e["member_id"], None)
+        self._count_change(e)
+
+    def _count_change(self, e: dict) -> None:
+        key = e.get("instance_id") or e.get("client_id") or e["member_id"]
+        self.changes[key] = self.changes.get(key, 0) + 1
+
+    def _generation(self, e: dict) -> None:
+        self.generation, self.protocol, self.leader = e["generation"], e.get("protocol"), e.get("leader")
+
+    def _rebalance(self, e: dict) -> None:
+        after = e.get("assignments") or {m: None for m in e.get("members_after") or []}
+        old, tasks = self.members, e.get("tasks") or {}
+        self.members = {m: old.get(m) or MemberStatus(m) for m in after}
+        for mid, asg in after.items():
+            self.members[mid].assignment = asg
+            if mid in tasks:
+                self.members[mid].tasks = tasks[mid]
+        if self.epochs is None:
+            self.generation = e.get("to_generation")
+        self.last_rebalance = e
+        self.timeline.append(e)
+        ms = e.get("duration_ms") or 0
+        self.rebalances += 1
+        self.rebalancing_ms_total += ms
+        self.rebalancing_ms_longest = max(self.rebalancing_ms_longest, ms)
+
+    def _assignment(self, e: dict) -> None:
+        """Another member's assignment (the group's story; KIP-848: with its target). The
+        probe's own member's (no target, its own id or none) is its own, not the group's
+        table's: the probe tells it first-hand."""
+        mid = e.get("member_id")
+        if "target" not in e and (mid is None or mid == self.probe_member):
+            return
+        if mid is None:   # another member's event names it; nothing to show it under
+            return
+        m = self.members.setdefault(mid, MemberStatus(mid))
+        m.assignment, m.gained, m.lost = e.get("assigned"), e.get("added"), e.get("revoked")
+        if e.get("tasks") is not None:
+            m.tasks = e["tasks"]
+        if "target" in e:
+            m.target, m.has_target = e.get("target"), True
+            if e.get("reconciled_ms") is not None:
+                m.reconciled_ms = e["reconciled_ms"]
+
+    def _probe(self, e: dict) -> None:
+        self.probe_member = e.get("member_id") or self.probe_member
+        if e["action"] in ("left", "fenced", "failed"):
+            self.member_state = e["action"].upper()
+        if "member_epoch" in e:   # a KIP-848 probe: its own state
+            self.member_epoch = e.get("member_epoch")
+            self.member_state = _EPOCH_MEMBER_STATES.get(e["action"], self.member_state)
+
+
+_EPOCH_MEMBER_STATES = {"joined": "JOINING", "acknowledged": "STABLE", "rejoining": "JOINING",
+                        "fenced": "FENCED", "left": "LEFT", "failed": "FAILED"}
+
+_FOLDS = {
+    EventKind.SNAPSHOT: GroupStatus._snapshot, EventKind.STATE: GroupStatus._state,
+    EventKind.EPOCH: GroupStatus._epoch, EventKind.TYPE_CHANGED: GroupStatus._type_changed,
+    EventKind.MEMBER_JOINED: GroupStatus._joined, EventKind.MEMBER_LEFT: GroupStatus._left,
+    EventKind.GENERATION: GroupStatus._generation, EventKind.REBALANCE: GroupStatus._rebalance,
+    EventKind.ASSIGNMENT: GroupStatus._assignment, EventKind.PROBE: GroupStatus._probe,
+}
+
+
+def _seconds(ts: str | None) -> float | None:
+    if ts is None:
+        return None
+    return datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
+
+
+class Reducer:
+    """Per group, the GroupStatus folded from every event told of it."""
+
+    def __init__(self):
+        self.groups: dict[str | None, GroupStatus] = {}
+
+    def apply(self, event: dict) -> GroupStatus:
+        group = event["group"]
+        status = self.groups.get(group)
+        if status is None:
+            status = self.groups[group] = GroupStatus(group)
+        status.apply(event)
+        return status
+
+    __call__ = apply   # a sink

@@ -1,0 +1,206 @@
+"""Replaying the coordinator's records into group descriptions, as the broker's
+GroupMetadataManager.replay rebuilds its groups: one observe.model GroupDescription per
+change, with the broker's record timestamp, for the same rebalance story every source feeds.
+
+    for at, desc in replay(batches, topic_names={topic_id: name}):
+        story.observe(desc, at=at)
+
+`batches` yields the records of one batch at a time (a batch is one write of the
+coordinator: a classic generation, or a consumer group's epoch bump with its new target
+and member assignments); the state after each batch that changed a group is one snapshot.
+
+What the records hold, and so what a snapshot can say:
+- classic: GroupMetadata is the whole group, written when a generation completes (members
+  with subscriptions and assignments), when it empties, and on a static member's
+  replacement. The start of a round (PreparingRebalance) is never written: a classic
+  snapshot is Stable (every member has an assignment), CompletingRebalance (some have
+  none yet) or Empty.
+- consumer / share / streams: the group epoch, each member's metadata, the target
+  assignment (epoch, timestamp, per member) and each member's current assignment (member
+  epoch, previous epoch, state, partitions pending revocation). The group state is derived
+  as the broker derives it (Empty, Assigning, Reconciling, Stable).
+- a tombstone of the group's own record: the group was deleted (state Dead); a classic
+  group converted to a consumer group (or back) changes type in one batch.
+Topic ids are named from `topic_names` (the cluster's metadata); an unknown id stays an id.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from .model import CLASSIC, CONSUMER, SHARE, STREAMS, GroupDescription, Member, classic_member, topic_list
+
+GROUP_METADATA = 2
+EPOCH = {3: CONSUMER, 11: SHARE, 17: STREAMS}
+MEMBER_METADATA = {5: CONSUMER, 10: SHARE, 19: STREAMS}
+TARGET_METADATA = {6: CONSUMER, 12: SHARE, 20: STREAMS}
+TARGET_MEMBER = {7: CONSUMER, 13: SHARE, 21: STREAMS}
+CURRENT_MEMBER = {8: CONSUMER, 14: SHARE, 22: STREAMS}
+MEMBER_STATES = {0: "STABLE", 1: "UNREVOKED_PARTITIONS", 2: "UNRELEASED_PARTITIONS",
+                 127: "UNKNOWN"}   # Kafka's modern MemberState
+TASK_KINDS = ("active", "standby", "warmup")
+
+
+@dataclass
+class _Modern:
+    """A consumer, share or streams group as its records left it."""
+
+    type: str
+    epoch: int | None = None
+    assignment_epoch: int | None = None
+    assignment_timestamp: int | None = None
+    metadata: dict = field(default_factory=dict)   # member id -> member metadata value
+    target: dict = field(default_factory=dict)     # member id -> target assignment value
+    current: dict = field(default_factory=dict)    # member id -> current assignment value
+
+
+@dataclass
+class _Group:
+    classic: dict | None = None       # the last GroupMetadata value
+    modern: _Modern | None = None
+    seen: bool = False                # any record of the group so far
+
+
+def replay(batches: Iterable[list], topic_names: dict[str, str] | None = None
+           ) -> Iterator[tuple[float, GroupDescription]]:
+    """(timestamp in seconds, GroupDescription) after each batch that changed a group."""
+    names = topic_names or {}
+    groups: dict[str, _Group] = {}
+    last: dict[str, dict] = {}
+    for records in batches:
+        touched: dict[str, float] = {}
+        for rec in records:
+            group = rec.group
+            if group is None or rec.error is not None or rec.type is None:
+                continue
+            if apply(groups.setdefault(group, _Group()), rec):
+                touched[group] = max(touched.get(group, 0.0), rec.timestamp / 1000)
+        for group, at in touched.items():
+            desc = describe(group, groups[group], names)
+            shown = desc.to_dict()
+            if shown != last.get(group):
+                last[group] = shown
+                yield at, desc
+
+
+def apply(g: _Group, rec) -> bool:
+    """One record into the group's state; whether it was a record the state tracks."""
+    t, v = rec.type, rec.value
+    if t == GROUP_METADATA:
+        g.classic, g.seen = v, True
+        return True
+    kind = (EPOCH.get(t) or MEMBER_METADATA.get(t) or TARGET_METADATA.get(t)
+            or TARGET_MEMBER.get(t) or CURRENT_MEMBER.get(t))
+    if kind is None:
+        return False   # offset commits, topology, regexes, partition metadata
+    g.seen = True
+    if t in EPOCH and v is None:
+        g.modern = None    # the group's deletion (or its conversion back to classic)
+        return True
+    if g.modern is None or g.modern.type != kind:
+        g.modern = _Modern(kind)
+    m = g.modern
+    member = (rec.key or {}).get("member_id")
+    if t in EPOCH:
+        m.epoch = v["epoch"]
+    elif t in TARGET_METADATA:
+        if v is not None:
+            m.assignment_epoch, m.assignment_timestamp = v["assignment_epoch"], v.get("assignment_timestamp")
+    else:
+        table = (m.metadata if t in MEMBER_METADATA else m.target if t in TARGET_MEMBER
+                 else m.current)
+        if v is None:
+            table.pop(member, None)
+        else:
+            table[member] = v
+    return True
+
+
+def describe(group: str, g: _Group, names: dict[str, str]) -> GroupDescription:
+    if g.modern is not None and g.modern.epoch is not None:
+        return _modern(group, g.modern, names)
+    if g.classic is not None:
+        return _classic(group, g.classic)
+    return GroupDescription(group=group, state="Dead", error="deleted")
+
+
+def _classic(group: str, v: dict) -> GroupDescription:
+    protocol_type = v["protocol_type"] or None
+    members = [classic_member({"member_id": m["member_id"], "client_id": m["client_id"],
+                               "client_host": m["client_host"],
+                               "group_instance_id": m.get("group_instance_id"),
+                               "member_metadata": m["subscription"],
+                               "member_assignment": m["assignment"]},
+                              protocol_type or "", v["protocol"]) for m in v["members"]]
+    if not members:
+        state = "Empty"
+    elif all(m["assignment"] for m in v["members"]):
+        state = "Stable"
+    else:
+        state = "CompletingRebalance"
+    return GroupDescription(
+        group=group, type=CLASSIC, state=state, protocol_type=protocol_type,
+        protocol=v["protocol"], generation=v["generation"], members=members,
+        extra={"leader": v["leader"], "state_timestamp_ms": v.get("current_state_timestamp")})
+
+
+def _partitions(items, names: dict[str, str]):
+    return topic_list((names.get(tp["topic_id"], tp["topic_id"]), tp["partitions"])
+                      for tp in items or ())
+
+
+def _tasks(value: dict | None, suffix: str = "") -> dict | None:
+    if value is None:
+        return None
+    return {kind: [{"subtopology_id": t["subtopology_id"], "partitions": sorted(t["partitions"])}
+                   for t in value.get(f"{kind}_tasks{suffix}") or ()] for kind in TASK_KINDS}
+
+
+def _modern(group: str, m: _Modern, names: dict[str, str]) -> GroupDescription:
+    members = []
+    for mid in sorted(set(m.metadata) | set(m.current)):
+        meta, cur, target = m.metadata.get(mid) or {}, m.current.get(mid), m.target.get(mid)
+        member = Member(
+            member_id=mid, client_id=meta.get("client_id"), host=meta.get("client_host") or None,
+            instance_id=meta.get("instance_id"), rack=meta.get("rack_id"),
+            member_epoch=cur["member_epoch"] if cur else None,
+            subscription={"version": None, "topics": sorted(meta.get("subscribed_topic_names") or []),
+                          "owned_partitions": None, "generation": None,
+                          "rack": meta.get("rack_id"), "user_data": None} if meta else None,
+            subscribed_topic_regex=meta.get("subscribed_topic_regex") or None,
+            member_protocol=CLASSIC if meta.get("classic_member_metadata") else m.type)
+        if m.type == STREAMS:
+            member.assignment = []
+            member.extra = {"tasks": _tasks(cur) or _tasks({}),
+                            "target_tasks": _tasks(target) or _tasks({}),
+                            "process_id": meta.get("process_id")}
+        else:
+            member.assignment = _partitions(cur and cur["assigned_partitions"], names)
+            member.target_assignment = (None if m.type == SHARE
+                                        else _partitions(target and target["topic_partitions"], names))
+        if cur is not None:
+            member.extra |= {
+                "previous_member_epoch": cur["previous_member_epoch"],
+                "member_state": MEMBER_STATES.get(cur["state"], str(cur["state"]))}
+            if "partitions_pending_revocation" in cur:
+                member.extra["partitions_pending_revocation"] = [
+                    tp.to_dict() for tp in _partitions(cur["partitions_pending_revocation"], names)]
+        members.append(member)
+    return GroupDescription(
+        group=group, type=m.type, state=_modern_state(m), protocol_type=m.type,
+        group_epoch=m.epoch, assignment_epoch=m.assignment_epoch, members=members,
+        extra={"assignment_timestamp_ms": m.assignment_timestamp})
+
+
+def _modern_state(m: _Modern) -> str:
+    """As ConsumerGroup.maybeUpdateGroupState: Empty, Assigning, Reconciling, Stable."""
+    if not m.metadata and not m.current:
+        return "Empty"
+    if m.type == SHARE:
+        return "Stable"
+    if m.assignment_epoch is None or (m.epoch or 0) > m.assignment_epoch:
+        return "Assigning"
+    for cur in m.current.values():
+        if cur["member_epoch"] != m.assignment_epoch or cur["state"] != 0:
+            return "Reconciling"
+    return "Stable" if len(m.current) >= len(m.metadata) else "Reconciling"

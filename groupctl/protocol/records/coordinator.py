@@ -1,0 +1,207 @@
+"""The group coordinator's records in `__consumer_offsets`: key and value decoding.
+
+A key is an int16 record type followed by that type's key fields (version 0, never
+flexible); a value is an int16 version followed by the value's fields at that version
+(flexible from the type's first flexible version); a null value is a tombstone. The
+schemas are data (schemas.py, generated from and tested against Kafka's JSON specs).
+
+Never a crash: a record type this Kafka does not know, a value version newer than the
+schema, or bytes that do not parse come back as a CoordinatorRecord with the type and
+version that were readable, the raw bytes, and `error` saying why.
+
+GroupMetadata members' subscription and assignment bytes are decoded with the consumer
+protocol when the group's protocol type is "consumer" (as DumpLogSegments does); the raw
+bytes are kept (hex) for other protocol types or when they do not decode.
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from ..codegen import compile_reader, guarded
+from ..types import DecodeError
+from .schemas import RECORD_TYPES, RecordSchema
+
+OFFSET_COMMIT_TYPES = frozenset({0, 1})   # one record per committed partition: most records
+GROUP_METADATA = 2
+_I16 = struct.Struct(">h").unpack_from
+
+
+@dataclass(slots=True)
+class CoordinatorRecord:
+    offset: int
+    timestamp: int                        # ms, the broker's record timestamp
+    type: int | None                      # None: the key was not even 2 bytes
+    key: dict | None
+    version: int | None                   # the value's version; None for a tombstone
+    value: dict | None                    # None: a tombstone, or not decodable (see error)
+    tombstone: bool
+    raw_key: bytes | None = None          # kept when the key did not decode
+    raw_value: bytes | None = None        # kept when the value did not decode
+    error: str | None = None
+
+    @property
+    def name(self) -> str | None:
+        schema = RECORD_TYPES.get(self.type) if self.type is not None else None
+        return schema.name if schema else None
+
+    @property
+    def group(self) -> str | None:
+        if not self.key:
+            return None
+        return self.key.get("group_id", self.key.get("group"))
+
+    def to_dict(self) -> dict:
+        out = {"offset": self.offset, "timestamp_ms": self.timestamp, "type": self.type,
+               "record": self.name, "key": self.key, "version": self.version,
+               "value": self.value}   # bytes inside: the writer's to hex (render.records)
+        if self.raw_key is not None:
+            out["raw_key"] = self.raw_key.hex()
+        if self.raw_value is not None:
+            out["raw_value"] = self.raw_value.hex()
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+
+def record_type(key: bytes | None) -> int | None:
+    """The record type of a key, without decoding anything else (to skip offset commits)."""
+    if key is None or len(key) < 2:
+        return None
+    return _I16(key, 0)[0]
+
+
+_BAD_INPUT = (IndexError, struct.error, UnicodeDecodeError, DecodeError, ValueError)
+_readers: dict = {}   # (struct id, version, flexible) -> compiled reader: one dict lookup a record
+
+
+def _read(struct_, version: int, flexible: bool, data: bytes, pos: int) -> dict:
+    key = (id(struct_), version, flexible)
+    read = _readers.get(key)
+    if read is None:
+        read = _readers[key] = compile_reader(struct_, version, flexible)
+    try:
+        out, end = read(data, pos)
+    except _BAD_INPUT:
+        out, end = guarded(read, data, pos)   # raises DecodeError with the reason
+    if end < len(data):
+        out["_trailing"] = data[end:]
+    return out
+
+
+_keys: dict[bytes, tuple] = {}   # a partition repeats its keys (a compacted topic's keys)
+
+
+def decode_key(key: bytes | None) -> tuple[int | None, dict | None, str | None]:
+    """(record type, key fields, error). The key fields are shared between records with
+    the same key bytes: treat them as read-only."""
+    if key is not None:
+        hit = _keys.get(key)
+        if hit is not None:
+            return hit
+        if len(_keys) >= 200_000:
+            _keys.clear()
+        hit = _keys[key] = _decode_key(key)
+        return hit
+    return _decode_key(key)
+
+
+def _decode_key(key: bytes | None) -> tuple[int | None, dict | None, str | None]:
+    rtype = record_type(key)
+    if rtype is None or key is None:
+        return None, None, "key shorter than its 2-byte record type" if key is not None else "null key"
+    schema = RECORD_TYPES.get(rtype)
+    if schema is None:
+        return rtype, None, f"unknown record type {rtype}"
+    try:
+        return rtype, _read(schema.key, 0, False, key, 2), None
+    except DecodeError as exc:
+        return rtype, None, f"key: {exc}"
+
+
+def decode_value(schema: RecordSchema, value: bytes, *, consumer_protocol: bool = True
+                 ) -> tuple[int | None, dict | None, str | None]:
+    """(value version, value fields, error). `consumer_protocol=False`: GroupMetadata
+    members' subscription and assignment stay bytes."""
+    if len(value) < 2:
+        return None, None, "value shorter than its 2-byte version"
+    version = _I16(value, 0)[0]
+    lo, hi = schema.value_versions
+    if not lo <= version <= hi:
+        return version, None, (f"{schema.name} value version {version} is not one this "
+                               f"schema knows ({lo}-{hi})")
+    try:
+        out = _read(schema.value, version, schema.value_flexible(version), value, 2)
+    except DecodeError as exc:
+        return version, None, f"value: {exc}"
+    _prune(schema.value, version, out)
+    if schema.type == GROUP_METADATA and consumer_protocol:
+        _decode_members(out)
+    return version, out, None
+
+
+_PRUNERS: dict = {}
+
+
+def _prune(struct_, version: int, value: dict) -> None:
+    """Drop the fields the value's version does not have (the codec fills every field of
+    the spec with its default; a record shows what its version holds, as Kafka's JSON)."""
+    key = (id(struct_), version)
+    plan = _PRUNERS.get(key)
+    if plan is None:
+        from ..schema import Array, Struct
+
+        absent = [f.name for f in struct_.fields if not f.present(version)]
+        nested = [(f.name, f.type if isinstance(f.type, Struct) else f.type.item)
+                  for f in struct_.fields if f.present(version) and (
+                      isinstance(f.type, Struct) or isinstance(f.type, Array) and f.type.is_struct)]
+        plan = _PRUNERS[key] = (absent, nested)
+    absent, nested = plan
+    for name in absent:
+        value.pop(name, None)
+    for name, sub in nested:
+        v = value.get(name)
+        if isinstance(v, dict):
+            _prune(sub, version, v)
+        elif v:
+            for item in v:
+                _prune(sub, version, item)
+
+
+def decode_record(offset: int, timestamp: int, key: bytes | None,
+                  value: bytes | None, *, consumer_protocol: bool = True) -> CoordinatorRecord:
+    rtype, key_fields, error = decode_key(key)
+    tombstone = value is None
+    rec = CoordinatorRecord(offset, timestamp, rtype, key_fields, None, None, tombstone)
+    if error is not None:
+        rec.raw_key, rec.raw_value, rec.error = key, value, error
+        if rtype is not None and value is not None and len(value) >= 2:
+            rec.version = _I16(value, 0)[0]   # unknown type: its version is still readable
+        return rec
+    if value is None:   # a tombstone
+        return rec
+    assert rtype is not None   # decode_key gives a type whenever it gives no error
+    rec.version, rec.value, error = decode_value(RECORD_TYPES[rtype], value,
+                                                 consumer_protocol=consumer_protocol)
+    if error is not None:
+        rec.raw_value, rec.error = value, error
+    return rec
+
+
+def _decode_members(value: dict) -> None:
+    """GroupMetadata: consumer-protocol subscription and assignment bytes decoded in place
+    (as `subscription` / `assignment` dicts); the bytes stay when they are not that."""
+    if value.get("protocol_type") != "consumer":
+        return
+    from ..consumer import decode_assignment, decode_subscription
+
+    for m in value.get("members") or ():
+        try:
+            m["subscription"] = decode_subscription(m["subscription"]).to_dict(
+                assignor=value.get("protocol"))
+        except DecodeError as exc:
+            m["decode_error"] = f"subscription: {exc}"
+        try:
+            m["assignment"] = decode_assignment(m["assignment"]).to_dict()
+        except DecodeError as exc:
+            m["decode_error"] = f"assignment: {exc}"

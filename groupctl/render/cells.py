@@ -1,0 +1,19 @@
+"""Cells shared by the describe tables (groups.py) and the type-specific views
+(group_types.py): a bare table, short member ids (values and partitions are written as
+notation.py says). Its own module so that groups.py can use group_types.py without either
+importing the other."""
+from __future__ import annotations
+
+from rich.table import Table
+
+
+def table(*columns: str, right: tuple[str, ...] = ()) -> Table:
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for col in columns:
+        table.add_column(col, justify="right" if col in right else "left",
+                         overflow="fold")
+    return table
+
+
+def short_id(member_id: str) -> str:
+    return member_id if len(member_id) <= 28 else member_id[:12] + "…" + member_id[-12:]

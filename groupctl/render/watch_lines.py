@@ -1,0 +1,150 @@
+"""The plain lines of a live event stream (`watch` / `join --watch` into a pipe or file,
+and with -o json/yaml): one human line per DESIGN §4 event, every unknown value a `-`;
+and the summary a watch prints at its end, in each output format.
+"""
+from __future__ import annotations
+
+from .notation import partitions_text, plural, show
+
+_tps = partitions_text   # describe's notation: orders:0-1
+UNKNOWN_GENERATION = "librdkafka eager clients don't report it"
+
+
+def _tasks(tasks: dict | None) -> str:
+    """A streams member's tasks as StreamsGroupCommand shows them: `ACTIVE: 0:[0,1]; ...`."""
+    if tasks is None:
+        return "-"
+    parts = [f"{kind.upper()}: " + "; ".join(
+        f"{t['subtopology_id']}:[{','.join(str(p) for p in t['partitions'])}]" for t in ts)
+        for kind, ts in tasks.items() if ts]
+    return " ".join(parts) or "(none)"
+
+
+def plain_line(e: dict, said: set | None = None) -> str:
+    """One human line per event (the non-terminal view); an unknown value is `-`. `said`:
+    the notes already given in this stream (an unknown classic generation is explained
+    once; None: explain it every time)."""
+    kind, ts = e["event"], e["ts"]
+    text = _PLAIN.get(kind, lambda e, said: kind)(e, said)
+    if e.get("member_epoch") is not None:   # a KIP-848 probe's own events
+        text += f" member_epoch={e['member_epoch']}"
+    return f"{ts} {e['group']} {text}" if e.get("source") == "describe" else f"{ts} {text}"
+
+
+def _once(note: str, said: set | None) -> str:
+    """` (note)` the first time it is said in a stream, then nothing."""
+    if said is not None and note in said:
+        return ""
+    if said is not None:
+        said.add(note)
+    return f" ({note})"
+
+
+def _generation(value, said: set | None) -> str:
+    """A classic generation: the number, or `unknown` explained once."""
+    return show(value) if value is not None else "unknown" + _once(UNKNOWN_GENERATION, said)
+
+
+def _state_line(e, said) -> str:
+    return (f"group state {show(e.get('previous'))} -> {show(e.get('state'))}"
+            + (f" (probe {e['member_state']})" if e.get("member_state") else ""))
+
+
+def _generation_line(e, said) -> str:
+    members = e.get("members")
+    return (f"generation {_generation(e.get('generation'), said)} "
+            f"protocol={show(e.get('protocol'))} leader={show(e.get('leader'))}"
+            + (f" members={len(members)}" if members is not None else ""))
+
+
+def _assignment_line(e, said) -> str:
+    number = "" if e.get("member_epoch") is not None else f" gen {show(e.get('generation'))}"
+    return (f"assignment{number}" + (f" {e['member_id']}" if e.get("member_id") else "")
+            + f": {_tps(e.get('assigned'))} "
+            f"added={_tps(e.get('added'))} revoked={_tps(e.get('revoked'))}"
+            + (f" target={_tps(e['target'])}" if "target" in e else "")
+            + (f" reconciled in {e['reconciled_ms']} ms"
+               if e.get("reconciled_ms") is not None else "")
+            + (f" tasks {_tasks(e['tasks'])}" if e.get("tasks") is not None else ""))
+
+
+def _rebalance_line(e, said) -> str:
+    before, after = e.get("from_generation"), e.get("to_generation")
+    if before is None and after is None:
+        numbers = "generation unknown" + _once(UNKNOWN_GENERATION, said)
+    else:
+        numbers = f"{show(before)} -> {show(after)}"
+    members = e.get("members_after")
+    took = (f"at least {show(e.get('duration_ms'))} ms (under way when first seen)"
+            if e.get("duration_is_lower_bound") else f"{show(e.get('duration_ms'))} ms")
+    return (f"rebalance {numbers} in {took}, members "
+            f"{show(None if members is None else len(members))}, "
+            f"moved {show(e.get('moved_partitions'))}, reason: {show(e.get('reason'))}")
+
+
+def _member_line(e, said) -> str:
+    return (f"{e['event'].replace('_', ' ')}: {show(e.get('member_id'))} "
+            f"client={show(e.get('client_id'))} host={show(e.get('host'))}"
+            + (f" instance={e['instance_id']}" if e.get("instance_id") else ""))
+
+
+def _probe_line(e, said) -> str:
+    number = "" if e.get("member_epoch") is not None else f" gen={show(e.get('generation'))}"
+    return (f"probe {e['action']} member={show(e.get('member_id'))}{number}"
+            + (f" error={e['error']}" if e.get("error") else "")
+            + (f" ({e['reason']})" if e.get("reason") else ""))
+
+
+def _snapshot_line(e, said) -> str:
+    """The group as first seen: its numbers, protocol and members, on one line."""
+    if e.get("group_epoch") is not None or e.get("assignment_epoch") is not None:
+        numbers = (f"group epoch {show(e.get('group_epoch'))} assignment epoch "
+                   f"{show(e.get('assignment_epoch'))} assignor {show(e.get('protocol'))}")
+    else:
+        numbers = (f"generation {_generation(e.get('generation'), said)} "
+                   f"protocol {show(e.get('protocol'))}")
+    members = e.get("members") or []
+    held = "; ".join(f"{m.get('member_id')} {_tps(m.get('assignment'))}" for m in members)
+    gap = (f" (after {e['gap_ms']} ms out of contact)" if e.get("gap_ms") is not None
+           else "")
+    return (f"snapshot{gap} state {show(e.get('state'))} type {show(e.get('type'))} "
+            f"{numbers} members {len(members)}" + (f": {held}" if held else ""))
+
+
+_PLAIN = {
+    "state": _state_line,
+    "epoch": lambda e, said: (f"group epoch {show(e.get('group_epoch'))} assignment epoch "
+                              f"{show(e.get('assignment_epoch'))}"),
+    "type_changed": lambda e, said: f"group type {show(e.get('previous'))} -> {show(e.get('type'))}",
+    "generation": _generation_line,
+    "assignment": _assignment_line,
+    "rebalance": _rebalance_line,
+    "member_joined": _member_line,
+    "member_left": _member_line,
+    "probe": _probe_line,
+    "error": lambda e, said: f"error {show(e.get('api'))}: {show(e.get('name'))} ({show(e.get('code'))})",
+    "snapshot": _snapshot_line,
+}
+
+
+def summary_line(s: dict) -> str:
+    """The end of a watch, one line per group."""
+    flapping = ", ".join(s["flapping_members"]) or "none"
+    return (f"summary {s['group']}: {plural(s['rebalances'], 'rebalance')}, "
+            f"{s['rebalancing_ms_total']} ms rebalancing (longest {s['rebalancing_ms_longest']} ms), "
+            f"state {show(s['state'])}, flapping members: {flapping}")
+
+
+def summary_text(summaries: list[dict], fmt: str) -> str:
+    """A watch's summaries as -o asks: json / ndjson one `{"summary": {...}}` line per
+    group (a line of its own among the event lines), yaml one `summary:` document per
+    group, table / wide one human line per group."""
+    if fmt in ("json", "ndjson"):
+        from .output import dumps_json
+
+        return "".join(dumps_json({"summary": s}, indent=None) + "\n" for s in summaries)
+    if fmt == "yaml":
+        from .output import dumps_yaml
+
+        return "".join("---\n" + dumps_yaml({"summary": s}) for s in summaries)
+    return "".join(summary_line(s) + "\n" for s in summaries)

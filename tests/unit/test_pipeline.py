@@ -1,0 +1,229 @@
+"""observe/'s pipeline with injected clocks: the describe poller (source.py) as typed
+observations, the story's snapshot and lower-bound rounds (issue 23), the one reducer, and
+the event vocabulary tied to what analytics reads."""
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from groupctl.errors import NotFoundError, UnreachableError
+from groupctl.events import EVENT_FIELDS, EventKind, Source, envelope
+from groupctl.observe.describe import DescribeResult
+from groupctl.observe.model import GroupDescription, GroupState, Member, TopicPartitions
+from groupctl.observe.observations import (
+    Appeared, ContactLost, ContactRegained, Missing, Seen,
+)
+from groupctl.observe.reducer import Reducer
+from groupctl.observe.source import DescribePoller
+from groupctl.observe.story import RebalanceStory
+
+
+def m(mid, *parts):
+    return Member(mid, client_id=f"c-{mid}", host="h", subscription={"topics": ["t"]},
+                  assignment=[TopicPartitions("t", list(parts))])
+
+
+def classic(state, gen, *members):
+    return GroupDescription("g", type="classic", state=state, protocol="range",
+                            generation=gen, members=list(members))
+
+
+def seen(desc, at):
+    return Seen("g", at, "describe", desc)
+
+
+def kinds(events):
+    return [str(e.KIND) for e in events]
+
+
+# ---- the source ---------------------------------------------------------------------------
+
+class FakeCluster:
+    cluster_id = "fake"
+
+    def deadline(self, seconds):
+        return None
+
+
+def poller_over(rounds, monkeypatch, **kw):
+    answers = list(rounds)
+
+    async def fake_describe(cluster, names, **options):
+        fake_describe.asked.append((list(names), options.get("listings")))
+        item = answers.pop(0)
+        if isinstance(item, Exception):
+            raise item
+        return item
+    fake_describe.asked = []
+    monkeypatch.setattr("groupctl.observe.describe.describe_groups", fake_describe)
+    clock = iter(range(100, 200))
+    return DescribePoller(FakeCluster(), ["g"], clock=lambda: float(next(clock)), **kw), fake_describe
+
+
+def test_the_poller_yields_typed_observations_and_faults_once(monkeypatch):
+    down = UnreachableError("no broker reachable")
+    poller, asked = poller_over([
+        DescribeResult([classic("Stable", 1, m("a", 0))]), down, down,
+        DescribeResult([], {"g": NotFoundError("gone")})], monkeypatch,
+        types={"g": "classic"})
+
+    async def rounds():
+        return [await poller.round() for _ in range(4)]
+
+    first, lost, still, back = asyncio.run(rounds())
+    assert [type(o) for o in first] == [Seen] and first[0].at == 100.0
+    assert first[0].source == "describe" and first[0].desc.state == "Stable"
+    assert [type(o) for o in lost] == [ContactLost] and lost[0].error is down
+    assert lost[0].group is None and "lost contact" in lost[0].text()
+    assert still == []                                    # told once per streak
+    assert [type(o) for o in back] == [ContactRegained, Missing]
+    assert back[0].lost_at == lost[0].at and back[1].group == "g"
+    # only the group's own type's describe API is asked (issue 23's papercut)
+    assert {listings["g"].type for _, listings in asked.asked} == {"classic"}
+
+
+def test_the_poller_paces_rounds_and_hurries(monkeypatch):
+    poller, asked = poller_over([DescribeResult([classic("Stable", 1, m("a", 0))])] * 10,
+                                monkeypatch, interval=30.0, label=Source.PROBE)
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        start, got = loop.time(), []
+        async for o in poller.observations(until=loop.time() + 5):
+            got.append(o)
+            poller.hurry(0.01)      # the next round at once, not in 30 s
+            if len(got) == 3:
+                break
+        return got, loop.time() - start
+
+    got, took = asyncio.run(main())
+    assert [o.source for o in got] == ["probe"] * 3 and took < 5
+
+
+# ---- the story: snapshot, gaps, rounds under way ---------------------------------------------
+
+def test_a_snapshot_again_after_a_gap_and_a_rebalance_in_it_is_a_lower_bound():
+    story = RebalanceStory("g", clock=lambda: 0.0)
+    assert kinds(story.feed(seen(classic("Stable", 3, m("a", 0)), 10.0))) == [
+        "snapshot", "state"]
+    assert story.feed(ContactLost(None, 11.0, "describe", UnreachableError("x"))) == []
+    after = story.feed(seen(classic("Stable", 4, m("a", 0), m("b", 1)), 20.0))
+    assert kinds(after) == ["snapshot", "generation", "member_joined", "assignment",
+                            "rebalance"]
+    assert after[0].gap_ms == 10000 and [x["member_id"] for x in after[0].members] == ["a", "b"]
+    r = after[-1]
+    assert (r.from_generation, r.to_generation) == (3, 4)
+    assert r.started is None and r.duration_is_lower_bound and r.duration_ms == 0
+    # and the next one, seen starting, is timed as before
+    story.feed(seen(classic("PreparingRebalance", None, m("a"), m("b")), 30.0))
+    r2 = story.feed(seen(classic("Stable", 5, m("a", 0, 1)), 31.5))[-1]
+    assert r2.duration_ms == 1500 and not r2.duration_is_lower_bound and r2.started
+
+
+def test_a_round_under_way_at_the_first_look_is_told_once_as_a_lower_bound():
+    story = RebalanceStory("g", clock=lambda: 0.0)
+    first = story.feed(seen(classic("CompletingRebalance", None, m("a"), m("b")), 100.0))
+    assert kinds(first) == ["snapshot", "state"]
+    done = story.feed(seen(classic("Stable", 7, m("a", 0), m("b", 1)), 100.25))
+    r = done[-1]
+    assert str(r.KIND) == "rebalance" and r.to_generation == 7 and r.from_generation is None
+    assert r.started is None and r.duration_ms == 250 and r.duration_is_lower_bound
+    record = envelope(r, group="g", cluster=None, source="describe", at=100.25)
+    assert record["started"] is None and record["duration_is_lower_bound"] is True
+    # the round's start does not stay behind: a later round between two looks is timed
+    # from its own first look, not from the watch's start
+    later = story.feed(seen(classic("Stable", 8, m("a", 0, 1)), 112.0))[-1]
+    assert later.duration_ms == 0 and not later.duration_is_lower_bound
+
+
+def test_a_kip848_round_under_way_at_the_first_look():
+    def cm(mid, cur, tgt, epoch):
+        return Member(mid, client_id=mid, member_epoch=epoch,
+                      assignment=[TopicPartitions("t", cur)],
+                      target_assignment=[TopicPartitions("t", tgt)])
+
+    def cg(state, *members):
+        return GroupDescription("g", type="consumer", state=state, group_epoch=9,
+                                assignment_epoch=9, members=list(members))
+    story = RebalanceStory("g", clock=lambda: 0.0)
+    story.feed(seen(cg("Reconciling", cm("a", [0, 1], [0], 8), cm("b", [], [1], 9)), 50.0))
+    story.feed(seen(cg("Reconciling", cm("a", [0], [0], 9), cm("b", [], [1], 9)), 51.0))
+    # a stale round start used to make the next, quick rebalance look 12 s long
+    r = story.feed(seen(cg("Stable", cm("a", [0], [0], 9), cm("b", [1], [1], 9)), 62.0))[-1]
+    assert r.started is None and r.duration_is_lower_bound and r.duration_ms == 12000
+    assert (r.from_generation, r.to_generation) == (None, 9)
+
+
+def test_appeared_groups_are_told_from_nothing_and_missing_ones_dead():
+    story = RebalanceStory("g", clock=lambda: 0.0)
+    story.feed(Appeared("g", 1.0, "describe"))
+    events = story.feed(seen(classic("Stable", 1, m("a", 0)), 2.0))
+    assert kinds(events) == ["snapshot", "state", "generation", "member_joined",
+                             "assignment", "rebalance"]
+    assert events[-1].members_before == [] and events[-1].duration_is_lower_bound
+    assert kinds(story.feed(Missing("g", 3.0, "describe"))) == ["state"]
+
+
+def test_feed_refuses_what_is_not_an_observation():
+    with pytest.raises(TypeError):
+        RebalanceStory("g").feed(classic("Stable", 1))
+
+
+# ---- the reducer ------------------------------------------------------------------------------
+
+def test_the_reducer_folds_snapshot_changes_counts_and_flapping():
+    story, reducer = RebalanceStory("g", clock=lambda: 0.0), Reducer()
+
+    def tell(desc, at):
+        for e in story.feed(seen(desc, at)):
+            reducer.apply(envelope(e, group="g", cluster=None, source="describe", at=at))
+        return reducer.groups["g"]
+
+    s = tell(classic("Stable", 3, m("a", 0), m("b", 1)), 1.0)
+    assert (s.state, s.type, s.generation, s.protocol) == ("Stable", "classic", 3, "range")
+    assert {k: v.assignment for k, v in s.members.items()} == {
+        "a": [{"topic": "t", "partitions": [0]}], "b": [{"topic": "t", "partitions": [1]}]}
+    assert s.changed_at == 1.0 and s.rebalances == 0
+    s = tell(classic("Stable", 4, m("a", 0, 1)), 2.0)
+    assert set(s.members) == {"a"} and s.generation == 4 and s.rebalances == 1
+    tell(classic("Stable", 5, m("a", 0), m("b", 1)), 3.0)
+    s = tell(classic("Stable", 6, m("a", 0, 1)), 4.5)
+    assert s.rebalances == 3 and s.flapping == ["c-b"] and s.changed_at == 4.5
+    assert s.summary() == {"group": "g", "state": "Stable", "rebalances": 3,
+                           "rebalancing_ms_total": 0, "rebalancing_ms_longest": 0,
+                           "flapping_members": ["c-b"]}
+    for e in story.feed(Missing("g", 5.0, "describe")):
+        reducer.apply(envelope(e, group="g", cluster=None, source="describe", at=5.0))
+    s = reducer.groups["g"]
+    assert (s.state, s.members, s.generation, s.exists) == ("Dead", {}, None, False)
+
+
+# ---- one vocabulary ----------------------------------------------------------------------------
+
+def test_event_kinds_and_states_are_enums_with_the_json_spelling():
+    import json
+
+    assert set(EVENT_FIELDS) == {k.value for k in EventKind}
+    assert json.dumps({"e": EventKind.SNAPSHOT, "s": GroupState.STABLE}) == \
+        '{"e": "snapshot", "s": "Stable"}'
+    assert envelope({"event": EventKind.STATE, "state": GroupState.STABLE}, group="g",
+                    cluster=None, source=Source.RECORDS)["event"] == "state"
+
+
+def test_analytics_reads_the_event_vocabulary_of_events_py():
+    """analytics/extract.py's RECORD_SCHEMA and RECORD_KINDS against events.py: every kind
+    the analytics maps is a §4 kind, every field it reads is a field of some kind (or of
+    the envelope), and a §4 kind it does not map is one it knowingly passes by."""
+    pytest.importorskip("pyspark")
+    from groupctl.analytics.extract import RECORD_KINDS, RECORD_SCHEMA
+    from groupctl.events import ENVELOPE
+
+    passed_by = {"snapshot", "type_changed"}   # no analytics result reads them (README)
+    kinds_ = {k.value for k in EventKind}
+    assert set(RECORD_KINDS) <= kinds_, set(RECORD_KINDS) - kinds_
+    assert kinds_ - set(RECORD_KINDS) <= passed_by, kinds_ - set(RECORD_KINDS)
+    known = set(ENVELOPE) | {f for fs in EVENT_FIELDS.values() for f in fs} | {
+        "member_epoch", "_corrupt_record", "member_state"}
+    read = {f.name for f in RECORD_SCHEMA.fields}
+    assert read <= known, read - known

@@ -1,0 +1,178 @@
+"""Replaying coordinator records into group descriptions (observe/replay.py) and into the
+rebalance story (as `history` does), on small hand-made records; the partition of a
+group (Java's String.hashCode, abs(Integer.MIN_VALUE)); completeness from offset gaps."""
+from __future__ import annotations
+
+from groupctl.observe.history import GapTracker, _honest, created_from_nothing
+from groupctl.observe.model import coordinator_partition, java_string_hash
+from groupctl.observe.observations import Seen
+from groupctl.observe.replay import replay
+from groupctl.observe.story import RebalanceStory
+from groupctl.protocol.consumer import (
+    Assignment, Subscription, TopicPartitions, encode_assignment, encode_subscription,
+)
+from groupctl.protocol.records.coordinator import CoordinatorRecord
+
+TID = "JOjphzW4SaiJtRd4hoi-lA"
+NAMES = {TID: "orders"}
+_offsets = iter(range(10_000))
+
+
+def rec(rtype, key, value, ts):
+    return CoordinatorRecord(next(_offsets), ts, rtype, key, 0 if value is not None else None,
+                             value, value is None)
+
+
+def classic(gen, members, ts, group="g"):
+    return rec(2, {"group": group}, {
+        "protocol_type": "consumer", "generation": gen, "protocol": "range" if members else None,
+        "leader": members[0][0] if members else None, "current_state_timestamp": ts,
+        "members": [{"member_id": m, "group_instance_id": None, "client_id": f"c-{m}",
+                     "client_host": "/10.0.0.1", "rebalance_timeout": 300000,
+                     "session_timeout": 10000,
+                     "subscription": encode_subscription(Subscription(topics=["orders"])),
+                     "assignment": encode_assignment(Assignment(assigned_partitions=[
+                         TopicPartitions("orders", parts)])) if parts is not None else b""}
+                    for m, parts in members]}, ts)
+
+
+def epoch(e, ts, group="g"):
+    return rec(3, {"group_id": group}, {"epoch": e, "metadata_hash": 1}, ts)
+
+
+def member(mid, ts, group="g", classic_meta=None):
+    return rec(5, {"group_id": group, "member_id": mid}, {
+        "instance_id": None, "rack_id": None, "client_id": f"c-{mid}", "client_host": "/h",
+        "subscribed_topic_names": ["orders"], "subscribed_topic_regex": "",
+        "rebalance_timeout_ms": 300000, "server_assignor": None,
+        "classic_member_metadata": classic_meta}, ts)
+
+
+def target(mid, parts, ts, group="g"):
+    return rec(7, {"group_id": group, "member_id": mid},
+               {"topic_partitions": [{"topic_id": TID, "partitions": parts}]}, ts)
+
+
+def target_meta(e, ts, group="g"):
+    return rec(6, {"group_id": group}, {"assignment_epoch": e, "assignment_timestamp": ts}, ts)
+
+
+def current(mid, e, prev, state, parts, ts, pending=(), group="g"):
+    return rec(8, {"group_id": group, "member_id": mid}, {
+        "member_epoch": e, "previous_member_epoch": prev, "state": state,
+        "assigned_partitions": [{"topic_id": TID, "partitions": list(parts)}],
+        "partitions_pending_revocation": [{"topic_id": TID, "partitions": list(pending)}]
+        if pending else []}, ts)
+
+
+def tomb(rtype, key, ts):
+    return rec(rtype, key, None, ts)
+
+
+def snapshots(batches):
+    return [(at, d) for at, d in replay(batches, NAMES)]
+
+
+def test_classic_generations_states_and_deletion():
+    out = snapshots([[classic(0, [], 1000)],
+                     [classic(1, [("a", [0, 1])], 2000)],
+                     [classic(2, [("a", [0]), ("b", None)], 3000)],   # b has no assignment yet
+                     [classic(2, [("a", [0]), ("b", [1])], 3500)],
+                     [classic(3, [], 4000)],
+                     [tomb(2, {"group": "g"}, 5000)]])
+    assert [(at, d.state, d.generation) for at, d in out] == [
+        (1.0, "Empty", 0), (2.0, "Stable", 1), (3.0, "CompletingRebalance", 2),
+        (3.5, "Stable", 2), (4.0, "Empty", 3), (5.0, "Dead", None)]
+    stable = out[3][1]
+    assert {m.member_id: [tp.to_dict() for tp in m.assignment] for m in stable.members} == {
+        "a": [{"topic": "orders", "partitions": [0]}], "b": [{"topic": "orders", "partitions": [1]}]}
+    assert stable.extra["leader"] == "a" and stable.protocol == "range"
+
+
+def test_consumer_group_state_follows_the_broker():
+    out = snapshots([
+        [member("m1", 1000), epoch(1, 1000), target("m1", [0, 1], 1000), target_meta(1, 1000),
+         current("m1", 1, 0, 0, [0, 1], 1000)],
+        [member("m2", 2000), epoch(2, 2000)],                                   # Assigning
+        [target("m1", [0], 2001), target("m2", [1], 2001), target_meta(2, 2001),
+         current("m2", 2, 0, 2, [], 2001)],                                     # Reconciling
+        [current("m1", 2, 1, 0, [0], 2500)],
+        [current("m2", 2, 2, 0, [1], 2600)],                                    # Stable
+    ])
+    assert [(d.state, d.group_epoch, d.assignment_epoch) for _, d in out] == [
+        ("Stable", 1, 1), ("Assigning", 2, 1), ("Reconciling", 2, 2), ("Reconciling", 2, 2),
+        ("Stable", 2, 2)]
+    m2 = out[2][1].members[1]
+    assert (m2.member_id, m2.member_epoch, m2.extra["member_state"]) == ("m2", 2, "UNRELEASED_PARTITIONS")
+    assert [tp.to_dict() for tp in m2.target_assignment] == [{"topic": "orders", "partitions": [1]}]
+    assert out[-1][1].members[0].assignment[0].topic == "orders"   # topic ids named
+
+
+def test_story_from_records_tells_epochs_joins_and_the_exact_round():
+    batches = [
+        [member("m1", 1000), epoch(1, 1000), target("m1", [0, 1], 1000), target_meta(1, 1000),
+         current("m1", 1, 0, 0, [0, 1], 1000)],
+        [member("m2", 2000), epoch(2, 2000), target("m1", [0], 2000), target("m2", [1], 2000),
+         target_meta(2, 2000), current("m2", 2, 0, 2, [], 2000)],
+        [current("m1", 2, 1, 0, [0], 2400)],
+        [current("m2", 2, 2, 0, [1], 2750)],
+    ]
+    story = RebalanceStory("g")
+    events = []
+    for i, (at, desc) in enumerate(replay(batches, NAMES)):
+        if i == 0:
+            story.feed(Seen(desc.group, at, "records", created_from_nothing(desc)))
+        events += [e.to_dict() for e in story.feed(Seen(desc.group, at, "records", desc))]
+    kinds = [e["event"] for e in events]
+    assert kinds.count("member_joined") == 2 and "epoch" in kinds
+    last = [e for e in events if e["event"] == "rebalance"][-1]
+    # target computed at 2.0 s, the last member at its target at 2.75 s
+    assert (last["from_generation"], last["to_generation"], last["duration_ms"]) == (1, 2, 750)
+    assert last["moved_partitions"] == 1
+
+
+def test_conversion_to_a_consumer_group_in_one_batch_changes_type():
+    out = snapshots([[classic(1, [("a", [0])], 1000)],
+                     [tomb(2, {"group": "g"}, 2000), member("a", 2000, classic_meta={
+                         "session_timeout_ms": 10000, "supported_protocols": []}), epoch(2, 2000),
+                      target("a", [0], 2000), target_meta(2, 2000), current("a", 2, 1, 0, [0], 2000)]])
+    assert [(d.type, d.state) for _, d in out] == [("classic", "Stable"), ("consumer", "Stable")]
+    assert out[1][1].members[0].member_protocol == "classic"
+    story, events = RebalanceStory("g"), []
+    for at, d in out:
+        events += [e.to_dict()["event"] for e in story.feed(Seen(d.group, at, "records", d))]
+    assert "type_changed" in events
+
+
+def test_other_groups_and_unknown_records_do_not_disturb():
+    out = snapshots([[epoch(1, 1000, group="other"), rec(24, {"group_id": "g"}, None, 1000)],
+                     [classic(1, [("a", [0])], 2000)]])
+    assert [(d.group, d.type) for _, d in out] == [("other", "consumer"), ("g", "classic")]
+
+
+def test_classic_rebalance_gets_no_invented_duration():
+    class D:
+        type, extra = "classic", {"leader": "a"}
+
+    e = _honest({"event": "rebalance", "started": "x", "duration_ms": 0}, D)
+    assert (e["started"], e["duration_ms"]) == (None, None)
+    assert _honest({"event": "generation", "leader": None}, D)["leader"] == "a"
+
+
+def test_gap_tracker():
+    g = GapTracker()
+    g.batch(0, 4, 5, 1.0)
+    g.batch(5, 5, 1, 2.0)
+    assert (g.complete_from, g.complete_from_ts) == (0, 1.0)
+    g.batch(9, 12, 4, 3.0)          # offsets 6-8 compacted away
+    g.batch(13, 20, 3, 4.0)         # a cleaned batch: 3 records span 8 offsets
+    g.batch(21, 22, 2, 5.0)
+    assert (g.complete_from, g.complete_from_ts) == (21, 5.0)
+
+
+def test_partition_like_the_broker_including_integer_min_value():
+    assert java_string_hash("polygenelubricants") == -(1 << 31)   # Java trivia
+    assert coordinator_partition("polygenelubricants", 50) == 0
+    # values from the lab broker (FindCoordinator / its log's partition=N)
+    assert coordinator_partition("dev-classic", 5) == 1
+    assert coordinator_partition("dev-consumer", 5) == 3
