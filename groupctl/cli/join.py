@@ -102,10 +102,13 @@ def join(
         session_timeout_ms=_ms(session_timeout, "--session-timeout"),
         rebalance_timeout_ms=_ms(rebalance_timeout, "--rebalance-timeout"),
         protocol=protocol, topic_regex=_regex(topic_regex, topics, protocol))
+    from .live import open_record
+
+    record_file = open_record(record)   # a bad path: exit 2 before any broker is asked
     try:
         _confirm_new_group(env, group, yes)
         if watch:
-            return _watch(env, settings, duration, record)
+            return _watch(env, settings, duration, record_file)
         return _join_once(env, settings)
     except GroupctlError as exc:
         from ..observe.errors import not_authorized
@@ -228,13 +231,11 @@ def _join_once(env, settings) -> int:
     return 0
 
 
-def _watch(env, settings, duration: float | None, record: str | None) -> int:
+def _watch(env, settings, duration: float | None, record_file) -> int:
     from ..coordinator.probe import Probe
     from ..render.live import open_sinks
     from .common import make_cluster, run_async
-    from .live import follow, open_record
-
-    record_file = open_record(record)   # a bad path: exit 2 before the probe joins
+    from .live import follow
 
     async def main():
         async with make_cluster(env) as cluster:
