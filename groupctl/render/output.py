@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import sys
 from enum import Enum
-from typing import Any, Callable, Self
+from typing import Any, Callable
 
 
 def to_plain(value: Any) -> Any:
@@ -109,7 +109,7 @@ class RecordFile:
     def close(self) -> None:
         self._file.close()
 
-    def __enter__(self) -> Self:
+    def __enter__(self) -> RecordFile:
         return self
 
     def __exit__(self, *exc) -> None:
