@@ -25,7 +25,9 @@ MEANINGS = {
     ExitCode.INTERNAL: "unexpected internal error (a bug: `--debug` shows the traceback)",
     ExitCode.USAGE: "usage error: a bad option or argument, bad `--bootstrap-server` syntax, "
                     "no brokers given, a path that cannot be written, a lab that already runs "
-                    "(found before any work starts)",
+                    "(found before any work starts); also a file that cannot be written "
+                    "later, e.g. a full disk (`--record`, `--out`, the config file: the old "
+                    "file stays, nothing half-written)",
     ExitCode.UNREACHABLE: "no broker reachable (refused, DNS, TLS handshake, not a Kafka broker)",
     ExitCode.AUTH: "authentication or authorization failed",
     ExitCode.NOT_FOUND: "group not found (or Empty where a live group is required)",

@@ -113,13 +113,16 @@ def _run(env, inputs, options, master: str, out: Path) -> int:
     try:
         from ..analytics import load, report
         from ..analytics.pipeline import analyze as run_pipeline
+        from .outdir import replaced_atomically
 
         tables = run_pipeline(spark, inputs, options, say, phases)
         say(f"writing {out}")
-        collected = load.write_tables(tables.named(), out, phases)
-        with phases("report.html"):
-            report_path = report.write_report(out / "report.html", collected,
-                                              "groupctl analyze: rebalances")
+        with replaced_atomically(out) as staging:  # whole or not at all (a full disk)
+            collected = load.write_tables(tables.named(), staging, phases)
+            with phases("report.html"):
+                report.write_report(staging / "report.html", collected,
+                                    "groupctl analyze: rebalances")
+        report_path = out / "report.html"
         tables.release()
     finally:
         phases.spark = None   # (no job count or JVM across the stop)

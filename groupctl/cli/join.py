@@ -102,10 +102,13 @@ def join(
         session_timeout_ms=_ms(session_timeout, "--session-timeout"),
         rebalance_timeout_ms=_ms(rebalance_timeout, "--rebalance-timeout"),
         protocol=protocol, topic_regex=_regex(topic_regex, topics, protocol))
+    from .live import open_record
+
+    record_file = open_record(record)   # a bad path: exit 2 before any broker is asked
     try:
         _confirm_new_group(env, group, yes)
         if watch:
-            return _watch(env, settings, duration, record)
+            return _watch(env, settings, duration, record_file)
         return _join_once(env, settings)
     except GroupctlError as exc:
         from ..observe.errors import not_authorized
@@ -122,7 +125,8 @@ def _confirm_new_group(env, group: str, yes: bool) -> None:
     """Joining a group that does not exist creates it, the probe its only member and
     leader: more often a typo than the intent. On a terminal ask; a script is warned on
     stderr and goes on (a script that means it passes --yes: no question, no describe).
-    When the describe fails the probe goes on and reports its own errors."""
+    When the describe fails the probe goes on and reports its own errors, except when no
+    broker answered in time: that is the command's answer (exit 3 or 6)."""
     if yes:
         return
     from ..observe.snapshot import group_snapshot
@@ -135,7 +139,11 @@ def _confirm_new_group(env, group: str, yes: bool) -> None:
     try:
         if run_async(env, main()) is not None:
             return
-    except GroupctlError:
+    except GroupctlError as exc:
+        # No broker reachable, or the deadline spent: the join would only spend a second
+        # --timeout finding the same (the command must end within one).
+        if exc.exit_code in (ExitCode.UNREACHABLE, ExitCode.TIMEOUT):
+            raise
         return
     what = (f"group {group!r} does not exist: joining creates it, with the probe as its only "
             "member and leader")
@@ -227,13 +235,11 @@ def _join_once(env, settings) -> int:
     return 0
 
 
-def _watch(env, settings, duration: float | None, record: str | None) -> int:
+def _watch(env, settings, duration: float | None, record_file) -> int:
     from ..coordinator.probe import Probe
     from ..render.live import open_sinks
     from .common import make_cluster, run_async
-    from .live import follow, open_record
-
-    record_file = open_record(record)   # a bad path: exit 2 before the probe joins
+    from .live import follow
 
     async def main():
         async with make_cluster(env) as cluster:

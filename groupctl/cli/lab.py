@@ -213,34 +213,42 @@ def workload(
     if assignor is not None and assignor not in ASSIGNORS:
         raise UsageError(f"--assignor must be one of {', '.join(ASSIGNORS)}, not {assignor!r}")
     bootstrap, security, source = _workload_cluster(ctx, env, name)
+    _check_reachable(env, bootstrap, security)
     record_file = _open_record(record)
     env.stderr.write(f"groupctl: lab workload: bootstrap {bootstrap} (from {source})\n")
     env.stderr.flush()
     writers = []
     if record_file:
-        writers.append(NdjsonWriter(record_file))
+        writers.append(record_file)
     if env.settings.output == "ndjson":
         writers.append(NdjsonWriter(env.stdout))
     lock = threading.Lock()
+    stop = threading.Event()
+    failed: list[UsageError] = []  # the --record file could not be written (a full disk)
 
-    def on_event(event: dict) -> None:
+    def on_event(event: dict) -> None:  # on a consumer's thread: stop the workload instead
         with lock:
-            for w in writers:
-                w.write(event)
+            try:
+                for w in writers:
+                    w.write(event)
+            except UsageError as exc:
+                failed.append(exc)
+                writers.remove(record_file)
+                stop.set()
 
     def log(line: str) -> None:
         with lock:
             env.stderr.write(line + "\n")
             env.stderr.flush()
 
-    stop = threading.Event()
     old = None
     if threading.current_thread() is threading.main_thread():
         old = signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
         summary = run_workload(bootstrap, group, topic, consumers, partitions, protocol,
                                assignor, churn, duration, rate, log=log, on_event=on_event,
-                               stop=stop, client_config=client_properties(security))
+                               stop=stop, client_config=client_properties(security),
+                               setup_timeout=env.settings.timeout)
     except KeyboardInterrupt:
         return 0  # run_workload closed every consumer on the way out
     finally:
@@ -248,11 +256,28 @@ def workload(
             signal.signal(signal.SIGTERM, old)
         if record_file:
             record_file.close()
+    if failed:
+        raise failed[0]
     if env.settings.output in ("json", "yaml"):
         from ..render.output import emit
 
         emit(env, summary)
     return 0
+
+
+def _check_reachable(env, bootstrap: str, security) -> None:
+    """Bootstrap with groupctl's own client first: no broker reachable within --timeout is
+    exit 3 with the message every command gives (librdkafka would retry quietly until its
+    own timeouts, then fail without saying why)."""
+    from ..client.cluster import Cluster
+    from .common import run_async, tracer_for
+
+    async def main():
+        async with Cluster(bootstrap.split(","), security=security,
+                           timeout=env.settings.timeout, trace=tracer_for(env)):
+            pass
+
+    run_async(env, main())
 
 
 def _workload_cluster(ctx: typer.Context, env, name: str):
@@ -278,12 +303,9 @@ def _workload_cluster(ctx: typer.Context, env, name: str):
 def _open_record(path: str | None):
     """--record FILE opened for appending before anything starts; a path that cannot be
     written is a usage error naming it."""
-    if path is None:
-        return None
-    try:
-        return open(path, "a", encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"--record {path}: cannot write: {exc.strerror or exc}") from None
+    from ..render.output import RecordFile
+
+    return None if path is None else RecordFile(path)
 
 
 def _lab_bootstrap(name: str, name_given: bool = True) -> str:

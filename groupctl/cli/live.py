@@ -37,10 +37,9 @@ def open_record(path: str | None):
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise UsageError(f"--record {path}: no such directory {folder}")
-    try:
-        return open(path, "a", encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"--record {path}: cannot write to it ({exc.strerror or exc})") from None
+    from ..render.output import RecordFile
+
+    return RecordFile(path)  # whole lines; a full disk later: one error line, file intact
 
 
 async def follow(sinks, work: Awaitable, tick_s: float = TICK_S) -> Any:

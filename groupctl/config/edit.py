@@ -177,8 +177,12 @@ class ContextsDocument:
         if new_dir:
             os.chmod(target.parent, 0o700)
         mode = stat.S_IMODE(os.stat(target).st_mode) if target.exists() else 0o600
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.",
-                                   suffix=".tmp")  # created 0600
+        try:
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.",
+                                       suffix=".tmp")  # created 0600
+        except OSError as exc:
+            raise UsageError(f"{target}: cannot write: {exc.strerror or exc}; "
+                             "the file is unchanged") from None
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(self.text())
@@ -187,6 +191,10 @@ class ContextsDocument:
             os.chmod(tmp, mode)
             load_contexts(tmp)  # what commands will read: never write what they refuse
             os.replace(tmp, target)
+        except OSError as exc:  # a full disk, an I/O error: the old file stays as it was
+            Path(tmp).unlink(missing_ok=True)
+            raise UsageError(f"{target}: cannot write: {exc.strerror or exc}; "
+                             "the file is unchanged") from None
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise

@@ -50,7 +50,9 @@ def create_topic(bootstrap: str, name: str, partitions: int = 1, replication: in
                  exist_ok: bool = False, client_config: dict | None = None) -> None:
     """Create `name` and wait until Metadata shows all its partitions with leaders. The
     broker refusing it (a bad name, too many partitions, no permission) is a KafkaError
-    (exit 7) with the broker's error."""
+    (exit 7) with the broker's error; no answer within `timeout` is a DeadlineError."""
+    from concurrent.futures import TimeoutError as FuturesTimeout
+
     from confluent_kafka import KafkaError as RdKafkaError
     from confluent_kafka import KafkaException
     from confluent_kafka.admin import NewTopic
@@ -60,6 +62,9 @@ def create_topic(bootstrap: str, name: str, partitions: int = 1, replication: in
                               operation_timeout=timeout, request_timeout=timeout)[name]
     try:
         fut.result(timeout)
+    except FuturesTimeout:  # librdkafka got no answer: no broker, or a hung one
+        raise DeadlineError(f"topic {name!r}: no answer from {bootstrap} within {timeout:g} s "
+                            "(raise --timeout?)") from None
     except KafkaException as exc:
         err = exc.args[0]
         if exist_ok and err.code() == RdKafkaError.TOPIC_ALREADY_EXISTS:
@@ -145,15 +150,16 @@ def run_workload(bootstrap: str, group: str, topic: str, consumers: int = 3,
                  on_event: Callable[[dict], None] | None = None,
                  stop: threading.Event | None = None,
                  churn_gate: Callable[[], float | None] | None = None,
-                 client_config: dict | None = None) -> dict:
+                 client_config: dict | None = None, setup_timeout: float = 30.0) -> dict:
     """Run `consumers` LabConsumers in `group` on `topic` (created with `partitions` if
     missing) and a TrickleProducer. With `churn`, every `churn` seconds one consumer leaves
     the group, and at the next tick it rejoins as a new member. Runs for `duration` seconds,
     until `stop` is set, or until KeyboardInterrupt; always closes every consumer (each
     leaves the group). `churn_gate`, when given, is asked for the churn period on every
     tick instead (None: no churn yet), so a caller can start churn later. `client_config`:
-    librdkafka properties every client gets (security: client_properties()). Returns a
-    summary."""
+    librdkafka properties every client gets (security: client_properties()).
+    `setup_timeout`: seconds for creating the topic and seeing it in Metadata (the CLI's
+    --timeout). Returns a summary."""
     if consumers < 1:
         raise UsageError("--consumers must be at least 1")
     if partitions is not None and partitions < 1:
@@ -167,8 +173,8 @@ def run_workload(bootstrap: str, group: str, topic: str, consumers: int = 3,
                          "the broker assigns (group.consumer.assignors)")
     stop = stop or threading.Event()
     create_topic(bootstrap, topic, partitions or max(consumers, 1), exist_ok=True,
-                 client_config=client_config)
-    n_parts = wait_topic(bootstrap, topic, client_config=client_config)
+                 client_config=client_config, timeout=setup_timeout)
+    n_parts = wait_topic(bootstrap, topic, client_config=client_config, timeout=setup_timeout)
     log(f"workload: group {group}, topic {topic} ({n_parts} partitions), {consumers} "
         f"consumer(s), protocol {protocol}" + (f", assignor {assignor}" if assignor else "")
         + (f", churn every {churn:g}s" if churn else ""))

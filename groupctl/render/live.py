@@ -91,7 +91,9 @@ def open_sinks(env, record=None):
     with contextlib.ExitStack() as stack:
         if record is not None:
             stack.enter_context(record)
-        writer = None if record is None else NdjsonWriter(record)
+        # a RecordFile writes events itself (whole lines; a full disk: one UsageError)
+        writer = None if record is None else \
+            record if hasattr(record, "failed") else NdjsonWriter(record)
         live = None
         fmt = env.settings.output
         if fmt == "ndjson":

@@ -65,3 +65,52 @@ class NdjsonWriter:
     def write(self, event: dict) -> None:
         self.stream.write(dumps_json(event, indent=None) + "\n")
         self.stream.flush()
+
+
+class RecordFile:
+    """A --record FILE: ndjson events appended whole lines at a time. A write that fails
+    (a full disk, an I/O error) cuts the file back to its last whole line, so what was there
+    before and every event told stays readable, and raises a UsageError naming the file
+    (exit 2, as an unwritable --record path at the start) once; later events are dropped,
+    so the command's way out (a probe's leave, which tells events too) is not stopped by the
+    same error again. Unbuffered: nothing is left in a buffer for close() to fail on."""
+
+    def __init__(self, path: str):
+        from ..errors import UsageError
+
+        self.path = path
+        try:
+            self._file = open(path, "ab", buffering=0)  # noqa: SIM115 (closed by close())
+        except OSError as exc:
+            raise UsageError(f"--record {path}: cannot write to it "
+                             f"({exc.strerror or exc})") from None
+        self._whole = self._file.seek(0, 2)  # where the last whole line ends
+        self.failed = False
+
+    def write(self, event: dict) -> None:
+        from ..errors import UsageError
+
+        if self.failed:  # told once; the events of the way out (a probe's leave) go on
+            return
+        data = memoryview((dumps_json(event, indent=None) + "\n").encode("utf-8"))
+        try:
+            while data:
+                data = data[self._file.write(data):]
+        except OSError as exc:
+            self.failed = True
+            try:
+                self._file.truncate(self._whole)
+            except OSError:
+                pass  # nothing more to do: the message says the file could not be written
+            raise UsageError(f"--record {self.path}: cannot write: "
+                             f"{exc.strerror or exc}") from None
+        self._whole = self._file.tell()
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> RecordFile:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,177 @@
+"""Issue 21: a member groupctl adds is gone after every way of stopping. N runs of each:
+
+  probe-SIGTERM, probe-SIGINT   `join G --watch` signalled once its first rebalance is told
+  probe-duration                `join G --watch --duration 1`
+  probe-error                   `join G --watch --record FILE` on a filled 64 KiB tmpfs
+                                (root: mount) with room for its first ~1200 bytes: the
+                                record error (exit 2) comes a few events in; the runs whose
+                                stdout told `joined` before it are counted (`joined`)
+  force-SIGTERM, force-SIGINT   `force-rebalance G --yes` signalled while its JoinGroup is
+                                parked (the test hook _GROUPCTL_PAUSE_AT=parked:30)
+  control-SIGKILL               (only with --kinds naming it) the probe SIGKILLed: it cannot
+                                leave, so every run must count a survivor; proves the count
+                                can see one
+
+After each run: the exit code, and the group's members as librdkafka's AdminClient
+describes them (ground truth groupctl did not write); a member whose id starts with
+`groupctl-` is a survivor. One real librdkafka consumer keeps each group alive.
+
+    PYTHONPATH=. python bench/leave_soak.py [--runs 100] [-b HOST:PORT]
+
+Without -b it starts a one-node lab of its own (and stops it). Prints one line per kind:
+runs, survivors, exits seen.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+KINDS = ["probe-SIGTERM", "probe-SIGINT", "probe-duration", "probe-error",
+         "force-SIGTERM", "force-SIGINT"]
+
+
+def groupctl_members(admin, group: str) -> list[str]:
+    desc = admin.describe_consumer_groups([group], request_timeout=30)[group].result(30)
+    return [m.member_id for m in desc.members if m.member_id.startswith("groupctl-")]
+
+
+def _spawn(bootstrap: str, argv: list[str], env: dict | None = None) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "groupctl", "-b", bootstrap, *argv],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "NO_COLOR": "1", **(env or {})},
+                            stdin=subprocess.DEVNULL)
+
+
+def _until_line(stream, marker: str, timeout: float = 60) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = stream.readline()
+        if not line:
+            return False
+        if marker in line:
+            return True
+    return False
+
+
+def _full_record(directory: Path, room: int = 1200) -> Path:
+    """A record file in `directory` (a 64 KiB tmpfs) whose page has `room` bytes left,
+    every other page taken."""
+    for p in directory.iterdir():
+        p.unlink()
+    record = directory / "events.ndjson"
+    record.write_bytes(b"x" * (4095 - room) + b"\n")
+    with open(directory / ".filler", "wb", buffering=0) as f:
+        while True:
+            try:
+                f.write(b"\0" * 4096)
+            except OSError:
+                break
+    return record
+
+
+JOINED: collections.Counter = collections.Counter()
+
+
+def run_one(kind: str, bootstrap: str, group: str, full: Path | None = None) -> int:
+    if kind.startswith("probe-"):
+        extra = {"probe-duration": ["--duration", "1"]}.get(kind, [])
+        if kind == "probe-error":
+            extra = ["--record", str(_full_record(full))]
+        proc = _spawn(bootstrap, ["-o", "ndjson", "join", group, "--watch", "--yes", *extra])
+        if kind in ("probe-SIGTERM", "probe-SIGINT") and \
+                _until_line(proc.stdout, '"event": "rebalance"'):
+            proc.send_signal(signal.SIGTERM if kind.endswith("TERM") else signal.SIGINT)
+    elif kind == "control-SIGKILL":
+        proc = _spawn(bootstrap, ["-o", "ndjson", "join", group, "--watch", "--yes"])
+        if _until_line(proc.stdout, '"event": "rebalance"'):
+            proc.send_signal(signal.SIGKILL)
+    else:
+        from groupctl.cli.steer import PAUSE_ENV
+
+        proc = _spawn(bootstrap, ["--debug", "force-rebalance", group, "--yes"],
+                      env={PAUSE_ENV: "parked:30"})
+        if _until_line(proc.stderr, "force-rebalance: parked"):
+            proc.send_signal(signal.SIGTERM if kind.endswith("TERM") else signal.SIGINT)
+    try:
+        out, _ = proc.communicate(timeout=90)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        return -9
+    if kind == "probe-error":  # (the others' stdout was partly read before the signal)
+        JOINED[kind] += '"action": "joined"' in (out or "")
+    return proc.returncode
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=100)
+    ap.add_argument("-b", "--bootstrap-server")
+    ap.add_argument("--kinds", default=",".join(KINDS))
+    args = ap.parse_args()
+    from confluent_kafka.admin import AdminClient
+
+    from groupctl.lab.consumer import LabConsumer
+    from groupctl.lab.workload import create_topic
+
+    lab = None
+    bootstrap = args.bootstrap_server
+    if bootstrap is None:
+        from groupctl.lab.cluster import Lab
+
+        lab = Lab.up(name=f"leave-soak-{os.getpid()}", brokers=1,
+                     root=Path(tempfile.mkdtemp(prefix="leave-soak-")), tie_to_parent=True)
+        bootstrap = lab.bootstrap
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    results = {}
+    full = Path(tempfile.mkdtemp(prefix="leave-soak-full-"))
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(full)],
+                      check=False).returncode != 0:
+        print("cannot mount a tmpfs: probe-error skipped", file=sys.stderr)
+        full = None
+    try:
+        for kind in args.kinds.split(","):
+            group = f"soak-{kind.lower()}-{uuid.uuid4().hex[:6]}"
+            topic = f"t-{group}"
+            create_topic(bootstrap, topic, 2)
+            keeper = LabConsumer(bootstrap, group, [topic], name=f"{group}-keeper",
+                                 config={"heartbeat.interval.ms": 3000}).start()
+            keeper.wait_assigned(timeout=60)
+            exits, survivors, t0 = collections.Counter(), 0, time.monotonic()
+            if kind == "probe-error" and full is None:
+                continue
+            for _ in range(args.runs):
+                exits[run_one(kind, bootstrap, group, full)] += 1
+                left = groupctl_members(admin, group)
+                survivors += bool(left)
+                if left:
+                    print(f"  {kind}: survivor {left}", file=sys.stderr)
+            keeper.close()
+            results[kind] = {"runs": args.runs, "survivors": survivors, "exits": dict(exits),
+                             **({"joined": JOINED[kind]} if kind == "probe-error" else {}),
+                             "seconds": round(time.monotonic() - t0, 1)}
+            print(f"{kind:16} runs {args.runs:4}  survivors {survivors}  exits "
+                  f"{dict(exits)}  {results[kind]['seconds']} s"
+                  + (f"  joined before the error {JOINED[kind]}" if kind == "probe-error" else ""),
+                  flush=True)
+    finally:
+        if full is not None:
+            subprocess.run(["umount", str(full)], check=False)
+        if lab is not None:
+            lab.down()
+    print(json.dumps(results))
+    return 0 if all(r["survivors"] == (r["runs"] if k.startswith("control") else 0)
+                    for k, r in results.items()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
