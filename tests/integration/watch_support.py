@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import signal
 import subprocess
 import sys
@@ -142,3 +143,82 @@ class KillableConsumer:
     def kill(self) -> None:
         self.proc.kill()
         self.proc.wait(10)
+
+
+# ---- "no event told twice" --------------------------------------------------------------
+# A classic group's describe carries no generation number, so two distinct rebalances can
+# tell equal bodies (`state` PreparingRebalance from Stable, `generation` null with the same
+# members). A repeat is therefore an event that does not move its own chain on: a `state`
+# whose `previous` is not the last state told, an `assignment` that is not a change of the
+# member's last one, a rebalance that is not a generation of its own in the broker's log.
+
+STABILIZED = re.compile(r"Stabilized group (\S+) generation (\d+) with (\d+) members")
+ONCE_ONLY = ("snapshot", "member_joined", "member_left", "rebalance", "epoch", "type_changed")
+
+
+def stabilized(lab, group: str) -> dict[int, int]:
+    """{generation: members} of every "Stabilized group" line of `group` in the lab's
+    broker logs (one coordinator after another: a generation may be logged by several)."""
+    out: dict[int, int] = {}
+    for path in lab.log_files:
+        for m in STABILIZED.finditer(path.read_text(errors="replace")):
+            if m.group(1) == group:
+                out[int(m.group(2))] = int(m.group(3))
+    return out
+
+
+def last_stabilized(lab, group: str, timeout: float = 20) -> int:
+    """The group's last stabilized generation in the broker's log (waited for)."""
+    from waiting import wait_until
+
+    return max(wait_until(lambda: stabilized(lab, group), timeout,
+                          f"a Stabilized line of {group} in the broker's log"))
+
+
+def assert_told_once(events: list[dict], lab, group: str, since: int) -> None:
+    """Nothing in `events` (one group's) tells again what was told already (see above);
+    every rebalance told is a distinct generation the broker stabilized after `since`
+    (the last one before the watch's first look), in order."""
+    bodies = [(e["event"], tuple(sorted((k, str(v)) for k, v in e.items() if k != "ts")))
+              for e in events if e["event"] in ONCE_ONLY]
+    assert len(bodies) == len(set(bodies)), f"an event was told twice: {bodies}"
+    _assert_states_chain([e for e in events if e["event"] == "state"])
+    _assert_assignments_chain([e for e in events if e["event"] == "assignment"])
+    rebalances = [e for e in events if e["event"] == "rebalance"]
+    generations = [e for e in events if e["event"] == "generation"]
+    assert [g["members"] for g in generations] == [r["members_after"] for r in rebalances], \
+        f"each generation told once, with its rebalance: {generations} / {rebalances}"
+    numbers = [g["generation"] for g in generations if g["generation"] is not None]
+    assert numbers == sorted(set(numbers)), f"a generation told twice: {numbers}"
+    from waiting import wait_until
+
+    wait_until(lambda: _as_broker_generations(rebalances, {
+        n: k for n, k in stabilized(lab, group).items() if n > since}), 20,
+               f"a distinct stabilized generation in the broker's log for each of "
+               f"{[r['members_after'] for r in rebalances]}")
+
+
+def _assert_states_chain(states: list[dict]) -> None:
+    for before, after in zip(states, states[1:]):
+        assert after["previous"] == before["state"] != after["state"], \
+            f"a state told twice: {before} then {after}"
+
+
+def _assert_assignments_chain(assignments: list[dict]) -> None:
+    last: dict[str, set] = {}
+    for e in assignments:
+        now = {(i["topic"], p) for i in e["assigned"] or () for p in i["partitions"]}
+        was = last.get(e["member_id"])
+        if was is not None:
+            added = {(i["topic"], p) for i in e["added"] or () for p in i["partitions"]}
+            revoked = {(i["topic"], p) for i in e["revoked"] or () for p in i["partitions"]}
+            assert now != was and now == (was | added) - revoked, \
+                f"an assignment told twice, or not a change of {sorted(was)}: {e}"
+        last[e["member_id"]] = now
+
+
+def _as_broker_generations(rebalances: list[dict], broker: dict[int, int]) -> bool:
+    """Each rebalance (in order) matched to a later generation the broker stabilized with
+    as many members: a rebalance told twice would need a generation of its own."""
+    gens = iter(sorted(broker.items()))
+    return all(any(n == len(r["members_after"] or ()) for _, n in gens) for r in rebalances)

@@ -121,6 +121,31 @@ def test_a_snapshot_again_after_a_gap_and_a_rebalance_in_it_is_a_lower_bound():
     assert r2.duration_ms == 1500 and not r2.duration_is_lower_bound and r2.started
 
 
+def test_after_a_gap_nothing_is_told_again_and_two_rounds_may_tell_equal_states():
+    """tests/integration/test_watch_faults.py's case: DescribeGroups carries no generation;
+    a restart longer than the consumer's session gives `a` a new id (a2): two real rounds,
+    whose `state` events have equal bodies, each moving the chain on once."""
+    story = RebalanceStory("g", clock=lambda: 0.0)
+    assert kinds(story.feed(seen(classic("Stable", None, m("a", 0, 1)), 1.0))) == [
+        "snapshot", "state"]
+    story.feed(ContactLost(None, 2.0, "describe", UnreachableError("x")))
+    back = story.feed(seen(classic("Stable", None, m("a", 0, 1)), 9.0))
+    assert kinds(back) == ["snapshot"] and back[0].gap_ms == 8000   # the allowed re-statement
+    assert story.feed(seen(classic("Stable", None, m("a", 0, 1)), 9.2)) == []
+    told = []
+    for at, desc in [(10.0, classic("PreparingRebalance", None, m("a"), m("a2"))),
+                     (11.0, classic("Stable", None, m("a2", 0, 1))),
+                     (12.0, classic("PreparingRebalance", None, m("a2"), m("b"))),
+                     (13.0, classic("Stable", None, m("a2", 0), m("b", 1)))]:
+        told += story.feed(seen(desc, at))
+        assert story.feed(seen(desc, at + 0.2)) == []   # the same look again: nothing
+    states = [(e.state, e.previous) for e in told if str(e.KIND) == "state"]
+    assert states == [("PreparingRebalance", "Stable"), ("Stable", "PreparingRebalance")] * 2
+    rebalances = [e for e in told if str(e.KIND) == "rebalance"]
+    assert [(r.members_before, r.members_after) for r in rebalances] == [
+        (["a"], ["a2"]), (["a2"], ["a2", "b"])]
+
+
 def test_a_round_under_way_at_the_first_look_is_told_once_as_a_lower_bound():
     story = RebalanceStory("g", clock=lambda: 0.0)
     first = story.feed(seen(classic("CompletingRebalance", None, m("a"), m("b")), 100.0))
