@@ -3,7 +3,8 @@ what the broker says. Two librdkafka consumers, then a third: the group's member
 series equal DescribeGroups (the broker's own answer; it has no generation, so neither
 has the scrape of a classic group); the rebalances counter goes up by exactly the number
 of "Stabilized group G generation N" lines the broker logged between the two scrapes;
-/healthz is 200."""
+/healthz is 200. Through a broker restart (a lab of its own): groupctl_up goes 0 and
+back to 1, /healthz 503 and back to 200, and no counter goes down."""
 from __future__ import annotations
 
 import re
@@ -117,6 +118,55 @@ def test_metrics_equal_the_broker(kafka, topic_factory, consumer_factory, unique
         assert (s2["groupctl_group_last_rebalance_timestamp_seconds"]
                 >= s1["groupctl_group_last_rebalance_timestamp_seconds"])
         assert _get(base + "/healthz")[0] == 200
+    finally:
+        code = watch.stop()
+    assert code == 0, watch.stderr()
+
+
+@pytest.fixture(scope="module")
+def own_lab(tmp_path_factory):
+    import os
+
+    from groupctl.lab.cluster import Lab
+
+    lab = Lab.up(name=f"pytest-{os.getpid()}-metrics-restart", brokers=1,
+                 root=tmp_path_factory.mktemp("lab-metrics"), tie_to_parent=True)
+    try:
+        yield lab
+    finally:
+        lab.down()
+
+
+@pytest.mark.slow
+def test_a_broker_restart_takes_up_to_0_and_back_counters_never_fall(own_lab, consumer_factory,
+                                                                     unique_group):
+    from groupctl.lab.workload import create_topic
+    from groupctl.observe.metrics import UNHEALTHY_AFTER
+
+    g, topic = unique_group, f"t-{unique_group}"
+    create_topic(own_lab.bootstrap, topic, 4, 1, None)
+    watch = WatchProcess(own_lab, g, "--interval", "0.2", "--timeout", "3", "--metrics-port", "0")
+    try:
+        _, line = watch.err.wait(lambda ln: "serving metrics on" in ln, 30, "the metrics address")
+        base = re.search(r"(http://\S+)/metrics", line).group(1)
+        a = consumer_factory(g, topic, cluster=own_lab, name=f"{g}-a")
+        a.wait_assigned()
+        before = wait_until(lambda: (s := _scrape(base, g)).get("kafka_consumergroup_members") == 1
+                            and s.get("groupctl_group_rebalances_total") == 1 and s, 30,
+                            "the group's first rebalance")
+        assert before["groupctl_up"] == 1 and _get(base + "/healthz")[0] == 200
+        own_lab.stop_node(1)
+        down = wait_until(lambda: (s := _scrape(base, g))["groupctl_up"] == 0
+                          and s["groupctl_describe_rounds_failed_total"] >= UNHEALTHY_AFTER
+                          and s, 90, "groupctl_up 0 and failed rounds counted")
+        assert _get(base + "/healthz")[0] == 503
+        own_lab.start_node(1)
+        after = wait_until(lambda: (s := _scrape(base, g))["groupctl_up"] == 1 and s, 90,
+                           "groupctl_up 1 again")
+        assert _get(base + "/healthz")[0] == 200
+        for name in ("groupctl_group_rebalances_total", "groupctl_describe_rounds_failed_total",
+                     "groupctl_describe_round_duration_seconds_count"):
+            assert before[name] <= down[name] <= after[name], (name, before, down, after)
     finally:
         code = watch.stop()
     assert code == 0, watch.stderr()
