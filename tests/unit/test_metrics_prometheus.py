@@ -161,3 +161,25 @@ def test_alert_rules_pass_their_promtool_tests():
     checked = subprocess.run([_promtool(), "check", "rules", "groupctl-rules.yml"],
                              cwd=RULES, text=True, capture_output=True, timeout=60)
     assert checked.returncode == 0 and "4 rules found" in checked.stdout, checked.stdout
+
+
+def _cli(*args: str) -> tuple[int, str, str]:
+    import io
+
+    from groupctl.cli.app import invoke
+    from groupctl.cli.env import Env
+
+    env = Env(stdout=io.StringIO(), stderr=io.StringIO())
+    code = invoke(["-b", "127.0.0.1:1", "--timeout", "2", *args], env)
+    return code, env.stdout.getvalue(), env.stderr.getvalue()
+
+
+def test_watch_refuses_a_port_it_cannot_bind_before_any_work(exporter):
+    server, _ = exporter
+    host, port = server.address
+    code, out, err = _cli("watch", "g", "--metrics-port", str(port), "--metrics-host", host)
+    assert (code, out) == (2, "")
+    assert err.startswith(f"groupctl: error: --metrics-port {port} on {host}: ")
+    assert err.count("\n") == 1 and "Traceback" not in err
+    code, out, err = _cli("watch", "g", "--metrics-port", "70000")
+    assert (code, err) == (2, "groupctl: error: --metrics-port must be 0..65535\n")
