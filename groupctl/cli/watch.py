@@ -31,6 +31,12 @@ def watch_cmd(
     max_rebalances: Optional[int] = typer.Option(
         None, "--max-rebalances", metavar="N", help="With --duration: exit 8 as soon as a "
         "group rebalances more than N times."),
+    metrics_port: Optional[int] = typer.Option(
+        None, "--metrics-port", metavar="PORT", help="Serve Prometheus /metrics and "
+        "/healthz on PORT (0: any free port, said on stderr)."),
+    metrics_host: str = typer.Option("127.0.0.1", "--metrics-host", metavar="HOST",
+                                     help="With --metrics-port: the address to listen on "
+                                     "(default 127.0.0.1; 0.0.0.0 for every interface)."),
 ):
     """Watch groups without joining them: state changes, generations (classic) or epochs
     (consumer, share and streams groups), members joining and leaving, each member's
@@ -50,7 +56,13 @@ def watch_cmd(
     json/ndjson: JSON lines). A closed pipe (`| head -1`): exit 0 at once, no summary.
     --record FILE must be writable (exit 2 otherwise, before anything is sent).
     --max-rebalances N (with --duration): exit 8 as soon as a group rebalances more than
-    N times, e.g. `groupctl watch orders --duration 600 --max-rebalances 2 || rollback`."""
+    N times, e.g. `groupctl watch orders --duration 600 --max-rebalances 2 || rollback`.
+    --metrics-port PORT: also serve Prometheus metrics of the same story on
+    http://HOST:PORT/metrics (per group: state, generation or epochs, members, members
+    behind their target, rebalances and their durations, the last rebalance's time;
+    groupctl's own: up, describe rounds and their duration, failed rounds, groups
+    followed) and /healthz (200 after a successful describe round, 503 before the first
+    and after 3 failed rounds in a row). A port that cannot be bound: exit 2."""
     from ..observe.watch import WatchSettings
 
     env = env_of(ctx)
@@ -58,7 +70,9 @@ def watch_cmd(
                              regex=_regex(regex, all_groups), interval=interval,
                              duration=duration, max_rebalances=max_rebalances)
     _check(settings)
-    return _run(env, settings, record)
+    if metrics_port is not None and not 0 <= metrics_port <= 65535:
+        raise UsageError("--metrics-port must be 0..65535")
+    return _run(env, settings, record, (metrics_host, metrics_port))
 
 
 def _regex(text: str | None, all_groups: bool):
@@ -87,7 +101,7 @@ def _check(s) -> None:
         raise UsageError("--max-rebalances needs --duration and a number >= 0")
 
 
-def _run(env, settings, record: str | None) -> int:
+def _run(env, settings, record: str | None, metrics_at: tuple[str, int | None]) -> int:
     from ..observe.watch import ConditionViolated, Watcher
     from ..render.live import open_sinks
     from ..render.watch_lines import summary_text
@@ -95,6 +109,7 @@ def _run(env, settings, record: str | None) -> int:
     from .live import follow, open_record
 
     record_file = open_record(record)   # a bad path: exit 2 before any work
+    server = _bind_metrics(*metrics_at)   # a port that cannot be bound: exit 2, likewise
     box: dict = {}
 
     def notice(text: str) -> None:
@@ -105,9 +120,12 @@ def _run(env, settings, record: str | None) -> int:
         async with make_cluster(env) as cluster:
             with open_sinks(env, record_file) as sinks:
                 box["sinks"] = sinks
-                watcher = box["watcher"] = Watcher(cluster, settings, emit=sinks, clock=env.clock.wall,
+                emit = sinks if server is None else server.metrics.tee(sinks)
+                watcher = box["watcher"] = Watcher(cluster, settings, emit=emit, clock=env.clock.wall,
                                                    notice=notice,
                                                    poll_deadline=env.settings.timeout)
+                if server is not None:
+                    _serve(server, watcher, notice)
                 await follow(sinks, watcher.run())
 
     violated = None
@@ -118,6 +136,8 @@ def _run(env, settings, record: str | None) -> int:
     finally:
         if record_file is not None:
             record_file.close()   # never opened by the sinks (no broker reachable, ...)
+        if server is not None:
+            server.close()
     watcher, sinks = box.get("watcher"), box.get("sinks")
     if watcher is not None and not (sinks is not None and sinks.reader_gone):
         # the end of --duration, exit 8, Ctrl-C or SIGTERM: what the watch saw
@@ -126,3 +146,23 @@ def _run(env, settings, record: str | None) -> int:
     if violated is not None:
         raise violated
     return 0
+
+
+def _bind_metrics(host: str, port: int | None):
+    if port is None:
+        return None
+    from ..observe.metrics import MetricsServer, WatchMetrics
+    from ..observe.reducer import Reducer
+
+    return MetricsServer(WatchMetrics(Reducer(), followed=lambda: 0), host, port)
+
+
+def _serve(server, watcher, notice) -> None:
+    """Point the bound server's metrics at the watcher's reducer and rounds; start it."""
+    metrics = server.metrics
+    metrics.reducer = watcher.reducer
+    metrics.followed = lambda: len(watcher.source.groups)
+    watcher.source.on_round = metrics.round_done
+    server.start()
+    host, port = server.address
+    notice(f"serving metrics on http://{host}:{port}/metrics and /healthz")

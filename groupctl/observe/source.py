@@ -65,6 +65,8 @@ class DescribePoller:
         self._listed_at: float | None = None
         self._lost_at: float | None = None
         self._hurry: float | None = None
+        # each round's outcome (seconds, failed as a whole): watch --metrics-port
+        self.on_round: Callable[[float, bool], None] | None = None
 
     def follows(self, group: str) -> bool:
         return group in self.groups
@@ -81,9 +83,11 @@ class DescribePoller:
         while True:
             started = loop.time()
             told = await self.round()
+            failed = self._lost_at is not None
+            if self.on_round is not None:
+                self.on_round(loop.time() - started, failed)
             for o in told:
                 yield o
-            failed = self._lost_at is not None
             wait = backoff.next() if failed else self.interval - (loop.time() - started)
             if not failed:
                 backoff.reset()
