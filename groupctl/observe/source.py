@@ -56,7 +56,8 @@ class DescribePoller:
         self.offsets = offsets
         self.clock = clock
         self.poll_deadline, self.deadline = poll_deadline, deadline
-        self.groups: list[str] = list(dict.fromkeys(groups))
+        # an ordered set: follows() is asked once per observation (--all: thousands a round)
+        self.groups: dict[str, None] = dict.fromkeys(groups)
         self.listings: dict = {}
         if types:
             from .listing import GroupListing
@@ -134,7 +135,7 @@ class DescribePoller:
             if isinstance(error, NotFoundError):
                 out.append(Missing(group, at, self.label))
                 if self.all_groups and group not in self.listings:
-                    self.groups.remove(group)   # --all: forgotten; followed again if listed
+                    del self.groups[group]   # --all: forgotten; followed again if listed
         return out
 
     async def _relist(self, deadline) -> list[Observation]:
@@ -150,7 +151,7 @@ class DescribePoller:
         out: list[Observation] = []
         for g in self.listings:
             if g not in self.groups:
-                self.groups.append(g)
+                self.groups[g] = None
                 if not first:   # new since the last list: told from nothing
                     out.append(Appeared(g, now, self.label))
         return out
