@@ -275,7 +275,9 @@ def group_metrics(events: DataFrame, episodes_df: DataFrame, storms_df: DataFram
          .alias("errors"),
         F.max(F.when(F.col("kind").isin("epoch_bumped", "target_computed"), F.lit(1))
               .otherwise(F.lit(0))).alias("has_epoch"),
-        F.max(F.col("group_type")).alias("declared_type"))
+        # the type the group declared last (it converts: classic -> consumer -> classic)
+        F.max_by(F.col("group_type"), F.when(F.col("group_type").isNotNull(), F.col("ts")))
+         .alias("declared_type"))
     failed = outcomes_df.groupBy("group").agg(
         F.sum((F.col("outcome") == "failed").cast("int")).alias("failed_members"),
         F.sum((F.col("outcome") == "left").cast("int")).alias("left_members"))

@@ -75,8 +75,8 @@ def canonical(record) -> dict:
     if value is not None:
         if rec.type == 2 and value.get("protocol_type") == "consumer":
             for m in value.get("members") or ():
-                m["subscription"] = _subscription(m["subscription"])
-                m["assignment"] = _assignment(m["assignment"])
+                m["subscription"] = _decoded_or_bytes(_subscription, m["subscription"])
+                m["assignment"] = _decoded_or_bytes(_assignment, m["assignment"])
         from ..protocol.records.schemas import RECORD_TYPES
 
         assert rec.type is not None and rec.version is not None   # a value was decoded
@@ -131,6 +131,18 @@ def _subscription(data: bytes):
     if sub.version >= 3:
         out["rack_id"] = sub.rack_id
     return out
+
+
+def _decoded_or_bytes(decode, data: bytes):
+    """As DumpLogSegments does: the consumer-protocol bytes decoded, or kept as they are when
+    they do not decode (a member written before its first SyncGroup has an empty
+    assignment)."""
+    from ..protocol.types import DecodeError
+
+    try:
+        return decode(data)
+    except DecodeError:
+        return data
 
 
 def _assignment(data: bytes):

@@ -100,7 +100,7 @@ def test_a_calm_watch_ends_with_exit_0_when_its_reader_goes(kafka, topic_factory
 def test_join_watch_leaves_and_exits_0_when_its_reader_goes(kafka, unique_group, tmp_path):
     g = unique_group
     record = tmp_path / "events.ndjson"
-    proc = subprocess.Popen(_cmd(kafka, "-o", "ndjson", "join", g, "--watch", "--record",
+    proc = subprocess.Popen(_cmd(kafka, "-o", "ndjson", "join", g, "--yes", "--watch", "--record",
                                  str(record)), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     reader = _Reader(proc)
     reader.until(_event("rebalance"), 30, "the probe's first generation")
@@ -202,7 +202,7 @@ class _Terminal:
 
 def test_join_watch_header_ticks_in_a_terminal_and_never_says_none(kafka, unique_group):
     g = unique_group
-    term = _Terminal(_cmd(kafka, "join", g, "--watch"))
+    term = _Terminal(_cmd(kafka, "join", g, "--yes", "--watch"))
     try:
         term.until(r"last rebalance \d+ s ago", 30, "the probe's first rebalance")
         # the group is calm now (the probe alone, heartbeating): the clock still moves
