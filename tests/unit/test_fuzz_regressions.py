@@ -155,3 +155,31 @@ def test_cli_rejects_nan_and_overflowing_seconds(argv, message, tmp_path):
     assert code == 2, err
     assert message in one_error_line(err)
     HARNESSES["cli"].check("\x00".join(argv).encode())
+
+
+# ---- decode records: a timestamp past year 9999 -------------------------------------------
+# Found by hand while writing the `segments` harness (its differential oracle; the segments
+# campaign ran after the fix): an offset commit whose record timestamp is past 9999-12-31
+# (ms > 253402300799999; a damaged or hostile segment) rendered `"timestamp": "None"` on
+# render/record_lines.py's fast path and `"timestamp": null` on the generic decoder's, so
+# `decode records -o ndjson` printed a string "None" where the other path printed null.
+FAR_FUTURE_COMMIT = bytes.fromhex(
+    "00000000000000000000005c00000000027f6f2dda000000000000400000000000000040000000000000"
+    "00ffffffffffffffffffffffffffff000000015400000018000100016700017400000000300003000000"
+    "000000002a000000070000000001a20c1becc700")
+
+
+def test_segments_far_future_timestamp_is_null_on_both_paths(tmp_path):
+    import json
+
+    from groupctl.render.record_lines import segment_lines
+
+    HARNESSES["segments"].check(FAR_FUTURE_COMMIT)
+    path = tmp_path / "__consumer_offsets-3" / "00000000000000000000.log"
+    path.parent.mkdir()
+    path.write_bytes(FAR_FUTURE_COMMIT)
+    (line, warning), = segment_lines(str(path), None)
+    item = json.loads(line)
+    assert warning is None
+    assert item["timestamp"] is None and item["timestamp_ms"] == 2**62
+    assert item["value"]["offset"] == 42 and item["version"] == 3
