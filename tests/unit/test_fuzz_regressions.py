@@ -183,3 +183,34 @@ def test_segments_far_future_timestamp_is_null_on_both_paths(tmp_path):
     assert warning is None
     assert item["timestamp"] is None and item["timestamp_ms"] == 2**62
     assert item["value"]["offset"] == 42 and item["version"] == 3
+
+
+# ---- record batches: decompression bombs ----------------------------------------------------
+# Found by hand while writing the `batches` harness (its 717,665-execution campaign stayed
+# under libFuzzer's memory limit with inputs of at most 16 KB): a 9.7 KB segment holding
+# one zstd batch of 300 MB of zeros took 640 MB of memory to reject, and a 1 MB batch
+# would take ~30 GB (the process killed, no error line). Now a batch's records
+# decompress to at most MAX_RECORDS_BYTES (the test lowers it to 1 MiB), else the batch
+# is a BatchError and the scan goes on.
+
+@pytest.mark.parametrize("codec", [1, 3, 4])   # gzip, lz4, zstd (snappy is bounded ~1:21)
+def test_batches_decompression_bomb_is_a_damaged_batch(codec, monkeypatch):
+    import struct
+
+    from groupctl.protocol.records import compression
+    from groupctl.protocol.records.batch import Batch, BatchError, encode_batch, read_batches
+    from tests.fuzz.targets_records import fix_crcs
+
+    monkeypatch.setattr(compression, "MAX_RECORDS_BYTES", 1 << 20)
+    bomb = compression.compress(codec, bytes(4 << 20))
+    header = bytearray(encode_batch([(0, b"k", b"v")], codec=codec)[:61])
+    struct.pack_into(">i", header, 8, 49 + len(bomb))
+    after = encode_batch([(0, b"k", b"v")], base_offset=1)
+    seg = fix_crcs(bytes(header) + bomb) + after
+    HARNESSES["batches"].check(b"\x01" + seg)
+    damaged, good = list(read_batches(seg))
+    assert isinstance(damaged, BatchError) and damaged.offset == 0
+    assert damaged.reason.endswith(f"records decompress to more than {1 << 20} bytes")
+    assert isinstance(good, Batch) and [(r.key, r.value) for r in good.records] == [(b"k", b"v")]
+    small = compression.compress(codec, bytes(1 << 19))
+    assert compression.decompress(codec, small) == bytes(1 << 19)
