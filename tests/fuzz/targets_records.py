@@ -26,8 +26,10 @@ one key/value pair per record type and value version (tests/fuzz/seeds_records.p
 """
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import struct
 import tempfile
 
@@ -146,6 +148,7 @@ def _segment_path() -> str:
     if not _SEGMENT:
         root = "/dev/shm" if os.path.isdir("/dev/shm") else None
         d = tempfile.mkdtemp(prefix="groupctl-fuzz-seg-", dir=root)
+        atexit.register(shutil.rmtree, d, True)   # libFuzzer ends with exit(): atexit runs
         os.mkdir(os.path.join(d, "__consumer_offsets-3"))
         _SEGMENT.append(os.path.join(d, "__consumer_offsets-3", "00000000000000000000.log"))
     return _SEGMENT[0]
