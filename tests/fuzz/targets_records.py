@@ -144,11 +144,22 @@ def coordinator(data: bytes) -> None:
 _SEGMENT: list[str] = []
 
 
+def _remove_stale(root: str) -> None:
+    """The segment directories of fuzz processes that are gone (libFuzzer's exit skips
+    atexit handlers, so each atheris run leaves its own behind)."""
+    for name in os.listdir(root):
+        if name.startswith("groupctl-fuzz-seg-"):
+            pid = name.split("-")[3]
+            if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+                shutil.rmtree(os.path.join(root, name), True)
+
+
 def _segment_path() -> str:
     if not _SEGMENT:
         root = "/dev/shm" if os.path.isdir("/dev/shm") else None
-        d = tempfile.mkdtemp(prefix="groupctl-fuzz-seg-", dir=root)
-        atexit.register(shutil.rmtree, d, True)   # libFuzzer ends with exit(): atexit runs
+        _remove_stale(root or tempfile.gettempdir())
+        d = tempfile.mkdtemp(prefix=f"groupctl-fuzz-seg-{os.getpid()}-", dir=root)
+        atexit.register(shutil.rmtree, d, True)   # in process; libFuzzer skips atexit
         os.mkdir(os.path.join(d, "__consumer_offsets-3"))
         _SEGMENT.append(os.path.join(d, "__consumer_offsets-3", "00000000000000000000.log"))
     return _SEGMENT[0]
