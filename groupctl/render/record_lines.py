@@ -101,7 +101,9 @@ def segment_lines(path: str, group: str | None):
                 yield dumps_line(record_item(path, partition, decode_record(
                     r.offset, r.timestamp, r.key, r.value))), None
                 continue
-            yield (f'{prefix}{r.offset}, "timestamp": "{iso_ms(r.timestamp)}", "timestamp_ms": '
+            iso = iso_ms(r.timestamp)   # None past year 9999: null, as the generic line
+            stamp = f'"{iso}"' if iso is not None else "null"
+            yield (f'{prefix}{r.offset}, "timestamp": {stamp}, "timestamp_ms": '
                    f'{r.timestamp}, {fragment}{r.value[1]}, "value": {value}}}'), None
 
 

@@ -39,6 +39,7 @@ MODULES = (
     "tests.fuzz.targets_config",
     "tests.fuzz.targets_patterns",
     "tests.fuzz.targets_cli",
+    "tests.fuzz.targets_records",
 )
 
 # Packages atheris instruments for coverage (run.py), as they are imported.

@@ -160,3 +160,108 @@ def test_cli_rejects_nan_and_overflowing_seconds(argv, message, tmp_path):
     assert code == 2, err
     assert message in one_error_line(err)
     HARNESSES["cli"].check("\x00".join(argv).encode())
+
+
+# ---- decode records: a timestamp past year 9999 -------------------------------------------
+# Found by hand while writing the `segments` harness (its differential oracle; the segments
+# campaign ran after the fix): an offset commit whose record timestamp is past 9999-12-31
+# (ms > 253402300799999; a damaged or hostile segment) rendered `"timestamp": "None"` on
+# render/record_lines.py's fast path and `"timestamp": null` on the generic decoder's, so
+# `decode records -o ndjson` printed a string "None" where the other path printed null.
+FAR_FUTURE_COMMIT = bytes.fromhex(
+    "00000000000000000000005c00000000027f6f2dda000000000000400000000000000040000000000000"
+    "00ffffffffffffffffffffffffffff000000015400000018000100016700017400000000300003000000"
+    "000000002a000000070000000001a20c1becc700")
+
+
+def test_segments_far_future_timestamp_is_null_on_both_paths(tmp_path):
+    import json
+
+    from groupctl.render.record_lines import segment_lines
+
+    HARNESSES["segments"].check(FAR_FUTURE_COMMIT)
+    path = tmp_path / "__consumer_offsets-3" / "00000000000000000000.log"
+    path.parent.mkdir()
+    path.write_bytes(FAR_FUTURE_COMMIT)
+    (line, warning), = segment_lines(str(path), None)
+    item = json.loads(line)
+    assert warning is None
+    assert item["timestamp"] is None and item["timestamp_ms"] == 2**62
+    assert item["value"]["offset"] == 42 and item["version"] == 3
+
+
+# ---- record batches: decompression bombs ----------------------------------------------------
+# Found by hand while writing the `batches` harness (its 717,665-execution campaign stayed
+# under libFuzzer's memory limit with inputs of at most 16 KB): a 9.7 KB segment holding
+# one zstd batch of 300 MB of zeros took 640 MB of memory to reject, and a 1 MB batch
+# would take ~30 GB (the process killed, no error line). Now a batch's records
+# decompress to at most MAX_RECORDS_BYTES (the test lowers it to 1 MiB), else the batch
+# is a BatchError and the scan goes on.
+
+@pytest.mark.parametrize("codec", [1, 3, 4])   # gzip, lz4, zstd (snappy is bounded ~1:21)
+def test_batches_decompression_bomb_is_a_damaged_batch(codec, monkeypatch):
+    import struct
+
+    from groupctl.protocol.records import compression
+    from groupctl.protocol.records.batch import Batch, BatchError, encode_batch, read_batches
+    from tests.fuzz.targets_records import fix_crcs
+
+    monkeypatch.setattr(compression, "MAX_RECORDS_BYTES", 1 << 20)
+    bomb = compression.compress(codec, bytes(4 << 20))
+    header = bytearray(encode_batch([(0, b"k", b"v")], codec=codec)[:61])
+    struct.pack_into(">i", header, 8, 49 + len(bomb))
+    after = encode_batch([(0, b"k", b"v")], base_offset=1)
+    seg = fix_crcs(bytes(header) + bomb) + after
+    HARNESSES["batches"].check(b"\x01" + seg)
+    damaged, good = list(read_batches(seg))
+    assert isinstance(damaged, BatchError) and damaged.offset == 0
+    assert damaged.reason.endswith(f"records decompress to more than {1 << 20} bytes")
+    assert isinstance(good, Batch) and [(r.key, r.value) for r in good.records] == [(b"k", b"v")]
+    small = compression.compress(codec, bytes(1 << 19))
+    assert compression.decompress(codec, small) == bytes(1 << 19)
+
+
+# ---- coordinator records: a non-nullable array serialized as null -----------------------------
+# Found by the `segments` harness (first of 593 inputs of one distinct crash in a
+# 240-second campaign; a lab GroupMetadata record whose leader string's length was
+# mutated): the codec reads any length of -1 as null, so GroupMetadata's `members`
+# (non-nullable) decoded to None and observe/replay raised TypeError ('NoneType' object
+# is not iterable) replaying it. Kafka's readers reject it ("non-nullable field members
+# was serialized as null"); decode_value now does too: the record carries `error`.
+SEGMENT_NULL_MEMBERS = bytes.fromhex(
+    "00000000007e000200000142000000000247e47db4000200000000000001a20c65f880000001a20c65f880ff"
+    "ffffffffffffffffff000000000000000182534e41505059000000000100000001000000fdbb03c0f2060000"
+    "00200002000c7265632d65616765722d7266c40600030008636f6e73756d657200000002000572616e676500"
+    "312e2700c82d312d65326564646639332d363066342d343162372d393632352d633232336166613937653436"
+    "000001a20c65f87c00000002d241000cffff000e3678004c000a2f3132372e302e302e31000493e000002710"
+    "05c9440300000001000a7265636f7264732d7266000d010cffffffff050b002205063e240000020516013c01"
+    "010033326e00a0322d39386638626265312d626265632d346439312d613964642d6363663035303135393564"
+    "63ffff0036a5000032fea50052a50024020000000300000000000000000000000003000000a1000000000240"
+    "2a6a2a000200000001000001a20c65f9ba000001a20c65f9baffffffffffffffffffff000000000000000282"
+    "534e415050590000000001000000010000005ca40178a001000000400001000c7265632d65616765722d7266"
+    "000a7265636f726473010c18000002540004000901000201077001000001a20c65f9ba010010f3d5c630a8d5"
+    "4974b5b8827819dda68b00015200027e52000003ae520000000065632d346439312d613964642d63636630a2"
+    "0c65f87c00000002d24136a5000032fea50052a50024020000000300000000000000000000000003000000a1"
+    "0000000002402a6a2a000200000001000001a20c65f9ba000001a20c65f9baffffffffffffffffffff000000"
+    "000000000282534e415050590000000001000000010000005ca40178a001000000400001000c30a8d54974b5"
+    "b8827819dda68b00015200027e52000001ae5200"
+)
+
+
+def test_segments_non_nullable_null_is_a_record_error():
+    import struct
+
+    from groupctl.observe.replay import replay
+    from groupctl.protocol.records.coordinator import decode_record
+
+    HARNESSES["segments"].check(SEGMENT_NULL_MEMBERS)
+    key = struct.pack(">hh", 2, 1) + b"g"
+    value = (struct.pack(">hh", 3, 8) + b"consumer" + struct.pack(">ih", 1, 5) + b"range"
+             + struct.pack(">h", 1) + b"m" + struct.pack(">qi", 0, -1))   # members: -1
+    rec = decode_record(5, 1_795_499_486_000, key, value)
+    assert rec.type == 2 and rec.key == {"group": "g"} and rec.version == 3
+    assert rec.value is None and rec.raw_value == value
+    assert rec.error == "value: non-nullable field members was serialized as null"
+    assert list(replay([[rec]])) == []
+    ok = decode_record(5, 1_795_499_486_000, key, value[:-4] + struct.pack(">i", 0))
+    assert ok.error is None and ok.value["members"] == [] and ok.value["leader"] == "m"

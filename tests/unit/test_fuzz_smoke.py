@@ -23,7 +23,8 @@ from tests.fuzz.registry import Crash, load
 
 ROOT = Path(__file__).resolve().parents[2]
 HARNESSES = load()
-REQUIRED = {"responses", "consumer", "contexts", "properties", "patterns", "cli"}
+REQUIRED = {"responses", "consumer", "contexts", "properties", "patterns", "cli",
+            "batches", "coordinator", "segments"}
 
 
 def test_registry_covers_issue_21():

@@ -10,6 +10,11 @@
 
 snappy, lz4 and zstd go through cramjam (one well-kept Rust binding for all three).
 Every failure is a DecodeError naming the codec, never the library's own exception.
+
+A batch's records decompress to at most MAX_RECORDS_BYTES: zstd turns 6.4 KB into 200 MB
+of zeros (gzip 1:1000, lz4 1:250), so a hostile or damaged segment could otherwise make
+one batch take more memory than the machine has (found by tests/fuzz's `batches`
+harness' author; a DecodeError now). snappy is bounded by its own format (about 1:21).
 """
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ CODECS = {NONE: "none", GZIP: "gzip", SNAPPY: "snappy", LZ4: "lz4", ZSTD: "zstd"
 XERIAL_MAGIC = b"\x82SNAPPY\x00"
 _XERIAL_HEADER = 16          # magic + int32 version + int32 compatible version
 _I32 = struct.Struct(">i").unpack_from
+MAX_RECORDS_BYTES = 256 << 20   # far above one coordinator write (a 10k-member group: ~20 MB)
 
 
 def decompress(codec: int, data: bytes) -> bytes:
@@ -41,19 +47,45 @@ def decompress(codec: int, data: bytes) -> bytes:
         if codec == SNAPPY:
             return _snappy(cramjam, data)
         if codec == LZ4:
-            return bytes(cramjam.lz4.decompress(data))
-        return bytes(cramjam.zstd.decompress(data))
+            return _bounded(cramjam, cramjam.lz4.decompress_into, data)
+        return _bounded(cramjam, cramjam.zstd.decompress_into, data)
     except DecodeError:
         raise
     except Exception as exc:  # noqa: BLE001 - the libraries' errors differ; all mean damage
         raise DecodeError(f"{name}: cannot decompress {len(data)} bytes: {exc}") from None
 
 
+def _too_large() -> DecodeError:
+    return DecodeError(f"records decompress to more than {MAX_RECORDS_BYTES} bytes")
+
+
+def _bounded(cramjam, decompress_into, data: bytes) -> bytes:
+    """decompress_into a buffer grown (x4) up to MAX_RECORDS_BYTES while it is too small."""
+    size = min(MAX_RECORDS_BYTES, max(1 << 16, 16 * len(data)))
+    while True:
+        out = bytearray(size)
+        try:
+            n = decompress_into(data, out)
+        except cramjam.DecompressionError as exc:
+            if "whole buffer" not in str(exc):
+                raise
+            if size >= MAX_RECORDS_BYTES:
+                raise _too_large() from None
+            size = min(MAX_RECORDS_BYTES, size * 4)
+            continue
+        del out[n:]
+        return bytes(out)
+
+
 def _gunzip(data: bytes) -> bytes:
-    out, rest = [], data
+    out, rest, left = [], data, MAX_RECORDS_BYTES
     while rest:
         d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        out.append(d.decompress(rest))
+        chunk = d.decompress(rest, left + 1)
+        if len(chunk) > left:
+            raise _too_large()
+        left -= len(chunk)
+        out.append(chunk)
         if not d.eof:
             raise DecodeError("gzip: truncated stream")
         rest = d.unused_data

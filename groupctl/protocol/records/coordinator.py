@@ -132,9 +132,9 @@ def decode_value(schema: RecordSchema, value: bytes, *, consumer_protocol: bool 
                                f"schema knows ({lo}-{hi})")
     try:
         out = _read(schema.value, version, schema.value_flexible(version), value, 2)
+        _prune(schema.value, version, out)
     except DecodeError as exc:
         return version, None, f"value: {exc}"
-    _prune(schema.value, version, out)
     if schema.type == GROUP_METADATA and consumer_protocol:
         _decode_members(out)
     return version, out, None
@@ -145,7 +145,10 @@ _PRUNERS: dict = {}
 
 def _prune(struct_, version: int, value: dict) -> None:
     """Drop the fields the value's version does not have (the codec fills every field of
-    the spec with its default; a record shows what its version holds, as Kafka's JSON)."""
+    the spec with its default; a record shows what its version holds, as Kafka's JSON).
+    A non-nullable string, bytes or array that came as null is a DecodeError, as in
+    Kafka's readers ("non-nullable field X was serialized as null"): the codec reads a
+    length of -1 as null whatever the spec says."""
     key = (id(struct_), version)
     plan = _PRUNERS.get(key)
     if plan is None:
@@ -155,10 +158,17 @@ def _prune(struct_, version: int, value: dict) -> None:
         nested = [(f.name, f.type if isinstance(f.type, Struct) else f.type.item)
                   for f in struct_.fields if f.present(version) and (
                       isinstance(f.type, Struct) or isinstance(f.type, Array) and f.type.is_struct)]
-        plan = _PRUNERS[key] = (absent, nested)
-    absent, nested = plan
+        required = [f.name for f in struct_.fields
+                    if f.present(version) and f.tag is None and not f.nullable_in(version)
+                    and (isinstance(f.type, Array) or getattr(f.type, "name", None) in
+                         ("string", "bytes"))]
+        plan = _PRUNERS[key] = (absent, nested, required)
+    absent, nested, required = plan
     for name in absent:
         value.pop(name, None)
+    for name in required:
+        if value.get(name, False) is None:
+            raise DecodeError(f"non-nullable field {name} was serialized as null")
     for name, sub in nested:
         v = value.get(name)
         if isinstance(v, dict):
