@@ -96,17 +96,25 @@ class RebalanceStory:
         self._looked = False                      # any look at all (Missing included)
         self._blind = False                       # contact lost since the last look
         self._pending: _Pending | None = None
+        self._same_as: GroupDescription | None = None   # the last look, while nothing else came
 
     # ---- the one entry ---------------------------------------------------------------------
     def feed(self, o: obs.Observation) -> list[Event]:
         handler = _HANDLERS.get(type(o))
         if handler is None:
             raise TypeError(f"not an observation the story knows: {o!r}")
+        if type(o) is not obs.Seen:
+            self._same_as = None   # anything else may move the story: read the next look whole
         return handler(self, o)
 
     # ---- what a look shows -----------------------------------------------------------------
     def _seen(self, o: obs.Seen) -> list[Event]:
         desc, at = o.desc, o.at
+        if not self._blind and self._same_as is not None and desc == self._same_as:
+            # the group as the last look showed it: the story tells nothing new of the same
+            # look twice (a watch of --all sees most groups unchanged every round)
+            self._last_look = at
+            return []
         events = self._snapshot(desc, at)
         blind = not self._looked or self._blind
         if blind and self._round_started is None:
@@ -115,6 +123,7 @@ class RebalanceStory:
         events += self._observe(desc, at, blind)
         if self._round_started is None:
             self._round_unseen = False     # no round under way (or it was just told)
+        self._same_as = desc
         return events
 
     def _snapshot(self, desc: GroupDescription | None, at: float) -> list[Event]:
