@@ -204,7 +204,9 @@ def workload(
     import signal
     import threading
 
-    from ..lab.workload import ASSIGNORS, PROTOCOLS, client_properties, run_workload
+    from ..lab.workload import (
+        ASSIGNORS, PROTOCOLS, check_options, client_properties, run_workload,
+    )
     from ..render.output import NdjsonWriter
 
     env = _env(ctx)
@@ -212,9 +214,10 @@ def workload(
         raise UsageError(f"--protocol must be classic or consumer, not {protocol!r}")
     if assignor is not None and assignor not in ASSIGNORS:
         raise UsageError(f"--assignor must be one of {', '.join(ASSIGNORS)}, not {assignor!r}")
+    check_options(consumers, partitions, protocol, assignor, churn, duration)
     bootstrap, security, source = _workload_cluster(ctx, env, name)
+    record_file = _open_record(record)   # a bad path is exit 2 before any broker is asked
     _check_reachable(env, bootstrap, security)
-    record_file = _open_record(record)
     env.stderr.write(f"groupctl: lab workload: bootstrap {bootstrap} (from {source})\n")
     env.stderr.flush()
     writers = []

@@ -142,6 +142,22 @@ class TrickleProducer:
             self._thread.join(timeout)
 
 
+def check_options(consumers: int, partitions: int | None, protocol: str,
+                  assignor: str | None, churn: float | None, duration: float | None) -> None:
+    """The workload's options, checked before anything touches a cluster (UsageError)."""
+    if consumers < 1:
+        raise UsageError("--consumers must be at least 1")
+    if partitions is not None and partitions < 1:
+        raise UsageError("--partitions must be at least 1")
+    if churn is not None and not churn > 0:  # nan too
+        raise UsageError("--churn must be a positive number of seconds")
+    if duration is not None and not duration > 0:  # nan too
+        raise UsageError("--duration must be a positive number of seconds")
+    if protocol == "consumer" and assignor:
+        raise UsageError("--assignor is for --protocol classic; with --protocol consumer "
+                         "the broker assigns (group.consumer.assignors)")
+
+
 def run_workload(bootstrap: str, group: str, topic: str, consumers: int = 3,
                  partitions: int | None = None, protocol: str = "classic",
                  assignor: str | None = None, churn: float | None = None,
@@ -160,17 +176,7 @@ def run_workload(bootstrap: str, group: str, topic: str, consumers: int = 3,
     librdkafka properties every client gets (security: client_properties()).
     `setup_timeout`: seconds for creating the topic and seeing it in Metadata (the CLI's
     --timeout). Returns a summary."""
-    if consumers < 1:
-        raise UsageError("--consumers must be at least 1")
-    if partitions is not None and partitions < 1:
-        raise UsageError("--partitions must be at least 1")
-    if churn is not None and churn <= 0:
-        raise UsageError("--churn must be a positive number of seconds")
-    if duration is not None and duration <= 0:
-        raise UsageError("--duration must be a positive number of seconds")
-    if protocol == "consumer" and assignor:
-        raise UsageError("--assignor is for --protocol classic; with --protocol consumer "
-                         "the broker assigns (group.consumer.assignors)")
+    check_options(consumers, partitions, protocol, assignor, churn, duration)
     stop = stop or threading.Event()
     create_topic(bootstrap, topic, partitions or max(consumers, 1), exist_ok=True,
                  client_config=client_config, timeout=setup_timeout)

@@ -82,8 +82,7 @@ class RecordFile:
         try:
             self._file = open(path, "ab", buffering=0)  # noqa: SIM115 (closed by close())
         except OSError as exc:
-            raise UsageError(f"--record {path}: cannot write to it "
-                             f"({exc.strerror or exc})") from None
+            raise UsageError(f"--record {path}: cannot write: {exc.strerror or exc}") from None
         self._whole = self._file.seek(0, 2)  # where the last whole line ends
         self.failed = False
 
