@@ -123,7 +123,7 @@ def _subscription(data: bytes):
     from ..protocol.consumer import decode_subscription
 
     sub = decode_subscription(data)
-    out: dict[str, object] = {"topics": list(sub.topics), "user_data": sub.user_data or b""}
+    out: dict[str, object] = {"topics": list(sub.topics), "user_data": sub.user_data}
     if sub.version >= 1:
         out["owned_partitions"] = _tps(sub.owned_partitions)
     if sub.version >= 2:
@@ -149,4 +149,4 @@ def _assignment(data: bytes):
     from ..protocol.consumer import decode_assignment
 
     asg = decode_assignment(data)
-    return {"assigned_partitions": _tps(asg.assigned_partitions), "user_data": asg.user_data or b""}
+    return {"assigned_partitions": _tps(asg.assigned_partitions), "user_data": asg.user_data}

@@ -17,4 +17,12 @@ def test_a_real_assignment_is_decoded():
     data = cp.encode_assignment(cp.Assignment(
         assigned_partitions=[cp.TopicPartitions("orders", [0, 1])], user_data=None))
     assert dump_log._decoded_or_bytes(dump_log._assignment, data) == {
-        "assigned_partitions": [{"topic": "orders", "partitions": [0, 1]}], "user_data": b""}
+        "assigned_partitions": [{"topic": "orders", "partitions": [0, 1]}], "user_data": None}
+
+
+def test_null_and_empty_user_data_stay_apart_as_kafkas_json_keeps_them():
+    # groupctl's probe sends a null user_data, librdkafka an empty one: Kafka prints null / ""
+    for user_data in (None, b""):
+        sub = cp.encode_subscription(cp.Subscription(topics=[], user_data=user_data,
+                                                     owned_partitions=[], generation_id=-1))
+        assert dump_log._subscription(sub)["user_data"] == user_data
