@@ -83,7 +83,15 @@ class DescribePoller:
         backoff = Backoff(base=self.interval, cap=max(5.0, self.interval))
         while True:
             started = loop.time()
-            told = await self.round()
+            if until is None:
+                told = await self.round()
+            else:   # --duration ends a round in flight too (a frozen broker answers nothing)
+                try:
+                    told = await asyncio.wait_for(self.round(), max(0.0, until - started))
+                except asyncio.TimeoutError:
+                    if loop.time() >= until:
+                        return
+                    raise
             failed = self._lost_at is not None
             if self.on_round is not None:
                 self.on_round(loop.time() - started, failed)
