@@ -9,10 +9,10 @@ again when the lab's Kafka version moves:
 from __future__ import annotations
 
 import json
-import re
 import sys
 import zipfile
 from pathlib import Path
+from groupctl.protocol.jsonspec import parse_versions as versions, snake
 
 PRIMITIVES = {"int8": "Int8", "int16": "Int16", "uint16": "Uint16", "int32": "Int32",
               "int64": "Int64", "float64": "Float64", "bool": "Bool", "string": "String",
@@ -54,20 +54,6 @@ def coordinator_jar() -> Path:
     return jars[-1]
 
 
-def snake(name: str) -> str:
-    s = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", name)
-    return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", s).lower()
-
-
-def versions(text: str | None) -> tuple[int, int | None] | None:
-    if text is None or text == "none":
-        return None
-    if text.endswith("+"):
-        return int(text[:-1]), None
-    if "-" in text:
-        lo, hi = text.split("-")
-        return int(lo), int(hi)
-    return int(text), int(text)
 
 
 class Gen:
@@ -129,7 +115,7 @@ class Gen:
         if d == "null":
             return None
         if t in ("int8", "int16", "uint16", "int32", "int64"):
-            return int(d, 0)
+            return d if isinstance(d, int) else int(d, 0)   # the JSON gives "0x7f" or 5
         if t == "float64":
             return float(d)
         if t == "bool":

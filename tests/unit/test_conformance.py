@@ -10,7 +10,6 @@ Kafka does not. The jar is required: without it this test fails, it never skips.
 from __future__ import annotations
 
 import json
-import re
 import zipfile
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import pytest
 from groupctl.protocol.messages import APIS
 from groupctl.protocol.spec import Array, Field, Struct, Type
 from groupctl.protocol.types import ZERO_UUID
+from groupctl.protocol.jsonspec import parse_versions, snake
 
 # The APIs groupctl speaks, by key, with the JSON file name stem Kafka uses.
 EXPECTED_APIS = {
@@ -90,23 +90,6 @@ def kafka_specs() -> dict[str, dict]:
 
 # ---- JSON vocabulary ----------------------------------------------------------------------
 
-def snake(name: str) -> str:
-    """GroupInstanceId -> group_instance_id (as the field names of our specs)."""
-    s = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", name)
-    return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", s).lower()
-
-
-def parse_versions(text: str | None) -> tuple[int, int | None] | None:
-    """"3+" -> (3, None), "1-7" -> (1, 7), "4" -> (4, 4), "none"/absent -> None."""
-    if text is None or text == "none":
-        return None
-    text = text.strip()
-    if text.endswith("+"):
-        return int(text[:-1]), None
-    if "-" in text:
-        lo, hi = text.split("-")
-        return int(lo), int(hi)
-    return int(text), int(text)
 
 
 def in_range(v: int, rng: tuple[int, int | None] | None) -> bool:
