@@ -23,6 +23,8 @@
 """
 from __future__ import annotations
 
+import heapq
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Callable, Iterable
@@ -108,10 +110,24 @@ COLUMNS: tuple[Column, ...] = (
 )
 
 
-def by_activity(statuses: Iterable[GroupStatus]) -> list[GroupStatus]:
-    """Most recent activity first; groups with none yet after them, by name."""
-    return sorted(statuses, key=lambda s: (s.active_at is None, -(s.active_at or 0.0),
-                                           str(s.group)))
+def by_activity(statuses: Iterable[GroupStatus], limit: int | None = None) -> list[GroupStatus]:
+    """Most recent activity first (a round's groups share its time: then by name); groups
+    with none yet after them, by name. `limit`: only the first so many (a screenful
+    without sorting the whole fleet)."""
+    active, calm = [], []
+    for s in statuses:
+        (calm if s.active_at is None else active).append(s)
+
+    def newest(s: GroupStatus) -> tuple:
+        return (-(s.active_at or 0.0), str(s.group))
+
+    def name(s: GroupStatus) -> str:
+        return str(s.group)
+
+    if limit is None:
+        return sorted(active, key=newest) + sorted(calm, key=name)
+    first = heapq.nsmallest(limit, active, key=newest)
+    return first + heapq.nsmallest(limit - len(first), calm, key=name)
 
 
 def fit_columns(widths: dict[str, int], name_width: int, width: int) -> tuple[list[Column], int]:
@@ -140,12 +156,10 @@ def _pad(text: str, width: int, left: bool) -> str:
 
 def title_line(statuses: list[GroupStatus], now: float) -> str:
     """What the fleet is now: its groups by state, its rebalances in the window, the time."""
-    states: dict[str, int] = {}
-    for s in statuses:
-        states[show(s.state)] = states.get(show(s.state), 0) + 1
+    states = Counter(show(s.state) for s in statuses)
     counted = ", ".join(f"{n} {state}" for state, n in
                         sorted(states.items(), key=lambda kv: (-kv[1], kv[0])))
-    window = sum(s.rebalances_within(WINDOW_S, now) for s in statuses)
+    window = sum(s.rebalances_within(WINDOW_S, now) for s in statuses if s.rebalance_ends)
     clock = datetime.fromtimestamp(now, tz=timezone.utc).strftime("%H:%M:%S UTC")
     groups = f"{len(statuses)} group" + ("" if len(statuses) == 1 else "s")
     return (f"groupctl watch · {groups}" + (f": {counted}" if counted else "")
@@ -155,9 +169,9 @@ def title_line(statuses: list[GroupStatus], now: float) -> str:
 def render_top(statuses: Iterable[GroupStatus], now: float, width: int, height: int) -> Text:
     """The fleet in at most `height` - 1 lines of at most `width` cells (the last line of
     the terminal stays free: a full screen would scroll)."""
-    ordered = by_activity(statuses)
-    rows = ordered[:max(1, height - 1 - CHROME)]
-    hidden = len(ordered) - len(rows)
+    every = list(statuses)
+    rows = by_activity(every, limit=max(1, height - 1 - CHROME))
+    hidden = len(every) - len(rows)
     cells = [{c.title: c.cell(s, now) for c in COLUMNS} for s in rows]
     widths = {c.title: max([cell_len(c.title)] + [cell_len(r[c.title]) for r in cells])
               for c in COLUMNS}
@@ -166,7 +180,7 @@ def render_top(statuses: Iterable[GroupStatus], now: float, width: int, height: 
     kept, name_width = fit_columns(widths, longest, width)
 
     out = Text(no_wrap=True, overflow="crop")
-    out.append(_cut(title_line(ordered, now), width), style="bold")
+    out.append(_cut(title_line(every, now), width), style="bold")
     out.append("\n" + _pad("GROUP", name_width, True) + "".join(
         " " * GAP + _pad(c.title, widths[c.title], c.left) for c in kept), style="reverse")
     for s, name, row in zip(rows, names, cells):

@@ -75,6 +75,19 @@ def test_activity_is_the_last_event_a_first_look_aside():
         ["payments", "orders", "gone", "idle", "shared"]   # then the calm ones by name
 
 
+def test_a_screenful_is_the_first_rows_of_the_whole_order():
+    r = Reducer()
+    for i in range(40):   # rounds share their time: ties go by name
+        tell(r, f"g{i:02d}", snapshot("classic"), T)
+        if i % 3:
+            tell(r, f"g{i:02d}", {"event": "state", "state": "Empty", "previous": "Stable"},
+                 T + i % 4)
+    whole = [s.group for s in by_activity(r.groups.values())]
+    assert whole[:3] == ["g07", "g11", "g19"] and whole[-1] == "g39"
+    for limit in (1, 5, 26, 27, 30, 40, 50):
+        assert [s.group for s in by_activity(r.groups.values(), limit)] == whole[:limit]
+
+
 def test_rebalances_are_counted_in_a_sliding_window():
     r = Reducer()
     for t in (T, T + 100, T + 250, T + 400):
