@@ -114,7 +114,8 @@ def by_activity(statuses: Iterable[GroupStatus], limit: int | None = None) -> li
     """Most recent activity first (a round's groups share its time: then by name); groups
     with none yet after them, by name. `limit`: only the first so many (a screenful
     without sorting the whole fleet)."""
-    active, calm = [], []
+    active: list[GroupStatus] = []
+    calm: list[GroupStatus] = []
     for s in statuses:
         (calm if s.active_at is None else active).append(s)
 
