@@ -13,6 +13,7 @@ import pytest
 from rich.cells import cell_len
 from rich.console import Console
 
+from groupctl.cli.app import invoke
 from groupctl.cli.env import Env
 from groupctl.events import envelope, iso_ts
 from groupctl.observe.reducer import REBALANCE_WINDOW_S, Reducer
@@ -178,6 +179,14 @@ def test_fit_columns_keeps_everything_when_there_is_room():
     widths = {c.title: len(c.title) for c in COLUMNS}
     kept, name = fit_columns(widths, 8, 200)
     assert kept == list(COLUMNS) and name == 8
+
+
+def test_an_unknown_view_is_a_usage_error_before_any_work():
+    env = Env(stdout=io.StringIO(), stderr=io.StringIO())
+    code = invoke(["-b", "127.0.0.1:1", "watch", "--all", "--view", "tops"], env)
+    assert code == 2
+    assert env.stderr.getvalue() == \
+        "groupctl: error: --view must be one of auto, top, full, not 'tops'\n"
 
 
 # ---- which view ------------------------------------------------------------------------------
