@@ -21,6 +21,7 @@ import shlex
 import subprocess
 import sys
 import uuid
+from pathlib import Path
 
 import pytest
 from describe_support import commit, produce
@@ -66,7 +67,13 @@ class Pane:
         return int(told[1]) if told[:1] == ["1"] and len(told) == 2 else None
 
     def kill(self) -> None:
+        try:
+            path = self._tmux("display-message", "-p", "#{socket_path}").strip()
+        except subprocess.CalledProcessError:   # no server (it never started): nothing to kill
+            return
         subprocess.run([TMUX, "-L", self.socket, "kill-server"], capture_output=True, timeout=20)
+        if path:
+            Path(path).unlink(missing_ok=True)   # tmux leaves its socket file behind
 
 
 class Seen:
