@@ -14,8 +14,8 @@ Promises checked, against what groupctl did not write:
             of their first value
   counters  no `*_total` sample of `/metrics` ever goes down (restarts included)
   told once each `rebalance` of a churn group matches one Stabilized line of the broker's
-            log (its `ended` within 3 s: DescribeGroups gives no generation number); one
-            with no line of its own was told twice or invented
+            log inside the span the watch saw the round in (DescribeGroups gives no
+            generation number); one with no line of its own was told twice or invented
   not lost  every generation the broker log says a churn group stabilized (after the
             watch's first look) that lived >= 2 intervals is told; shorter-lived ones (two
             rebalances inside one describe interval, e.g. right after a restart) are listed
@@ -210,16 +210,20 @@ def verdict(lab, out: Path, churn_groups: list[str], first_look: float, rss: lis
     log = stabilized(lab, set(churn_groups))
     for g in churn_groups:
         # classic groups: DescribeGroups has no generation number, so each rebalance event
-        # is matched to the broker's Stabilized line nearest its `ended` (within 3 s)
-        ended = sorted(_epoch(e["ended"]) for e in events
-                       if e.get("group") == g and e.get("event") == "rebalance" and e.get("ended"))
+        # is matched to the last Stabilized line inside the span the watch saw it in (from
+        # its first look at the round, or 3 s before its end, to its end): a round that
+        # spanned a broker restart ends when the broker answers again
+        told = sorted((_epoch(e["ended"]), _epoch(e["started"]) if e.get("started") else None)
+                      for e in events if e.get("group") == g and e.get("event") == "rebalance"
+                      and e.get("ended"))
         lines = [(at, n) for at, n in log[g] if at > first_look + 5]
         lived = {n: (nxt[0] - at) for (at, n), nxt in zip(lines, lines[1:] + [(time.time(), 0)])}
         matched: set[int] = set()
         extra = []
-        for t in ended:  # the line an event tells: the last one before it was seen
+        for t, began in told:
+            low = min(t - 3.0, began - 1.0) if began is not None else t - 3.0
             line = next(((at, n) for at, n in reversed(lines)
-                         if t - 3.0 <= at <= t + 0.5 and n not in matched), None)
+                         if low <= at <= t + 0.5 and n not in matched), None)
             if line is not None:
                 matched.add(line[1])
             elif t > first_look + 5:
@@ -227,7 +231,7 @@ def verdict(lab, out: Path, churn_groups: list[str], first_look: float, rss: lis
         missed = [n for _, n in lines if n not in matched]
         lost = [n for n in missed if lived[n] >= 2.0]
         brief = [n for n in missed if lived[n] < 2.0]
-        print(f"{g}: broker stabilized {len(lines)}, rebalances told {len(ended)}, "
+        print(f"{g}: broker stabilized {len(lines)}, rebalances told {len(told)}, "
               f"told with no Stabilized line (repeated or phantom) {len(extra)}, "
               f"lost {lost}, too brief for a 1 s describe {brief}")
         if extra or lost:
