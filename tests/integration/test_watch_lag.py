@@ -1,0 +1,167 @@
+"""`groupctl watch --lag` on the lab broker, against what groupctl did not write.
+
+Records from a real producer (librdkafka) on four partitions; offsets committed for three
+of them; librdkafka consumers (eager range, no auto-commit) join. The first consumer, when
+the second joins, holds its revoke callback 4 s and then commits a new offset for one
+partition: the round starts at one lag and ends at another, both known exactly from the
+records produced and the offsets committed, and checked against Kafka's own
+ConsumerGroupCommand (its LAG column summed) once the group is Stable again:
+
+- the second rebalance's `lag_before` is the lag before the commit, its `lag_after` the
+  lag after it, read after the round ended (`lag_after_ts` >= `ended`);
+- /metrics: kafka_consumergroup_group_sum_lag / _topic_sum_lag / _max_lag equal the
+  committed offsets' truth and ConsumerGroupCommand's; `promtool check metrics` is clean.
+"""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import urllib.request
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from describe_support import Pending, cgc_int, cgc_rows, commit, produce
+from waiting import wait_until
+from watch_support import WatchProcess, _json, _Lines
+
+pytestmark = pytest.mark.broker
+
+HOLD_S = 4.0
+
+CONSUMER = r"""
+import json, sys, time
+from confluent_kafka import Consumer, TopicPartition
+bootstrap, group, topic, name, hold_s, spec = sys.argv[1:7]
+to_commit = json.loads(spec)   # [[partition, offset]]: committed in the first real revoke
+c = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "client.id": name,
+              "session.timeout.ms": 10000, "heartbeat.interval.ms": 500,
+              "partition.assignment.strategy": "range", "enable.auto.commit": False,
+              "auto.offset.reset": "latest"})
+done = []
+def say(kind, parts, **more):
+    print(json.dumps({"kind": kind, "at": time.time(), "member_id": c.memberid(),
+                      "partitions": sorted([p.topic, p.partition] for p in parts), **more}),
+          flush=True)
+def revoke(c_, parts):
+    say("revoke", parts)
+    if parts and to_commit and not done:
+        done.append(1)
+        time.sleep(float(hold_s))   # the scenario: a member slow to give its partitions up
+        c_.commit(offsets=[TopicPartition(topic, p, o) for p, o in to_commit],
+                  asynchronous=False)
+        say("committed", [])
+c.subscribe([topic], on_assign=lambda c_, p: say("assign", p), on_revoke=revoke)
+try:
+    while True:
+        c.poll(0.1)
+finally:
+    c.close()
+"""
+
+
+class Consumer:
+    def __init__(self, bootstrap, group, topic, name, commit_in_revoke=()):
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", CONSUMER, bootstrap, group, topic, name, str(HOLD_S),
+             json.dumps([list(x) for x in commit_in_revoke])],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
+        self.lines = _Lines(self.proc.stdout, _json)
+
+    def wait(self, kind: str, timeout: float = 60) -> dict:
+        return self.lines.wait(lambda e: e["kind"] == kind, timeout, kind)[1]
+
+    def stop(self) -> None:
+        self.proc.terminate()   # SIGTERM: Python's default ends it; the session expires
+        self.proc.wait(20)
+
+
+def _cgc_lag(kafka, group: str) -> dict:
+    """ConsumerGroupCommand --describe: {partition: LAG or None}, the group settled."""
+    rows = cgc_rows(kafka, "--describe", "--group", group)
+    return {int(r["PARTITION"]): cgc_int(r["LAG"]) for r in rows}
+
+
+def _scrape(base: str, group: str) -> tuple[dict, str]:
+    with urllib.request.urlopen(base + "/metrics", timeout=10) as r:
+        text = r.read().decode()
+    out: dict = {}
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            if s.labels.get("group") == group:
+                key = (s.name, s.labels["topic"]) if "topic" in s.labels else s.name
+                out[key] = s.value
+            elif not s.labels:
+                out[s.name] = s.value
+    return out, text
+
+
+def test_lag_on_rebalances_and_metrics_equal_consumer_group_command(
+        kafka, topic_factory, unique_group):
+    topic, g = topic_factory(4), unique_group
+    produce(kafka.bootstrap, topic, {0: 100, 1: 50, 2: 30, 3: 40})
+    commit(kafka.bootstrap, g, {(topic, 0): 10, (topic, 1): 20, (topic, 2): 30})
+    before = (100 - 10) + (50 - 20) + (30 - 30)     # partition 3: no commit, no lag
+    after = (100 - 60) + (50 - 20) + (30 - 30)      # the revoke callback commits 0 at 60
+    assert _cgc_lag(kafka, g) == {0: 90, 1: 30, 2: 0}
+
+    watch = WatchProcess(kafka, g, "--interval", "0.3", "--lag", "--lag-interval", "1",
+                         "--metrics-port", "0")
+    consumers = []
+    try:
+        _, line = watch.err.wait(lambda ln: "serving metrics on" in ln, 30, "the metrics address")
+        base = re.search(r"(http://\S+)/metrics", line).group(1)
+        wait_until(lambda: _scrape(base, g)[0].get("kafka_consumergroup_group_sum_lag") == before,
+                   30, f"lag {before} in the metrics")
+        a = Consumer(kafka.bootstrap, g, topic, f"{g}-a", commit_in_revoke=[(0, 60)])
+        consumers.append(a)
+        a.wait("assign")
+        i, first = watch.wait_event(lambda e: e["event"] == "rebalance", 60, what="rebalance 1")
+        assert (first["lag_before"], first["lag_after"]) == (before, before), first
+
+        b = Consumer(kafka.bootstrap, g, topic, f"{g}-b")
+        consumers.append(b)
+        committed = a.wait("committed", 60)
+        b.wait("assign")
+        _, second = watch.wait_event(lambda e: e["event"] == "rebalance", 60,
+                                     what="rebalance 2", start=i + 1)
+        assert second["members_after"] and len(second["members_after"]) == 2, second
+        assert second["duration_ms"] >= HOLD_S * 1000 - 500, second   # the held revoke
+        assert second["lag_before"] == before, second
+        assert second["lag_after"] == after, second
+        assert second["lag_before_ts"] <= second["ended"] <= second["lag_after_ts"], second
+        assert committed["at"] < _epoch(second["lag_after_ts"])
+
+        # settled: Kafka's own tool and the scrape say the same
+        assert wait_until(lambda: _cgc_lag(kafka, g) == {0: 40, 1: 30, 2: 0, 3: None}
+                          or Pending(_cgc_lag(kafka, g)), 60, "ConsumerGroupCommand's lag")
+        assert sum(v for v in _cgc_lag(kafka, g).values() if v is not None) == after
+
+        def settled_scrape():
+            s, text = _scrape(base, g)
+            return (s.get("kafka_consumergroup_group_sum_lag") == after and (s, text)) or Pending(s)
+        scrape, text = wait_until(settled_scrape, 30, "the lag after in the metrics")
+        assert scrape[("kafka_consumergroup_group_topic_sum_lag", topic)] == after
+        assert scrape["kafka_consumergroup_group_max_lag"] == 40
+        assert scrape["groupctl_group_lag_timestamp_seconds"] > committed["at"]
+        assert scrape["groupctl_lag_rounds_total"] >= 3
+        assert scrape["groupctl_lag_rounds_failed_total"] == 0
+        promtool = shutil.which("promtool")
+        assert promtool, "promtool is missing: ./dev setup installs Debian's prometheus package"
+        checked = subprocess.run([promtool, "check", "metrics"], input=text, text=True,
+                                 capture_output=True, timeout=30)
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+    finally:
+        for c in consumers:
+            c.stop()
+        code = watch.stop()
+    assert code == 0, watch.stderr()
+
+
+def _epoch(ts: str) -> float:
+    from datetime import datetime, timezone
+
+    return datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
