@@ -336,3 +336,48 @@ def test_lag_options_usage_errors_exit_2(args, words):
     from test_cli_offline import assert_usage_error, run
 
     assert_usage_error(*run(*args), *words)
+
+
+# ---- in the watch: the lag source beside the describe poller ------------------------------
+
+def test_a_watch_with_lag_holds_the_rebalance_for_its_lag_and_counts_it_then(monkeypatch):
+    """The whole pipeline (describe poller, story, lag poller, reducer, --max-rebalances)
+    on asyncio's clock: the rebalance reaches the sink with the lag read after its end, and
+    exit 8 comes from the lag source's task, which told it."""
+    from test_pipeline import classic, m
+
+    from groupctl.observe.describe import DescribeResult
+    from groupctl.observe.watch import ConditionViolated, Watcher, WatchSettings
+
+    looks = [classic("Stable", 1, m("a", 0, 1)), classic("PreparingRebalance", 1, m("a", 0, 1)),
+             classic("Stable", 2, m("a", 0), m("b", 1))]
+
+    async def fake_describe(cluster, names, **options):
+        return DescribeResult([looks.pop(0) if len(looks) > 1 else looks[0]])
+    reads: list[tuple[float, int]] = []
+
+    async def fake_fetch(cluster, groups, *, deadline, clock):
+        asked_at = clock()
+        reads.append((asked_at, 1000 + len(reads)))
+        return {g: GroupLag(g, asked_at, clock(), {("t", 0): reads[-1][1]}) for g in groups}
+    monkeypatch.setattr("groupctl.observe.describe.describe_groups", fake_describe)
+    monkeypatch.setattr("groupctl.observe.lag.fetch_lag", fake_fetch)
+    told: list[dict] = []
+    watcher = Watcher(FakeCluster({}, {}, {}, {}), WatchSettings(
+        groups=["g"], interval=0.01, duration=30, max_rebalances=0, lag_interval=0.05),
+        emit=told.append)
+    with pytest.raises(ConditionViolated, match="rebalanced 1 time"):
+        asyncio.run(watcher.run())
+    (e,) = [e for e in told if e["event"] == "rebalance"]
+    ended = datetime_of(e["ended"])
+    after = [(at, lag) for at, lag in reads if at >= ended - 0.001]
+    assert after and e["lag_after"] == after[0][1]
+    assert e["lag_before"] in {lag for _, lag in reads} and e["lag_before"] < e["lag_after"]
+    assert watcher.reducer.groups["g"].lag == reads[-1][1]
+    assert not watcher.lag.held
+
+
+def datetime_of(ts: str) -> float:
+    from groupctl.observe.reducer import _seconds
+
+    return _seconds(ts)
