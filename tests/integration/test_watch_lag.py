@@ -165,3 +165,51 @@ def _epoch(ts: str) -> float:
     from datetime import datetime, timezone
 
     return datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
+
+
+def test_one_lag_round_over_many_groups_equals_consumer_group_command(
+        kafka, topic_factory, unique_group):
+    """40 groups, each with its own committed offsets (librdkafka commits) on two topics:
+    one lag round asks one OffsetFetch for all of them (one coordinator here) and one
+    ListOffsets (one leader), and every group's lag, per topic too, equals
+    ConsumerGroupCommand's LAG column summed."""
+    import asyncio
+
+    from groupctl.client import Cluster
+    from groupctl.observe.lag import fetch_lag
+
+    t1, t2 = topic_factory(3), topic_factory(2)
+    produce(kafka.bootstrap, t1, {0: 60, 1: 40, 2: 20})
+    produce(kafka.bootstrap, t2, {0: 25, 1: 35})
+    groups = [f"{unique_group}-{i:02d}" for i in range(40)]
+    for i, g in enumerate(groups):
+        offsets = {(t1, 0): i, (t1, 1): 40 - i % 41}
+        if i % 2:
+            offsets[(t2, 1)] = i % 35
+        commit(kafka.bootstrap, g, offsets)
+    asked: list[str] = []
+
+    async def main():
+        async with Cluster(kafka.bootstrap.split(","), timeout=20) as cluster:
+            real = cluster.request
+
+            async def counted(api, body, **kw):
+                asked.append(api.name)
+                return await real(api, body, **kw)
+            cluster.request = counted
+            return await fetch_lag(cluster, groups, deadline=cluster.deadline(20))
+    lags = asyncio.run(main())
+    assert asked.count("OffsetFetch") == 1 and asked.count("ListOffsets") == 1, asked
+
+    rows = cgc_rows(kafka, "--describe", *[a for g in groups for a in ("--group", g)])
+    truth: dict = {g: {} for g in groups}
+    for r in rows:
+        lag = cgc_int(r["LAG"])
+        if lag is not None:
+            by_topic = truth[r["GROUP"]]
+            by_topic[r["TOPIC"]] = by_topic.get(r["TOPIC"], 0) + lag
+    for g in groups:
+        assert lags[g].error is None, lags[g]
+        assert lags[g].by_topic == truth[g], (g, lags[g], truth[g])
+        assert lags[g].total == sum(truth[g].values())
+    assert {lags[g].total for g in groups} != {0}   # the figures differ from group to group
