@@ -35,12 +35,13 @@ HOLD_S = 4.0
 CONSUMER = r"""
 import json, sys, time
 from confluent_kafka import Consumer, TopicPartition
-bootstrap, group, topic, name, hold_s, spec = sys.argv[1:7]
+bootstrap, group, topic, name, hold_s, spec, protocol = sys.argv[1:8]
 to_commit = json.loads(spec)   # [[partition, offset]]: committed in the first real revoke
+classic = {"session.timeout.ms": 10000, "heartbeat.interval.ms": 500,
+           "partition.assignment.strategy": "range"}
 c = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "client.id": name,
-              "session.timeout.ms": 10000, "heartbeat.interval.ms": 500,
-              "partition.assignment.strategy": "range", "enable.auto.commit": False,
-              "auto.offset.reset": "latest"})
+              "group.protocol": protocol, "enable.auto.commit": False,
+              "auto.offset.reset": "latest", **(classic if protocol == "classic" else {})})
 done = []
 def say(kind, parts, **more):
     print(json.dumps({"kind": kind, "at": time.time(), "member_id": c.memberid(),
@@ -64,10 +65,10 @@ finally:
 
 
 class Consumer:
-    def __init__(self, bootstrap, group, topic, name, commit_in_revoke=()):
+    def __init__(self, bootstrap, group, topic, name, commit_in_revoke=(), protocol="classic"):
         self.proc = subprocess.Popen(
             [sys.executable, "-c", CONSUMER, bootstrap, group, topic, name, str(HOLD_S),
-             json.dumps([list(x) for x in commit_in_revoke])],
+             json.dumps([list(x) for x in commit_in_revoke]), protocol],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
         self.lines = _Lines(self.proc.stdout, _json)
 
@@ -213,3 +214,37 @@ def test_one_lag_round_over_many_groups_equals_consumer_group_command(
         assert lags[g].by_topic == truth[g], (g, lags[g], truth[g])
         assert lags[g].total == sum(truth[g].values())
     assert {lags[g].total for g in groups} != {0}   # the figures differ from group to group
+
+
+def test_a_kip848_groups_rebalances_carry_its_lag(kafka, topic_factory, unique_group):
+    """A consumer group (KIP-848, librdkafka group.protocol=consumer): its rounds last
+    milliseconds and show no rebalancing state to a describe watch, yet each `rebalance`
+    (epochs) carries the lag read nearest its start and the one after its end, here the
+    committed offsets' lag, unchanged (no member commits), equal to ConsumerGroupCommand's."""
+    topic, g = topic_factory(4), unique_group
+    produce(kafka.bootstrap, topic, {0: 70, 1: 30, 2: 10, 3: 5})
+    commit(kafka.bootstrap, g, {(topic, 0): 20, (topic, 1): 30, (topic, 3): 1})
+    lag = 50 + 0 + 4
+    watch = WatchProcess(kafka, g, "--interval", "0.3", "--lag", "--lag-interval", "1")
+    consumers = []
+    try:
+        a = Consumer(kafka.bootstrap, g, topic, f"{g}-a", protocol="consumer")
+        consumers.append(a)
+        a.wait("assign")
+        b = Consumer(kafka.bootstrap, g, topic, f"{g}-b", protocol="consumer")
+        consumers.append(b)
+        b.wait("assign")
+
+        def two_members(e):
+            return e["event"] == "rebalance" and len(e["members_after"] or ()) == 2
+        _, e = watch.wait_event(two_members, 60, what="the rebalance to two members")
+        assert e["to_generation"] is None or e["to_generation"] >= 2, e
+        assert (e["lag_before"], e["lag_after"]) == (lag, lag), e
+        assert e["lag_before_ts"] is not None and e["ended"] <= e["lag_after_ts"], e
+        got = {p: v for p, v in _cgc_lag(kafka, g).items() if v is not None}
+        assert got == {0: 50, 1: 0, 3: 4} and sum(got.values()) == lag
+    finally:
+        for c in consumers:
+            c.stop()
+        code = watch.stop()
+    assert code == 0, watch.stderr()
