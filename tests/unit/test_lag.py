@@ -160,6 +160,7 @@ def test_a_coordinator_down_fails_its_groups_and_all_down_fails_the_round():
 class FakeTime:
     def __init__(self):
         self.now = 0.0
+        self.alarms: list = []   # [(time, fn)]: fn() once time has come, mid-sleep
 
     async def sleep(self, seconds):
         """Time passes in steps of 0.1 s, others running between them (a hurry wakes
@@ -167,6 +168,9 @@ class FakeTime:
         end = self.now + seconds
         while self.now < end:
             self.now = end if end - self.now < 0.1 + 1e-9 else self.now + 0.1
+            for alarm in [a for a in self.alarms if a[0] <= self.now]:
+                self.alarms.remove(alarm)
+                alarm[1]()
             await asyncio.sleep(0)
 
 
@@ -191,13 +195,8 @@ def poller_with(monkeypatch, answers=None, interval=10.0):
 def test_the_poller_reads_every_interval_and_a_hurried_group_at_once(monkeypatch):
     poller, t, rounds, told = poller_with(monkeypatch)
 
-    async def main():
-        run = asyncio.ensure_future(poller.run(until=35.0))
-        while t.now < 12:
-            await asyncio.sleep(0)
-        poller.hurry("b")     # mid-sleep: read b now, not at 20
-        await run
-    asyncio.run(main())
+    t.alarms.append((12.0, lambda: poller.hurry("b")))   # mid-sleep: read b now, not at 20
+    asyncio.run(poller.run(until=35.0))
     times = [round(at, 3) for at, _ in rounds]
     assert times[:2] == [0.0, 10.0] and rounds[0][1] == ["a", "b"]
     hurried = [r for r in rounds if r[1] == ["b"]]
