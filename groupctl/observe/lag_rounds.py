@@ -26,10 +26,10 @@ from typing import Callable
 
 from ..events import EventKind, iso_ts
 from .lag import GroupLag
-from .model import REBALANCING_STATES
+from .model import DEAD, REBALANCING_STATES
 from .reducer import Reducer, _seconds
 
-KEEP = 32   # lag reads kept per group for lag_before (10 s apart: a round of 5 minutes)
+RECENT = 4   # the last lag reads kept per group: (began at, total); 20k groups stay small
 
 
 class LagRounds:
@@ -38,7 +38,10 @@ class LagRounds:
         self.reducer = reducer
         self.deliver = deliver
         self.hurry = hurry
-        self.reads: dict[str, deque[GroupLag]] = {}     # per group, oldest first
+        self.reads: dict[str, deque[tuple[float, int]]] = {}   # per group, oldest first
+        # a group whose rebalancing state was told: the reads around its start (the
+        # recent ones then, and the first after), kept however long the round lasts
+        self.at_start: dict[str, list[tuple[float, int]]] = {}
         self.held: dict[str, list[dict]] = {}           # per group, in the order told
 
     # ---- events --------------------------------------------------------------------------
@@ -46,7 +49,11 @@ class LagRounds:
         group = event["group"]
         kind = event["event"]
         if kind == EventKind.STATE and event.get("state") in REBALANCING_STATES:
+            if group not in self.at_start:
+                self.at_start[group] = list(self.reads.get(group, ()))
             self.hurry(group)   # a read near the round's start
+        elif kind == EventKind.STATE and event.get("state") == DEAD:
+            self.at_start.pop(group, None)
         if kind == EventKind.REBALANCE:
             self._before(event)
             self.held.setdefault(group, []).append(event)
@@ -61,10 +68,11 @@ class LagRounds:
         started = _seconds(event.get("started"))
         if started is None:
             started = ended - (event.get("duration_ms") or 0) / 1000
-        known = [r for r in self.reads.get(event["group"], ()) if r.total is not None]
-        nearest = min(known, key=lambda r: abs(r.asked_at - started), default=None)
-        event["lag_before"] = None if nearest is None else nearest.total
-        event["lag_before_ts"] = None if nearest is None else iso_ts(nearest.asked_at)
+        group = event["group"]
+        known = self.at_start.pop(group, []) + list(self.reads.get(group, ()))
+        nearest = min(known, key=lambda r: abs(r[0] - started), default=None)
+        event["lag_before"] = None if nearest is None else nearest[1]
+        event["lag_before_ts"] = None if nearest is None else iso_ts(nearest[0])
         event["lag_after"] = event["lag_after_ts"] = None
 
     # ---- lag rounds ----------------------------------------------------------------------
@@ -72,8 +80,12 @@ class LagRounds:
         """A lag round that began at `asked_at`: its reads kept and folded; every held
         rebalance that ended before it began is told, with this read (or null)."""
         for group, read in lags.items():
-            if read.error is None:
-                self.reads.setdefault(group, deque(maxlen=KEEP)).append(read)
+            if read.error is None and read.total is not None:
+                kept = (read.asked_at, read.total)
+                self.reads.setdefault(group, deque(maxlen=RECENT)).append(kept)
+                start = self.at_start.get(group)
+                if start is not None and len(start) <= RECENT:
+                    start.append(kept)   # a read since the round started (at least one)
             self.reducer.apply_lag(read)
         for group in list(self.held):
             self._release(group, lags.get(group), asked_at)

@@ -268,6 +268,19 @@ def test_a_rebalance_carries_the_lag_nearest_its_start_and_the_first_read_after_
     assert status.lag_at == pytest.approx(T0 + 14.15)
 
 
+def test_a_long_round_keeps_the_reads_around_its_start_and_only_a_few_others():
+    r, _, told, _ = rounds_for("g")
+    r.round_done(T0, read(100, T0))
+    r.route(state("PreparingRebalance", T0 + 5))
+    for i in range(10):                                   # a round of 100 s, read every 10 s
+        r.round_done(T0 + 5.1 + 10 * i, read(110 + i, T0 + 5.1 + 10 * i))
+    assert len(r.reads["g"]) == 4                         # bounded, however long the watch
+    r.route(rebalance(T0 + 5, T0 + 100))
+    r.round_done(T0 + 100.2, read(7, T0 + 100.2))
+    assert (told[-1]["lag_before"], told[-1]["lag_after"]) == (110, 7)
+    assert "g" not in r.at_start
+
+
 def test_unknown_lag_is_null_never_a_guess():
     r, reducer, told, _ = rounds_for("g", "h")
     r.route(rebalance(T0 + 1, T0 + 2))                    # no read yet
