@@ -130,7 +130,9 @@ def test_lag_on_rebalances_and_metrics_equal_consumer_group_command(
         _, second = watch.wait_event(lambda e: e["event"] == "rebalance", 60,
                                      what="rebalance 2", start=i + 1)
         assert second["members_after"] and len(second["members_after"]) == 2, second
-        assert second["duration_ms"] >= HOLD_S * 1000 - 500, second   # the held revoke
+        # held open by the revoke callback (a round of this group takes tens of ms
+        # otherwise); the describe source sees its start within a poll or two under load
+        assert second["duration_ms"] >= HOLD_S * 1000 / 2, second
         assert second["lag_before"] == before, second
         assert second["lag_after"] == after, second
         assert second["lag_before_ts"] <= second["ended"] <= second["lag_after_ts"], second
