@@ -393,3 +393,18 @@ def datetime_of(ts: str) -> float:
     from groupctl.observe.reducer import _seconds
 
     return _seconds(ts)
+
+
+def test_the_plain_rebalance_line_says_the_lag_only_with_lag():
+    from groupctl.render.watch_lines import plain_line
+
+    r, _, told, _ = rounds_for("g")
+    r.round_done(T0, read(120, T0))
+    r.route(rebalance(T0 + 1, T0 + 2))
+    r.round_done(T0 + 2.1, read(70, T0 + 2.1))
+    line = plain_line(told[-1], set())
+    assert "moved 1, lag 120 -> 70, reason: joined" in line, line
+    unknown = {**told[-1], "lag_after": None}
+    assert "lag 120 -> -, reason" in plain_line(unknown, set())
+    without = {k: v for k, v in told[-1].items() if not k.startswith("lag_")}
+    assert "moved 1, reason: joined" in plain_line(without, set())
