@@ -176,3 +176,38 @@ def test_partition_like_the_broker_including_integer_min_value():
     # values from the lab broker (FindCoordinator / its log's partition=N)
     assert coordinator_partition("dev-classic", 5) == 1
     assert coordinator_partition("dev-consumer", 5) == 3
+
+
+def leave(mid, e, ts, group="g"):
+    key = {"group_id": group, "member_id": mid}
+    return [tomb(8, key, ts), tomb(7, key, ts), tomb(5, key, ts), epoch(e, ts, group)]
+
+
+def test_writes_sharing_a_batch_are_each_a_snapshot():
+    """The coordinator lingers before it appends: writes 2 ms apart (two members joining,
+    two leaving, as the lab broker wrote them) share a batch; every epoch is told."""
+    out = snapshots([
+        [member("m1", 1000), epoch(1, 1000), target("m1", [0, 1], 1000), target_meta(1, 1000),
+         current("m1", 1, 0, 0, [0, 1], 1000)],
+        [member("m2", 1020), epoch(2, 1020), current("m2", 1, 0, 0, [], 1020),
+         member("m3", 1022), epoch(3, 1022), current("m3", 1, 0, 0, [], 1022)],
+        [*leave("m2", 4, 3000), *leave("m3", 5, 3002)],
+    ])
+    assert [(at, d.group_epoch, sorted(m.member_id for m in d.members)) for at, d in out] == [
+        (1.0, 1, ["m1"]), (1.02, 2, ["m1", "m2"]), (1.022, 3, ["m1", "m2", "m3"]),
+        (3.0, 4, ["m1", "m3"]), (3.002, 5, ["m1"])]
+
+
+def test_writes_within_one_millisecond_are_cut_where_a_write_begins():
+    out = snapshots([[*leave("m2", 4, 3000), *leave("m3", 5, 3000),
+                      member("m4", 3000), epoch(6, 3000), current("m4", 5, 0, 0, [], 3000)]])
+    assert [d.group_epoch for _, d in out] == [4, 5, 6]
+
+
+def test_one_write_with_its_target_and_assignments_is_one_snapshot():
+    out = snapshots([[member("m1", 1000), epoch(1, 1000), target("m1", [0], 1000),
+                      target_meta(1, 1000), current("m1", 1, 0, 0, [0], 1000),
+                      classic(1, [("a", [0])], 1000, group="other"),
+                      classic(2, [("a", [0]), ("b", [1])], 1000, group="other")]])
+    assert [(d.group, d.group_epoch or d.generation, d.state) for _, d in out] == [
+        ("other", 1, "Stable"), ("g", 1, "Stable"), ("other", 2, "Stable")]
