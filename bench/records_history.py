@@ -112,8 +112,6 @@ def best_of(cmd: list[str], repeat: int, env=None) -> tuple[float, subprocess.Co
 
 
 def time_history(bootstrap: str, repeat: int, log_files=()) -> None:
-    from groupctl.lab.dist import java_cmd, kafka_libs   # noqa: F401 - the lab's jars
-
     py = [sys.executable, "-m", "groupctl"]
     startup, _ = best_of(py + ["--version"], repeat)
     took, out = best_of(py + ["-b", bootstrap, "--timeout", "120", "-o", "ndjson", "history",

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from ..errors import GroupctlError, NotFoundError
 from ..events import Source, envelope
+from ..protocol.records.coordinator import group_keys_pattern
 from .model import CLASSIC, coordinator_partition
 from .observations import Seen
 from .records import coordinator_batches
@@ -140,8 +141,12 @@ async def _replay_partition(reader, read: PartitionRead, start, end, tell_from, 
     stories = {g: RebalanceStory(g) for g in groups}
     seen: set[str] = set()
     kept: list[tuple[int, bool, list]] = []   # (last offset, complete so far, group records)
+    # batches holding no key of these groups are passed over whole (one regex search in
+    # C each: a partition is mostly offset commits); in the others, commits are skipped on
+    # their key's first two bytes and other groups' records on their key
+    keep = group_keys_pattern(read.groups)
     async for batch in reader.read(start if start is not None else 0, end,
-                                   skip_keys=OFFSET_COMMIT_KEYS):
+                                   skip_keys=OFFSET_COMMIT_KEYS, keep=keep):
         gaps.batch(batch.base_offset, batch.last_offset, batch.count,
                    batch.max_timestamp / 1000)
         for _, recs in coordinator_batches([batch], groups=groups):
