@@ -104,3 +104,41 @@ def test_classic_static_restart_and_sigkill_generations_are_the_broker_logs(
                  and e["generation"] == g4)
     end = next(n for n, e in enumerate(events) if n > start and e["event"] == "rebalance")
     assert [e["member_id"] for e in events[start:end] if e["event"] == "member_left"] == [k_id]
+
+
+def bumped(lab, group: str) -> list[int]:
+    return sorted({int(n) for n in re.findall(
+        rf"\[GroupId {re.escape(group)}\] Bumped group epoch to (\d+)", log_text(lab))})
+
+
+def test_classic_to_consumer_conversion_is_told_where_the_broker_converted(
+        kafka, topic_factory, consumer_factory, unique_group):
+    g, topic = unique_group, topic_factory(4)
+    c1 = consumer_factory(g, topic, protocol="classic", name=f"{g}-c1")
+    c1.wait_assigned(timeout=30)
+    gen = wait_stabilized(kafka, g, 0, 1)
+    n = consumer_factory(g, topic, protocol="consumer", name=f"{g}-n")
+    n.wait_assigned(timeout=60)
+    converted = rf"\[GroupId {re.escape(g)}\] Converted the classic group to a consumer group"
+    wait_log(kafka, lambda t: re.search(converted, t), 30, "the conversion")
+    c1_id = c1.member_id
+    c1.close()       # the classic member leaves: the group stays a consumer group
+    n.wait_for(lambda c: len(c.assignment) == 4, 60, "n holding every partition")
+    wait_log(kafka, lambda t: len(bumped(kafka, g)) >= 2 and
+             f"[GroupId {g}] Computed a new target assignment for epoch {bumped(kafka, g)[-1]}" in t,
+             60, "the target after the classic member left")
+    code, events, err = history(kafka, g)
+    assert code == 0, err
+    (change,) = [e for e in events if e["event"] == "type_changed"]
+    assert (change["type"], change["previous"]) == ("consumer", "classic")
+    i = events.index(change)
+    # before it: classic generations (the broker's Stabilized lines); after it: the
+    # consumer group's epochs, starting at the classic generation it converted from,
+    # each bump one of the broker's Bumped lines
+    assert [x for x, _ in generations(events[:i])] == sorted(stabilized(kafka, g)) == [gen]
+    epochs = sorted({e["group_epoch"] for e in events[i:] if e["event"] == "epoch"})
+    assert epochs[0] == gen and epochs[1:] == bumped(kafka, g)
+    joined = {e["client_id"]: e["member_id"] for e in events if e["event"] == "member_joined"}
+    assert joined == {f"{g}-c1": c1_id, f"{g}-n": n.member_id}
+    assert [e["member_id"] for e in events[i:] if e["event"] == "member_left"] == [c1_id]
+    assert not [e for e in events[i:] if e["event"] == "generation"]
