@@ -43,7 +43,9 @@ TARGET_METADATA = {6: CONSUMER, 12: SHARE, 20: STREAMS}
 TARGET_MEMBER = {7: CONSUMER, 13: SHARE, 21: STREAMS}
 CURRENT_MEMBER = {8: CONSUMER, 14: SHARE, 22: STREAMS}
 MEMBER_STATES = {0: "STABLE", 1: "UNREVOKED_PARTITIONS", 2: "UNRELEASED_PARTITIONS",
-                 127: "UNKNOWN"}   # Kafka's modern MemberState
+                 127: "UNKNOWN"}   # Kafka's modern MemberState (consumer and share groups)
+# streams groups have their own MemberState, numbered from 1 (coordinator.group.streams)
+STREAMS_MEMBER_STATES = {1: "STABLE", 2: "UNREVOKED_TASKS", 3: "UNRELEASED_TASKS", 127: "UNKNOWN"}
 TASK_KINDS = ("active", "standby", "warmup")
 
 
@@ -228,7 +230,7 @@ def _modern(group: str, m: _Modern, names: dict[str, str]) -> GroupDescription:
         if cur is not None:
             member.extra |= {
                 "previous_member_epoch": cur["previous_member_epoch"],
-                "member_state": MEMBER_STATES.get(cur["state"], str(cur["state"]))}
+                "member_state": _member_state(m.type, cur)}
             if "partitions_pending_revocation" in cur:
                 member.extra["partitions_pending_revocation"] = [
                     tp.to_dict() for tp in _partitions(cur["partitions_pending_revocation"], names)]
@@ -248,6 +250,11 @@ def _modern_state(m: _Modern) -> str:
     if m.assignment_epoch is None or (m.epoch or 0) > m.assignment_epoch:
         return "Assigning"
     for cur in m.current.values():
-        if cur["member_epoch"] != m.assignment_epoch or cur["state"] != 0:
+        if cur["member_epoch"] != m.assignment_epoch or _member_state(m.type, cur) != "STABLE":
             return "Reconciling"
     return "Stable" if len(m.current) >= len(m.metadata) else "Reconciling"
+
+
+def _member_state(group_type: str, cur: dict) -> str:
+    states = STREAMS_MEMBER_STATES if group_type == STREAMS else MEMBER_STATES
+    return states.get(cur["state"], str(cur["state"]))

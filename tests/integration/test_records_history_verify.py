@@ -142,3 +142,62 @@ def test_classic_to_consumer_conversion_is_told_where_the_broker_converted(
     assert joined == {f"{g}-c1": c1_id, f"{g}-n": n.member_id}
     assert [e["member_id"] for e in events[i:] if e["event"] == "member_left"] == [c1_id]
     assert not [e for e in events[i:] if e["event"] == "generation"]
+
+
+def streams_bumps(lab, group: str) -> dict[int, str]:
+    """{epoch: member id} of the broker's "Bumped streams group epoch" lines, and of its
+    "Member M left the streams group" lines: the coordinator bumps the epoch by one when a
+    member leaves (GroupMetadataManager.streamsGroupFenceMember writes a StreamsGroupMetadata
+    record at groupEpoch + 1) but logs no Bumped line for it."""
+    g = re.escape(group)
+    out: dict[int, str] = {}
+    epoch = 0
+    for m in re.finditer(rf"\[GroupId {g}\]\[MemberId (\S+)\] (?:Bumped streams group epoch "
+                         rf"to (\d+)|Member \S+ left the streams group)", log_text(lab)):
+        epoch = int(m.group(2)) if m.group(2) else epoch + 1
+        out[epoch] = m.group(1)
+    return out
+
+
+def test_streams_group_epochs_are_the_broker_logs(kafka, tmp_path):
+    """A real Kafka Streams application (tests/java/StreamsGroupApp, group.protocol=streams):
+    two instances join, one leaves; history's group epochs are the broker's "Bumped streams
+    group epoch" lines and one per "left the streams group" line, its members the ones
+    those lines name, and the tasks it ends with those Kafka's StreamsGroupCommand shows."""
+    import uuid
+
+    from group_types_support import StreamsApp
+    from groupctl.lab.workload import create_topic
+    from test_watch_group_types import EVERY_TASK, STREAMS_PARTITIONS, _streams_view, _task_view
+
+    tag = uuid.uuid4().hex[:8]
+    app_id, source, sink = f"rec-streams-{tag}", f"rec-sin-{tag}", f"rec-sout-{tag}"
+    for topic in (source, sink):
+        create_topic(kafka.bootstrap, topic, STREAMS_PARTITIONS, 1, None)
+    apps = [StreamsApp(kafka.bootstrap, app_id, source, sink, tmp_path / f"state-{i}",
+                       f"localhost:{7400 + i}") for i in (1, 2)]
+    try:
+        for app in apps:
+            app.wait_running()
+        wait_log(kafka, lambda t: len(set(streams_bumps(kafka, app_id).values())) >= 2, 90,
+                 "both instances' epoch bumps")
+        apps[1].close()         # KafkaStreams.close(): the instance leaves the group
+        kept = wait_log(kafka, lambda t: (lambda v: len(v) == 1 and v)(
+            {m: tasks for m, tasks in _streams_view(kafka, app_id).items()
+             if tasks.get("ACTIVE") == EVERY_TASK}), 120, "one member with every task")
+        code, events, err = history(kafka, app_id)
+        logged = streams_bumps(kafka, app_id)   # before the last instance leaves too
+    finally:
+        for app in apps:
+            app.close()
+    assert code == 0, err
+    epochs = sorted({e["group_epoch"] for e in events if e["event"] == "epoch"})
+    assert epochs == sorted(logged), (epochs, logged)
+    joined = [e["member_id"] for e in events if e["event"] == "member_joined"]
+    assert sorted(joined) == sorted(set(logged.values())), "\n".join(
+        f'{e["event"]} {e.get("group_epoch")} {e.get("member_id")} {e.get("state")} {e.get("members")}'
+        for e in events)
+    (member,) = kept
+    last = [e for e in events if e["event"] == "rebalance"][-1]
+    assert last["members_after"] == [member]
+    assert _task_view(last["tasks"][member]) == {"ACTIVE": EVERY_TASK}

@@ -211,3 +211,33 @@ def test_one_write_with_its_target_and_assignments_is_one_snapshot():
                       classic(2, [("a", [0]), ("b", [1])], 1000, group="other")]])
     assert [(d.group, d.group_epoch or d.generation, d.state) for _, d in out] == [
         ("other", 1, "Stable"), ("g", 1, "Stable"), ("other", 2, "Stable")]
+
+
+def test_streams_member_states_are_numbered_from_one():
+    """Kafka's streams MemberState is STABLE=1, UNREVOKED_TASKS=2, UNRELEASED_TASKS=3 (the
+    consumer one counts from 0): a streams member at its target with state 1 is Stable."""
+    def tasks(parts):
+        return {"active_tasks": [{"subtopology_id": "0", "partitions": parts}],
+                "standby_tasks": [], "warmup_tasks": []}
+
+    key = {"group_id": "s", "member_id": "m1"}
+    meta = {"instance_id": None, "rack_id": None, "client_id": "c", "client_host": "/h",
+            "rebalance_timeout_ms": 1000, "topology_epoch": 0, "process_id": "p",
+            "user_endpoint": None, "client_tags": []}
+
+    def cur(e, state, parts, ts):
+        return rec(22, key, {"member_epoch": e, "previous_member_epoch": e - 1, "state": state,
+                             **tasks(parts), "active_tasks_pending_revocation": [],
+                             "standby_tasks_pending_revocation": [],
+                             "warmup_tasks_pending_revocation": []}, ts)
+
+    out = snapshots([
+        [rec(19, key, meta, 1000), rec(17, {"group_id": "s"}, {"epoch": 2}, 1000),
+         cur(1, 1, [], 1000)],
+        [rec(21, key, tasks([0, 1]), 2000),
+         rec(20, {"group_id": "s"}, {"assignment_epoch": 2, "assignment_timestamp": 2000}, 2000)],
+        [cur(2, 2, [0], 2500)],
+        [cur(2, 1, [0, 1], 3000)]])
+    assert [(d.state, d.members[0].extra["member_state"]) for _, d in out] == [
+        ("Assigning", "STABLE"), ("Reconciling", "STABLE"), ("Reconciling", "UNREVOKED_TASKS"),
+        ("Stable", "STABLE")]
