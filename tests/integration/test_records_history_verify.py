@@ -23,6 +23,17 @@ from test_records_history import history
 from watch_support import KillableConsumer, stabilized
 
 
+def cli(lab, *args: str) -> tuple[int, str, str]:
+    import io
+
+    from groupctl.cli.app import invoke
+    from groupctl.cli.env import Env
+
+    env = Env(stdout=io.StringIO(), stderr=io.StringIO())
+    code = invoke(["-b", lab.bootstrap, *args], env)
+    return code, env.stdout.getvalue(), env.stderr.getvalue()
+
+
 def log_text(lab) -> str:
     return "".join(p.read_text(errors="replace") for p in lab.log_files)
 
@@ -201,3 +212,144 @@ def test_streams_group_epochs_are_the_broker_logs(kafka, tmp_path):
     last = [e for e in events if e["event"] == "rebalance"][-1]
     assert last["members_after"] == [member]
     assert _task_view(last["tasks"][member]) == {"ACTIVE": EVERY_TASK}
+
+
+# ---- Kafka's Java KIP-848 consumer's own transitions ----------------------------------------
+
+JAVA_LOG4J = """<?xml version="1.0" encoding="UTF-8"?>
+<Configuration status="WARN">
+  <Appenders>
+    <File name="member" fileName="{path}"><PatternLayout pattern="%d{{UNIX_MILLIS}} %m%n"/></File>
+  </Appenders>
+  <Loggers>
+    <Root level="WARN"><AppenderRef ref="member"/></Root>
+    <Logger name="org.apache.kafka.clients.consumer.internals.ConsumerMembershipManager"
+            level="DEBUG"/>
+  </Loggers>
+</Configuration>
+"""
+TRANSITION = re.compile(r"^(\d+) .*Member (\S+) with epoch (-?\d+) transitioned from (\w+) to "
+                        r"(\w+)\.$", re.M)
+
+
+class JavaConsumer:
+    """Kafka's console consumer from the lab's jars (group.protocol=consumer): its
+    ConsumerMembershipManager's lines, with the JVM's epoch-ms clock, in its own file."""
+
+    def __init__(self, lab, tmp_path, group: str, topic: str, name: str):
+        import subprocess
+
+        from groupctl.lab.dist import java_cmd
+
+        self.log = tmp_path / f"{name}.log"
+        config = tmp_path / f"{name}-log4j2.xml"
+        config.write_text(JAVA_LOG4J.format(path=self.log))
+        self.proc = subprocess.Popen(
+            [java_cmd(), "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+             f"-Dlog4j2.configurationFile={config}", "-cp", f"{lab.libs}/*",
+             "org.apache.kafka.tools.consumer.ConsoleConsumer", "--bootstrap-server",
+             lab.bootstrap, "--topic", topic, "--group", group,
+             "--consumer-property", "group.protocol=consumer",
+             "--consumer-property", f"client.id={name}"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def transitions(self) -> list[tuple[int, str, int, str, str]]:
+        """(epoch ms, member id, member epoch, from, to) of each "transitioned" line."""
+        text = self.log.read_text() if self.log.exists() else ""
+        return [(int(t), m, int(e), a, b) for t, m, e, a, b in TRANSITION.findall(text)]
+
+    def wait(self, predicate, timeout: float, what: str):
+        deadline = time.monotonic() + timeout
+        while not predicate(self.transitions()):
+            assert self.proc.poll() is None, f"the Java consumer exited: {self.transitions()}"
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no {what} within {timeout:g}s: {self.transitions()}")
+            time.sleep(0.2)
+
+    def stop(self) -> None:
+        """SIGTERM: the console consumer's shutdown hook closes it (it leaves the group)."""
+        if self.proc.poll() is None:
+            self.proc.terminate()
+        self.proc.wait(60)
+
+
+def stable_count(transitions) -> int:
+    return sum(1 for t in transitions if t[4] == "STABLE")
+
+
+def test_member_transitions_agree_with_the_java_consumers_own_lines(
+        kafka, topic_factory, unique_group, tmp_path):
+    """Two Java KIP-848 consumers: j1 alone, j2 joins (j1 revokes half), j2 leaves (j1 takes
+    all). What the records can know agrees with the clients' own lines:
+    - the member ids are the clients' own;
+    - every member epoch a client logs (from 1 on) is one of the member's epochs in history;
+    - a client's move into RECONCILING (from JOINING or STABLE) follows (in time, the
+      same clock) a record of that member at the epoch the client logs, written since the
+      client's previous line: the broker wrote it before answering the heartbeat;
+    - after a client's RECONCILING -> ACKNOWLEDGING, the member is STABLE in the records:
+      already (nothing to wait for) or in a record written after it (the broker learns of
+      it on the acknowledging heartbeat).
+    Client-only (no record holds them): UNSUBSCRIBED, JOINING, RECONCILING vs ACKNOWLEDGING
+    (the client's own reconciliation), PREPARE_LEAVING / LEAVING (the records show the
+    leave as the member's tombstones: member_left)."""
+    g, topic = unique_group, topic_factory(4)
+    j1 = JavaConsumer(kafka, tmp_path, g, topic, f"{g}-j1")
+    j2 = None
+    try:
+        j1.wait(lambda t: stable_count(t) >= 1, 90, "j1 STABLE")
+        j2 = JavaConsumer(kafka, tmp_path, g, topic, f"{g}-j2")
+        j2.wait(lambda t: stable_count(t) >= 1, 90, "j2 STABLE")
+        j1.wait(lambda t: stable_count(t) >= 2, 60, "j1 STABLE after giving up half")
+        code, _, err = cli(kafka, "wait", g, "--state", "Stable", "--members", "2",
+                           "--timeout", "60")   # j2 holding what j1 gave up
+        assert code == 0, err
+        j2.stop()
+        j1.wait(lambda t: stable_count(t) >= 3, 60, "j1 STABLE with every partition")
+        code, events, err = history(kafka, g)
+    finally:
+        for j in (j1, j2):
+            if j is not None:
+                j.stop()
+    assert code == 0, err
+    ids = {}
+    for j in (j1, j2):
+        assert j is not None
+        (mid,) = {t[1] for t in j.transitions()}
+        ids[mid] = j.transitions()
+    joined = [e["member_id"] for e in events if e["event"] == "member_joined"]
+    assert sorted(joined) == sorted(ids)
+    for mid, lines in ids.items():
+        told = [e for e in events if e["event"] == "assignment" and e["member_id"] == mid]
+        at = [(_ms(e["ts"]), e["member_epoch"], e["member_state"]) for e in told]
+        epochs = [e for _, e, _ in at]
+        assert epochs == sorted(epochs), at
+        assert {e for _, _, e, _, _ in lines if e > 0} <= set(epochs), (lines, at)
+        previous = 0   # the time of the client's previous line
+        for t, _, epoch, old, new in lines:
+            if new == "RECONCILING":
+                # the record that set it reconciling: written since its last line, before
+                # this one, at the epoch the client now has
+                assert any(previous <= ts <= t and e == epoch for ts, e, _ in at), (
+                    t, old, epoch, at)
+            if old == "RECONCILING" and new == "ACKNOWLEDGING":
+                # done with its part: the broker has it (already, or on the acknowledging
+                # heartbeat) at that epoch STABLE, or UNRELEASED_PARTITIONS: waiting for
+                # partitions another member still holds, which the client, STABLE with what
+                # it has, cannot know
+                last = [(e, state) for ts, e, state in at if ts <= t][-1:]
+                after = [(e, state) for ts, e, state in at if ts >= t][:1]
+                assert any(e >= epoch and state in ("STABLE", "UNRELEASED_PARTITIONS")
+                           for e, state in last + after), (t, epoch, at)
+            previous = t
+    # the revocation: j1 was told to give up partitions at its epoch (UNREVOKED_PARTITIONS)
+    j1_id = next(iter(ids))
+    assert any(e["member_state"] == "UNREVOKED_PARTITIONS" for e in events
+               if e["event"] == "assignment" and e["member_id"] == j1_id)
+    assert [e["member_id"] for e in events if e["event"] == "member_left"] == [
+        m for m in ids if m != j1_id]
+
+
+def _ms(ts: str) -> int:
+    from datetime import datetime
+
+    return round(datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp() * 1000)

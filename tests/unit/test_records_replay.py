@@ -241,3 +241,28 @@ def test_streams_member_states_are_numbered_from_one():
     assert [(d.state, d.members[0].extra["member_state"]) for _, d in out] == [
         ("Assigning", "STABLE"), ("Reconciling", "STABLE"), ("Reconciling", "UNREVOKED_TASKS"),
         ("Stable", "STABLE")]
+
+
+def test_a_member_epoch_with_the_same_assignment_is_told():
+    """m1 keeps its partitions when m2 joins; its member epoch moves 1 -> 2 all the same:
+    history tells it as an `assignment` at the new member epoch, nothing added or revoked
+    (the story tells changed assignments only)."""
+    from groupctl.observe.history import member_transitions
+
+    batches = [
+        [member("m1", 1000), epoch(1, 1000), target("m1", [0], 1000), target_meta(1, 1000),
+         current("m1", 1, 0, 0, [0], 1000)],
+        [member("m2", 2000), epoch(2, 2000), target("m1", [0], 2000), target("m2", [1], 2000),
+         target_meta(2, 2000), current("m2", 2, 0, 0, [1], 2000)],
+        [current("m1", 2, 1, 0, [0], 2400)],
+    ]
+    story, last, told = RebalanceStory("g"), {}, []
+    for i, (at, desc) in enumerate(replay(batches, NAMES)):
+        if i == 0:
+            story.feed(Seen(desc.group, at, "records", created_from_nothing(desc)))
+        events = [_honest(e.to_dict() | {"ts": at}, desc)
+                  for e in story.feed(Seen(desc.group, at, "records", desc))]
+        told += events + member_transitions(desc, events, last, None, at)
+    m1 = [(e["member_epoch"], e["member_state"], e["added"]) for e in told
+          if e["event"] == "assignment" and e["member_id"] == "m1"]
+    assert m1 == [(1, "STABLE", [{"topic": "orders", "partitions": [0]}]), (2, "STABLE", [])]
