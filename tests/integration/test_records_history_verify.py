@@ -12,7 +12,13 @@ a second.
 - a classic group whose member is replaced by a KIP-848 member online (the broker's
   group.consumer.migration.policy is bidirectional by default in Kafka 4.3): history tells
   the type change at the broker's "Converted the classic group G to a consumer group" line,
-  and the epochs after it equal its "Bumped group epoch" lines.
+  and the epochs after it equal its "Bumped group epoch" lines;
+- a Kafka Streams application (streams group): group epochs = the broker's epoch lines;
+- Kafka's Java KIP-848 consumer (the lab jars' console consumer): member ids, epochs and
+  the order of its own "transitioned from S1 to S2" lines against the records (which of
+  its transitions no record can know is said in the test);
+- an epoch a 1 s describe watch missed (two members joining within milliseconds) is in
+  history, with the member epochs that went with it.
 """
 from __future__ import annotations
 
@@ -353,3 +359,79 @@ def _ms(ts: str) -> int:
     from datetime import datetime
 
     return round(datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp() * 1000)
+
+
+# ---- what a describe watch cannot see -------------------------------------------------------
+
+def test_an_epoch_a_1s_describe_watch_missed_is_in_history(
+        kafka, topic_factory, consumer_factory, unique_group):
+    """Two KIP-848 members join (and later leave) within milliseconds: the group epoch
+    passes through a value for a few milliseconds, and the joining member holds its first
+    member epoch only until its next heartbeat. `watch --interval 1` (describe) sees the
+    epochs around it; history has every epoch the broker's Bumped lines name, the one the
+    watch missed among them, and the member epoch that went with it. (A describe that
+    happens to land inside those milliseconds sees it: the pair is tried again, a few
+    times, until the watch misses one.)"""
+    from groupctl.lab.consumer import wait_balanced
+    from watch_support import WatchProcess
+
+    g, topic = unique_group, topic_factory(6)
+    tps = [(topic, p) for p in range(6)]
+    watch = WatchProcess(kafka, g, "--interval", "1")
+    missed: set[int] = set()
+    members = []
+    try:
+        m1 = consumer_factory(g, topic, protocol="consumer", name=f"{g}-m1")
+        m1.wait_assigned(timeout=30)
+        members = [m1]
+
+        def watch_caught_up():   # the watch saw the group as the broker left it (Stable)
+            last = bumped(kafka, g)[-1]
+            watch.wait_event(lambda e: e["event"] == "epoch" and e["group_epoch"] == last
+                             and e["assignment_epoch"] == last, 30, f"epoch {last}")
+
+        for attempt in range(4):
+            pair = [consumer_factory(g, topic, protocol="consumer", name=f"{g}-{attempt}-{i}",
+                                     start=False) for i in (1, 2)]
+            for c in pair:
+                c.start()
+            members = [m1, *pair]
+            wait_balanced(members, tps, timeout=60)
+            watch_caught_up()
+            for c in pair:
+                c.begin_close()
+            for c in pair:
+                c.close()
+            members = [m1]
+            wait_balanced(members, tps, timeout=60)
+            watch_caught_up()
+            seen = {e["group_epoch"] for e in watch.events if e["event"] == "epoch"}
+            missed = set(bumped(kafka, g)) - seen
+            if missed:
+                break
+        code, events, err = history(kafka, g)
+    finally:
+        assert watch.stop() == 0, watch.stderr()
+    assert missed, "the describe watch saw every epoch four times over"
+    assert code == 0, err
+    told = {e["group_epoch"] for e in events if e["event"] == "epoch"}
+    assert told == set(bumped(kafka, g)) and missed <= told
+    # member epochs the records hold at the missed epochs (the joining members' first
+    # ones, held until their next heartbeat); none is in anything the watch wrote
+    at_missed = {(e["member_id"], e["member_epoch"]) for e in events
+                 if e["event"] == "assignment" and e["member_epoch"] in missed}
+    assert at_missed, [(e["event"], e.get("member_epoch")) for e in events]
+    assert not at_missed & member_epochs(watch.events)
+
+
+def member_epochs(found) -> set[tuple[str, int]]:
+    """Every (member_id, member_epoch) pair anywhere in `found` (events, nested members)."""
+    out: set[tuple[str, int]] = set()
+    if isinstance(found, dict):
+        if found.get("member_id") and found.get("member_epoch") is not None:
+            out.add((found["member_id"], found["member_epoch"]))
+        found = list(found.values())
+    if isinstance(found, list):
+        for item in found:
+            out |= member_epochs(item)
+    return out
