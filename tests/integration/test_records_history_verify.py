@@ -381,14 +381,17 @@ def test_an_epoch_a_1s_describe_watch_missed_is_in_history(
     missed: set[int] = set()
     members = []
     try:
+        watch.wait_event(lambda e: e["event"] == "state" and e["state"] == "Dead", 60,
+                         "the missing group's Dead state")   # the watch looks from now on
         m1 = consumer_factory(g, topic, protocol="consumer", name=f"{g}-m1")
         m1.wait_assigned(timeout=30)
         members = [m1]
 
         def watch_caught_up():   # the watch saw the group as the broker left it (Stable)
             last = bumped(kafka, g)[-1]
-            watch.wait_event(lambda e: e["event"] == "epoch" and e["group_epoch"] == last
-                             and e["assignment_epoch"] == last, 30, f"epoch {last}")
+            watch.wait_event(lambda e: e["event"] in ("epoch", "snapshot")
+                             and e["group_epoch"] == last and e["assignment_epoch"] == last,
+                             30, f"epoch {last}")
 
         for attempt in range(4):
             pair = [consumer_factory(g, topic, protocol="consumer", name=f"{g}-{attempt}-{i}",
@@ -405,7 +408,7 @@ def test_an_epoch_a_1s_describe_watch_missed_is_in_history(
             members = [m1]
             wait_balanced(members, tps, timeout=60)
             watch_caught_up()
-            seen = {e["group_epoch"] for e in watch.events if e["event"] == "epoch"}
+            seen = {e["group_epoch"] for e in watch.events if e["event"] in ("epoch", "snapshot")}
             missed = set(bumped(kafka, g)) - seen
             if missed:
                 break
