@@ -289,9 +289,9 @@ def test_member_transitions_agree_with_the_java_consumers_own_lines(
     all). What the records can know agrees with the clients' own lines:
     - the member ids are the clients' own;
     - every member epoch a client logs (from 1 on) is one of the member's epochs in history;
-    - a client's move into RECONCILING (from JOINING or STABLE) follows (in time, the
-      same clock) a record of that member at the epoch the client logs, written since the
-      client's previous line: the broker wrote it before answering the heartbeat;
+    - each move of a client into RECONCILING (from JOINING or STABLE) follows (in time,
+      the same clock) its own record of that member at the epoch the client logs, a later
+      record than the previous move's: the broker wrote it before answering the heartbeat;
     - after a client's RECONCILING -> ACKNOWLEDGING, the member is STABLE in the records:
       already (nothing to wait for) or in a record written after it (the broker learns of
       it on the acknowledging heartbeat).
@@ -330,13 +330,15 @@ def test_member_transitions_agree_with_the_java_consumers_own_lines(
         epochs = [e for _, e, _ in at]
         assert epochs == sorted(epochs), at
         assert {e for _, _, e, _, _ in lines if e > 0} <= set(epochs), (lines, at)
-        previous = 0   # the time of the client's previous line
+        used = -1   # the record that set the client's previous reconciliation going
         for t, _, epoch, old, new in lines:
             if new == "RECONCILING":
-                # the record that set it reconciling: written since its last line, before
-                # this one, at the epoch the client now has
-                assert any(previous <= ts <= t and e == epoch for ts, e, _ in at), (
-                    t, old, epoch, at)
+                # the record that set it reconciling: a later one than the previous
+                # reconciliation's, written before this line, at the epoch the client has
+                cause = [i for i, (ts, e, _) in enumerate(at) if i > used and ts <= t
+                         and e == epoch]
+                assert cause, (t, old, epoch, at)
+                used = cause[0]
             if old == "RECONCILING" and new == "ACKNOWLEDGING":
                 # done with its part: the broker has it (already, or on the acknowledging
                 # heartbeat) at that epoch STABLE, or UNRELEASED_PARTITIONS: waiting for
@@ -346,7 +348,6 @@ def test_member_transitions_agree_with_the_java_consumers_own_lines(
                 after = [(e, state) for ts, e, state in at if ts >= t][:1]
                 assert any(e >= epoch and state in ("STABLE", "UNRELEASED_PARTITIONS")
                            for e, state in last + after), (t, epoch, at)
-            previous = t
     # the revocation: j1 was told to give up partitions at its epoch (UNREVOKED_PARTITIONS)
     j1_id = next(iter(ids))
     assert any(e["member_state"] == "UNREVOKED_PARTITIONS" for e in events
