@@ -161,8 +161,10 @@ class OffsetRow:
         return max(0, self.log_end - self.committed)
 
     def to_dict(self) -> dict:
-        return {"topic": self.topic, "partition": self.partition, "committed": self.committed,
-                "log_end": self.log_end, "lag": self.lag, "member_id": self.member_id}
+        committed, log_end = self.committed, self.log_end
+        lag = None if committed is None or log_end is None else max(0, log_end - committed)
+        return {"topic": self.topic, "partition": self.partition, "committed": committed,
+                "log_end": log_end, "lag": lag, "member_id": self.member_id}
 
 
 @dataclass
@@ -195,8 +197,7 @@ class GroupDescription:
 
     @property
     def lag_total(self) -> int | None:
-        lags = [row.lag for row in self._lag_rows() if row.lag is not None]
-        return sum(lags) if lags else None
+        return self._lags()[1]
 
     @property
     def classic_members(self) -> int | None:
@@ -206,15 +207,24 @@ class GroupDescription:
         return sum(1 for m in self.members if m.member_protocol == CLASSIC)
 
     def lag_by_topic(self) -> dict[str, int | None]:
+        return self._lags()[0]
+
+    def _lags(self) -> tuple[dict[str, int | None], int | None]:
+        """({topic: lag, None where no row's lag is known}, the total) in one pass: each
+        row's lag computed once (describe --all writes hundreds of thousands of rows)."""
         totals: dict[str, int | None] = {}
+        total: int | None = None
         for row in self._lag_rows():
-            if row.lag is None:
+            lag = row.lag
+            if lag is None:
                 totals.setdefault(row.topic, None)
             else:
-                totals[row.topic] = (totals.get(row.topic) or 0) + row.lag
-        return totals
+                totals[row.topic] = (totals.get(row.topic) or 0) + lag
+                total = lag if total is None else total + lag
+        return totals, total
 
     def to_dict(self) -> dict:
+        lag_by_topic, lag_total = self._lags()
         return {
             "group": self.group, "type": self.type, "state": self.state,
             "protocol_type": self.protocol_type, "protocol": self.protocol,
@@ -225,8 +235,8 @@ class GroupDescription:
             "classic_members": self.classic_members,
             "members": [m.to_dict() for m in self.members],
             "offsets": [row.to_dict() for row in self.offsets],
-            "lag_by_topic": self.lag_by_topic(),
-            "lag_total": self.lag_total,
+            "lag_by_topic": lag_by_topic,
+            "lag_total": lag_total,
         } | self._typed() | ({"error": self.error} if self.error is not None else {})
 
     def _typed(self) -> dict:
