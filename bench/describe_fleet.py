@@ -8,7 +8,8 @@ tools so that drift hits both alike, each a fresh process timed to its exit:
   groupctl -o json describe --all     (and -o ndjson, the streaming form)
   kadm-describe --all                 (../shared/peers/kadm-describe, built with Go: its README)
 
-Reports per size and tool the median wall time, the largest max RSS (os.wait4's ru_maxrss),
+Reports per size and tool the median wall time and CPU time (user + sys: steadier than
+wall on a busy machine), the largest max RSS (os.wait4's ru_maxrss),
 and the ratio groupctl / kadm-describe of the medians. Targets (issue 22): ratio <= 2.0 at
 2,000 and 20,000 groups; groupctl's max RSS <= 300 MB at 20,000. Every run's output is
 checked (exit 0; every fleet group present).
@@ -45,8 +46,9 @@ def groupctl_cmd() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "groupctl"]
 
 
-def run_measured(cmd: list[str]) -> tuple[float, float, int, str, str]:
-    """(wall s, max RSS MB, exit code, stdout, stderr) of one fresh process."""
+def run_measured(cmd: list[str]) -> tuple[float, float, float, int, str, str]:
+    """(wall s, CPU s (user + sys), max RSS MB, exit code, stdout, stderr) of one fresh
+    process."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
@@ -55,7 +57,7 @@ def run_measured(cmd: list[str]) -> tuple[float, float, int, str, str]:
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
-        return (wall, usage.ru_maxrss / 1024, proc.returncode,
+        return (wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode,
                 out.read().decode(), err.read().decode())
 
 
@@ -102,18 +104,21 @@ def _commit(bootstrap: str, admin, missing: list[str]) -> None:
 def measure(bootstrap: str, n: int, runs: int, peer: Path) -> dict:
     me = groupctl_cmd()
     tools = {
-        "groupctl json": [*me, "-b", bootstrap, "-o", "json", "describe", "--all"],
-        "groupctl ndjson": [*me, "-b", bootstrap, "-o", "ndjson", "describe", "--all"],
+        "groupctl json": [*me, "-b", bootstrap, "--timeout", "120", "-o", "json", "describe",
+                          "--all"],
+        "groupctl ndjson": [*me, "-b", bootstrap, "--timeout", "120", "-o", "ndjson",
+                            "describe", "--all"],
         "kadm-describe": [str(peer), "-b", bootstrap, "--all"],
     }
     wanted = {group_name(i) for i in range(n)}
     walls: dict[str, list[float]] = {k: [] for k in tools}
+    cpus: dict[str, list[float]] = {k: [] for k in tools}
     rss: dict[str, float] = {k: 0.0 for k in tools}
     for cmd in tools.values():  # warm the page cache and the broker
         run_measured(cmd)
     for _ in range(runs):
         for name, cmd in tools.items():
-            wall, mb, code, out, err = run_measured(cmd)
+            wall, cpu, mb, code, out, err = run_measured(cmd)
             if code != 0:
                 raise SystemExit(f"{name} failed ({code}): {err[-2000:]}")
             if name.endswith("ndjson"):
@@ -123,13 +128,17 @@ def measure(bootstrap: str, n: int, runs: int, peer: Path) -> dict:
             if not wanted <= seen:
                 raise SystemExit(f"{name}: {len(wanted - seen)} fleet groups missing")
             walls[name].append(wall)
+            cpus[name].append(cpu)
             rss[name] = max(rss[name], mb)
     peer_s = statistics.median(walls["kadm-describe"])
+    peer_cpu = statistics.median(cpus["kadm-describe"])
     out = {"groups": n}
     for name in tools:
         med = statistics.median(walls[name])
         out[name] = {"wall_s": round(med, 3), "min_s": round(min(walls[name]), 3),
-                     "max_rss_mb": round(rss[name], 1), "ratio": round(med / peer_s, 2)}
+                     "cpu_s": round(statistics.median(cpus[name]), 3),
+                     "max_rss_mb": round(rss[name], 1), "ratio": round(med / peer_s, 2),
+                     "cpu_ratio": round(statistics.median(cpus[name]) / peer_cpu, 2)}
     return out
 
 
@@ -178,6 +187,8 @@ def main() -> None:
             print(f"{r['groups']:>6} groups  {name:16s} {g['wall_s']:6.2f} s  "
                   f"{g['max_rss_mb']:6.0f} MB  vs kadm {r['kadm-describe']['wall_s']:.2f} s "
                   f"{r['kadm-describe']['max_rss_mb']:.0f} MB  ratio {g['ratio']:.2f} "
+                  f"(CPU {g['cpu_s']:.2f} s vs {r['kadm-describe']['cpu_s']:.2f} s: "
+                  f"{g['cpu_ratio']:.2f}) "
                   f"({'meets' if ok else 'MISSES'} <= 2.0x, <= 300 MB at 20k)")
 
 

@@ -144,7 +144,7 @@ class Member:
         return out
 
 
-@dataclass
+@dataclass(slots=True)  # describe --all holds hundreds of thousands
 class OffsetRow:
     """One partition's committed offset, log-end offset and lag for a group."""
 
@@ -340,6 +340,8 @@ def offset_rows(committed: dict[tuple[str, int], int | None], log_end: dict[tupl
     """Rows for every partition that has a committed offset or an owner, sorted.
     A partition without a committed offset has committed=None and so lag=None."""
     owners = {tp: m.member_id for m in members for tp in m.owned()}
+    if not owners and not log_end:  # most groups of a fleet: Empty, offsets only
+        return [OffsetRow(t, p, offset, None, None) for (t, p), offset in sorted(committed.items())]
     keys = sorted(set(committed) | set(owners))
     return [OffsetRow(t, p, committed.get((t, p)), log_end.get((t, p)), owners.get((t, p)))
             for t, p in keys]
