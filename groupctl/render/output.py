@@ -114,6 +114,36 @@ def _flat_rows(value: list, nl: str) -> str | None:
     return f"[{inner}{{{inner2}{body}{inner}}}{nl}]"
 
 
+# describe's offset rows (observe/model.py OffsetRow.to_dict), the bulk of a describe --all:
+# one %-template per depth, each value's exact type checked (anything else: the general way)
+_OFFSET_ROW = ("topic", "partition", "committed", "log_end", "lag", "member_id")
+_offset_row_templates: dict[str, str] = {}
+
+
+def _offset_rows(value: list, nl: str) -> str | None:
+    inner, inner2 = nl + "  ", nl + "    "
+    template = _offset_row_templates.get(nl)
+    if template is None:
+        template = _offset_row_templates[nl] = (
+            "{" + ",".join(f"{inner2}{_STR(k)}: %s" for k in _OFFSET_ROW) + inner + "}")
+    rows = []
+    for row in value:
+        if type(row) is not dict or tuple(row) != _OFFSET_ROW:
+            return None
+        topic, partition, committed, log_end, lag, member = row.values()
+        if (type(topic) is not str or type(partition) is not int
+                or (committed is not None and type(committed) is not int)
+                or (log_end is not None and type(log_end) is not int)
+                or (lag is not None and type(lag) is not int)
+                or (member is not None and type(member) is not str)):
+            return None
+        rows.append(template % (
+            _STR(topic), partition, "null" if committed is None else committed,
+            "null" if log_end is None else log_end, "null" if lag is None else lag,
+            "null" if member is None else _STR(member)))
+    return f"[{inner}{f',{inner}'.join(rows)}{nl}]"
+
+
 def _indented(value: Any, out: list[str], nl: str) -> None:
     """Append value's JSON (indent 2, at the depth whose newline+indent is `nl`) to out."""
     scalar = _SCALARS.get(type(value))
@@ -161,7 +191,7 @@ def _indented_list(value: list, out: list[str], nl: str) -> None:
     if not value:
         out.append("[]")
         return
-    flat = _flat(value, nl) or _flat_rows(value, nl)
+    flat = _offset_rows(value, nl) or _flat(value, nl) or _flat_rows(value, nl)
     if flat is not None:
         out.append(flat)
         return

@@ -73,3 +73,13 @@ def test_not_serializable_raises_type_error_as_json_does():
     for indent in (2, None):
         with pytest.raises(TypeError):
             dumps_json({"x": object()}, indent=indent)
+
+
+def test_offset_rows_of_every_kind_as_json_writes_them():
+    rows = [OffsetRow("t\u00fc\"", p, c, e, m).to_dict()
+            for p, (c, e, m) in enumerate([(1, 5, None), (None, 5, "m"), (3, None, None),
+                                           (None, None, "ü")])]
+    odd = [dict(rows[0], partition=True), dict(rows[0], lag=1.5), dict(rows[0], topic=None),
+           {**{k: rows[0][k] for k in reversed(list(rows[0]))}}]
+    for data in ([{"offsets": rows}], rows, [rows], [{"offsets": rows + [o]} for o in odd]):
+        assert dumps_json(data) == reference(data, 2)
