@@ -172,8 +172,8 @@ async def _fetch_all(cluster: ClusterLike, groups, types, d, progress, offsets=T
             by_node.setdefault(info.node_id, []).append(g)
         batches = [(node, members[i:i + BATCH]) for node, members in by_node.items()
                    for i in range(0, len(members), BATCH)]
-        results = await asyncio.gather(*(_fetch_batch(cluster, node, batch, types, d, offsets)
-                                         for node, batch in batches))
+        results = await asyncio.gather(*(_fetch_counted(cluster, node, batch, types, d, offsets,
+                                                        progress) for node, batch in batches))
         retry = []
         for (_node, batch), answer in zip(batches, results):
             for g in batch:
@@ -193,14 +193,22 @@ async def _fetch_all(cluster: ClusterLike, groups, types, d, progress, offsets=T
                 else:
                     item.coordinator = coordinators[g]
                     raws[g] = item
-            if progress is not None:
-                progress(sum(1 for g in batch if g not in retry))
         pending = retry
         if pending and not await sleep_within(d, backoff.next()):
             for g in pending:
                 failures[g] = gave_up(f"describe of group {g!r}", attempts, d, last)
             break
     return raws, failures
+
+
+async def _fetch_counted(cluster: ClusterLike, node: int, groups: list[str], types: dict, d,
+                         with_offsets: bool, progress) -> dict:
+    """_fetch_batch, telling `progress` as soon as this batch is in (a bar moves with the
+    batches, not once at the end): the groups that will not be asked again."""
+    answer = await _fetch_batch(cluster, node, groups, types, d, with_offsets)
+    if progress is not None:
+        progress(sum(1 for g in groups if not isinstance(answer[g], _RetryGroup)))
+    return answer
 
 
 async def _find_coordinators(cluster: ClusterLike, groups: list[str], d, failures: dict) -> dict:

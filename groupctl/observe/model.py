@@ -6,6 +6,7 @@ client-facing half lives in observe/describe.py.
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING
@@ -49,12 +50,14 @@ DEAD = GroupState.DEAD
 SETTLED_STATES = frozenset({GroupState.STABLE, GroupState.EMPTY})
 
 
+_UTF16_NATIVE = "utf-16-le" if sys.byteorder == "little" else "utf-16-be"
+
+
 def java_string_hash(text: str) -> int:
     """Java's String.hashCode over UTF-16 code units, as a signed 32-bit int."""
     h = 0
-    data = text.encode("utf-16-be")
-    for i in range(0, len(data), 2):
-        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
+    for unit in memoryview(text.encode(_UTF16_NATIVE)).cast("H"):  # UTF-16 code units
+        h = (31 * h + unit) & 0xFFFFFFFF
     return h - (1 << 32) if h & 0x80000000 else h
 
 
