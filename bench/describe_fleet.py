@@ -9,13 +9,16 @@ tools so that drift hits both alike, each a fresh process timed to its exit:
   kadm-describe --all                 (../shared/peers/kadm-describe, built with Go: its README)
 
 Reports per size and tool the median wall time and CPU time (user + sys: steadier than
-wall on a busy machine), the largest max RSS (os.wait4's ru_maxrss),
+wall on a busy machine), the largest max RSS (GNU time's %M),
 and the ratio groupctl / kadm-describe of the medians. Targets (issue 22): ratio <= 2.0 at
 2,000 and 20,000 groups; groupctl's max RSS <= 300 MB at 20,000. Every run's output is
 checked (exit 0; every fleet group present).
 
     . .venv/bin/activate && python bench/describe_fleet.py [--sizes 2000,20000] [--runs 5]
-                                                          [-b HOST:PORT] [--peer PATH]
+                                          [-b HOST:PORT] [--peer PATH] [--before TREE]
+
+Run it from outside a checkout (python -m puts the current directory first on sys.path):
+`--before /path/to/main` times that tree's groupctl in the same alternation.
 """
 from __future__ import annotations
 
@@ -33,6 +36,7 @@ from installed import byte_compile_groupctl  # bench/installed.py
 
 PARTITIONS = 10
 TOPIC = "fleet-topic"
+TIME = "/usr/bin/time"  # GNU time (Debian package `time`)
 PEER = Path.home() / ".cache/groupctl-peers/kadm-describe"
 PEER_SRC = Path(__file__).resolve().parents[2] / "shared/peers/kadm-describe"
 
@@ -46,18 +50,23 @@ def groupctl_cmd() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "groupctl"]
 
 
-def run_measured(cmd: list[str]) -> tuple[float, float, float, int, str, str]:
+def run_measured(cmd: list[str], env: dict | None = None
+                 ) -> tuple[float, float, float, int, str, str]:
     """(wall s, CPU s (user + sys), max RSS MB, exit code, stdout, stderr) of one fresh
-    process."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    process. Its max RSS through /usr/bin/time (forked from a small process): a child
+    forked from this Python starts with this process's pages in its high-water mark."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.NamedTemporaryFile("r") as rss:
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen([TIME, "-f", "%M", "-o", rss.name, *cmd], stdout=out,
+                                stderr=err, stdin=subprocess.DEVNULL, env=env)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
-        return (wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode,
+        max_kb = int(rss.read().split()[-1])
+        return (wall, usage.ru_utime + usage.ru_stime, max_kb / 1024, proc.returncode,
                 out.read().decode(), err.read().decode())
 
 
@@ -101,8 +110,9 @@ def _commit(bootstrap: str, admin, missing: list[str]) -> None:
               f"({time.monotonic() - started:.0f} s)", file=sys.stderr, flush=True)
 
 
-def measure(bootstrap: str, n: int, runs: int, peer: Path) -> dict:
+def measure(bootstrap: str, n: int, runs: int, peer: Path, before: Path | None = None) -> dict:
     me = groupctl_cmd()
+    envs: dict[str, dict] = {}
     tools = {
         "groupctl json": [*me, "-b", bootstrap, "--timeout", "120", "-o", "json", "describe",
                           "--all"],
@@ -110,15 +120,18 @@ def measure(bootstrap: str, n: int, runs: int, peer: Path) -> dict:
                             "describe", "--all"],
         "kadm-describe": [str(peer), "-b", bootstrap, "--all"],
     }
+    if before is not None:  # the same command on another tree (PYTHONPATH), e.g. main
+        tools["before json"] = tools["groupctl json"]
+        envs["before json"] = dict(os.environ, PYTHONPATH=str(before))
     wanted = {group_name(i) for i in range(n)}
     walls: dict[str, list[float]] = {k: [] for k in tools}
     cpus: dict[str, list[float]] = {k: [] for k in tools}
     rss: dict[str, float] = {k: 0.0 for k in tools}
-    for cmd in tools.values():  # warm the page cache and the broker
-        run_measured(cmd)
+    for name, cmd in tools.items():  # warm the page cache and the broker
+        run_measured(cmd, envs.get(name))
     for _ in range(runs):
         for name, cmd in tools.items():
-            wall, cpu, mb, code, out, err = run_measured(cmd)
+            wall, cpu, mb, code, out, err = run_measured(cmd, envs.get(name))
             if code != 0:
                 raise SystemExit(f"{name} failed ({code}): {err[-2000:]}")
             if name.endswith("ndjson"):
@@ -150,11 +163,12 @@ def build_peer(peer: Path) -> None:
     subprocess.run([go, "build", "-o", str(peer), "."], cwd=PEER_SRC, check=True)
 
 
-def run(bootstrap: str, sizes: list[int], runs: int, peer: Path) -> list[dict]:
+def run(bootstrap: str, sizes: list[int], runs: int, peer: Path,
+        before: Path | None = None) -> list[dict]:
     results = []
     for n in sizes:
         ensure_groups(bootstrap, n)
-        r = measure(bootstrap, n, runs, peer)
+        r = measure(bootstrap, n, runs, peer, before)
         print(json.dumps(r), flush=True)
         results.append(r)
     return results
@@ -167,21 +181,23 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--peer", type=Path, default=PEER)
     parser.add_argument("-b", "--bootstrap-server", help="use this cluster instead of a fresh lab")
+    parser.add_argument("--before", type=Path, metavar="TREE",
+                        help="also time groupctl from this checkout (PYTHONPATH=TREE)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     byte_compile_groupctl()
     build_peer(args.peer)
     print(f"load: {os.getloadavg()}", flush=True)
     if args.bootstrap_server:
-        results = run(args.bootstrap_server, sizes, args.runs, args.peer)
+        results = run(args.bootstrap_server, sizes, args.runs, args.peer, args.before)
     else:
         from groupctl.lab.cluster import throwaway
 
         with throwaway("bench-fleet") as lab:
-            results = run(lab.bootstrap, sizes, args.runs, args.peer)
+            results = run(lab.bootstrap, sizes, args.runs, args.peer, args.before)
     print(f"load: {os.getloadavg()}")
     for r in results:
-        for name in ("groupctl json", "groupctl ndjson"):
+        for name in [k for k in r if k.endswith("json")]:
             g = r[name]
             ok = g["ratio"] <= 2.0 and (r["groups"] < 20000 or g["max_rss_mb"] <= 300)
             print(f"{r['groups']:>6} groups  {name:16s} {g['wall_s']:6.2f} s  "
