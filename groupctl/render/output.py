@@ -28,8 +28,6 @@ def to_plain(value: Any) -> Any:
 
 
 def dumps_json(data: Any, indent: int | None = 2) -> str:
-    if indent is None:   # the C encoder; _plain_default does what to_plain would
-        return _COMPACT(data)
     if indent != 2:
         return json.dumps(to_plain(data), indent=indent, ensure_ascii=False)
     out: list[str] = []
@@ -41,9 +39,11 @@ def dumps_json(data: Any, indent: int | None = 2) -> str:
 #
 # `describe --all` over thousands of groups spent most of its time in to_plain (a copy of
 # everything) and json's pure-Python indenting encoder (the C one only writes compact
-# JSON). The compact form goes to the C encoder with a default= hook for what to_plain
-# converts; the indented one (indent 2, the only one used) is written here, scalars
-# straight from a table by exact type, anything else through to_plain first.
+# JSON). The indented form (indent 2, the only one used) is written here, scalars straight
+# from a table by exact type, anything else through to_plain first. The items of a compact
+# list (write_json_items) go to the C encoder with a default= hook for what to_plain
+# converts: the same text for data with str keys (every command's to_dict data); a key
+# json cannot take (a tuple, an enum) goes the to_plain way.
 
 def _plain_default(value: Any) -> Any:
     plain = to_plain(value)
@@ -53,6 +53,13 @@ def _plain_default(value: Any) -> Any:
 
 
 _COMPACT = json.JSONEncoder(ensure_ascii=False, default=_plain_default).encode
+
+
+def _compact(item: Any) -> str:
+    try:
+        return _COMPACT(item)
+    except TypeError:   # a dict key of a type json refuses: to_plain names it
+        return json.dumps(to_plain(item), ensure_ascii=False)
 _STR = json.encoder.encode_basestring  # C, as json.dumps(ensure_ascii=False) uses
 
 
@@ -213,7 +220,7 @@ def write_json_items(stream, items, indent: int | None = 2) -> None:
     lines (indent None), one item at a time: nothing but the current item is held."""
     if indent is None:
         for item in items:
-            stream.write(_COMPACT(item) + "\n")
+            stream.write(_compact(item) + "\n")
         return
     sep = "[\n  "
     for item in items:

@@ -39,7 +39,7 @@ def random_value(rng: random.Random, depth: int = 0):
         return [random_value(rng, depth + 1) for _ in range(rng.randrange(4))]
     if roll < 0.7:
         return tuple(random_value(rng, depth + 1) for _ in range(rng.randrange(3)))
-    keys = ["a", "member_id", "ü", GroupState.EMPTY, 7]
+    keys = ["a", "member_id", "ü", GroupState.EMPTY, 7, ("t", 1), Colour.RED]
     return {rng.choice(keys): random_value(rng, depth + 1) for _ in range(rng.randrange(5))}
 
 
