@@ -22,8 +22,13 @@ def watch_cmd(
                                     "following groups that appear and disappear."),
     regex: Optional[str] = typer.Option(None, "--regex", metavar="RE",
                                         help="With --all: only groups whose name matches RE."),
-    interval: float = typer.Option(1.0, "--interval", metavar="S",
-                                   help="Seconds between describe rounds (default 1)."),
+    source: str = typer.Option("describe", "--source", metavar="describe|records",
+                               help="Where the observations come from: describe (poll each "
+                               "group's describe API, the default) or records (tail the "
+                               "group coordinator's records in __consumer_offsets)."),
+    interval: Optional[float] = typer.Option(
+        None, "--interval", metavar="S",
+        help="Seconds between describe rounds (default 1; --source describe only)."),
     duration: Optional[float] = typer.Option(None, "--duration", metavar="S",
                                              help="Stop after S seconds (exit 0)."),
     record: Optional[str] = typer.Option(None, "--record", metavar="FILE",
@@ -66,9 +71,15 @@ def watch_cmd(
     from ..observe.watch import WatchSettings
 
     env = env_of(ctx)
+    if source not in ("describe", "records"):
+        raise UsageError(f"--source must be describe or records, not {source!r}")
+    if source == "records" and interval is not None:
+        raise UsageError("--interval is for --source describe: the records are tailed as "
+                         "they are written, with no interval")
     settings = WatchSettings(groups=list(dict.fromkeys(groups or [])), all_groups=all_groups,
-                             regex=_regex(regex, all_groups), interval=interval,
-                             duration=duration, max_rebalances=max_rebalances)
+                             regex=_regex(regex, all_groups),
+                             interval=1.0 if interval is None else interval,
+                             duration=duration, max_rebalances=max_rebalances, source=source)
     _check(settings)
     if metrics_port is not None and not 0 <= metrics_port <= 65535:
         raise UsageError("--metrics-port must be 0..65535")

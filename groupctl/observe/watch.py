@@ -29,9 +29,10 @@ from typing import Callable
 
 from ..client.interface import ClusterLike
 from ..errors import GroupctlError
-from ..events import envelope
+from ..events import Source, envelope
 from ..exitcodes import ExitCode
-from .observations import FAULTS, Observation
+from .observations import FAULTS, Observation, Seen
+from .records_source import RecordsTail, records_event
 from .reducer import GroupStatus, Reducer
 from .source import DescribePoller
 from .story import RebalanceStory
@@ -53,6 +54,7 @@ class WatchSettings:
     duration: float | None = None
     max_rebalances: int | None = None
     list_every: float = 5.0          # --all: seconds between ListGroups
+    source: str = "describe"         # or "records": tail the coordinator's records
 
 
 # `watch`'s summary of a group is the reducer's (GroupStatus.summary)
@@ -71,10 +73,18 @@ class Watcher:
         self.emit = emit
         self.clock = clock or time.time
         self.notice = notice or (lambda text: None)
-        self.source = DescribePoller(cluster, settings.groups, all_groups=settings.all_groups,
-                                     regex=settings.regex, interval=settings.interval,
-                                     list_every=settings.list_every, clock=self.clock,
-                                     poll_deadline=poll_deadline)
+        self.source: DescribePoller | RecordsTail
+        if settings.source == Source.RECORDS:
+            self.source = RecordsTail(cluster, settings.groups, all_groups=settings.all_groups,
+                                      regex=settings.regex, clock=self.clock,
+                                      timeout=poll_deadline)
+            self.source.notice = self.notice
+        else:
+            self.source = DescribePoller(cluster, settings.groups,
+                                         all_groups=settings.all_groups, regex=settings.regex,
+                                         interval=settings.interval,
+                                         list_every=settings.list_every, clock=self.clock,
+                                         poll_deadline=poll_deadline)
         self.stories: dict[str, RebalanceStory] = {}
         self.reducer = Reducer()
         for g in settings.groups:
@@ -90,6 +100,7 @@ class Watcher:
 
     async def poll_once(self) -> None:
         """One round of the source, told."""
+        assert isinstance(self.source, DescribePoller)   # the records tail has no rounds
         for o in await self.source.round():
             self.take(o)
 
@@ -97,8 +108,9 @@ class Watcher:
         """One observation through its story (faults: through every story) to the sinks."""
         if isinstance(o, FAULTS):
             self.notice(o.text())
-            for story in self.stories.values():
-                story.feed(o)
+            if not isinstance(self.source, RecordsTail):   # it resumes where it was: no gap
+                for story in self.stories.values():
+                    story.feed(o)
             return
         group = o.group
         assert group is not None   # per-group observations name their group
@@ -119,6 +131,8 @@ class Watcher:
         for event in events:
             told = envelope(event, group=group, source=o.source, at=o.at,
                             cluster=getattr(self.cluster, "cluster_id", None))
+            if isinstance(o, Seen) and isinstance(self.source, RecordsTail):
+                told = records_event(told, o.desc)   # what the records cannot say: null
             self.reducer.apply(told)
             self.emit(told)
         limit = self.settings.max_rebalances
