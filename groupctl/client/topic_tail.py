@@ -28,7 +28,7 @@ import asyncio
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 
-from ..errors import AuthError, GroupctlError, KafkaError, NotFoundError
+from ..errors import AuthError, DeadlineError, GroupctlError, KafkaError, NotFoundError
 from ..protocol.errors import ErrorCode, error_for
 from ..protocol.messages import FETCH, LIST_OFFSETS
 from ..protocol.records.batch import Batch, BatchError, read_batches
@@ -170,7 +170,7 @@ class TopicTail:
                 if relocate_at is not None and now >= relocate_at:
                     relocate_at = None
                     try:
-                        await self.locate()
+                        await self._within(self.locate(), until)
                     except AuthError:
                         raise
                     except GroupctlError as exc:
@@ -217,6 +217,17 @@ class TopicTail:
                 task.cancel()
             await asyncio.gather(*inflight, return_exceptions=True)
             await self._close()
+
+    @staticmethod
+    async def _within(aw, until: float | None):
+        """`aw`, cut short at loop time `until` (a DeadlineError, then the loop returns)."""
+        if until is None:
+            return await aw
+        left = until - asyncio.get_running_loop().time()
+        try:
+            return await asyncio.wait_for(aw, max(0.0, left))
+        except asyncio.TimeoutError:
+            raise DeadlineError("the end of --duration came first") from None
 
     def _stall(self, exc: GroupctlError, at: float) -> Stalled | None:
         if self._stalled_at is not None:

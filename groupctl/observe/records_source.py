@@ -80,6 +80,7 @@ class RecordsTail:
         self._unnamed: set[str] = set()            # ids no metadata names (deleted topics)
         self._quiet: dict[int, int] = {}           # partition -> offset to replay up to, untold
         self._looked = False                       # the first look was told
+        self._until: float | None = None           # loop time: the end of --duration
 
     def follows(self, group: str) -> bool:
         return group in self.groups
@@ -103,20 +104,26 @@ class RecordsTail:
                 if loop.time() >= until:
                     return
                 raise
-        lost_at = None
+        self._until, lost_at = until, None
         for o in self._first_looks() if not self._quiet else ():
             yield o
         async for item in tail.items(until=until):
             out: list[Observation] = []
             if isinstance(item, Chunk):
-                out = await self._chunk(item)
+                try:
+                    out = await self._bounded(self._chunk(item))
+                except asyncio.TimeoutError:
+                    return   # the end of --duration, in a metadata lookup
             elif isinstance(item, Stalled):
                 lost_at = self.clock()
                 out = [ContactLost(None, lost_at, self.label, item.error)]
             elif isinstance(item, Resumed):
                 out = [ContactRegained(None, self.clock(), self.label, lost_at or self.clock())]
             elif isinstance(item, Restart):
-                await self._restart(tail, [item.partition])
+                try:
+                    await self._bounded(self._restart(tail, [item.partition]))
+                except asyncio.TimeoutError:
+                    return
                 if item.partition not in self._quiet and self._looked:
                     out = self._relook(item.partition)
             if not self._looked and not self._quiet:
@@ -129,12 +136,7 @@ class RecordsTail:
 
         tail = self.tail = TopicTail(self.cluster, TOPIC, [], max_wait_ms=self.max_wait_ms,
                                      timeout=self.timeout, skip_keys=OFFSET_COMMIT_KEYS)
-        await self._topic_located(tail)   # its partition count; authorization
-        assert tail.partition_count is not None
-        count = tail.partition_count
-        tail.partitions = (list(range(count)) if self.all_groups else
-                           sorted({coordinator_partition(g, count) for g in self.named}))
-        await tail.locate()
+        await self._topic_located(tail)   # its partitions and their leaders; authorization
         await self._name_topics(None)
         await self._restart(tail, tail.partitions)
         if self.on_round is not None:
@@ -142,16 +144,17 @@ class RecordsTail:
         return tail
 
     async def _topic_located(self, tail) -> None:
-        """The topic located; on a cluster where no group was ever coordinated it does not
-        exist yet: FindCoordinator of a named group has the broker create it (as a describe
-        or any consumer would), and it is looked for again until it appears."""
+        """The topic located, and the followed partitions' leaders. On a cluster where no
+        group was ever coordinated it does not exist yet: FindCoordinator of a named group
+        has the broker create it (as a describe or any consumer would), and it is looked
+        for again until it appears with its leaders elected."""
         from ..client.retry import Backoff
         from ..errors import GroupctlError, NotFoundError
 
         backoff, asked = Backoff(0.2, 2.0), False
         while True:
             try:
-                return await tail.locate()
+                await tail.locate()
             except NotFoundError:
                 if not asked and self.named:
                     asked = True
@@ -160,6 +163,13 @@ class RecordsTail:
                                                               deadline=self.timeout)
                     except GroupctlError:
                         pass   # the topic is what is waited for
+            else:
+                count = tail.partition_count
+                tail.partitions = (list(range(count)) if self.all_groups else
+                                   sorted({coordinator_partition(g, count) for g in self.named}))
+                await tail.locate()
+                if all(tail.leaders.get(p) is not None for p in tail.partitions):
+                    return
             await asyncio.sleep(backoff.next())
 
     async def _restart(self, tail, parts: list[int]) -> None:
@@ -177,6 +187,12 @@ class RecordsTail:
                 self._quiet[p] = ends[p]
             else:
                 self._quiet.pop(p, None)
+
+    async def _bounded(self, aw):
+        """`aw` within the end of --duration (asyncio.TimeoutError when it comes)."""
+        if self._until is None:
+            return await aw
+        return await asyncio.wait_for(aw, max(0.0, self._until - asyncio.get_running_loop().time()))
 
     def _partition(self, group: str) -> int:
         assert self.tail is not None and self.tail.partition_count is not None

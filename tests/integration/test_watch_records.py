@@ -1,0 +1,225 @@
+"""`groupctl watch --source records`: the coordinator's records tailed live, checked against
+what groupctl did not write: the broker's "Stabilized group G generation N" / "Group G with
+generation N is now empty" / "Bumped group epoch" lines and the consumers' own callbacks.
+
+- one broker: a classic group churned under the watch: every generation the broker
+  completed after the first look is told once, in order, with the members the broker
+  logged; the last assignments equal the callbacks; a consumer (KIP-848) group: every group
+  epoch the broker bumped, once; `--all` tells a group created during the watch from
+  nothing; source "records", broker timestamps in order.
+- three brokers: the group's coordinator (the leader of its __consumer_offsets partition)
+  stopped while the watch tails, the group churned meanwhile and after: still every
+  generation once (nothing lost at the move, nothing told twice on resuming).
+- the secure lab's guest (no ACL on __consumer_offsets): exit 4, one line naming the ACL.
+"""
+from __future__ import annotations
+
+import re
+import signal
+
+import pytest
+
+from groupctl.lab.consumer import wait_balanced
+from waiting import wait_until
+from watch_support import WatchProcess, last_stabilized
+
+pytestmark = [pytest.mark.broker, pytest.mark.slow]
+
+EMPTY = re.compile(r"Group (\S+) with generation (\d+) is now empty")
+STABILIZED = re.compile(r"Stabilized group (\S+) generation (\d+) with (\d+) members")
+
+
+def completed(lab, group: str) -> dict[int, int]:
+    """{generation: members} the broker completed for `group` (every node's log)."""
+    out: dict[int, int] = {}
+    for path in lab.log_files:
+        text = path.read_text(errors="replace")
+        for m in STABILIZED.finditer(text):
+            if m.group(1) == group:
+                out[int(m.group(2))] = int(m.group(3))
+        for m in EMPTY.finditer(text):
+            if m.group(1) == group:
+                out[int(m.group(2))] = 0
+    return out
+
+
+def bumped_epochs(lab, group: str) -> list[int]:
+    text = "".join(p.read_text(errors="replace") for p in lab.log_files)
+    return sorted({int(n) for n in re.findall(
+        rf"\[GroupId {re.escape(group)}\] Bumped group epoch to (\d+)", text)})
+
+
+def records_watch(lab, *args: str) -> WatchProcess:
+    return WatchProcess(lab, *args, "--source", "records", "--timeout", "5")
+
+
+def assert_each_generation_once(events: list[dict], lab, group: str, since: int) -> None:
+    """The generations told are exactly those the broker completed after `since`, each
+    once and in order, with as many members as it logged (waited for: a log line may come
+    a moment after the record)."""
+    gens = [e for e in events if e["event"] == "generation"]
+    told = [g["generation"] for g in gens]
+    assert told == sorted(set(told)), f"a generation told twice or out of order: {told}"
+    wait_until(lambda: sorted(n for n in completed(lab, group) if n > since) == told, 20,
+               f"the broker's completed generations after {since} to be {told}: "
+               f"{sorted(completed(lab, group).items())}")
+    broker = completed(lab, group)
+    assert [len(g["members"]) for g in gens] == [broker[n] for n in told]
+    rebalances = [e for e in events if e["event"] == "rebalance"]
+    assert [r["to_generation"] for r in rebalances] == told
+    for before, after in zip(rebalances, rebalances[1:]):
+        assert after["from_generation"] == before["to_generation"]
+        assert after["members_before"] == before["members_after"]
+    for e in events:
+        assert e["source"] == "records"
+    assert [e["ts"] for e in events] == sorted(e["ts"] for e in events)
+
+
+def _asg(items) -> frozenset:
+    return frozenset((i["topic"], p) for i in items or () for p in i["partitions"])
+
+
+def test_classic_generations_each_once_with_the_callbacks(kafka, topic_factory,
+                                                          consumer_factory, unique_group):
+    topic = topic_factory(4)
+    tps = [(topic, p) for p in range(4)]
+    g = unique_group
+    a = consumer_factory(g, topic, name=f"{g}-a")
+    a.wait_assigned(count=4)
+    since = last_stabilized(kafka, g)
+    watch = records_watch(kafka, g)
+    try:
+        _, first = watch.wait_event(lambda e: e["event"] == "snapshot", 60, "the first look")
+        assert (first["state"], first["generation"]) == ("Stable", since)
+        b = consumer_factory(g, topic, name=f"{g}-b")
+        wait_balanced([a, b], tps)
+        c = consumer_factory(g, topic, name=f"{g}-c")
+        wait_balanced([a, b, c], tps)
+        b.close()
+        wait_balanced([a, c], tps)
+        _, last = watch.wait_event(
+            lambda e: e["event"] == "rebalance" and e["members_after"] == sorted(
+                [a.member_id, c.member_id]), 60, "the rebalance to a and c")
+        wait_until(lambda: {x.member_id: x.assignment for x in (a, c)} == {
+            m: _asg(v) for m, v in last["assignments"].items()}, 20,
+            "the callbacks equal to the last rebalance's assignments")
+        assert last["started"] is None and last["duration_ms"] is None   # not in the records
+        assert watch.stop() == 0
+    finally:
+        watch.stop()
+    events = [e for e in watch.events if e["group"] == g]
+    assert_each_generation_once(events, kafka, g, since)
+    assert "Traceback" not in watch.stderr()
+
+
+def test_consumer_group_epochs_each_once(kafka, topic_factory, consumer_factory, unique_group):
+    topic = topic_factory(4)
+    tps = [(topic, p) for p in range(4)]
+    g = unique_group
+    watch = records_watch(kafka, g)
+    try:
+        watch.wait_event(lambda e: e["event"] == "state" and e["state"] == "Dead", 60,
+                         "the missing group's Dead state")
+        a = consumer_factory(g, topic, protocol="consumer", name=f"{g}-a")
+        a.wait_assigned(count=4, timeout=60)
+        b = consumer_factory(g, topic, protocol="consumer", name=f"{g}-b")
+        wait_balanced([a, b], tps, timeout=90)
+        b.close()
+        wait_balanced([a], tps, timeout=90)
+        want = bumped_epochs(kafka, g)
+        watch.wait_event(lambda e: e["event"] == "rebalance" and e["to_generation"] == want[-1]
+                         and e["members_after"] == [a.member_id], 60, "the last epoch's rebalance")
+        assert watch.stop() == 0
+    finally:
+        watch.stop()
+    events = watch.events
+    bumped = bumped_epochs(kafka, g)
+    # every epoch the broker bumped is one round here (one change at a time), told once:
+    # the first from nothing, each next one when its epoch moved and when it settled
+    rebalances = [e["to_generation"] for e in events if e["event"] == "rebalance"]
+    assert rebalances == bumped, (rebalances, bumped)
+    moved = [e["group_epoch"] for e in events if e["event"] == "epoch"]
+    assert sorted(set(moved)) == bumped[1:], (moved, bumped)
+    pairs = [(e["group_epoch"], e["assignment_epoch"]) for e in events if e["event"] == "epoch"]
+    assert len(pairs) == len(set(pairs)), f"an epoch told twice: {pairs}"
+    assert {e["source"] for e in events} == {"records"}
+
+
+def test_all_tells_a_group_created_meanwhile_from_nothing(kafka, topic_factory,
+                                                          consumer_factory, unique_group):
+    topic = topic_factory(2)
+    g = unique_group
+    marker = consumer_factory(f"{g}-marker", topic, name=f"{g}-m")   # there before the watch
+    marker.wait_assigned(count=2)
+    watch = records_watch(kafka, "--all", "--regex", f"^{re.escape(g)}")
+    try:
+        watch.wait_event(lambda e: e["event"] == "snapshot" and e["group"] == f"{g}-marker",
+                         60, "the first look (the marker group)")
+        a = consumer_factory(g, topic, name=f"{g}-a")
+        a.wait_assigned(count=2)
+        _, r = watch.wait_event(lambda e: e["event"] == "rebalance" and e["group"] == g, 60,
+                                "the new group's first rebalance")
+        assert r["members_before"] == [] and r["members_after"] == [a.member_id]
+        assert r["from_generation"] is None and r["to_generation"] == 1
+        assert _asg(r["assignments"][a.member_id]) == a.assignment
+        assert watch.stop() == 0
+    finally:
+        watch.stop()
+    told = [e for e in watch.events if e["group"] == g]
+    assert [e["event"] for e in told if e["event"] in ("snapshot", "rebalance")] == [
+        "snapshot", "rebalance"]
+    assert {e["group"] for e in watch.events} == {g, f"{g}-marker"}
+
+
+@pytest.mark.cluster3
+def test_coordinator_stopped_while_tailing_nothing_lost_nothing_repeated(
+        kafka3, topic_factory, consumer_factory, unique_group):
+    from steer_support import describe as describe_json
+
+    topic = topic_factory(4, cluster=kafka3, replication=3)
+    tps = [(topic, p) for p in range(4)]
+    g = unique_group
+    a = consumer_factory(g, topic, cluster=kafka3, name=f"{g}-a")
+    a.wait_assigned(count=4, timeout=60)
+    since = last_stabilized(kafka3, g)
+    old = describe_json(kafka3, g)["coordinator"]["id"]
+    watch = records_watch(kafka3, g)
+    try:
+        watch.wait_event(lambda e: e["event"] == "snapshot", 60, "the first look")
+        b = consumer_factory(g, topic, cluster=kafka3, name=f"{g}-b")
+        wait_balanced([a, b], tps, timeout=90)
+        kafka3.stop_node(old)
+        try:
+            c = consumer_factory(g, topic, cluster=kafka3, name=f"{g}-c")
+            wait_balanced([a, b, c], tps, timeout=120)
+            b.close()
+            wait_balanced([a, c], tps, timeout=120)
+            new = describe_json(kafka3, g)["coordinator"]["id"]
+            assert new != old
+            watch.wait_event(lambda e: e["event"] == "rebalance" and e["members_after"] == sorted(
+                [a.member_id, c.member_id]), 60, "the rebalance to a and c")
+        finally:
+            kafka3.start_node(old)
+        d = consumer_factory(g, topic, cluster=kafka3, name=f"{g}-d")
+        wait_balanced([a, c, d], tps, timeout=120)
+        watch.wait_event(lambda e: e["event"] == "rebalance" and len(e["members_after"]) == 3
+                         and d.member_id in e["members_after"], 60, "the rebalance to a, c, d")
+        watch.proc.send_signal(signal.SIGTERM)
+        assert watch.wait(60) == 0
+    finally:
+        watch.stop()
+    err = watch.stderr()
+    assert "Traceback" not in err
+    assert err.count("lost contact") == err.count("reconnected") <= 1, err
+    assert_each_generation_once([e for e in watch.events if e["group"] == g], kafka3, g, since)
+
+
+def test_without_the_acl_exit_4_naming_it(secure_lab):
+    from groupctl.exitcodes import ExitCode
+    from tls_support import guest
+
+    code, out, err = guest(secure_lab, "watch", "--source", "records", "any-group",
+                           "--duration", "30")
+    assert (code, out) == (ExitCode.AUTH, ""), err
+    assert err.startswith("groupctl: error: ") and err.count("\n") == 1, err
+    assert "__consumer_offsets" in err and "--operation Read" in err, err
