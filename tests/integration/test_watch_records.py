@@ -8,7 +8,7 @@ generation N is now empty" / "Bumped group epoch" lines and the consumers' own c
   epoch the broker bumped, once; `--all` tells a group created during the watch from
   nothing; source "records", broker timestamps in order.
 - three brokers: the group's coordinator (the leader of its __consumer_offsets partition)
-  stopped while the watch tails, the group churned meanwhile and after: still every
+  stopped (SIGTERM) or killed (SIGKILL) while the watch tails, the group churned meanwhile and after: still every
   generation once (nothing lost at the move, nothing told twice on resuming).
 - the secure lab's guest (no ACL on __consumer_offsets): exit 4, one line naming the ACL.
 """
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import signal
+from pathlib import Path
 
 import pytest
 
@@ -29,10 +30,11 @@ EMPTY = re.compile(r"Group (\S+) with generation (\d+) is now empty")
 STABILIZED = re.compile(r"Stabilized group (\S+) generation (\d+) with (\d+) members")
 
 
-def completed(lab, group: str) -> dict[int, int]:
-    """{generation: members} the broker completed for `group` (every node's log)."""
+def completed(lab, group: str, nodes=None) -> dict[int, int]:
+    """{generation: members} the broker completed for `group` (every node's log, or those
+    of `nodes`)."""
     out: dict[int, int] = {}
-    for path in lab.log_files:
+    for path in [Path(n.log_file) for n in lab.nodes if nodes is None or n.node_id in nodes]:
         text = path.read_text(errors="replace")
         for m in STABILIZED.finditer(text):
             if m.group(1) == group:
@@ -171,9 +173,23 @@ def test_all_tells_a_group_created_meanwhile_from_nothing(kafka, topic_factory,
     assert {e["group"] for e in watch.events} == {g, f"{g}-marker"}
 
 
+def _take_down(lab, node_id: int, how: str) -> None:
+    """`stop`: the lab's SIGTERM (a controlled shutdown moves its leaders first); `kill`:
+    SIGKILL (its leaders move only once the controller misses its heartbeats)."""
+    if how == "stop":
+        lab.stop_node(node_id)
+        return
+    import os
+
+    node = lab.node(node_id)
+    os.kill(node.pid, signal.SIGKILL)
+    wait_until(lambda: not node.alive(), 30, f"node {node_id} gone")
+
+
 @pytest.mark.cluster3
-def test_coordinator_stopped_while_tailing_nothing_lost_nothing_repeated(
-        kafka3, topic_factory, consumer_factory, unique_group):
+@pytest.mark.parametrize("how", ["stop", "kill"])
+def test_coordinator_down_while_tailing_nothing_lost_nothing_repeated(
+        kafka3, topic_factory, consumer_factory, unique_group, how):
     from steer_support import describe as describe_json
 
     topic = topic_factory(4, cluster=kafka3, replication=3)
@@ -188,7 +204,7 @@ def test_coordinator_stopped_while_tailing_nothing_lost_nothing_repeated(
         watch.wait_event(lambda e: e["event"] == "snapshot", 60, "the first look")
         b = consumer_factory(g, topic, cluster=kafka3, name=f"{g}-b")
         wait_balanced([a, b], tps, timeout=90)
-        kafka3.stop_node(old)
+        _take_down(kafka3, old, how)
         try:
             c = consumer_factory(g, topic, cluster=kafka3, name=f"{g}-c")
             wait_balanced([a, b, c], tps, timeout=120)
@@ -211,7 +227,15 @@ def test_coordinator_stopped_while_tailing_nothing_lost_nothing_repeated(
     err = watch.stderr()
     assert "Traceback" not in err
     assert err.count("lost contact") == err.count("reconnected") <= 1, err
-    assert_each_generation_once([e for e in watch.events if e["group"] == g], kafka3, g, since)
+    events = [e for e in watch.events if e["group"] == g]
+    assert_each_generation_once(events, kafka3, g, since)
+    # and the tail did follow the move: generations completed by the new coordinator told
+    others = {n.node_id for n in kafka3.nodes} - {old}
+    moved = [n for n in completed(kafka3, g, others) if n > since]
+    told = {e["generation"] for e in events if e["event"] == "generation"}
+    assert moved and set(moved) <= told, (moved, told)
+    print(f"\n{how}: coordinator {old} -> {new}; generations told {sorted(told)} "
+          f"(new coordinator's: {sorted(moved)}); stderr: {err!r}")
 
 
 def test_without_the_acl_exit_4_naming_it(secure_lab):
