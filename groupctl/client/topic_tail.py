@@ -275,10 +275,12 @@ class TopicTail:
                                             "partition_max_bytes": FETCH_MAX_BYTES}
                                            for p, o in sorted(offsets.items())]}]}
 
-    def _take(self, requested: dict[int, int], resp: dict):
-        """The items of one answer; offsets move past what is handed out."""
+    def _take(self, requested: dict[int, int], resp: dict) -> list:
+        """The items of one answer (Resumed first, when it ends a stall); offsets move
+        past what is handed out."""
         if resp.get("error_code"):
             self._check("Fetch", resp["error_code"], "read")
+        out: list = []
         answered = False
         # partitions past max_bytes come back empty: only a short answer proves a gap
         limited = sum(len(p["records"] or b"") for t in resp["responses"]
@@ -290,23 +292,24 @@ class TopicTail:
                     continue   # asked at an offset that has moved on since: told already
                 if code == ErrorCode.OFFSET_OUT_OF_RANGE:
                     self.offsets.pop(index)   # asked again once the caller has restarted it
-                    yield Restart(index, EARLIEST)
+                    out.append(Restart(index, EARLIEST))
                     continue
                 if code in LEADER_MOVED or code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION or (
                         code and code != ErrorCode.TOPIC_AUTHORIZATION_FAILED
                         and error_for(code).retriable):
-                    yield _Relocate()
+                    out.append(_Relocate())
                     continue
                 self._check("Fetch", code, "read", index)
                 answered = True
                 chunk = self._chunk(index, p, limited)
                 if chunk is not None:
-                    yield chunk
+                    out.append(chunk)
         if answered:
             self._backoff.reset()
             if self._stalled_at is not None:
-                yield Resumed(self._stalled_at)
+                out.insert(0, Resumed(self._stalled_at))
                 self._stalled_at = None
+        return out
 
     def _chunk(self, partition: int, p: dict, limited: bool) -> Chunk | None:
         offset, hw = self.offsets[partition], p["high_watermark"]

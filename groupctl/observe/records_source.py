@@ -71,6 +71,7 @@ class RecordsTail:
         self.max_wait_ms, self.timeout = max_wait_ms, timeout
         self.groups: dict[str, None] = dict.fromkeys(groups)   # followed (an ordered set)
         self.named = frozenset(self.groups)
+        self.order = list(self.groups)                # the named groups, as given
         self.on_round: Callable[[float, bool], None] | None = None   # per Fetch answer
         self.notice: Callable[[str], None] = lambda text: None   # damaged batches
         self.tail: TopicTail | None = None
@@ -259,7 +260,7 @@ class RecordsTail:
         self._looked = True
         at = self.clock()
         out: list[Observation] = []
-        names = list(self.named) if not self.all_groups else sorted(self._records)
+        names = self.order if not self.all_groups else sorted(self._records)
         for group in names:
             records = self._records.get(group)
             desc: GroupDescription | None = None
