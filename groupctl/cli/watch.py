@@ -52,8 +52,14 @@ def watch_cmd(
     membership change).
 
     Observation only: it polls each group type's describe API (batched per coordinator,
-    every --interval) and never joins, heartbeats, leaves or commits. A live view on a
-    terminal; one line per event otherwise; -o ndjson streams the events (DESIGN §4).
+    every --interval) and never joins, heartbeats, leaves or commits. --source records
+    instead tails the group coordinator's own records in __consumer_offsets (long-poll
+    Fetch, no interval): every change as the coordinator writes it, with the broker's
+    timestamps (source "records"); it reads each partition from its earliest offset to
+    know the groups as they are, tells them once, then every record after that; a leader
+    move or broker restart resumes at the first record not read; it needs READ and
+    DESCRIBE on topic __consumer_offsets (exit 4 names the ACL otherwise). A live view on
+    a terminal; one line per event otherwise; -o ndjson streams the events (DESIGN §4).
     A broker restart or coordinator move is said once on stderr; the watch reconnects
     with back-off and carries on without repeating events. A deleted group is a `state`
     Dead event. Ctrl-C / SIGTERM or the end of --duration: exit 0, with a summary per

@@ -5,20 +5,22 @@
     watcher.summaries()               # per group: rebalances, time rebalancing, flappers
 
 The pipeline of observe/ (see its package doc): the describe poller (source.py; `--all`
-relisting, back-off) -> one RebalanceStory per group (story.py) -> §4 envelopes (source
-"describe") -> `emit` and the reducer (reducer.py), whose per-group state gives the
-summary and --max-rebalances. A group that disappears is told as `state` Dead once and then
+relisting, back-off), or with `source="records"` the tail of the coordinator's records
+(records_source.py) -> one RebalanceStory per group (story.py) -> §4 envelopes (source
+"describe" or "records") -> `emit` and the reducer (reducer.py), whose per-group state
+gives the summary and --max-rebalances. A group that disappears is told as `state` Dead once and then
 forgotten (with --all) or watched for a comeback.
 
 Observation only: DescribeGroups, ConsumerGroupDescribe, ShareGroupDescribe,
-StreamsGroupDescribe, FindCoordinator, ListGroups, Metadata. Never a JoinGroup, SyncGroup,
-Heartbeat, LeaveGroup or OffsetCommit.
+StreamsGroupDescribe, FindCoordinator, ListGroups, Metadata (the records tail: Metadata,
+ListOffsets, Fetch). Never a JoinGroup, SyncGroup, Heartbeat, LeaveGroup or OffsetCommit.
 
 Faults: a round that fails as a whole (every broker down, the coordinator moving) is a
 ContactLost observation, said once on `notice` ("lost contact ...") and retried with
 back-off; the stories keep their last look, so the next good round continues from it: no
 event is repeated, each group is told again in full (`snapshot`, with `gap_ms`), and a
-rebalance that happened meanwhile is told once, from before to after.
+rebalance that happened meanwhile is told once, from before to after. The records tail
+resumes at the first record it has not read: its faults are said but blind no story.
 """
 from __future__ import annotations
 

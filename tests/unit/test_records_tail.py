@@ -315,3 +315,19 @@ def test_no_describe_on_the_topic_is_exit_4():
             await observe(RecordsTail(cluster, ["g"], timeout=2), broker)
         assert err.value.exit_code == ExitCode.AUTH
     asyncio.run(main())
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--source", "records", "--interval", "1", "g"], "--interval is for --source describe"),
+    (["--source", "logs", "g"], "--source must be describe or records"),
+])
+def test_records_watch_usage_errors_are_exit_2_before_any_work(args, says):
+    import io
+
+    from groupctl.cli.app import invoke
+    from groupctl.cli.env import Env
+
+    env = Env(stdout=io.StringIO(), stderr=io.StringIO())
+    code = invoke(["-b", "127.0.0.1:1", "watch", *args], env)
+    err = env.stderr.getvalue()
+    assert code == ExitCode.USAGE and says in err and err.count("\n") == 1, err
