@@ -45,10 +45,27 @@ def completed(lab, group: str, nodes=None) -> dict[int, int]:
     return out
 
 
-def bumped_epochs(lab, group: str) -> list[int]:
-    text = "".join(p.read_text(errors="replace") for p in lab.log_files)
+def bumped_epochs(lab, group: str, nodes=None) -> list[int]:
+    """The group epochs the broker bumped `group` to (every node's log, or `nodes`')."""
+    text = "".join(Path(n.log_file).read_text(errors="replace") for n in lab.nodes
+                   if nodes is None or n.node_id in nodes)
     return sorted({int(n) for n in re.findall(
         rf"\[GroupId {re.escape(group)}\] Bumped group epoch to (\d+)", text)})
+
+
+def assert_each_epoch_once(events: list[dict], lab, group: str, since: int) -> None:
+    """Every group epoch the broker bumped after `since` is told (as an `epoch` event when it
+    moved, or as the round's end), no (group, assignment) epoch pair twice, the rounds in
+    order."""
+    pairs = [(e["group_epoch"], e["assignment_epoch"]) for e in events if e["event"] == "epoch"]
+    assert len(pairs) == len(set(pairs)), f"an epoch told twice: {pairs}"
+    rounds = [e["to_generation"] for e in events if e["event"] == "rebalance"]
+    assert rounds == sorted(set(rounds)), f"a round told twice: {rounds}"
+    told = {g for g, _ in pairs} | set(rounds)
+    wait_until(lambda: [n for n in bumped_epochs(lab, group) if n > since] == sorted(told), 20,
+               f"the broker's bumped epochs after {since} to be {sorted(told)}: "
+               f"{bumped_epochs(lab, group)}")
+    assert {e["source"] for e in events} == {"records"}
 
 
 def records_watch(lab, *args: str) -> WatchProcess:
@@ -187,26 +204,36 @@ def _take_down(lab, node_id: int, how: str) -> None:
 
 
 @pytest.mark.cluster3
-@pytest.mark.parametrize("how", ["stop", "kill"])
+@pytest.mark.parametrize("how, protocol", [("stop", "classic"), ("kill", "classic"),
+                                           ("kill", "consumer")])
 def test_coordinator_down_while_tailing_nothing_lost_nothing_repeated(
-        kafka3, topic_factory, consumer_factory, unique_group, how):
+        kafka3, topic_factory, consumer_factory, unique_group, how, protocol):
+    """The coordinator goes down after a and b are balanced; c joins and b leaves under the
+    new coordinator; the old one comes back and d joins. Every generation (classic) or
+    group epoch (consumer) the brokers logged after the first look is told once, those of
+    the new coordinator included."""
     from steer_support import describe as describe_json
 
     topic = topic_factory(4, cluster=kafka3, replication=3)
     tps = [(topic, p) for p in range(4)]
     g = unique_group
-    a = consumer_factory(g, topic, cluster=kafka3, name=f"{g}-a")
-    a.wait_assigned(count=4, timeout=60)
-    since = last_stabilized(kafka3, g)
+    epochs = protocol == "consumer"
+
+    def member(name):
+        return consumer_factory(g, topic, cluster=kafka3, name=f"{g}-{name}", protocol=protocol)
+    a = member("a")
+    a.wait_assigned(count=4, timeout=90)
+    since = (max(wait_until(lambda: bumped_epochs(kafka3, g), 20, "a bumped epoch")) if epochs
+             else last_stabilized(kafka3, g))
     old = describe_json(kafka3, g)["coordinator"]["id"]
     watch = records_watch(kafka3, g)
     try:
         watch.wait_event(lambda e: e["event"] == "snapshot", 60, "the first look")
-        b = consumer_factory(g, topic, cluster=kafka3, name=f"{g}-b")
+        b = member("b")
         wait_balanced([a, b], tps, timeout=90)
         _take_down(kafka3, old, how)
         try:
-            c = consumer_factory(g, topic, cluster=kafka3, name=f"{g}-c")
+            c = member("c")
             wait_balanced([a, b, c], tps, timeout=120)
             b.close()
             wait_balanced([a, c], tps, timeout=120)
@@ -216,7 +243,7 @@ def test_coordinator_down_while_tailing_nothing_lost_nothing_repeated(
                 [a.member_id, c.member_id]), 60, "the rebalance to a and c")
         finally:
             kafka3.start_node(old)
-        d = consumer_factory(g, topic, cluster=kafka3, name=f"{g}-d")
+        d = member("d")
         wait_balanced([a, c, d], tps, timeout=120)
         watch.wait_event(lambda e: e["event"] == "rebalance" and len(e["members_after"]) == 3
                          and d.member_id in e["members_after"], 60, "the rebalance to a, c, d")
@@ -228,14 +255,20 @@ def test_coordinator_down_while_tailing_nothing_lost_nothing_repeated(
     assert "Traceback" not in err
     assert err.count("lost contact") == err.count("reconnected") <= 1, err
     events = [e for e in watch.events if e["group"] == g]
-    assert_each_generation_once(events, kafka3, g, since)
-    # and the tail did follow the move: generations completed by the new coordinator told
     others = {n.node_id for n in kafka3.nodes} - {old}
-    moved = [n for n in completed(kafka3, g, others) if n > since]
-    told = {e["generation"] for e in events if e["event"] == "generation"}
+    # and the tail did follow the move: what the new coordinator completed was told
+    if epochs:
+        assert_each_epoch_once(events, kafka3, g, since)
+        moved = [n for n in bumped_epochs(kafka3, g, others) if n > since]
+        told = {e["group_epoch"] for e in events if e["event"] == "epoch"} | {
+            e["to_generation"] for e in events if e["event"] == "rebalance"}
+    else:
+        assert_each_generation_once(events, kafka3, g, since)
+        moved = [n for n in completed(kafka3, g, others) if n > since]
+        told = {e["generation"] for e in events if e["event"] == "generation"}
     assert moved and set(moved) <= told, (moved, told)
-    print(f"\n{how}: coordinator {old} -> {new}; generations told {sorted(told)} "
-          f"(new coordinator's: {sorted(moved)}); stderr: {err!r}")
+    print(f"\n{how} {protocol}: coordinator {old} -> {new}; told {sorted(told)} "
+          f"(the new coordinator's: {sorted(moved)}); stderr: {err!r}")
 
 
 def test_without_the_acl_exit_4_naming_it(secure_lab):
