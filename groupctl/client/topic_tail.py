@@ -43,7 +43,8 @@ __all__ = ["EARLIEST", "LATEST", "Chunk", "Restart", "Resumed", "Stalled", "Topi
 
 @dataclass
 class Chunk:
-    """The batches of one partition one answer held, in order, from the tail's offset."""
+    """The batches of one partition one answer held, in order, from the tail's offset (the
+    first answer of each partition is a Chunk even when empty: it proves READ)."""
 
     partition: int
     batches: list[Batch]
@@ -94,6 +95,7 @@ class TopicTail:
         self._conns: dict[int, BrokerConnection] = {}   # leader -> its own connection
         self._stalled_at: float | None = None
         self._closing: set[asyncio.Future] = set()   # connections dropped, closing
+        self._answered: set[int] = set()             # partitions fetched once at least
         self._backoff = Backoff(base=0.05, cap=2.0)
         # each answer (seconds it took, failed): watch --metrics-port
         self.on_fetch: Callable[[float, bool], None] | None = None
@@ -292,6 +294,7 @@ class TopicTail:
                     continue   # asked at an offset that has moved on since: told already
                 if code == ErrorCode.OFFSET_OUT_OF_RANGE:
                     self.offsets.pop(index)   # asked again once the caller has restarted it
+                    self._answered.discard(index)
                     out.append(Restart(index, EARLIEST))
                     continue
                 if code in LEADER_MOVED or code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION or (
@@ -328,7 +331,9 @@ class TopicTail:
         if not data and offset < hw and not limited:
             offset = hw   # no batch left below the high watermark (compacted away)
         self.offsets[partition] = offset
-        return chunk if chunk.batches or chunk.damaged else None
+        first = partition not in self._answered   # told even empty: the partition is readable
+        self._answered.add(partition)
+        return chunk if chunk.batches or chunk.damaged or first else None
 
     def _drop(self, leader: int) -> None:
         conn = self._conns.pop(leader, None)

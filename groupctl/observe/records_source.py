@@ -106,8 +106,6 @@ class RecordsTail:
                     return
                 raise
         self._until, lost_at = until, None
-        for o in self._first_looks() if not self._quiet else ():
-            yield o
         async for item in tail.items(until=until):
             out: list[Observation] = []
             if isinstance(item, Chunk):
@@ -125,8 +123,6 @@ class RecordsTail:
                     await self._bounded(self._restart(tail, [item.partition]))
                 except asyncio.TimeoutError:
                     return
-                if item.partition not in self._quiet and self._looked:
-                    out = self._relook(item.partition)
             if not self._looked and not self._quiet:
                 out += self._first_looks()
             for o in out:
@@ -157,13 +153,16 @@ class RecordsTail:
             try:
                 await tail.locate()
             except NotFoundError:
+                if not asked:
+                    self.notice(f"waiting for topic {TOPIC}: no group has been coordinated "
+                                f"on this cluster yet")
                 if not asked and self.named:
-                    asked = True
                     try:
                         await self.cluster.find_coordinators(sorted(self.named)[:1],
                                                               deadline=self.timeout)
                     except GroupctlError:
                         pass   # the topic is what is waited for
+                asked = True
             else:
                 count = tail.partition_count
                 tail.partitions = (list(range(count)) if self.all_groups else
@@ -182,12 +181,8 @@ class RecordsTail:
         ends = await tail.offsets_at(LATEST, parts)
         for group in [g for g in self._records if self._partition(g) in parts]:
             del self._records[group]
-        for p in parts:
-            tail.offsets[p] = starts[p]
-            if ends[p] > starts[p]:
-                self._quiet[p] = ends[p]
-            else:
-                self._quiet.pop(p, None)
+        for p in parts:   # untold until its first answer (READ proven), and its end now
+            tail.offsets[p], self._quiet[p] = starts[p], max(starts[p], ends[p])
 
     async def _bounded(self, aw):
         """`aw` within the end of --duration (asyncio.TimeoutError when it comes)."""

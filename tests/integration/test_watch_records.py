@@ -280,3 +280,49 @@ def test_without_the_acl_exit_4_naming_it(secure_lab):
     assert (code, out) == (ExitCode.AUTH, ""), err
     assert err.startswith("groupctl: error: ") and err.count("\n") == 1, err
     assert "__consumer_offsets" in err and "--operation Read" in err, err
+
+
+def test_describe_without_read_is_exit_4_at_the_fetch(secure_lab):
+    """DESCRIBE on __consumer_offsets but not READ: Metadata and ListOffsets answer, the
+    first Fetch is refused (TOPIC_AUTHORIZATION_FAILED): exit 4 naming the ACL to add."""
+    from confluent_kafka.admin import (
+        AclBindingFilter, AclOperation, AclPermissionType, AdminClient, ResourcePatternType,
+        ResourceType,
+    )
+    from groupctl.exitcodes import ExitCode
+    from test_lab_tls import _props
+    from test_probe_acl import allow
+    from tls_support import LIBRDKAFKA_UNKNOWN, guest
+
+    import io
+
+    from groupctl.cli.app import invoke
+    from groupctl.cli.env import Env
+
+    # the topic exists once a group was coordinated (as the admin, on the PLAINTEXT listener)
+    invoke(["-b", secure_lab.bootstrap, "describe", "any-group"],
+           Env(stdout=io.StringIO(), stderr=io.StringIO()))
+    allow(secure_lab, ResourceType.TOPIC, "__consumer_offsets", AclOperation.DESCRIBE)
+    try:
+        runs: list = []
+
+        def refused_at_read():
+            runs.append(guest(secure_lab, "watch", "--source", "records", "any-group",
+                              "--duration", "20"))
+            return runs[-1] if "not authorized to read" in runs[-1][2] else None
+
+        try:
+            code, out, err = wait_until(refused_at_read, 60, "the DESCRIBE ACL to apply")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; the last run: {runs[-1:]}") from None
+        assert (code, out) == (ExitCode.AUTH, ""), err
+        assert err.startswith("groupctl: error: ") and err.count("\n") == 1, err
+        assert "__consumer_offsets" in err and "--operation Read" in err, err
+    finally:   # the session lab's guest has no ACL on the topic again
+        conf = {k: v for k, v in _props(secure_lab.sasl["command_configs"]["PLAIN"]).items()
+                if k not in LIBRDKAFKA_UNKNOWN}
+        admin = AdminClient({**conf, "bootstrap.servers": secure_lab.sasl_bootstrap})
+        gone = AclBindingFilter(ResourceType.TOPIC, "__consumer_offsets",
+                                ResourcePatternType.LITERAL, "User:guest", "*",
+                                AclOperation.DESCRIBE, AclPermissionType.ALLOW)
+        admin.delete_acls([gone])[gone].result(timeout=30)
