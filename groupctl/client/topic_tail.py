@@ -96,6 +96,9 @@ class TopicTail:
         self._stalled_at: float | None = None
         self._closing: set[asyncio.Future] = set()   # connections dropped, closing
         self._answered: set[int] = set()             # partitions fetched once at least
+        self._inflight: dict[asyncio.Task, int] = {}   # request -> its leader
+        self._asked: set[int] = set()                  # partitions in a request in flight
+        self._relocate_at: float | None = None         # loop time to look the leaders up
         self._backoff = Backoff(base=0.05, cap=2.0)
         # each answer (seconds it took, failed): watch --metrics-port
         self.on_fetch: Callable[[float, bool], None] | None = None
@@ -163,62 +166,77 @@ class TopicTail:
     async def items(self, *, until: float | None = None) -> AsyncIterator[_Item]:
         """Chunks as they come (and the faults), until loop time `until` (None: for ever)."""
         loop = asyncio.get_running_loop()
-        inflight: dict[asyncio.Task, int] = {}       # task -> its leader
-        asked: set[int] = set()                      # partitions in a request in flight
-        relocate_at: float | None = None
+        self._inflight, self._asked, self._relocate_at = {}, set(), None
         try:
             while True:
-                now = loop.time()
-                if relocate_at is not None and now >= relocate_at:
-                    relocate_at = None
-                    try:
-                        await self._within(self.locate(), until)
-                    except AuthError:
-                        raise
-                    except GroupctlError as exc:
-                        relocate_at = loop.time() + self._backoff.next()
-                        stalled = self._stall(exc, loop.time())
-                        if stalled is not None:
-                            yield stalled
-                if relocate_at is None:
-                    self._ask(inflight, asked)
-                wake = [t for t in (relocate_at, until) if t is not None]
-                timeout = None if not wake else max(0.0, min(wake) - loop.time())
-                if inflight:
-                    done, _ = await asyncio.wait(inflight, timeout=timeout,
-                                                 return_when=asyncio.FIRST_COMPLETED)
-                else:
-                    done = set()
-                    await asyncio.sleep(timeout if timeout is not None else self._backoff.next())
+                for item in await self._relocate_if_due(until):
+                    yield item
+                done = await self._next_answers(until)
                 if until is not None and loop.time() >= until:
                     return
                 for task in done:
-                    leader = inflight.pop(task)
-                    requested, started, outcome = task.result()
-                    asked.difference_update(requested)
-                    if isinstance(outcome, GroupctlError):
-                        self._drop(leader)
-                        if self.on_fetch is not None:
-                            self.on_fetch(loop.time() - started, True)
-                        if relocate_at is None:
-                            relocate_at = loop.time() + self._backoff.next()
-                        stalled = self._stall(outcome, loop.time())
-                        if stalled is not None:
-                            yield stalled
-                        continue
-                    if self.on_fetch is not None:
-                        self.on_fetch(loop.time() - started, False)
-                    for item in self._take(requested, outcome):
-                        if isinstance(item, _Relocate):
-                            if relocate_at is None:
-                                relocate_at = loop.time() + self._backoff.next()
-                            continue
+                    for item in self._outcome(task):
                         yield item
         finally:
-            for task in inflight:
+            for task in self._inflight:
                 task.cancel()
-            await asyncio.gather(*inflight, return_exceptions=True)
+            await asyncio.gather(*self._inflight, return_exceptions=True)
+            self._inflight = {}
             await self._close()
+
+    async def _relocate_if_due(self, until: float | None) -> list[_Item]:
+        """The leaders looked up again when due (a failure: Stalled, and later again)."""
+        loop = asyncio.get_running_loop()
+        if self._relocate_at is None or loop.time() < self._relocate_at:
+            return []
+        self._relocate_at = None
+        try:
+            await self._within(self.locate(), until)
+        except AuthError:
+            raise
+        except GroupctlError as exc:
+            self._relocate_later()
+            return self._stall(exc)
+        return []
+
+    def _relocate_later(self) -> None:
+        if self._relocate_at is None:
+            self._relocate_at = asyncio.get_running_loop().time() + self._backoff.next()
+
+    async def _next_answers(self, until: float | None) -> set[asyncio.Task]:
+        """New requests where none is in flight; then the answers that came first (or none,
+        when a relocation or `until` is due)."""
+        if self._relocate_at is None:
+            self._ask()
+        wake = [t for t in (self._relocate_at, until) if t is not None]
+        timeout = None if not wake else max(0.0, min(wake) - asyncio.get_running_loop().time())
+        if not self._inflight:
+            await asyncio.sleep(timeout if timeout is not None else self._backoff.next())
+            return set()
+        done, _ = await asyncio.wait(self._inflight, timeout=timeout,
+                                     return_when=asyncio.FIRST_COMPLETED)
+        return done
+
+    def _outcome(self, task: asyncio.Task) -> list[_Item]:
+        """The items of one finished request (a failure: its connection dropped, Stalled)."""
+        loop = asyncio.get_running_loop()
+        leader = self._inflight.pop(task)
+        requested, started, outcome = task.result()   # an AuthError is raised here
+        self._asked.difference_update(requested)
+        failed = isinstance(outcome, GroupctlError)
+        if self.on_fetch is not None:
+            self.on_fetch(loop.time() - started, failed)
+        if isinstance(outcome, GroupctlError):
+            self._drop(leader)
+            self._relocate_later()
+            return self._stall(outcome)
+        out: list[_Item] = []
+        for item in self._take(requested, outcome):
+            if isinstance(item, _Relocate):
+                self._relocate_later()
+            else:
+                out.append(item)
+        return out
 
     @staticmethod
     async def _within(aw, until: float | None):
@@ -231,24 +249,25 @@ class TopicTail:
         except asyncio.TimeoutError:
             raise DeadlineError("the end of --duration came first") from None
 
-    def _stall(self, exc: GroupctlError, at: float) -> Stalled | None:
+    def _stall(self, exc: GroupctlError) -> list[_Item]:
+        """A Stalled for the first failure of a streak, nothing for the next ones."""
         if self._stalled_at is not None:
-            return None
-        self._stalled_at = at
-        return Stalled(exc, at)
+            return []
+        self._stalled_at = asyncio.get_running_loop().time()
+        return [Stalled(exc, self._stalled_at)]
 
-    def _ask(self, inflight: dict, asked: set[int]) -> None:
+    def _ask(self) -> None:
         """A Fetch to every leader with no request in flight, for its partitions not asked."""
-        busy = set(inflight.values())
+        busy = set(self._inflight.values())
         wanted: dict[int, dict[int, int]] = {}
         for p in self.partitions:
             leader = self.leaders.get(p)
-            if leader is None or leader in busy or p in asked or p not in self.offsets:
+            if leader is None or leader in busy or p in self._asked or p not in self.offsets:
                 continue
             wanted.setdefault(leader, {})[p] = self.offsets[p]
         for leader, offsets in wanted.items():
-            asked.update(offsets)
-            inflight[asyncio.ensure_future(self._fetch(leader, offsets))] = leader
+            self._asked.update(offsets)
+            self._inflight[asyncio.ensure_future(self._fetch(leader, offsets))] = leader
 
     async def _fetch(self, leader: int, offsets: dict[int, int]):
         """(offsets asked, loop time sent, the response or the GroupctlError)."""
