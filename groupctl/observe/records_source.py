@@ -73,7 +73,8 @@ class RecordsTail:
         self.named = frozenset(self.groups)
         self.order = list(self.groups)                # the named groups, as given
         self.on_round: Callable[[float, bool], None] | None = None   # per Fetch answer
-        self.notice: Callable[[str], None] = lambda text: None   # damaged batches
+        # damaged batches, waiting for the topic: said on stderr by the watch
+        self.notice: Callable[[str], None] = lambda text: None
         self.tail: TopicTail | None = None
         self._records: dict[str, _Group] = {}      # group -> its records replayed so far
         self._told: dict[str, dict | None] = {}    # group -> the look last told (None: missing)
