@@ -190,6 +190,48 @@ def test_all_tells_a_group_created_meanwhile_from_nothing(kafka, topic_factory,
     assert {e["group"] for e in watch.events} == {g, f"{g}-marker"}
 
 
+def test_broker_restart_resumes_at_the_last_offset(tmp_path_factory, consumer_factory,
+                                                   unique_group):
+    """One broker (a lab of this test's own) stopped and started under the tail, the group
+    churned before and after: said once, every generation once, the chain unbroken."""
+    import os
+
+    from groupctl.lab.cluster import Lab
+    from groupctl.lab.workload import create_topic
+
+    lab = Lab.up(name=f"pytest-{os.getpid()}-records-restart", brokers=1,
+                 root=tmp_path_factory.mktemp("lab-records"), tie_to_parent=True)
+    try:
+        g, topic = unique_group, f"t-{unique_group}"
+        create_topic(lab.bootstrap, topic, 4, 1, None)
+        tps = [(topic, p) for p in range(4)]
+        a = consumer_factory(g, topic, cluster=lab, name=f"{g}-a")
+        a.wait_assigned(count=4)
+        since = last_stabilized(lab, g)
+        watch = records_watch(lab, g)
+        try:
+            watch.wait_event(lambda e: e["event"] == "snapshot", 60, "the first look")
+            b = consumer_factory(g, topic, cluster=lab, name=f"{g}-b")
+            wait_balanced([a, b], tps, timeout=90)
+            lab.stop_node(1)
+            watch.err.wait(lambda line: "lost contact" in line, 60, "the lost-contact notice")
+            lab.start_node(1)
+            watch.err.wait(lambda line: "reconnected" in line, 120, "the reconnected notice")
+            c = consumer_factory(g, topic, cluster=lab, name=f"{g}-c")
+            wait_balanced([a, b, c], tps, timeout=120)
+            watch.wait_event(lambda e: e["event"] == "rebalance" and c.member_id in (
+                e["members_after"] or ()) and len(e["members_after"]) == 3, 60,
+                "the rebalance to a, b, c")
+            assert watch.stop() == 0
+        finally:
+            watch.stop()
+        err = watch.stderr()
+        assert err.count("lost contact") == 1 and err.count("reconnected") == 1, err
+        assert_each_generation_once([e for e in watch.events if e["group"] == g], lab, g, since)
+    finally:
+        lab.down()
+
+
 def _take_down(lab, node_id: int, how: str) -> None:
     """`stop`: the lab's SIGTERM (a controlled shutdown moves its leaders first); `kill`:
     SIGKILL (its leaders move only once the controller misses its heartbeats)."""
