@@ -69,7 +69,8 @@ class Conn:
         parts = []
         for p, o in asked.items():
             code = b.code or (ErrorCode.NOT_LEADER_OR_FOLLOWER
-                              if (self.node, p) in b.not_leader or b.leaders[p] != self.node else 0)
+                              if (self.node, p) in b.not_leader or b.leaders[p] != self.node else
+                              ErrorCode.OFFSET_OUT_OF_RANGE if o > b.end(p) else 0)
             data = b"".join(batch for base, batch in b.partitions[p] if base >= o)
             parts.append({"partition_index": p, "error_code": code, "high_watermark": b.end(p),
                           "log_start_offset": 0, "records": None if code else data})
@@ -303,6 +304,23 @@ def test_a_broker_lost_is_said_but_nothing_is_missed_or_repeated():
         kinds = [type(o) for o in got]
         assert kinds.count(ContactLost) == 1 and kinds.count(ContactRegained) == 1
         assert [o.desc.generation for o in got if isinstance(o, Seen)] == [1, 2, 3]
+    asyncio.run(main())
+
+
+def test_a_truncated_log_is_read_again_and_only_what_differs_is_told():
+    async def main():
+        broker = Broker({p: [] for p in range(COUNT)}, {p: 1 for p in range(COUNT)})
+        classic_group(broker, "g", 1, 1000)
+        classic_group(broker, "g", 2, 2000)
+        classic_group(broker, "other", 7, 2000)
+        source = RecordsTail(Cluster(broker, COUNT), ["g"], timeout=2)
+
+        def truncate():   # an unclean leader lost generation 2 (and wrote nothing else)
+            p = coordinator_partition("g", COUNT)
+            broker.partitions[p] = [b for b in broker.partitions[p] if b[0] == 0]
+        got = await observe(source, broker, truncate)
+        assert [o.desc.generation for o in got if isinstance(o, Seen)] == [2, 1]
+        assert {o.group for o in got} == {"g"}
     asyncio.run(main())
 
 
