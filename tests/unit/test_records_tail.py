@@ -349,3 +349,35 @@ def test_records_watch_usage_errors_are_exit_2_before_any_work(args, says):
     code = invoke(["-b", "127.0.0.1:1", "watch", *args], env)
     err = env.stderr.getvalue()
     assert code == ExitCode.USAGE and says in err and err.count("\n") == 1, err
+
+
+def test_the_watcher_tells_records_as_history_does_and_a_fault_blinds_nothing():
+    from groupctl.observe.watch import Watcher, WatchSettings
+
+    async def main():
+        broker = Broker({p: [] for p in range(COUNT)}, {p: 1 for p in range(COUNT)})
+        classic_group(broker, "g", 1, 1000)
+        events, notices = [], []
+        watcher = Watcher(Cluster(broker, COUNT), WatchSettings(
+            groups=["g"], duration=1.0, source="records"), emit=events.append,
+            notice=notices.append, poll_deadline=2)
+
+        async def churn():
+            while not watcher.source._looked:
+                await asyncio.sleep(0.01)
+            broker.fail_next[1] = 1
+            while not notices:   # the contact lost before the next record is written
+                await asyncio.sleep(0.01)
+            classic_group(broker, "g", 2, 2000)
+        await asyncio.gather(watcher.run(), churn())
+        kinds = [e["event"] for e in events]
+        assert kinds.count("snapshot") == 1   # the first look only: the fault blinded nothing
+        rebalance = next(e for e in events if e["event"] == "rebalance")
+        assert (rebalance["from_generation"], rebalance["to_generation"]) == (1, 2)
+        assert rebalance["started"] is None and rebalance["duration_ms"] is None
+        assert rebalance["ended"] == "1970-01-01T00:00:02.000Z"   # the record's timestamp
+        assert {e["source"] for e in events} == {"records"}
+        assert [n.split(" (")[0] for n in notices] == [
+            "lost contact with the records' partition leader",
+            "reconnected; resuming at the first record not read yet"]
+    asyncio.run(main())
