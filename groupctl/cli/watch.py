@@ -42,6 +42,12 @@ def watch_cmd(
     metrics_host: str = typer.Option("127.0.0.1", "--metrics-host", metavar="HOST",
                                      help="With --metrics-port: the address to listen on "
                                      "(default 127.0.0.1; 0.0.0.0 for every interface)."),
+    view: str = typer.Option("auto", "--view", metavar="auto|top|full",
+                             help="The live view on a terminal: top (one row per group), "
+                             "full (each group in full) or auto (default: top with --all, "
+                             "or when the groups no longer fit in full).",
+                             autocompletion=lambda incomplete: [
+                                 v for v in ("auto", "top", "full") if v.startswith(incomplete)]),
 ):
     """Watch groups without joining them: state changes, generations (classic) or epochs
     (consumer, share and streams groups), members joining and leaving, each member's
@@ -73,8 +79,14 @@ def watch_cmd(
     behind their target, rebalances and their durations, the last rebalance's time;
     groupctl's own: up, describe rounds and their duration, failed rounds, groups
     followed) and /healthz (200 after a successful describe round, 503 before the first
-    and after 3 failed rounds in a row). A port that cannot be bound: exit 2."""
+    and after 3 failed rounds in a row). A port that cannot be bound: exit 2.
+    --view top: one row per group, most recent activity first (state, type, members,
+    generation or group/assignment epochs, rebalances in the last 5 minutes, the last
+    rebalance's age, members behind their target), as many as the terminal holds and a
+    footer counting the rest; the default (auto) is top with --all, and for named groups
+    once they no longer fit the terminal in full."""
     from ..observe.watch import WatchSettings
+    from ..render.watch import VIEWS
 
     env = env_of(ctx)
     if source not in ("describe", "records"):
@@ -87,9 +99,11 @@ def watch_cmd(
                              interval=1.0 if interval is None else interval,
                              duration=duration, max_rebalances=max_rebalances, source=source)
     _check(settings)
+    if view not in VIEWS:
+        raise UsageError(f"--view must be one of {', '.join(VIEWS)}, not {view!r}")
     if metrics_port is not None and not 0 <= metrics_port <= 65535:
         raise UsageError("--metrics-port must be 0..65535")
-    return _run(env, settings, record, (metrics_host, metrics_port))
+    return _run(env, settings, record, (metrics_host, metrics_port), view)
 
 
 def _regex(text: str | None, all_groups: bool):
@@ -118,7 +132,8 @@ def _check(s) -> None:
         raise UsageError("--max-rebalances needs --duration and a number >= 0")
 
 
-def _run(env, settings, record: str | None, metrics_at: tuple[str, int | None]) -> int:
+def _run(env, settings, record: str | None, metrics_at: tuple[str, int | None],
+         view: str = "auto") -> int:
     from ..observe.watch import ConditionViolated, Watcher
     from ..render.live import open_sinks
     from ..render.watch_lines import summary_text
@@ -135,7 +150,7 @@ def _run(env, settings, record: str | None, metrics_at: tuple[str, int | None]) 
 
     async def main():
         async with make_cluster(env) as cluster:
-            with open_sinks(env, record_file) as sinks:
+            with open_sinks(env, record_file, view, fleet=settings.all_groups) as sinks:
                 box["sinks"] = sinks
                 emit = sinks if server is None else server.metrics.tee(sinks)
                 watcher = box["watcher"] = Watcher(cluster, settings, emit=emit, clock=env.clock.wall,
