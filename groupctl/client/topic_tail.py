@@ -121,38 +121,45 @@ class TopicTail:
 
     async def offsets_at(self, timestamp: int, partitions: Iterable[int] | None = None
                          ) -> dict[int, int]:
-        """ListOffsets (EARLIEST, LATEST or a time), one request per leader."""
+        """ListOffsets (EARLIEST, LATEST or a time), one request per leader. A partition
+        whose leader is moving or not ready yet (a topic just created) is asked again,
+        with back-off, for up to `timeout` seconds."""
+        from .retry import Deadline, sleep_within
+
         wanted = sorted(self.partitions if partitions is None else partitions)
         out: dict[int, int] = {}
-        for _ in range(3):
-            by_leader = self._by_leader([p for p in wanted if p not in out])
-            if not by_leader:
+        deadline, backoff = Deadline(self.timeout), Backoff(0.05, 1.0)
+        while True:
+            if len(out) == len(wanted):
                 return out
+            by_leader = self._by_leader([p for p in wanted if p not in out])
+            last = ErrorCode.LEADER_NOT_AVAILABLE
             for leader, parts in by_leader.items():
                 body = {"replica_id": -1, "isolation_level": 0, "timeout_ms": 0, "topics": [
                     {"name": self.topic, "partitions": [
                         {"partition_index": p, "timestamp": timestamp} for p in parts]}]}
                 resp = await self.cluster.request(LIST_OFFSETS, body, node_id=leader,
-                                                  deadline=self.timeout)
+                                                  deadline=deadline)
                 for p in resp["topics"][0]["partitions"]:
                     code = p["error_code"]
                     if code in LEADER_MOVED:
+                        last = code
                         continue
                     self._check("ListOffsets", code, "describe", p["partition_index"])
                     out[p["partition_index"]] = p["offset"]
             if len(out) < len(wanted):
+                if not await sleep_within(deadline, backoff.next()):
+                    raise KafkaError("ListOffsets", last, f"{self.topic}: no leader ready "
+                                     f"within {self.timeout:g} s")
                 await self.locate()
-        raise KafkaError("ListOffsets", ErrorCode.NOT_LEADER_OR_FOLLOWER,
-                         f"{self.topic}: the leaders kept moving")
 
     def _by_leader(self, partitions: Iterable[int]) -> dict[int, list[int]]:
+        """The partitions by leader (those with no leader now are left out)."""
         out: dict[int, list[int]] = {}
         for p in partitions:
             leader = self.leaders.get(p)
-            if leader is None:
-                raise KafkaError("Metadata", ErrorCode.LEADER_NOT_AVAILABLE,
-                                 f"{self.topic}-{p} has no leader")
-            out.setdefault(leader, []).append(p)
+            if leader is not None:
+                out.setdefault(leader, []).append(p)
         return out
 
     def _check(self, api: str, code: int, operation: str, partition: int | None = None) -> None:

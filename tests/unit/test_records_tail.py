@@ -381,3 +381,27 @@ def test_the_watcher_tells_records_as_history_does_and_a_fault_blinds_nothing():
             "lost contact with the records' partition leader",
             "reconnected; resuming at the first record not read yet"]
     asyncio.run(main())
+
+
+def test_list_offsets_waits_for_a_leader_not_ready_yet_within_the_timeout():
+    async def main():
+        broker = Broker({0: raw(0, 3)}, {0: 1})
+        cluster = Cluster(broker, 1)
+        answer, refusals = cluster.request, [3]
+
+        async def not_ready_at_first(api, body, node_id=None, deadline=None):
+            if refusals[0]:
+                refusals[0] -= 1
+                return {"topics": [{"partitions": [{"partition_index": 0, "offset": -1,
+                                                    "error_code": ErrorCode.NOT_LEADER_OR_FOLLOWER}]}]}
+            return await answer(api, body, node_id=node_id, deadline=deadline)
+        cluster.request = not_ready_at_first
+        tail = TopicTail(cluster, TOPIC, [0], timeout=5)
+        await tail.locate()
+        assert await tail.offsets_at(-1) == {0: 3} and refusals == [0]
+        refusals[0] = 10 ** 6   # never ready: the broker's error, after the timeout
+        tail.timeout = 0.3
+        with pytest.raises(Exception) as err:
+            await tail.offsets_at(-1)
+        assert "NOT_LEADER_OR_FOLLOWER" in str(err.value) and "within 0.3 s" in str(err.value)
+    asyncio.run(main())
