@@ -48,9 +48,23 @@ KINDS = ["probe-SIGTERM", "probe-SIGINT", "probe-duration", "probe-error",
 FROZEN_S = {"probe-frozen": 9.0, "force-frozen": 12.0}
 
 
-def groupctl_members(admin, group: str) -> list[str]:
-    desc = admin.describe_consumer_groups([group], request_timeout=30)[group].result(30)
-    return [m.member_id for m in desc.members if m.member_id.startswith("groupctl-")]
+AGAIN = {14, 15, 16, -185, -195}   # load in progress, not available, not coordinator, timeouts
+
+
+def groupctl_members(admin, group: str, timeout: float = 60) -> list[str]:
+    """The group's groupctl members; a retriable answer (a thawed broker still loading
+    the group: NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS) is asked again."""
+    from confluent_kafka import KafkaException
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            desc = admin.describe_consumer_groups([group], request_timeout=30)[group].result(30)
+            return [m.member_id for m in desc.members if m.member_id.startswith("groupctl-")]
+        except KafkaException as exc:
+            if exc.args[0].code() not in AGAIN or time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
 
 
 def _spawn(bootstrap: str, argv: list[str], env: dict | None = None) -> subprocess.Popen:

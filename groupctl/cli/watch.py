@@ -48,6 +48,12 @@ def watch_cmd(
                              "or when the groups no longer fit in full).",
                              autocompletion=lambda incomplete: [
                                  v for v in ("auto", "top", "full") if v.startswith(incomplete)]),
+    lag: bool = typer.Option(False, "--lag", help="Also read each group's lag (committed "
+                             "offsets and log-end offsets) every --lag-interval: on each "
+                             "rebalance event (lag_before, lag_after) and in the metrics."),
+    lag_interval: Optional[float] = typer.Option(
+        None, "--lag-interval", metavar="S", help="With --lag: seconds between lag rounds "
+        "(default 10)."),
 ):
     """Watch groups without joining them: state changes, generations (classic) or epochs
     (consumer, share and streams groups), members joining and leaving, each member's
@@ -84,7 +90,13 @@ def watch_cmd(
     generation or group/assignment epochs, rebalances in the last 5 minutes, the last
     rebalance's age, members behind their target), as many as the terminal holds and a
     footer counting the rest; the default (auto) is top with --all, and for named groups
-    once they no longer fit the terminal in full."""
+    once they no longer fit the terminal in full.
+    --lag: also read every watched group's lag on its own interval (--lag-interval S,
+    default 10 s; batched OffsetFetch and ListOffsets per partition leader, read-only):
+    each `rebalance` event gets `lag_before` and `lag_after` (the group's total lag read
+    nearest the round's start and first after its end, null when unknown), and with
+    --metrics-port the lag per group and topic (kafka_consumergroup_group_sum_lag,
+    kafka_consumergroup_group_topic_sum_lag, kafka_consumergroup_group_max_lag)."""
     from ..observe.watch import WatchSettings
     from ..render.watch import VIEWS
 
@@ -97,7 +109,8 @@ def watch_cmd(
     settings = WatchSettings(groups=list(dict.fromkeys(groups or [])), all_groups=all_groups,
                              regex=_regex(regex, all_groups),
                              interval=1.0 if interval is None else interval,
-                             duration=duration, max_rebalances=max_rebalances, source=source)
+                             duration=duration, max_rebalances=max_rebalances, source=source,
+                             lag_interval=_lag_interval(lag, lag_interval))
     _check(settings)
     if view not in VIEWS:
         raise UsageError(f"--view must be one of {', '.join(VIEWS)}, not {view!r}")
@@ -117,6 +130,18 @@ def _regex(text: str | None, all_groups: bool):
         return re.compile(text)
     except re.error as exc:
         raise UsageError(f"--regex {text!r}: {exc}") from None
+
+
+def _lag_interval(lag: bool, interval: float | None) -> float | None:
+    from ..observe.lag import DEFAULT_INTERVAL
+
+    if interval is not None and not lag:
+        raise UsageError("--lag-interval needs --lag")
+    if interval is not None and not interval > 0:  # nan too
+        raise UsageError("--lag-interval must be positive")
+    if not lag:
+        return None
+    return DEFAULT_INTERVAL if interval is None else interval
 
 
 def _check(s) -> None:
@@ -195,6 +220,10 @@ def _serve(server, watcher, notice) -> None:
     metrics.reducer = watcher.reducer
     metrics.followed = lambda: len(watcher.source.groups)
     watcher.source.on_round = metrics.round_done
+    if watcher.lag_source is not None:
+        from ..observe.lag_metrics import LagCollector
+
+        metrics.add_collector(LagCollector(watcher.reducer, watcher.lag_source))
     server.start()
     host, port = server.address
     notice(f"serving metrics on http://{host}:{port}/metrics and /healthz")

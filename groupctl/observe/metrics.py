@@ -90,6 +90,10 @@ class WatchMetrics:
         self.rebalances.labels(*labels).inc()
         self.rebalance_seconds.labels(*labels).observe((e.get("duration_ms") or 0) / 1000)
 
+    def add_collector(self, collector: Collector) -> None:
+        """More families on the same scrape (watch --lag: observe.lag_metrics)."""
+        self.registry.register(collector)
+
     def tee(self, sink: Callable[[dict], None]) -> Callable[[dict], None]:
         def both(e: dict) -> None:
             self.event(e)

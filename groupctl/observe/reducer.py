@@ -76,6 +76,11 @@ class GroupStatus:
     probe_member: str | None = None   # the probe's own member, when a probe tells it
     member_state: str | None = None
     member_epoch: int | None = None
+    # watch --lag (observe/lag.py): the last lag read; lag None when none is known
+    lag: int | None = None
+    lag_max: int | None = None
+    lag_by_topic: dict[str, int] = field(default_factory=dict)
+    lag_at: float | None = None
 
     @property
     def epochs(self) -> tuple | None:
@@ -146,6 +151,8 @@ class GroupStatus:
         if self.state == "Dead":   # gone: a group created again starts from nothing
             self.members, self.generation, self.protocol, self.leader = {}, None, None, None
             self.group_epoch = self.assignment_epoch = self.type = None
+            self.lag = self.lag_max = None
+            self.lag_by_topic = {}
 
     def _epoch(self, e: dict) -> None:
         self.group_epoch, self.assignment_epoch = e.get("group_epoch"), e.get("assignment_epoch")
@@ -254,5 +261,14 @@ class Reducer:
             status = self.groups[group] = GroupStatus(group)
         status.apply(event)
         return status
+
+    def apply_lag(self, read) -> None:
+        """A lag read (observe.lag.GroupLag) of a followed group; a failed read keeps
+        the last one known."""
+        status = self.groups.get(read.group)
+        if status is None or read.error is not None:
+            return
+        status.lag, status.lag_max, status.lag_by_topic = read.total, read.max, read.by_topic
+        status.lag_at = read.at
 
     __call__ = apply   # a sink
