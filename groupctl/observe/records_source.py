@@ -47,7 +47,7 @@ from ..events import Source
 from .model import DEAD, GroupDescription, coordinator_partition
 from .observations import Appeared, ContactLost, ContactRegained, Missing, Observation, Seen
 from .records import coordinator_batches
-from .replay import _Group, apply, describe
+from .replay import GroupRecords, apply, describe
 
 TOPIC = "__consumer_offsets"
 RECORDS = Source.RECORDS.value
@@ -76,7 +76,7 @@ class RecordsTail:
         # damaged batches, waiting for the topic: said on stderr by the watch
         self.notice: Callable[[str], None] = lambda text: None
         self.tail: TopicTail | None = None
-        self._records: dict[str, _Group] = {}      # group -> its records replayed so far
+        self._records: dict[str, GroupRecords] = {}      # group -> its records replayed so far
         self._told: dict[str, dict | None] = {}    # group -> the look last told (None: missing)
         self._names: dict[str, str] = {}           # topic id -> name
         self._unnamed: set[str] = set()            # ids no metadata names (deleted topics)
@@ -211,7 +211,7 @@ class RecordsTail:
                     continue
                 if not self._wanted(group):
                     continue
-                if apply(self._records.setdefault(group, _Group()), rec):
+                if apply(self._records.setdefault(group, GroupRecords()), rec):
                     touched[group] = max(touched.get(group, 0.0), rec.timestamp / 1000)
             if quiet_until is None and self._looked:
                 for group, at in touched.items():
@@ -305,6 +305,6 @@ def records_event(event: dict, desc: GroupDescription) -> dict:
     """An event told from the records, as `history` tells it: a classic round's start is
     not in the records (no start, no duration); the generation's leader and a modern
     member's epochs and state are."""
-    from .history import _honest
+    from .history import amend_from_records
 
-    return _honest(event, desc)
+    return amend_from_records(event, desc)
