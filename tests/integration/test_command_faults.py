@@ -27,14 +27,15 @@ pytestmark = [pytest.mark.broker, pytest.mark.slow]
 TIMEOUT = 2.0  # --timeout for every run; small, so the module stays fast
 HONOURED_WITHIN = 1.0  # issue 21: --timeout honoured within a second
 
-# every command that talks to a broker (the exporter is not on main yet); ids name them in
-# the report
+# every command that talks to a broker (the exporter: watch --metrics-port, with --lag's own
+# requests too); ids name them in the report
 COMMANDS = {
     "list": ["list"],
     "describe": ["describe", "g"],
     "wait": ["wait", "g", "--state", "Stable"],
     "watch": ["watch", "g", "--duration", "60"],
     "watch-records": ["watch", "g", "--source", "records", "--duration", "60"],
+    "watch-exporter": ["watch", "--all", "--duration", "60", "--metrics-port", "0", "--lag"],
     "history": ["history", "g"],
     "join": ["join", "g"],
     "join-watch": ["join", "g", "--watch", "--duration", "60", "--yes"],
