@@ -88,8 +88,10 @@ class UnownedPartitions:
         self._since: dict[TP, float] = {}       # unowned since the first look that showed it
         self._gaps: dict[TP, float] = {}        # closed gaps this round, seconds (summed)
         self._known_at: float | None = None     # the last look with every assignment known
+        self._known_before: float | None = None  # the one before it
         self._before_round: float | None = None  # that look, as of the round's first unknown
         self._blind = False                      # contact lost since: gaps start unseen
+        self._round_blind = False                # a look after lost contact this round
 
     def lost_contact(self) -> None:
         self._blind = True
@@ -112,7 +114,10 @@ class UnownedPartitions:
                 self._since.setdefault(tp, at)
             for tp in held & set(self._since):
                 self._gaps[tp] = self._gaps.get(tp, 0.0) + at - self._since.pop(tp)
+        if at != self._known_at:
+            self._known_before = self._known_at
         self._held, self._known_at = held, at
+        self._round_blind = self._round_blind or self._blind
         self._blind = False
 
     def settle(self, members, at: float, *, eager: bool, converged: bool,
@@ -120,10 +125,10 @@ class UnownedPartitions:
         """The figures of the round settled at `at` with `members`, and a new round.
         `converged`: every member is at its target (epoch groups), so a partition nobody
         holds is one nobody is meant to; `seen_whole`: the round's start was seen."""
-        blind = self._blind
         # eager: the round lies after the last look that showed the assignments before it
-        started = self._known_at if self._before_round is None else self._before_round
         self.look(members, at)
+        started = self._before_round if self._before_round is not None else self._known_before
+        blind, self._round_blind = self._round_blind or self._blind, False
         apart = self._unsubscribed(members, everything=converged)
         gaps, self._gaps, self._before_round = self._gaps, {}, None
         if eager:
