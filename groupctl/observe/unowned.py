@@ -57,11 +57,17 @@ class UnownedFigures:
                 "unowned_longest": self.longest, "unowned_unsubscribed": self.unsubscribed}
 
 
-def _held(members) -> set[TP] | None:
-    """Every partition some member holds; None when any member's assignment is unknown."""
+def _held(members) -> dict[TP, frozenset[str]] | None:
+    """Every partition some member holds, with its holders; None when any member's
+    assignment is unknown."""
     if members is None or any(s.assignment is None for s in members.values()):
         return None
-    return {(t, p) for s in members.values() for t, ps in s.assignment.items() for p in ps}
+    out: dict[TP, set[str]] = {}
+    for mid, s in members.items():
+        for t, ps in s.assignment.items():
+            for p in ps:
+                out.setdefault((t, p), set()).add(mid)
+    return {tp: frozenset(ms) for tp, ms in out.items()}
 
 
 def _subscribed(members) -> set[str] | None:
@@ -84,7 +90,9 @@ class UnownedPartitions:
     """Follows which partitions are held, look by look, for one group (module doc)."""
 
     def __init__(self):
-        self._held: set[TP] | None = None       # at the last look with every assignment known
+        self._held: dict[TP, frozenset[str]] | None = None   # holders, at the last look
+                                                 # with every assignment known
+        self._bounded: dict[TP, float] = {}     # moved while unseen this round: at most this
         self._since: dict[TP, float] = {}       # unowned since the first look that showed it
         self._gaps: dict[TP, float] = {}        # closed gaps this round, seconds (summed)
         self._known_at: float | None = None     # the last look with every assignment known
@@ -110,10 +118,16 @@ class UnownedPartitions:
                 self._before_round = self._known_at
             return
         if self._held is not None:
-            for tp in self._held - held:
+            for tp in set(self._held) - set(held):
                 self._since.setdefault(tp, at)
-            for tp in held & set(self._since):
+            for tp in set(held) & set(self._since):
                 self._gaps[tp] = self._gaps.get(tp, 0.0) + at - self._since.pop(tp)
+            if self._before_round is not None and self._known_at is not None:
+                # assignments were unknown since the last look (a classic round): a
+                # partition that changed holders meanwhile was unowned for at most that long
+                for tp in set(held) & set(self._held):
+                    if held[tp] != self._held[tp] and tp not in self._gaps:
+                        self._bounded[tp] = at - self._known_at
         if at != self._known_at:
             self._known_before = self._known_at
         self._held, self._known_at = held, at
@@ -131,11 +145,14 @@ class UnownedPartitions:
         blind, self._round_blind = self._round_blind or self._blind, False
         apart = self._unsubscribed(members, everything=converged)
         gaps, self._gaps, self._before_round = self._gaps, {}, None
+        bounded, self._bounded = self._bounded, {}
         if eager:
             return self._upper_bound(members, at, started, apart)
         basis = MEASURED if seen_whole and not blind else LOWER_BOUND
         if self._held is None:
             return UnownedFigures(unsubscribed=apart)
+        if bounded:   # a cooperative generation that revoked them was not seen Stable
+            basis, gaps = UPPER_BOUND, {**gaps, **bounded}
         total = sum(gaps.values())
         return UnownedFigures(_ms(total), _ms(max(gaps.values(), default=0.0)), basis,
                               _named(gaps), apart)

@@ -179,3 +179,16 @@ def test_eager_round_between_two_looks_bounded_by_them():
     (r,) = rebalances(look(s, classic("Stable", 4, "range", km("a", [0]), km("b", [1])),
                            at=9.5))
     assert (r.unowned_partition_ms, r.unowned_basis) == (1000, "upper_bound")
+
+
+def test_cooperative_revoke_generation_unseen_is_an_upper_bound():
+    """Gen 4 (which took t-1 from a) was Stable between two looks: t-1 went a -> b while
+    the assignments were unknown, so it was unowned at most from the last look that
+    showed them (10.0) to the one that showed gen 5 (12.0)."""
+    s = story()
+    coop = "cooperative-sticky"
+    look(s, classic("Stable", 3, coop, km("a", [0, 1])), at=10.0)
+    look(s, classic("PreparingRebalance", None, coop, km("a", None), km("b", None)), at=11.0)
+    (r,) = rebalances(look(s, classic("Stable", 5, coop, km("a", [0]), km("b", [1])), at=12.0))
+    assert (r.unowned_partition_ms, r.unowned_basis) == (2000, "upper_bound")
+    assert r.unowned_longest == [{"topic": "t", "partition": 1, "ms": 2000}]
