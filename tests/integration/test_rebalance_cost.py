@@ -11,6 +11,7 @@ poll interval, so its figure must be within one interval per moved partition of 
 """
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import threading
@@ -107,7 +108,8 @@ def test_kip848_join_and_leave_unowned_time(kafka, topic_factory, consumer_facto
         joined = rebalance_after(watch, lambda e: b.member_id in (e["members_after"] or ()),
                                  "the rebalance b joined")
         wait_balanced([a, b, c], every)
-        FIGURES["kip848 join"] = check_measured([joined], truth([a, b, c], marks))
+        join_truth = truth([a, b, c], marks)
+        FIGURES["kip848 join"] = check_measured([joined], join_truth)
 
         marks = {x.name: len(x.events) for x in (a, b, c)}
         gone = c.member_id
@@ -115,11 +117,27 @@ def test_kip848_join_and_leave_unowned_time(kafka, topic_factory, consumer_facto
         left = rebalance_after(watch, lambda e: gone in (e["members_before"] or ())
                                and gone not in (e["members_after"] or ()), "the rebalance c left")
         wait_balanced([a, b], every)
-        FIGURES["kip848 leave"] = check_measured([left], truth([a, b, c], marks))
+        leave_truth = truth([a, b, c], marks)
+        FIGURES["kip848 leave"] = check_measured([left], leave_truth)
         assert left["unowned_unsubscribed"] == []
     finally:
         assert watch.stop() == 0, watch.stderr()
+    # the records source (`history`): the coordinator's records at the broker's timestamps
+    told = {e["to_generation"]: e for e in history(kafka, g) if e["event"] == "rebalance"}
+    for name, seen, real in (("join", joined, join_truth), ("leave", left, leave_truth)):
+        r = told[seen["to_generation"]]
+        assert r["source"] == "records" and r["unowned_basis"] == "measured", r
+        assert abs(r["unowned_partition_ms"] - real[0] * 1000) <= 100, (name, r, real)
+        FIGURES[f"kip848 {name}"]["records_ms"] = r["unowned_partition_ms"]
     report()
+
+
+def history(kafka, group) -> list[dict]:
+    out = subprocess.run([sys.executable, "-m", "groupctl", "-b", kafka.bootstrap, "-o",
+                          "ndjson", "history", group], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    return [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
 
 
 def test_cooperative_sticky_unowned_from_revoking_to_giving_generation(
