@@ -180,7 +180,6 @@ RECORD_SCHEMA = T.StructType([
         "v", "generation", "from_generation", "to_generation", "group_epoch", "member_epoch",
         "duration_ms", "moved_partitions", "code")),
     *COST_FIELDS,   # a `rebalance` record's cost (issue 19)
-    *COST_FIELDS,   # a `rebalance` record's cost (issue 19)
     T.StructField("members_before", T.ArrayType(T.StringType())),
     T.StructField("members_after", T.ArrayType(T.StringType())),
     T.StructField("members", T.ArrayType(T.StringType())),
