@@ -123,3 +123,22 @@ def test_a_member_behind_its_target_is_marked_until_it_catches_up():
                   "members_after": ["a", "b"], "slowest_member": "a",
                   "slowest_member_ms": 1000}))
     assert m.status.behind == {}
+
+
+def test_plain_rebalance_line_tells_its_cost_and_slowest_member():
+    e = wrap({"event": "rebalance", "from_generation": 5, "to_generation": 6,
+              "ended": "1970-01-01T00:00:01.000Z", "duration_ms": 4600, "members_after": ["a"],
+              "moved_partitions": 2, "reason": "r", "unowned_partition_ms": 1000,
+              "unowned_partitions_max_ms": 500, "unowned_basis": "measured",
+              "unowned_longest": [{"topic": "t", "partition": 1, "ms": 500}],
+              "unowned_unsubscribed": [{"topic": "u", "partitions": [0, 1]}],
+              "slowest_member": "a", "slowest_member_ms": 4500})
+    assert plain_line(e).endswith(
+        "reason: r; partitions unowned 1000 ms in all (measured), longest t:1 500 ms; "
+        "unowned, not subscribed: u:0-1; slowest a 4500 ms")
+    quiet = wrap({"event": "rebalance", "from_generation": 5, "to_generation": 6,
+                  "duration_ms": 1, "reason": "r", "unowned_partition_ms": 0,
+                  "unowned_basis": "measured"})
+    assert plain_line(quiet).endswith("reason: r")
+    assert plain_line(wrap(Converging("a", 6, T01, [], [], target=T0, behind=True))).endswith(
+        "target=t:0 (holding the group up)")
