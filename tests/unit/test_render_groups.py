@@ -127,3 +127,15 @@ def test_describe_waiting_for_names_members_revoking_not_those_waiting():
 def test_several_groups_are_separated_by_a_blank_line():
     text = draw(describe_tables, [_classic(state="Empty"), _classic(state="Empty")])
     assert text.count("GROUP orders") == 2 and "\n\nGROUP orders" in text
+
+
+def test_describe_waiting_for_a_share_member_behind_the_group_epoch():
+    g = model.GroupDescription(group="s", type="share", state="Stable", protocol_type="share",
+                               group_epoch=7, assignment_epoch=7)
+    g.members = [model.Member("A", client_id="a", member_epoch=6,
+                              assignment=[model.TopicPartitions("t", [0])]),
+                 model.Member("B", client_id="b", member_epoch=7,
+                              assignment=[model.TopicPartitions("t", [0])])]
+    waiting = [line for line in draw(describe_tables, [g.to_dict()]).splitlines()
+               if line.startswith("waiting for:")]
+    assert waiting == ["waiting for: A (client a) at member epoch 6 of 7, holding t:0"]
