@@ -22,8 +22,13 @@ def watch_cmd(
                                     "following groups that appear and disappear."),
     regex: Optional[str] = typer.Option(None, "--regex", metavar="RE",
                                         help="With --all: only groups whose name matches RE."),
-    interval: float = typer.Option(1.0, "--interval", metavar="S",
-                                   help="Seconds between describe rounds (default 1)."),
+    source: str = typer.Option("describe", "--source", metavar="describe|records",
+                               help="Where the observations come from: describe (poll each "
+                               "group's describe API, the default) or records (tail the "
+                               "group coordinator's records in __consumer_offsets)."),
+    interval: Optional[float] = typer.Option(
+        None, "--interval", metavar="S",
+        help="Seconds between describe rounds (default 1; --source describe only)."),
     duration: Optional[float] = typer.Option(None, "--duration", metavar="S",
                                              help="Stop after S seconds (exit 0)."),
     record: Optional[str] = typer.Option(None, "--record", metavar="FILE",
@@ -37,6 +42,18 @@ def watch_cmd(
     metrics_host: str = typer.Option("127.0.0.1", "--metrics-host", metavar="HOST",
                                      help="With --metrics-port: the address to listen on "
                                      "(default 127.0.0.1; 0.0.0.0 for every interface)."),
+    view: str = typer.Option("auto", "--view", metavar="auto|top|full",
+                             help="The live view on a terminal: top (one row per group), "
+                             "full (each group in full) or auto (default: top with --all, "
+                             "or when the groups no longer fit in full).",
+                             autocompletion=lambda incomplete: [
+                                 v for v in ("auto", "top", "full") if v.startswith(incomplete)]),
+    lag: bool = typer.Option(False, "--lag", help="Also read each group's lag (committed "
+                             "offsets and log-end offsets) every --lag-interval: on each "
+                             "rebalance event (lag_before, lag_after) and in the metrics."),
+    lag_interval: Optional[float] = typer.Option(
+        None, "--lag-interval", metavar="S", help="With --lag: seconds between lag rounds "
+        "(default 10)."),
 ):
     """Watch groups without joining them: state changes, generations (classic) or epochs
     (consumer, share and streams groups), members joining and leaving, each member's
@@ -47,8 +64,14 @@ def watch_cmd(
     membership change).
 
     Observation only: it polls each group type's describe API (batched per coordinator,
-    every --interval) and never joins, heartbeats, leaves or commits. A live view on a
-    terminal; one line per event otherwise; -o ndjson streams the events (DESIGN §4).
+    every --interval) and never joins, heartbeats, leaves or commits. --source records
+    instead tails the group coordinator's own records in __consumer_offsets (long-poll
+    Fetch, no interval): every change as the coordinator writes it, with the broker's
+    timestamps (source "records"); it reads each partition from its earliest offset to
+    know the groups as they are, tells them once, then every record after that; a leader
+    move or broker restart resumes at the first record not read; it needs READ and
+    DESCRIBE on topic __consumer_offsets (exit 4 names the ACL otherwise). A live view on
+    a terminal; one line per event otherwise; -o ndjson streams the events (DESIGN §4).
     A broker restart or coordinator move is said once on stderr; the watch reconnects
     with back-off and carries on without repeating events. A deleted group is a `state`
     Dead event. Ctrl-C / SIGTERM or the end of --duration: exit 0, with a summary per
@@ -62,17 +85,38 @@ def watch_cmd(
     behind their target, rebalances and their durations, the last rebalance's time;
     groupctl's own: up, describe rounds and their duration, failed rounds, groups
     followed) and /healthz (200 after a successful describe round, 503 before the first
-    and after 3 failed rounds in a row). A port that cannot be bound: exit 2."""
+    and after 3 failed rounds in a row). A port that cannot be bound: exit 2.
+    --view top: one row per group, most recent activity first (state, type, members,
+    generation or group/assignment epochs, rebalances in the last 5 minutes, the last
+    rebalance's age, members behind their target), as many as the terminal holds and a
+    footer counting the rest; the default (auto) is top with --all, and for named groups
+    once they no longer fit the terminal in full.
+    --lag: also read every watched group's lag on its own interval (--lag-interval S,
+    default 10 s; batched OffsetFetch and ListOffsets per partition leader, read-only):
+    each `rebalance` event gets `lag_before` and `lag_after` (the group's total lag read
+    nearest the round's start and first after its end, null when unknown), and with
+    --metrics-port the lag per group and topic (kafka_consumergroup_group_sum_lag,
+    kafka_consumergroup_group_topic_sum_lag, kafka_consumergroup_group_max_lag)."""
     from ..observe.watch import WatchSettings
+    from ..render.watch import VIEWS
 
     env = env_of(ctx)
+    if source not in ("describe", "records"):
+        raise UsageError(f"--source must be describe or records, not {source!r}")
+    if source == "records" and interval is not None:
+        raise UsageError("--interval is for --source describe: the records are tailed as "
+                         "they are written, with no interval")
     settings = WatchSettings(groups=list(dict.fromkeys(groups or [])), all_groups=all_groups,
-                             regex=_regex(regex, all_groups), interval=interval,
-                             duration=duration, max_rebalances=max_rebalances)
+                             regex=_regex(regex, all_groups),
+                             interval=1.0 if interval is None else interval,
+                             duration=duration, max_rebalances=max_rebalances, source=source,
+                             lag_interval=_lag_interval(lag, lag_interval))
     _check(settings)
+    if view not in VIEWS:
+        raise UsageError(f"--view must be one of {', '.join(VIEWS)}, not {view!r}")
     if metrics_port is not None and not 0 <= metrics_port <= 65535:
         raise UsageError("--metrics-port must be 0..65535")
-    return _run(env, settings, record, (metrics_host, metrics_port))
+    return _run(env, settings, record, (metrics_host, metrics_port), view)
 
 
 def _regex(text: str | None, all_groups: bool):
@@ -88,6 +132,18 @@ def _regex(text: str | None, all_groups: bool):
         raise UsageError(f"--regex {text!r}: {exc}") from None
 
 
+def _lag_interval(lag: bool, interval: float | None) -> float | None:
+    from ..observe.lag import DEFAULT_INTERVAL
+
+    if interval is not None and not lag:
+        raise UsageError("--lag-interval needs --lag")
+    if interval is not None and not interval > 0:  # nan too
+        raise UsageError("--lag-interval must be positive")
+    if not lag:
+        return None
+    return DEFAULT_INTERVAL if interval is None else interval
+
+
 def _check(s) -> None:
     if s.all_groups and s.groups:
         raise UsageError("give GROUP names or --all, not both")
@@ -101,7 +157,8 @@ def _check(s) -> None:
         raise UsageError("--max-rebalances needs --duration and a number >= 0")
 
 
-def _run(env, settings, record: str | None, metrics_at: tuple[str, int | None]) -> int:
+def _run(env, settings, record: str | None, metrics_at: tuple[str, int | None],
+         view: str = "auto") -> int:
     from ..observe.watch import ConditionViolated, Watcher
     from ..render.live import open_sinks
     from ..render.watch_lines import summary_text
@@ -118,7 +175,7 @@ def _run(env, settings, record: str | None, metrics_at: tuple[str, int | None]) 
 
     async def main():
         async with make_cluster(env) as cluster:
-            with open_sinks(env, record_file) as sinks:
+            with open_sinks(env, record_file, view, fleet=settings.all_groups) as sinks:
                 box["sinks"] = sinks
                 emit = sinks if server is None else server.metrics.tee(sinks)
                 watcher = box["watcher"] = Watcher(cluster, settings, emit=emit, clock=env.clock.wall,
@@ -163,6 +220,10 @@ def _serve(server, watcher, notice) -> None:
     metrics.reducer = watcher.reducer
     metrics.followed = lambda: len(watcher.source.groups)
     watcher.source.on_round = metrics.round_done
+    if watcher.lag_source is not None:
+        from ..observe.lag_metrics import LagCollector
+
+        metrics.add_collector(LagCollector(watcher.reducer, watcher.lag_source))
     server.start()
     host, port = server.address
     notice(f"serving metrics on http://{host}:{port}/metrics and /healthz")

@@ -99,6 +99,10 @@ class WatchMetrics:
             self.unowned_seconds.labels(*labels, str(e.get("unowned_basis"))).inc(
                 e["unowned_partition_ms"] / 1000)
 
+    def add_collector(self, collector: Collector) -> None:
+        """More families on the same scrape (watch --lag: observe.lag_metrics)."""
+        self.registry.register(collector)
+
     def tee(self, sink: Callable[[dict], None]) -> Callable[[dict], None]:
         def both(e: dict) -> None:
             self.event(e)

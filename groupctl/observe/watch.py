@@ -5,20 +5,27 @@
     watcher.summaries()               # per group: rebalances, time rebalancing, flappers
 
 The pipeline of observe/ (see its package doc): the describe poller (source.py; `--all`
-relisting, back-off) -> one RebalanceStory per group (story.py) -> §4 envelopes (source
-"describe") -> `emit` and the reducer (reducer.py), whose per-group state gives the
-summary and --max-rebalances. A group that disappears is told as `state` Dead once and then
+relisting, back-off), or with `source="records"` the tail of the coordinator's records
+(records_source.py) -> one RebalanceStory per group (story.py) -> §4 envelopes (source
+"describe" or "records") -> `emit` and the reducer (reducer.py), whose per-group state
+gives the summary and --max-rebalances. A group that disappears is told as `state` Dead once and then
 forgotten (with --all) or watched for a comeback.
 
+`--lag` (settings.lag_interval): a second source beside the describe poller, the lag
+poller (lag.py, its own interval), whose reads the reducer holds (per group and topic) and
+which gives each `rebalance` its `lag_before` / `lag_after` (lag_rounds.py; a rebalance is
+held until the lag read after its end is in). OffsetFetch, Metadata and ListOffsets only.
+
 Observation only: DescribeGroups, ConsumerGroupDescribe, ShareGroupDescribe,
-StreamsGroupDescribe, FindCoordinator, ListGroups, Metadata. Never a JoinGroup, SyncGroup,
-Heartbeat, LeaveGroup or OffsetCommit.
+StreamsGroupDescribe, FindCoordinator, ListGroups, Metadata (the records tail: Metadata,
+ListOffsets, Fetch). Never a JoinGroup, SyncGroup, Heartbeat, LeaveGroup or OffsetCommit.
 
 Faults: a round that fails as a whole (every broker down, the coordinator moving) is a
 ContactLost observation, said once on `notice` ("lost contact ...") and retried with
 back-off; the stories keep their last look, so the next good round continues from it: no
 event is repeated, each group is told again in full (`snapshot`, with `gap_ms`), and a
-rebalance that happened meanwhile is told once, from before to after.
+rebalance that happened meanwhile is told once, from before to after. The records tail
+resumes at the first record it has not read: its faults are said but blind no story.
 """
 from __future__ import annotations
 
@@ -29,9 +36,12 @@ from typing import Callable
 
 from ..client.interface import ClusterLike
 from ..errors import GroupctlError
-from ..events import envelope
+from ..events import Source, envelope
 from ..exitcodes import ExitCode
-from .observations import FAULTS, Observation
+from .lag import LagPoller
+from .lag_rounds import LagRounds
+from .observations import FAULTS, Observation, Seen
+from .records_source import RecordsTail, records_event
 from .reducer import GroupStatus, Reducer
 from .source import DescribePoller
 from .story import RebalanceStory
@@ -53,6 +63,8 @@ class WatchSettings:
     duration: float | None = None
     max_rebalances: int | None = None
     list_every: float = 5.0          # --all: seconds between ListGroups
+    source: str = "describe"         # or "records": tail the coordinator's records
+    lag_interval: float | None = None   # --lag: seconds between lag rounds (None: no lag)
 
 
 # `watch`'s summary of a group is the reducer's (GroupStatus.summary)
@@ -71,12 +83,29 @@ class Watcher:
         self.emit = emit
         self.clock = clock or time.time
         self.notice = notice or (lambda text: None)
-        self.source = DescribePoller(cluster, settings.groups, all_groups=settings.all_groups,
-                                     regex=settings.regex, interval=settings.interval,
-                                     list_every=settings.list_every, clock=self.clock,
-                                     poll_deadline=poll_deadline)
+        self.source: DescribePoller | RecordsTail
+        if settings.source == Source.RECORDS:
+            self.source = RecordsTail(cluster, settings.groups, all_groups=settings.all_groups,
+                                      regex=settings.regex, clock=self.clock,
+                                      timeout=poll_deadline)
+            self.source.notice = self.notice
+        else:
+            self.source = DescribePoller(cluster, settings.groups,
+                                         all_groups=settings.all_groups, regex=settings.regex,
+                                         interval=settings.interval,
+                                         list_every=settings.list_every, clock=self.clock,
+                                         poll_deadline=poll_deadline)
         self.stories: dict[str, RebalanceStory] = {}
         self.reducer = Reducer()
+        self.lag: LagRounds | None = None
+        self.lag_source: LagPoller | None = None
+        if settings.lag_interval is not None:   # --lag: a source of its own, beside describe
+            self.lag_source = LagPoller(cluster, lambda: self.source.groups,
+                                        interval=settings.lag_interval,
+                                        on_round=self._lag_round, clock=self.clock,
+                                        poll_deadline=poll_deadline)
+            self.lag = LagRounds(self.reducer, deliver=self._deliver,
+                                 hurry=self.lag_source.hurry)
         for g in settings.groups:
             self._follow(g)
 
@@ -84,12 +113,32 @@ class Watcher:
     async def run(self) -> int:
         loop = asyncio.get_running_loop()
         end = None if self.settings.duration is None else loop.time() + self.settings.duration
+        if self.lag_source is None:
+            await self._describe(end)
+            return ExitCode.OK
+        self.lag_source.monotonic = loop.time
+        describe = asyncio.ensure_future(self._describe(end))
+        pending = {describe, asyncio.ensure_future(self.lag_source.run(until=end))}
+        try:
+            while describe in pending:   # the watch ends with the describe source
+                done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    task.result()   # a failure (exit 8 from a held rebalance) ends the watch
+        finally:
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+            assert self.lag is not None
+            self.lag.flush()
+        return ExitCode.OK
+
+    async def _describe(self, end: float | None) -> None:
         async for o in self.source.observations(until=end):
             self.take(o)
-        return ExitCode.OK
 
     async def poll_once(self) -> None:
         """One round of the source, told."""
+        assert isinstance(self.source, DescribePoller)   # the records tail has no rounds
         for o in await self.source.round():
             self.take(o)
 
@@ -97,8 +146,9 @@ class Watcher:
         """One observation through its story (faults: through every story) to the sinks."""
         if isinstance(o, FAULTS):
             self.notice(o.text())
-            for story in self.stories.values():
-                story.feed(o)
+            if not isinstance(self.source, RecordsTail):   # it resumes where it was: no gap
+                for story in self.stories.values():
+                    story.feed(o)
             return
         group = o.group
         assert group is not None   # per-group observations name their group
@@ -115,12 +165,31 @@ class Watcher:
         return self.stories[group]
 
     def _tell(self, o: Observation, group: str, events) -> None:
-        status = self.reducer.groups[group]
         for event in events:
             told = envelope(event, group=group, source=o.source, at=o.at,
                             cluster=getattr(self.cluster, "cluster_id", None))
-            self.reducer.apply(told)
-            self.emit(told)
+            if isinstance(o, Seen) and isinstance(self.source, RecordsTail):
+                told = records_event(told, o.desc)   # what the records cannot say: null
+            if self.lag is None:
+                self._deliver(told)
+            else:
+                self.lag.route(told)   # a rebalance waits for the lag after it
+        self._check_limit(group)
+
+    def _deliver(self, told: dict) -> None:
+        self.reducer.apply(told)
+        self.emit(told)
+
+    def _lag_round(self, asked_at: float, lags: dict) -> None:
+        assert self.lag is not None
+        held = list(self.lag.held)
+        self.lag.round_done(asked_at, lags)
+        for group in held:
+            if group in self.reducer.groups:
+                self._check_limit(group)   # a held rebalance told now counts now
+
+    def _check_limit(self, group: str) -> None:
+        status = self.reducer.groups[group]
         limit = self.settings.max_rebalances
         if limit is not None and status.rebalances > limit:
             times = "time" if status.rebalances == 1 else "times"
