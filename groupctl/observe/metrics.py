@@ -68,6 +68,12 @@ class WatchMetrics:
         self.rounds_failed = Counter(
             "groupctl_describe_rounds_failed", "Describe rounds that failed as a whole "
             "(no coordinator answered)", registry=self.registry)
+        # issue 19 (cost): what rebalances cost, by the figure's basis (measured,
+        # upper_bound, lower_bound: see observe/unowned.py)
+        self.unowned_seconds = Counter(
+            "groupctl_group_unowned_partition_seconds", "Partition-seconds without an owner "
+            "during the group's rebalances, summed over partitions", ["group", "type", "basis"],
+            registry=self.registry)
         self.failed_in_a_row = 0
         self.succeeded_once = False
         self.registry.register(_GroupCollector(self))
@@ -89,6 +95,9 @@ class WatchMetrics:
         labels = (str(e["group"]), _type(status))
         self.rebalances.labels(*labels).inc()
         self.rebalance_seconds.labels(*labels).observe((e.get("duration_ms") or 0) / 1000)
+        if e.get("unowned_partition_ms") is not None:   # issue 19 (cost)
+            self.unowned_seconds.labels(*labels, str(e.get("unowned_basis"))).inc(
+                e["unowned_partition_ms"] / 1000)
 
     def add_collector(self, collector: Collector) -> None:
         """More families on the same scrape (watch --lag: observe.lag_metrics)."""
