@@ -1105,3 +1105,39 @@ def test_unknown_assignor_from_get_assignor_leaves_and_fails():
         "groupctl probe: leaving: leader cannot assign: unknown assignor 'my-custom'")
     answer(m, r, leave_resp(), 2)
     assert m.state is S.FATAL and "unknown assignor 'my-custom'" in str(m.fatal_error)
+
+
+def test_the_leave_names_the_member_ids_given_up_too():
+    """bench/leave_soak.py's probe-frozen: the broker frozen past the session, thawed; the
+    heartbeat's UNKNOWN_MEMBER_ID resets the member id (m-1) and the rejoin gets m-2. The
+    coordinator then unloaded and loaded the group from its last stored generation, which
+    held m-1 again: the leave names m-1 beside m-2, and m-1's UNKNOWN_MEMBER_ID (the usual
+    answer) is no error of the leave."""
+    m = make()
+    to_stable(m)
+    answer(m, one(m, HB), hb(25), HB)                     # UNKNOWN_MEMBER_ID: id reset
+    assert (m.member_id, m.former_member_ids) == ("", ["m-1"])
+    answer(m, one(m, HB, "JoinGroup"), join(79, member_id="m-2"), HB)
+    m.leave("stop", HB + 1)
+    bodies(m)
+    r = one(m, HB + 1, "LeaveGroup")
+    assert [(x["member_id"], x["group_instance_id"]) for x in r.body["members"]] == [
+        ("m-2", None), ("m-1", None)]
+    answer(m, r, leave_resp(0, members=[("m-2", None, 0), ("m-1", None, 25)]), HB + 2)
+    assert m.state is S.LEFT and m.transitions[-1].reason == "left the group"
+
+
+def test_a_member_with_only_a_given_up_id_still_leaves_with_it():
+    m = make()
+    to_stable(m)
+    answer(m, one(m, HB), hb(25), HB)
+    m.leave("stop", HB + 1)
+    r = one(m, HB + 1, "LeaveGroup")
+    assert [x["member_id"] for x in r.body["members"]] == ["m-1"]
+
+
+def test_a_static_member_keeps_no_former_ids():
+    m = make(group_instance_id="i-1")
+    to_stable(m)
+    answer(m, one(m, HB), hb(25), HB)
+    assert m.former_member_ids == []

@@ -300,9 +300,11 @@ class BaseMember:
         if self._sm.state is not self.LEAVING:
             return False
         code = body.get("error_code", ErrorCode.NONE)
+        former = self._former_ids()   # their UNKNOWN_MEMBER_ID is the usual answer
         if code == ErrorCode.NONE:
             code = next((m.get("error_code", ErrorCode.NONE) for m in body.get("members") or []
-                         if m.get("error_code", ErrorCode.NONE)), ErrorCode.NONE)
+                         if m.get("error_code", ErrorCode.NONE)
+                         and m.get("member_id") not in former), ErrorCode.NONE)
         if code == ErrorCode.NONE:
             self._finish_leave(now_ms, error=None, why="left the group")
         else:
@@ -318,6 +320,10 @@ class BaseMember:
     def _has_identity(self) -> bool:
         """Whether the broker may know this member (there is something to leave)."""
         return bool(self.member_id)
+
+    def _former_ids(self) -> frozenset[str]:
+        """Member ids this member held before its current one, named in its leave."""
+        return frozenset()
 
     def _clear_pending(self) -> None:
         """Forget work that only a member in the group would finish (a pending assignment)."""

@@ -93,6 +93,11 @@ class ClassicMember(BaseMember):
         self.leader_id: str | None = None
         self.protocol_name: str | None = None
         self.members: list[JoinedMember] = []     # filled for the leader only
+        # member ids the broker gave this (dynamic) member and it gave up since (an
+        # UNKNOWN_MEMBER_ID after a session expired): a coordinator that unloads and loads
+        # the group again can bring one back from its last stored generation, so the leave
+        # names them too (bench/leave_soak.py's probe-frozen found such survivors)
+        self.former_member_ids: list[str] = []
         self.assignment: bytes | None = None      # own assignment bytes, last SyncGroup
         self.history: list[GenerationRecord] = []
         self.pending_assignment: PendingAssignment | None = None
@@ -184,8 +189,8 @@ class ClassicMember(BaseMember):
             if LEAVE_GROUP in self._inflight:
                 return []
             return [self._send(M.LEAVE_GROUP, R.leave_group(
-                self.group_id, self.member_id, self.group_instance_id, self._leave_reason),
-                now_ms, route=ROUTE_CONTROL, min_version=3)]
+                self.group_id, self.member_id, self.group_instance_id, self._leave_reason,
+                former=self.former_member_ids), now_ms, route=ROUTE_CONTROL, min_version=3)]
         if s is S.JOINING:
             if JOIN_GROUP in self._inflight or not due:
                 return []
@@ -300,7 +305,19 @@ class ClassicMember(BaseMember):
 
     # ---- internals: state changes ------------------------------------------------------
     def _has_identity(self) -> bool:
-        return bool(self.member_id or self.group_instance_id)
+        return bool(self.member_id or self.group_instance_id or self.former_member_ids)
+
+    def _former_ids(self) -> frozenset[str]:
+        return frozenset(self.former_member_ids)
+
+    def _give_up_member_id(self, replaced_by: str = "") -> None:
+        """The current member id is no longer this member's (reset, or replaced by
+        `replaced_by`): kept to be named in the leave (dynamic members only: a static
+        member's instance id is what the broker fences by)."""
+        old = self.member_id
+        if old and old != replaced_by and not self.group_instance_id \
+                and old not in self.former_member_ids:
+            self.former_member_ids.append(old)
 
     def _clear_pending(self) -> None:
         self.pending_assignment = None
@@ -311,6 +328,7 @@ class ClassicMember(BaseMember):
         self.members = []
         self.pending_assignment = None
         if member_id:
+            self._give_up_member_id()
             self.member_id = ""
 
     def _rejoin(self, now_ms: int, why: str, *, error: str | None,
@@ -359,6 +377,7 @@ class ClassicMember(BaseMember):
             self._joined(body, now_ms)
             return True
         if code == ErrorCode.MEMBER_ID_REQUIRED:
+            self._give_up_member_id(body.get("member_id") or "")
             self.member_id = body.get("member_id") or ""
             self._move(S.JOINING, f"MEMBER_ID_REQUIRED: rejoining at once with member id "
                                   f"{self.member_id} (KIP-394)", now_ms)
@@ -389,6 +408,7 @@ class ClassicMember(BaseMember):
                         f"the group's protocol type is {ptype!r}, ours {self.protocol_type!r}")
             return
         self._progress()
+        self._give_up_member_id(body.get("member_id") or self.member_id)
         self.member_id = body.get("member_id") or self.member_id
         self.generation_id = gen = body.get("generation_id", -1)
         self.leader_id = body.get("leader") or None

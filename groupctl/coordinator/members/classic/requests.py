@@ -28,10 +28,14 @@ def sync_group(ids: dict, *, protocol_type: str, protocol_name: str | None,
 
 
 def leave_group(group_id: str, member_id: str, group_instance_id: str | None,
-                reason: str | None) -> dict:
-    return {"group_id": group_id, "members": [{"member_id": member_id,
-                                               "group_instance_id": group_instance_id,
-                                               "reason": reason}]}
+                reason: str | None, former: list[str] | tuple[str, ...] = ()) -> dict:
+    """LeaveGroup (v3+: a batch): this member, and the member ids it held before (which a
+    coordinator reloading the group may have brought back)."""
+    members = [{"member_id": member_id, "group_instance_id": group_instance_id,
+                "reason": reason}] if member_id or group_instance_id else []
+    members += [{"member_id": m, "group_instance_id": None, "reason": reason}
+                for m in former if m != member_id]
+    return {"group_id": group_id, "members": members}
 
 
 def assignment_change(prev: dict[str, list[int]] | None, assigned: dict[str, list[int]] | None
