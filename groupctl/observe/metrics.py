@@ -2,38 +2,53 @@
 
     metrics = WatchMetrics(watcher.reducer, followed=lambda: len(watcher.source.groups))
     watcher.source.on_round = metrics.round_done     # each describe round: seconds, failed
-    emit = metrics.tee(sinks)                         # rebalance events feed the counters
+    emit = metrics.tee(sinks)                         # every event, after the reducer's fold
     server = MetricsServer(metrics, host, port)       # bound now (a bad port: UsageError)
     server.start(); ...; server.close()
+    metrics.render()                                  # the text of one scrape
 
-What a scrape shows is read from the one reducer (observe.reducer) at scrape time by a
-custom collector, so it cannot drift from what the live view shows: state, generation,
-epochs, members, members behind their target, the last rebalance's time. Only what must
-accumulate is counted as it happens: rebalances and their durations (from `rebalance`
-events, after the reducer folded them), describe rounds and their durations (from the
-poller's round outcomes). These counters live as long as the process: a broker restart
-or a lost contact never makes them go down.
+A scrape reads the one reducer (observe.reducer), so it cannot drift from what the live
+view shows: state, generation, epochs, members, members behind their target, the last
+rebalance's time. What accumulates is counted as events come (GroupCounts): rebalances by
+reason kind and their durations, the time the current state began; describe rounds, failed
+rounds and lost contacts from the poller's round outcomes. Counters live as long as the
+process: a broker restart or a lost contact never makes them go down. A group's rebalance
+counters start at 0 for every reason kind as soon as its type is known, so `increase()`
+counts a group's first rebalance too.
+
+Labels of every group series: `cluster` (Kafka's cluster id from Metadata, the `cluster`
+of the §4 events: group names are unique per cluster only; a readable name is a target
+label in the scrape config), `group`, `type` (classic, consumer, share, streams).
+
+Adding a metric is one small function:
+- per group: a `@group_family` function of a GroupView (the reducer's GroupStatus, the
+  group's GroupCounts) yielding samples (metrics_text.Sample); its lines are built when
+  the group changes and kept. What changes without an event (lag, read on its own
+  interval) calls `metrics.touch(group)` when it has a new value for the group;
+- anything else: a collector on `metrics.registry` (prometheus_client's custom collector
+  API, `registry.register(c)`), written after groupctl's own metrics at every scrape.
 
 `/healthz`: 503 until the first successful describe round, 200 from then on, 503 again
 after UNHEALTHY_AFTER failed rounds in a row (a failed round backs off, so three cover
 several seconds of lost contact; one failed round is a hiccup, not a dead monitor).
 
-The scrape runs in the HTTP server's thread while the asyncio loop folds events: the
-collector copies each dict with list() (atomic under the GIL) before walking it.
+The scrape runs in the HTTP server's thread while the asyncio loop folds events: dicts are
+copied with list() (atomic under the GIL) before they are walked; a group's kept text
+carries the version it was built from, read before building, so a change during a build
+is built again at the next scrape.
 """
 from __future__ import annotations
 
 import threading
-from typing import Callable, Iterable
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
-from socketserver import ThreadingMixIn
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Iterator
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, make_wsgi_app
-from prometheus_client.core import GaugeMetricFamily
-from prometheus_client.registry import Collector
+from prometheus_client import CollectorRegistry, generate_latest
 
-from ..errors import UsageError
-from .reducer import GroupStatus, Reducer
+from .metrics_text import Family, Histogram, Sample, family_lines, labels_text, sample_line
+from .reasons import REASON_KINDS, kind as reason_kind
+from .reducer import GroupStatus, Reducer, _seconds
 
 UNHEALTHY_AFTER = 3   # failed describe rounds in a row before /healthz says 503
 
@@ -50,45 +65,226 @@ REBALANCE_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
 ROUND_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
 
 
+@dataclass
+class GroupCounts:
+    """What accumulates for one group, from its events."""
+    version: int = 0                                   # +1 at each of the group's events
+    rebalances: dict[tuple[str, str], int] = field(default_factory=dict)  # (type, kind)
+    durations: dict[str, Histogram] = field(default_factory=dict)         # type -> seconds
+    state: str | None = None
+    state_since: float | None = None   # when groupctl first saw the current state
+
+    def event(self, e: dict, status: GroupStatus | None) -> None:
+        self.version += 1
+        kind = _type(status)
+        if kind != "unknown" and (kind, "unknown") not in self.rebalances:
+            for reason in REASON_KINDS:   # from 0, so increase() sees the first one
+                self.rebalances[(kind, reason)] = 0
+        if e.get("event") == "rebalance":
+            key = (kind, reason_kind(e.get("reason")))
+            self.rebalances[key] = self.rebalances.get(key, 0) + 1
+            hist = self.durations.get(kind) or self.durations.setdefault(
+                kind, Histogram(REBALANCE_BUCKETS))
+            hist.observe((e.get("duration_ms") or 0) / 1000)
+        state = status.state if status is not None else None
+        if state != self.state:
+            self.state, self.state_since = state, _seconds(e.get("ts")) or time.time()
+
+
+@dataclass
+class GroupView:
+    """What a group family reads: the reducer's status and the group's counts."""
+    status: GroupStatus
+    counts: GroupCounts
+    type: str
+
+    def labels(self, *pairs: tuple[str, str]) -> tuple[tuple[str, str], ...]:
+        return (("type", self.type),) + pairs
+
+
+@dataclass(frozen=True)
+class GroupFamily:
+    family: Family
+    samples: Callable[[GroupView], Iterable[Sample]]
+
+
+GROUP_FAMILIES: list[GroupFamily] = []
+
+
+def group_family(name: str, kind: str, help: str):
+    """Register a per-group family: its samples get the cluster and group labels. Its
+    lines are built at the group's next event and kept: a value that changes with time
+    alone is a timestamp (`time() - x` in PromQL), as Prometheus's naming guide says."""
+    def register(fn: Callable[[GroupView], Iterable[Sample]]):
+        GROUP_FAMILIES.append(GroupFamily(Family(name, kind, help), fn))
+        return fn
+    return register
+
+
+# ---- the group families, in the order of the exposition ---------------------------------
+@group_family("groupctl_group_state", "gauge",
+              "1 for the group's current state, 0 for the type's other states")
+def _state(v: GroupView) -> Iterator[Sample]:
+    known = STATES.get(v.type, ())
+    current = v.status.state
+    for s in known + ((current,) if current not in known else ()):
+        yield "", v.labels(("state", str(s))), 1.0 if s == current else 0.0
+
+
+@group_family("groupctl_group_state_entered_timestamp_seconds", "gauge",
+              "Unix time groupctl saw the group enter its current state (when groupctl "
+              "first saw the group, if it was in that state already)")
+def _state_entered(v: GroupView) -> Iterator[Sample]:
+    if v.counts.state_since is not None and v.counts.state == v.status.state:
+        yield "", v.labels(("state", str(v.status.state))), v.counts.state_since
+
+
+@group_family("groupctl_group_generation", "gauge", "Generation of a classic group")
+def _generation(v: GroupView) -> Iterator[Sample]:
+    if v.status.exists and v.status.generation is not None:
+        yield "", v.labels(), v.status.generation
+
+
+@group_family("groupctl_group_epoch", "gauge", "Group epoch (consumer, share, streams groups)")
+def _epoch(v: GroupView) -> Iterator[Sample]:
+    if v.status.exists and v.status.group_epoch is not None:
+        yield "", v.labels(), v.status.group_epoch
+
+
+@group_family("groupctl_group_assignment_epoch", "gauge", "Target assignment epoch")
+def _assignment_epoch(v: GroupView) -> Iterator[Sample]:
+    if v.status.exists and v.status.assignment_epoch is not None:
+        yield "", v.labels(), v.status.assignment_epoch
+
+
+@group_family("kafka_consumergroup_members", "gauge",
+              "Members of the group (kafka_exporter's name; label group)")
+def _members(v: GroupView) -> Iterator[Sample]:
+    if v.status.exists:
+        yield "", v.labels(), len(v.status.members)
+
+
+@group_family("groupctl_group_members_behind_target", "gauge",
+              "Members whose assignment is not yet their target (consumer, streams)")
+def _behind(v: GroupView) -> Iterator[Sample]:
+    if v.status.exists and v.type in ("consumer", "streams"):
+        yield "", v.labels(), _behind_target(v.status)
+
+
+@group_family("groupctl_group_last_rebalance_timestamp_seconds", "gauge",
+              "Unix time the group's last rebalance ended")
+def _last_rebalance(v: GroupView) -> Iterator[Sample]:
+    ended = _ended(v.status.last_rebalance) if v.status.exists else None
+    if ended is not None:
+        yield "", v.labels(), ended
+
+
+@group_family("groupctl_group_rebalances", "counter",
+              "Rebalances of the group seen by groupctl, by the kind of their first reason "
+              "(classic: stabilized generations; epoch-based: new assignment epochs)")
+def _rebalances(v: GroupView) -> Iterator[Sample]:
+    for (kind, reason), n in sorted(list(v.counts.rebalances.items())):
+        yield "_total", (("type", kind), ("reason", reason)), n
+
+
+@group_family("groupctl_group_rebalance_duration_seconds", "histogram",
+              "Duration of the group's rebalances")
+def _rebalance_duration(v: GroupView) -> Iterator[Sample]:
+    for kind, hist in sorted(list(v.counts.durations.items())):
+        yield from hist.samples((("type", kind),))
+
+
+def _type(status: GroupStatus | None) -> str:
+    return (status.type if status is not None else None) or "unknown"
+
+
+def _behind_target(status: GroupStatus) -> int:
+    """Members whose assignment is not yet their target (KIP-848 / streams)."""
+    def parts(asg) -> set:
+        return {(a["topic"], p) for a in asg or () for p in a.get("partitions") or ()}
+    return sum(1 for m in list(status.members.values())
+               if m.has_target and m.target is not None and parts(m.assignment) != parts(m.target))
+
+
+def _ended(rebalance: dict | None) -> float | None:
+    if not rebalance:
+        return None
+    try:
+        return _seconds(rebalance.get("ended") or rebalance.get("ts"))
+    except (TypeError, ValueError):
+        return None
+
+
+class _Kept:
+    """One group's lines of each family, as of its last event."""
+    __slots__ = ("version", "cluster", "texts")
+
+    def __init__(self, name: str, status: GroupStatus, counts: GroupCounts,
+                 cluster: str | None):
+        self.version = counts.version   # read first: an event during the build builds again
+        self.cluster = cluster
+        view = GroupView(status, counts, _type(status))
+        base = ((("cluster", cluster),) if cluster else ()) + (("group", str(name)),)
+        self.texts = tuple(family_lines(g.family, base, g.samples(view))
+                           for g in GROUP_FAMILIES)
+
+
+# ---- groupctl's own -----------------------------------------------------------------------
+UP = Family("groupctl_up", "gauge", "1 when groupctl's last describe round succeeded")
+FOLLOWED = Family("groupctl_groups_followed", "gauge", "Groups groupctl follows")
+ROUNDS = Family("groupctl_describe_round_duration_seconds", "histogram",
+                "Duration of groupctl's describe rounds")
+FAILED = Family("groupctl_describe_rounds_failed", "counter",
+                "Describe rounds that failed as a whole (no coordinator answered)")
+LOST = Family("groupctl_contact_lost", "counter",
+              "Times groupctl lost contact with the cluster (the first failed round of a "
+              "streak)")
+
+
 class WatchMetrics:
     def __init__(self, reducer: Reducer, *, followed: Callable[[], int]):
         self.reducer = reducer
         self.followed = followed
-        self.registry = CollectorRegistry(auto_describe=True)
-        self.rebalances = Counter(
-            "groupctl_group_rebalances", "Rebalances of the group seen by groupctl (classic: "
-            "stabilized generations; epoch-based: new assignment epochs)",
-            ["group", "type"], registry=self.registry)
-        self.rebalance_seconds = Histogram(
-            "groupctl_group_rebalance_duration_seconds", "Duration of the group's rebalances",
-            ["group", "type"], buckets=REBALANCE_BUCKETS, registry=self.registry)
-        self.round_seconds = Histogram(
-            "groupctl_describe_round_duration_seconds", "Duration of groupctl's describe "
-            "rounds", buckets=ROUND_BUCKETS, registry=self.registry)
-        self.rounds_failed = Counter(
-            "groupctl_describe_rounds_failed", "Describe rounds that failed as a whole "
-            "(no coordinator answered)", registry=self.registry)
+        self.registry = CollectorRegistry(auto_describe=True)   # more metrics (lag, ...)
+        self.counts: dict[str, GroupCounts] = {}
+        self.cluster: str | None = None
+        self.rounds = Histogram(ROUND_BUCKETS)
+        self.rounds_failed = 0
+        self.contact_lost = 0
         self.failed_in_a_row = 0
         self.succeeded_once = False
-        self.registry.register(_GroupCollector(self))
+        self.changes = 0   # events folded: the group section is built again after one
+        self._kept: dict[str, _Kept] = {}
+        self._section: tuple[int, str] | None = None
+        self._render_lock = threading.Lock()
 
     # ---- fed by the watch ----------------------------------------------------------------
     def round_done(self, seconds: float, failed: bool) -> None:
-        self.round_seconds.observe(seconds)
+        self.rounds.observe(seconds)
         if failed:
-            self.rounds_failed.inc()
+            self.rounds_failed += 1
+            if self.failed_in_a_row == 0:
+                self.contact_lost += 1
             self.failed_in_a_row += 1
         else:
             self.failed_in_a_row = 0
             self.succeeded_once = True
 
     def event(self, e: dict) -> None:
-        if e.get("event") != "rebalance":
+        group = e.get("group")
+        if group is None:
             return
-        status = self.reducer.groups.get(e["group"])
-        labels = (str(e["group"]), _type(status))
-        self.rebalances.labels(*labels).inc()
-        self.rebalance_seconds.labels(*labels).observe((e.get("duration_ms") or 0) / 1000)
+        if e.get("cluster") and e["cluster"] != self.cluster:
+            self.cluster = e["cluster"]   # every group's text is built again with it
+        counts = self.counts.get(group) or self.counts.setdefault(group, GroupCounts())
+        counts.event(e, self.reducer.groups.get(group))
+        self.changes += 1
+
+    def touch(self, group: str) -> None:
+        """Something a group family reads changed without an event: build its lines again."""
+        counts = self.counts.get(group) or self.counts.setdefault(group, GroupCounts())
+        counts.version += 1
+        self.changes += 1
 
     def tee(self, sink: Callable[[dict], None]) -> Callable[[dict], None]:
         def both(e: dict) -> None:
@@ -105,125 +301,55 @@ class WatchMetrics:
     def healthy(self) -> bool:
         return self.succeeded_once and self.failed_in_a_row < UNHEALTHY_AFTER
 
+    def render(self) -> str:
+        """The text of one scrape (Prometheus text format 0.0.4)."""
+        _, groups, rest = self.render_parts()
+        return groups + rest
 
-def _type(status: GroupStatus | None) -> str:
-    return (status.type if status is not None else None) or "unknown"
+    def render_parts(self) -> tuple[int, str, str]:
+        """One scrape as (version of the group section, the group section, the rest):
+        the group section is the same text while its version is (metrics_server keeps
+        it compressed)."""
+        with self._render_lock:
+            changes, groups = self._group_section()
+        return changes, groups, self._own_text() + generate_latest(self.registry).decode()
 
-
-def _behind_target(status: GroupStatus) -> int:
-    """Members whose assignment is not yet their target (KIP-848 / streams)."""
-    def parts(asg) -> set:
-        return {(a["topic"], p) for a in asg or () for p in a.get("partitions") or ()}
-    return sum(1 for m in list(status.members.values())
-               if m.has_target and m.target is not None and parts(m.assignment) != parts(m.target))
-
-
-class _GroupCollector(Collector):
-    """The reducer's per-group state and the watch's own, read at scrape time."""
-
-    def __init__(self, metrics: WatchMetrics):
-        self.m = metrics
-
-    def collect(self) -> Iterable:
-        labels = ["group", "type"]
-        state = GaugeMetricFamily("groupctl_group_state", "1 for the group's current "
-                                  "state, 0 for the type's other states",
-                                  labels=labels + ["state"])
-        gen = GaugeMetricFamily("groupctl_group_generation", "Generation of a classic "
-                                "group", labels=labels)
-        epoch = GaugeMetricFamily("groupctl_group_epoch", "Group epoch (consumer, share, "
-                                  "streams groups)", labels=labels)
-        asg_epoch = GaugeMetricFamily("groupctl_group_assignment_epoch", "Target "
-                                      "assignment epoch", labels=labels)
-        members = GaugeMetricFamily("kafka_consumergroup_members", "Members of the group "
-                                    "(kafka_exporter's name; label group)", labels=labels)
-        behind = GaugeMetricFamily("groupctl_group_members_behind_target", "Members whose "
-                                   "assignment is not yet their target (consumer, streams)",
-                                   labels=labels)
-        last = GaugeMetricFamily("groupctl_group_last_rebalance_timestamp_seconds",
-                                 "Unix time the group's last rebalance ended", labels=labels)
-        for name, status in list(self.m.reducer.groups.items()):
-            if status.state is None:
+    def _group_section(self) -> tuple[int, str]:
+        """Every group family's lines: the last scrape's when no event came since, else
+        each group's kept lines (built again for the groups that changed), family by
+        family."""
+        changes = self.changes   # read first: an event during the build builds again
+        if self._section is not None and self._section[0] == changes:
+            return self._section
+        rows: list[tuple[str, ...]] = []
+        cluster = self.cluster
+        for name, status in list(self.reducer.groups.items()):
+            if status.state is None or name is None:
                 continue   # followed, not yet seen
-            kind = _type(status)
-            lv = [str(name), kind]
-            known = STATES.get(kind, ())
-            for s in known + ((status.state,) if status.state not in known else ()):
-                state.add_metric(lv + [s], 1.0 if s == status.state else 0.0)
-            if not status.exists:
-                continue
-            members.add_metric(lv, len(status.members))
-            for family, value in ((gen, status.generation), (epoch, status.group_epoch),
-                                  (asg_epoch, status.assignment_epoch)):
-                if value is not None:
-                    family.add_metric(lv, value)
-            if kind in ("consumer", "streams"):
-                behind.add_metric(lv, _behind_target(status))
-            ended = _ended(status.last_rebalance)
-            if ended is not None:
-                last.add_metric(lv, ended)
-        yield from (state, gen, epoch, asg_epoch, members, behind, last)
-        yield GaugeMetricFamily("groupctl_up", "1 when groupctl's last describe round "
-                                "succeeded", value=1.0 if self.m.up else 0.0)
-        yield GaugeMetricFamily("groupctl_groups_followed", "Groups groupctl follows",
-                                value=self.m.followed())
+            counts = self.counts.get(name) or GroupCounts()
+            kept = self._kept.get(name)
+            if kept is None or kept.version != counts.version or kept.cluster != cluster:
+                kept = self._kept[name] = _Kept(name, status, counts, cluster)
+            rows.append(kept.texts)
+        pieces: list[str] = []
+        for g, column in zip(GROUP_FAMILIES, zip(*rows) if rows else [()] * len(GROUP_FAMILIES)):
+            pieces.append(g.family.header())
+            pieces.extend(column)
+        self._section = (changes, "".join(pieces))
+        return self._section
+
+    def _own_text(self) -> str:
+        rounds = "".join(sample_line(ROUNDS.name + suffix, labels_text(pairs), value)
+                         for suffix, pairs, value in self.rounds.samples())
+        return "".join((
+            UP.header(), sample_line(UP.name, "", 1.0 if self.up else 0.0),
+            FOLLOWED.header(), sample_line(FOLLOWED.name, "", self.followed()),
+            ROUNDS.header(), rounds,
+            FAILED.header(), sample_line(FAILED.name + "_total", "", self.rounds_failed),
+            LOST.header(), sample_line(LOST.name + "_total", "", self.contact_lost)))
 
 
-def _ended(rebalance: dict | None) -> float | None:
-    from .reducer import _seconds
+from .metrics_server import MetricsServer  # noqa: E402  (the server imports nothing here)
 
-    if not rebalance:
-        return None
-    try:
-        return _seconds(rebalance.get("ended") or rebalance.get("ts"))
-    except (TypeError, ValueError):
-        return None
-
-
-# ---- the HTTP server ------------------------------------------------------------------------
-class _Server(ThreadingMixIn, WSGIServer):
-    daemon_threads = True
-
-
-class _Quiet(WSGIRequestHandler):
-    def log_message(self, format, *args):   # no access log on stderr (the live view is there)
-        pass
-
-
-class MetricsServer:
-    """`/metrics` (Prometheus text format) and `/healthz`, in a thread of their own."""
-
-    def __init__(self, metrics: WatchMetrics, host: str, port: int):
-        self.metrics = metrics
-        self.prom = make_wsgi_app(metrics.registry)
-        try:
-            self.httpd = make_server(host, port, self._app, _Server, handler_class=_Quiet)
-        except OSError as exc:
-            raise UsageError(f"--metrics-port {port} on {host}: {exc.strerror or exc}") from None
-        self.thread = threading.Thread(target=self.httpd.serve_forever, name="metrics",
-                                       daemon=True)
-
-    @property
-    def address(self) -> tuple[str, int]:
-        host, port = self.httpd.server_address[:2]
-        return str(host), int(port)
-
-    def _app(self, environ, start_response):
-        path = environ.get("PATH_INFO", "")
-        if path == "/healthz":
-            ok = self.metrics.healthy
-            start_response("200 OK" if ok else "503 Service Unavailable",
-                           [("Content-Type", "text/plain; charset=utf-8")])
-            return [b"ok\n" if ok else b"no successful describe round\n"]
-        if path == "/metrics":
-            return self.prom(environ, start_response)
-        start_response("404 Not Found", [("Content-Type", "text/plain; charset=utf-8")])
-        return [b"see /metrics and /healthz\n"]
-
-    def start(self) -> None:
-        self.thread.start()
-
-    def close(self) -> None:
-        if self.thread.is_alive():
-            self.httpd.shutdown()
-        self.httpd.server_close()
+__all__ = ["GROUP_FAMILIES", "GroupView", "MetricsServer", "UNHEALTHY_AFTER", "WatchMetrics",
+           "group_family"]

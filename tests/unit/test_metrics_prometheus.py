@@ -14,7 +14,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from groupctl.events import envelope
-from groupctl.observe.metrics import UNHEALTHY_AFTER, MetricsServer, WatchMetrics
+from groupctl.observe.metrics import GROUP_FAMILIES, UNHEALTHY_AFTER, MetricsServer, WatchMetrics
+from groupctl.observe.reasons import REASON_KINDS, explain, kind as reason_kind
 from groupctl.observe.reducer import Reducer
 
 RULES = Path(__file__).resolve().parents[2] / "contrib" / "prometheus"
@@ -41,7 +42,10 @@ def exporter():
     metrics = WatchMetrics(reducer, followed=lambda: len(reducer.groups))
     server = MetricsServer(metrics, "127.0.0.1", 0)
     server.start()
-    feed = metrics.tee(reducer.apply)   # as watch does: reducer first, then the counters
+
+    def feed(e: dict) -> None:   # as watch does: the reducer folds first, then the metrics
+        reducer.apply(e)
+        metrics.event(e)
     yield server, feed
     server.close()
 
@@ -67,10 +71,17 @@ def _k(name: str, labels: tuple = ()) -> tuple:
 def _classic_story(feed):
     feed(_ev({"event": "snapshot", "state": "Stable", "type": "classic", "protocol": "range",
               "generation": 3, "members": [_member("a", [{"topic": "t", "partitions": [0]}])]}))
-    for gen, dur in ((4, 1500), (5, 250)):
+    for gen, dur, reason in ((4, 1500, "member b (client b) joined"),
+                             (5, 250, "rebalance with no membership change")):
         feed(_ev({"event": "rebalance", "from_generation": gen - 1, "to_generation": gen,
                   "duration_ms": dur, "ended": "2023-11-14T22:13:25.000Z",
-                  "members_before": ["a"], "members_after": ["a", "b"]}, at=T0 + gen))
+                  "members_before": ["a"], "members_after": ["a", "b"], "reason": reason},
+                 at=T0 + gen))
+
+
+C1 = (("cluster", "c1"),)
+ORDERS = (*C1, ("group", "orders"), ("type", "classic"))
+PAY = (*C1, ("group", "pay"), ("type", "consumer"))
 
 
 def test_scrape_reads_the_reducer(exporter):
@@ -81,18 +92,26 @@ def test_scrape_reads_the_reducer(exporter):
               "members": [_member("x", [{"topic": "t", "partitions": [0, 1]}],
                                   [{"topic": "t", "partitions": [0]}]),
                           _member("y", [{"topic": "t", "partitions": [1]}],
-                                  [{"topic": "t", "partitions": [1]}])]}, group="pay"))
+                                  [{"topic": "t", "partitions": [1]}])]}, group="pay",
+             at=T0 + 7))
     code, text = _get(server, "/metrics")
     assert code == 200
     s = _samples(text)
-    o, p = (("group", "orders"), ("type", "classic")), (("group", "pay"), ("type", "consumer"))
+    o, p = ORDERS, PAY
     assert s[_k("groupctl_group_state", (*o, ("state", "Stable")))] == 1
     assert s[_k("groupctl_group_state", (*o, ("state", "PreparingRebalance")))] == 0
     assert s[_k("groupctl_group_state", (*p, ("state", "Reconciling")))] == 1
+    assert s[_k("groupctl_group_state_entered_timestamp_seconds", (*o, ("state", "Stable")))] == T0
+    assert s[_k("groupctl_group_state_entered_timestamp_seconds",
+                (*p, ("state", "Reconciling")))] == T0 + 7
     assert s[_k("groupctl_group_generation", o)] == 5       # the rebalances' to_generation
     assert s[_k("kafka_consumergroup_members", o)] == 2
-    assert s[_k("groupctl_group_rebalances_total", o)] == 2
+    by_reason = {dict(k[1])["reason"]: v for k, v in s.items()
+                 if k[0] == "groupctl_group_rebalances_total" and dict(k[1])["group"] == "orders"}
+    assert by_reason == {**{kind: 0 for kind in REASON_KINDS},
+                         "member_joined": 1, "no_membership_change": 1}
     assert s[_k("groupctl_group_rebalance_duration_seconds_sum", o)] == 1.75
+    assert s[_k("groupctl_group_rebalance_duration_seconds_count", o)] == 2
     assert s[_k("groupctl_group_rebalance_duration_seconds_bucket", (*o, ("le", "0.25")))] == 1
     assert s[_k("groupctl_group_last_rebalance_timestamp_seconds", o)] == 1700000005.0
     assert s[_k("groupctl_group_epoch", p)] == 7
@@ -100,6 +119,119 @@ def test_scrape_reads_the_reducer(exporter):
     assert s[_k("groupctl_group_members_behind_target", p)] == 1   # x still holds t-1
     assert _k("groupctl_group_generation", p) not in s
     assert s[_k("groupctl_groups_followed", ())] == 2
+    # pay has not rebalanced: its counters are there, at 0 (increase() counts the first)
+    assert {dict(k[1])["reason"] for k, v in s.items() if v == 0 and dict(k[1]).get("group")
+            == "pay" and k[0] == "groupctl_group_rebalances_total"} == set(REASON_KINDS)
+    assert not any(k[0].startswith("groupctl_group_rebalance_duration") and
+                   dict(k[1])["group"] == "pay" for k in s)
+
+
+def test_state_entered_moves_with_the_state_only(exporter):
+    server, feed = exporter
+    _classic_story(feed)
+    entered = "groupctl_group_state_entered_timestamp_seconds"
+    feed(_ev({"event": "state", "state": "PreparingRebalance", "previous": "Stable"},
+             at=T0 + 20))
+    feed(_ev({"event": "member_joined", "member_id": "c"}, at=T0 + 21))
+    s = _samples(_get(server, "/metrics")[1])
+    assert {k: v for k, v in s.items() if k[0] == entered} == {
+        _k(entered, (*ORDERS, ("state", "PreparingRebalance"))): T0 + 20}
+    feed(_ev({"event": "state", "state": "Stable", "previous": "PreparingRebalance"},
+             at=T0 + 30.5))
+    s = _samples(_get(server, "/metrics")[1])
+    assert s[_k(entered, (*ORDERS, ("state", "Stable")))] == T0 + 30.5
+
+
+def test_a_type_change_starts_the_new_types_counters_at_0(exporter):
+    server, feed = exporter
+    _classic_story(feed)
+    feed(_ev({"event": "type_changed", "type": "consumer", "previous": "classic"}, at=T0 + 40))
+    s = _samples(_get(server, "/metrics")[1])
+    total = "groupctl_group_rebalances_total"
+    assert sum(v for k, v in s.items() if k[0] == total and ("type", "classic") in k[1]) == 2
+    consumer = {dict(k[1])["reason"]: v for k, v in s.items()
+                if k[0] == total and ("type", "consumer") in k[1]}
+    assert consumer == {kind: 0 for kind in REASON_KINDS}
+    feed(_ev({"event": "rebalance", "from_generation": None, "to_generation": None,
+              "duration_ms": 40, "reason": "member z left or expired"}, at=T0 + 41))
+    s = _samples(_get(server, "/metrics")[1])
+    assert s[_k(total, (*C1, ("group", "orders"), ("type", "consumer"),
+                        ("reason", "member_left")))] == 1
+    assert sum(v for k, v in s.items() if k[0] == total and ("type", "classic") in k[1]) == 2
+
+
+@pytest.mark.parametrize("reason, kind", [
+    (None, "unknown"),
+    ("", "unknown"),
+    ("static member i-1 restarted (new member id); member m (client c) left or expired",
+     "static_member_restarted"),
+    ("member m (client c, host /1.2.3.4) joined; member n left or expired", "member_joined"),
+    ("member m (client x joined) left or expired", "member_left"),
+    ("subscription of m changed (a -> a,b)", "subscription_changed"),
+    ("new partitions on orders", "partitions_added"),
+    ("rebalance with no membership change", "no_membership_change"),
+    ("rebalance with no membership change (REBALANCE_IN_PROGRESS)", "no_membership_change"),
+    ("REBALANCE_IN_PROGRESS", "unknown"),
+])
+def test_reason_kinds(reason, kind):
+    assert reason_kind(reason) == kind
+
+
+def test_the_reason_texts_of_the_story_have_their_kind():
+    """Every text reasons.explain() writes maps to its kind (not to "unknown")."""
+    from types import SimpleNamespace as M
+
+    def m(mid, iid=None, topics=("t",)):
+        return M(member_id=mid, instance_id=iid, client_id="c", host="/h", topics=topics,
+                 assignment={"t": [0]})
+
+    cases = {
+        "member_joined": ({}, {"a": m("a")}),
+        "member_left": ({"a": m("a")}, {}),
+        "static_member_restarted": ({"a": m("a", "i")}, {"b": m("b", "i")}),
+        "subscription_changed": ({"a": m("a")}, {"a": m("a", topics=("t", "u"))}),
+        "no_membership_change": ({"a": m("a")}, {"a": m("a")}),
+    }
+    for kind, (before, after) in cases.items():
+        assert reason_kind(explain(before, after)) == kind, explain(before, after)
+    grown = {"a": M(member_id="a", instance_id=None, client_id="c", host="/h", topics=("t",),
+                    assignment={"t": [0, 5]})}
+    assert reason_kind(explain({"a": m("a")}, grown)) == "partitions_added"
+
+
+def test_the_exposition_is_prometheus_clients(exporter):
+    """The hand-written text equals generate_latest() over the same samples as
+    prometheus_client's metric families (custom collector API), escaping included."""
+    from prometheus_client import CollectorRegistry, generate_latest
+    from prometheus_client.core import Metric
+
+    server, feed = exporter
+    _classic_story(feed)
+    odd = 'we"ird\\name\nwith a newline'
+    feed(_ev({"event": "snapshot", "state": "Stable", "type": "share", "group_epoch": 2,
+              "assignment_epoch": 2, "members": [_member("s", None)]}, group=odd))
+    ours = server.metrics.render()
+
+    class Same:
+        def collect(self):
+            from groupctl.observe.metrics import GroupCounts, GroupView, _type
+
+            m = server.metrics
+            for g in GROUP_FAMILIES:
+                fam = Metric(g.family.name, g.family.help, g.family.kind)
+                for name, status in m.reducer.groups.items():
+                    view = GroupView(status, m.counts.get(name) or GroupCounts(), _type(status))
+                    for suffix, pairs, value in g.samples(view):
+                        fam.add_sample(g.family.name + suffix, dict(
+                            (("cluster", "c1"), ("group", name)) + pairs), value)
+                yield fam
+
+    registry = CollectorRegistry()
+    registry.register(Same())
+    theirs = generate_latest(registry).decode()
+    head = ours[:ours.index("# HELP groupctl_up ")]
+    assert head == theirs
+    assert 'group="we\\"ird\\\\name\\nwith a newline"' in head
 
 
 def test_up_and_healthz_follow_the_rounds(exporter):
@@ -126,9 +258,10 @@ def test_a_dead_group_keeps_its_counters(exporter):
     _classic_story(feed)
     feed(_ev({"event": "state", "state": "Dead"}, at=T0 + 9))
     s = _samples(_get(server, "/metrics")[1])
-    o = (("group", "orders"), ("type", "classic"))
-    assert s[_k("groupctl_group_rebalances_total", o)] == 2            # never goes down
-    dead = (("group", "orders"), ("type", "unknown"))                # Dead forgets the type
+    assert sum(v for k, v in s.items()
+               if k[0] == "groupctl_group_rebalances_total") == 2      # never goes down
+    assert s[_k("groupctl_group_rebalance_duration_seconds_count", ORDERS)] == 2
+    dead = (*C1, ("group", "orders"), ("type", "unknown"))            # Dead forgets the type
     assert s[_k("groupctl_group_state", (*dead, ("state", "Dead")))] == 1
     assert _k("kafka_consumergroup_members", dead) not in s
 
@@ -183,3 +316,80 @@ def test_watch_refuses_a_port_it_cannot_bind_before_any_work(exporter):
     assert err.count("\n") == 1 and "Traceback" not in err
     code, out, err = _cli("watch", "g", "--metrics-port", "70000")
     assert (code, err) == (2, "groupctl: error: --metrics-port must be 0..65535\n")
+
+
+def _get_gzip(server) -> tuple[dict, bytes]:
+    host, port = server.address
+    req = urllib.request.Request(f"http://{host}:{port}/metrics",
+                                 headers={"Accept-Encoding": "gzip"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return dict(r.headers), r.read()
+
+
+def test_gzip_scrapes_are_the_text_and_keep_up_with_changes(exporter):
+    """Prometheus asks for gzip: the body is one gzip stream of the same text, also when
+    only groupctl's own metrics changed (the group section's compression is kept) and
+    after a group event (compressed again)."""
+    import gzip
+
+    server, feed = exporter
+    _classic_story(feed)
+    for change in (lambda: None, lambda: server.metrics.round_done(0.02, failed=False),
+                   lambda: feed(_ev({"event": "member_joined", "member_id": "c"}, at=T0 + 9))):
+        change()
+        headers, body = _get_gzip(server)
+        assert headers["Content-Encoding"] == "gzip"
+        assert headers["Content-Type"] == "text/plain; version=0.0.4; charset=utf-8"
+        assert int(headers["Content-Length"]) == len(body)
+        assert gzip.decompress(body).decode() == server.metrics.render()
+    s = _samples(gzip.decompress(body).decode())
+    assert s[_k("kafka_consumergroup_members", ORDERS)] == 3
+    assert s[_k("groupctl_describe_round_duration_seconds_count", ())] == 1
+
+
+def test_a_groups_lines_are_built_again_at_its_events_only(exporter):
+    server, feed = exporter
+    m = server.metrics
+    _classic_story(feed)
+    version, first, _ = m.render_parts()
+    m.round_done(0.01, failed=False)
+    again, same, _ = m.render_parts()
+    assert (again, same) == (version, first) and same is first   # nothing built again
+    feed(_ev({"event": "member_left", "member_id": "b"}, at=T0 + 9))
+    later, text, _ = m.render_parts()
+    assert later != version
+    assert 'kafka_consumergroup_members{cluster="c1",group="orders",type="classic"} 1.0' in text
+    # what changes without an event: touch() builds the group's lines again
+    m.reducer.groups["orders"].members.clear()
+    assert m.render_parts()[1] is text
+    m.touch("orders")
+    assert 'kafka_consumergroup_members{cluster="c1",group="orders",type="classic"} 0.0' \
+        in m.render_parts()[1]
+
+
+def test_a_collector_on_the_registry_is_scraped_too(exporter):
+    from prometheus_client.core import GaugeMetricFamily
+
+    server, feed = exporter
+    _classic_story(feed)
+
+    class Lag:
+        def collect(self):
+            g = GaugeMetricFamily("kafka_consumergroup_group_lag", "lag", labels=["group"])
+            g.add_metric(["orders"], 42)
+            yield g
+
+    server.metrics.registry.register(Lag())
+    s = _samples(_get(server, "/metrics")[1])
+    assert s[_k("kafka_consumergroup_group_lag", (("group", "orders"),))] == 42
+
+
+def test_contact_lost_counts_streaks_of_failed_rounds(exporter):
+    server, _ = exporter
+    m = server.metrics
+    for failed in (False, True, True, True, False, True, False):
+        m.round_done(0.01, failed=failed)
+    s = _samples(_get(server, "/metrics")[1])
+    assert s[_k("groupctl_contact_lost_total", ())] == 2
+    assert s[_k("groupctl_describe_rounds_failed_total", ())] == 4
+    assert s[_k("groupctl_up", ())] == 1
