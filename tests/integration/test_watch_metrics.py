@@ -58,7 +58,10 @@ def _scrape(base: str, group: str) -> Scrape:
             if s.labels.get("group") == group:
                 out["type"] = s.labels["type"]   # "unknown" while the group is missing
                 key = (s.name, s.labels["state"]) if "state" in s.labels else s.name
-                out[key] = s.value
+                if "reason" in s.labels:   # rebalances by reason kind: their sum
+                    out[key] = out.get(key, 0) + s.value
+                else:
+                    out[key] = s.value
             elif not s.labels:
                 out[s.name] = s.value
     return out
