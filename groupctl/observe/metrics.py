@@ -33,9 +33,11 @@ after UNHEALTHY_AFTER failed rounds in a row (a failed round backs off, so three
 several seconds of lost contact; one failed round is a hiccup, not a dead monitor).
 
 The scrape runs in the HTTP server's thread while the asyncio loop folds events: dicts are
-copied with list() (atomic under the GIL) before they are walked; a group's kept text
-carries the version it was built from, read before building, so a change during a build
-is built again at the next scrape.
+copied with list() (atomic under the GIL) before they are walked; a group's kept lines
+carry the version they were built from, read before building, so a change during a build
+is built again at the next scrape. A scrape hands the server its text in keyed pieces
+(Scrape.pieces): a piece with the same key is the same bytes, so metrics_server compresses
+it once.
 """
 from __future__ import annotations
 
@@ -216,8 +218,8 @@ def _ended(rebalance: dict | None) -> float | None:
 
 
 class _Kept:
-    """One group's lines of each family, as of its last event."""
-    __slots__ = ("version", "cluster", "texts")
+    """One group's lines of each family (UTF-8), as of its last event."""
+    __slots__ = ("version", "cluster", "data")
 
     def __init__(self, name: str, status: GroupStatus, counts: GroupCounts,
                  cluster: str | None):
@@ -225,8 +227,33 @@ class _Kept:
         self.cluster = cluster
         view = GroupView(status, counts, _type(status))
         base = ((("cluster", cluster),) if cluster else ()) + (("group", str(name)),)
-        self.texts = tuple(family_lines(g.family, base, g.samples(view))
-                           for g in GROUP_FAMILIES)
+        self.data = tuple(family_lines(g.family, base, g.samples(view)).encode()
+                          for g in GROUP_FAMILIES)
+
+
+BLOCK = 64   # groups per piece of a family's lines (a piece is compressed once, then kept)
+
+
+@dataclass
+class Scrape:
+    """One scrape: each group's kept lines (in the reducer's order), then the tail
+    (groupctl's own metrics and the registry's)."""
+    rows: list[_Kept]
+    tail: bytes
+
+    def pieces(self) -> Iterator[tuple[object, list[bytes]]]:
+        """The text in order, as (key, parts): a key names the same bytes at every scrape
+        (a family's header; a family's lines of BLOCK groups, each group as last built);
+        the tail, last, has no key."""
+        for i, g in enumerate(GROUP_FAMILIES):
+            yield ("header", g.family.name), [g.family.header().encode()]
+            for start in range(0, len(self.rows), BLOCK):
+                block = tuple(self.rows[start:start + BLOCK])
+                yield (g.family.name, block), [k.data[i] for k in block]
+        yield None, [self.tail]
+
+    def text(self) -> bytes:
+        return b"".join(part for _, parts in self.pieces() for part in parts)
 
 
 # ---- groupctl's own -----------------------------------------------------------------------
@@ -253,9 +280,7 @@ class WatchMetrics:
         self.contact_lost = 0
         self.failed_in_a_row = 0
         self.succeeded_once = False
-        self.changes = 0   # events folded: the group section is built again after one
         self._kept: dict[str, _Kept] = {}
-        self._section: tuple[int, str] | None = None
         self._render_lock = threading.Lock()
 
     # ---- fed by the watch ----------------------------------------------------------------
@@ -278,13 +303,11 @@ class WatchMetrics:
             self.cluster = e["cluster"]   # every group's text is built again with it
         counts = self.counts.get(group) or self.counts.setdefault(group, GroupCounts())
         counts.event(e, self.reducer.groups.get(group))
-        self.changes += 1
 
     def touch(self, group: str) -> None:
         """Something a group family reads changed without an event: build its lines again."""
         counts = self.counts.get(group) or self.counts.setdefault(group, GroupCounts())
         counts.version += 1
-        self.changes += 1
 
     def tee(self, sink: Callable[[dict], None]) -> Callable[[dict], None]:
         def both(e: dict) -> None:
@@ -303,25 +326,18 @@ class WatchMetrics:
 
     def render(self) -> str:
         """The text of one scrape (Prometheus text format 0.0.4)."""
-        _, groups, rest = self.render_parts()
-        return groups + rest
+        return self.scrape().text().decode()
 
-    def render_parts(self) -> tuple[int, str, str]:
-        """One scrape as (version of the group section, the group section, the rest):
-        the group section is the same text while its version is (metrics_server keeps
-        it compressed)."""
+    def scrape(self) -> Scrape:
+        """One scrape: the groups' kept lines (built again for the groups that changed),
+        groupctl's own metrics, the registry's."""
         with self._render_lock:
-            changes, groups = self._group_section()
-        return changes, groups, self._own_text() + generate_latest(self.registry).decode()
+            rows = self._rows()
+        tail = self._own_text() + generate_latest(self.registry).decode()
+        return Scrape(rows, tail.encode())
 
-    def _group_section(self) -> tuple[int, str]:
-        """Every group family's lines: the last scrape's when no event came since, else
-        each group's kept lines (built again for the groups that changed), family by
-        family."""
-        changes = self.changes   # read first: an event during the build builds again
-        if self._section is not None and self._section[0] == changes:
-            return self._section
-        rows: list[tuple[str, ...]] = []
+    def _rows(self) -> list[_Kept]:
+        rows: list[_Kept] = []
         cluster = self.cluster
         for name, status in list(self.reducer.groups.items()):
             if status.state is None or name is None:
@@ -330,13 +346,8 @@ class WatchMetrics:
             kept = self._kept.get(name)
             if kept is None or kept.version != counts.version or kept.cluster != cluster:
                 kept = self._kept[name] = _Kept(name, status, counts, cluster)
-            rows.append(kept.texts)
-        pieces: list[str] = []
-        for g, column in zip(GROUP_FAMILIES, zip(*rows) if rows else [()] * len(GROUP_FAMILIES)):
-            pieces.append(g.family.header())
-            pieces.extend(column)
-        self._section = (changes, "".join(pieces))
-        return self._section
+            rows.append(kept)
+        return rows
 
     def _own_text(self) -> str:
         rounds = "".join(sample_line(ROUNDS.name + suffix, labels_text(pairs), value)

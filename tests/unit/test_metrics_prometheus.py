@@ -351,20 +351,59 @@ def test_a_groups_lines_are_built_again_at_its_events_only(exporter):
     server, feed = exporter
     m = server.metrics
     _classic_story(feed)
-    version, first, _ = m.render_parts()
+    feed(_ev({"event": "snapshot", "state": "Empty", "type": "classic", "members": []},
+             group="other"))
+    orders, other = m.scrape().rows
     m.round_done(0.01, failed=False)
-    again, same, _ = m.render_parts()
-    assert (again, same) == (version, first) and same is first   # nothing built again
+    assert m.scrape().rows == [orders, other] and m.scrape().rows[0] is orders   # kept
     feed(_ev({"event": "member_left", "member_id": "b"}, at=T0 + 9))
-    later, text, _ = m.render_parts()
-    assert later != version
-    assert 'kafka_consumergroup_members{cluster="c1",group="orders",type="classic"} 1.0' in text
+    rows = m.scrape().rows
+    assert rows[0] is not orders and rows[1] is other            # only orders built again
+    assert 'kafka_consumergroup_members{cluster="c1",group="orders",type="classic"} 1.0' \
+        in m.render()
     # what changes without an event: touch() builds the group's lines again
     m.reducer.groups["orders"].members.clear()
-    assert m.render_parts()[1] is text
+    assert m.scrape().rows[0] is rows[0]
     m.touch("orders")
     assert 'kafka_consumergroup_members{cluster="c1",group="orders",type="classic"} 0.0' \
-        in m.render_parts()[1]
+        in m.render()
+
+
+def test_gzip_pieces_are_compressed_once_and_join_into_one_stream(monkeypatch):
+    """Many groups (several pieces a family): after one group's change only the pieces
+    holding it (one per family) and the tail are compressed again; the body is one gzip
+    stream whose CRC and size gzip checks."""
+    import gzip
+
+    from groupctl.observe import metrics_server
+    from groupctl.observe.metrics import BLOCK
+
+    reducer = Reducer()
+    m = WatchMetrics(reducer, followed=lambda: len(reducer.groups))
+    for i in range(BLOCK * 3 + 5):
+        e = _ev({"event": "snapshot", "state": "Stable", "type": "classic",
+                 "members": [_member("a", [{"topic": "t", "partitions": [0]}])]},
+                group=f"g{i:04d}")
+        reducer.apply(e)
+        m.event(e)
+    compressed: list[int] = []
+    real = metrics_server._deflate
+    monkeypatch.setattr(metrics_server, "_deflate",
+                        lambda data, last: compressed.append(len(data)) or real(data, last))
+    zipper = metrics_server._Gzip()
+    first = zipper.body(m.scrape())
+    assert gzip.decompress(first).decode() == m.render()
+    pieces = len(compressed)
+    assert pieces == len(GROUP_FAMILIES) * (1 + 4) + 1          # headers, 4 blocks, tail
+    compressed.clear()
+    e = _ev({"event": "member_joined", "member_id": "b"}, group="g0100", at=T0 + 1)
+    reducer.apply(e)
+    m.event(e)
+    second = zipper.body(m.scrape())
+    assert len(compressed) == len(GROUP_FAMILIES) + 1            # g0100's block a family
+    assert gzip.decompress(second).decode() == m.render()
+    assert 'kafka_consumergroup_members{cluster="c1",group="g0100",type="classic"} 2.0' \
+        in gzip.decompress(second).decode()
 
 
 def test_a_collector_on_the_registry_is_scraped_too(exporter):
