@@ -44,6 +44,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Callable, Iterable, Iterator
 
 from prometheus_client import CollectorRegistry, generate_latest
@@ -241,19 +242,23 @@ class Scrape:
     rows: list[_Kept]
     tail: bytes
 
-    def pieces(self) -> Iterator[tuple[object, list[bytes]]]:
-        """The text in order, as (key, parts): a key names the same bytes at every scrape
-        (a family's header; a family's lines of BLOCK groups, each group as last built);
-        the tail, last, has no key."""
+    def pieces(self) -> Iterator[tuple[object, Callable[[], bytes]]]:
+        """The text in order, as (key, its bytes when asked): a key names the same bytes
+        at every scrape (a family's header; a family's lines of BLOCK groups, each group
+        as last built); the tail, last, has no key."""
         for i, g in enumerate(GROUP_FAMILIES):
-            yield ("header", g.family.name), [g.family.header().encode()]
+            yield ("header", g.family.name), g.family.header().encode
             for start in range(0, len(self.rows), BLOCK):
                 block = tuple(self.rows[start:start + BLOCK])
-                yield (g.family.name, block), [k.data[i] for k in block]
-        yield None, [self.tail]
+                yield (g.family.name, block), partial(_join, block, i)
+        yield None, lambda: self.tail
 
     def text(self) -> bytes:
-        return b"".join(part for _, parts in self.pieces() for part in parts)
+        return b"".join(data() for _, data in self.pieces())
+
+
+def _join(block: tuple[_Kept, ...], family: int) -> bytes:
+    return b"".join(k.data[family] for k in block)
 
 
 # ---- groupctl's own -----------------------------------------------------------------------

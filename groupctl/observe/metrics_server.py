@@ -39,29 +39,81 @@ def _deflate(data: bytes, last: bool) -> bytes:
     return c.compress(data) + c.flush(zlib.Z_FINISH if last else zlib.Z_SYNC_FLUSH)
 
 
+# CRC-32 of joined pieces from the pieces' own (zlib's crc32_combine, which Python's zlib
+# does not offer): crc(A + B) = crc(A) * x^(8 len(B)) mod P, xor crc(B), in the reflected
+# bit order of gzip's CRC.
+_POLY = 0xEDB88320
+
+
+def _multmodp(a: int, b: int) -> int:
+    """a * b mod P."""
+    m, p = 1 << 31, 0
+    while True:
+        if a & m:
+            p ^= b
+            if a & (m - 1) == 0:
+                return p
+        m >>= 1
+        b = (b >> 1) ^ _POLY if b & 1 else b >> 1
+
+
+def _powers() -> list[int]:
+    out, p = [], 1 << 30   # x^1
+    for _ in range(32):
+        out.append(p)
+        p = _multmodp(p, p)
+    return out
+
+
+_X2N = _powers()   # x^(2^k) mod P
+
+
+def crc_shift(length: int) -> int:
+    """x^(8 length) mod P: what crc(A) is multiplied by when `length` bytes follow A."""
+    p, k = 1 << 31, 3
+    while length:
+        if length & 1:
+            p = _multmodp(_X2N[k & 31], p)
+        length >>= 1
+        k += 1
+    return p
+
+
+def crc_combine(crc_a: int, crc_b: int, shift_b: int) -> int:
+    """crc32(A + B) from crc32(A), crc32(B) and crc_shift(len(B))."""
+    return _multmodp(shift_b, crc_a) ^ crc_b
+
+
+class _Packed:
+    __slots__ = ("deflated", "crc", "size", "shift")
+
+    def __init__(self, data: bytes, last: bool):
+        self.deflated = _deflate(data, last)
+        self.crc, self.size, self.shift = zlib.crc32(data), len(data), crc_shift(len(data))
+
+
 class _Gzip:
     """One gzip stream (RFC 1952) per scrape from the scrape's keyed pieces: a piece seen
-    at the last scrape is not compressed again. At 2,000 groups one group's change
-    compresses its 64-group pieces, not megabytes."""
+    at the last scrape is neither compressed nor checksummed again. At 2,000 groups one
+    group's change compresses its 64-group pieces, not megabytes."""
 
     def __init__(self):
         self.lock = threading.Lock()
-        self.kept: dict[object, bytes] = {}
+        self.kept: dict[object, _Packed] = {}
 
     def body(self, scrape: "Scrape") -> bytes:
         out, crc, size = [GZIP_HEADER], 0, 0
         with self.lock:
-            kept: dict[object, bytes] = {}
-            for key, parts in scrape.pieces():
-                for part in parts:
-                    crc = zlib.crc32(part, crc)
-                    size += len(part)
+            kept: dict[object, _Packed] = {}
+            for key, data in scrape.pieces():
                 packed = self.kept.get(key) if key is not None else None
                 if packed is None:
-                    packed = _deflate(b"".join(parts), last=key is None)
+                    packed = _Packed(data(), last=key is None)
                 if key is not None:
                     kept[key] = packed
-                out.append(packed)
+                out.append(packed.deflated)
+                crc = crc_combine(crc, packed.crc, packed.shift)
+                size += packed.size
             self.kept = kept
         out.append(struct.pack("<II", crc, size & 0xFFFFFFFF))
         return b"".join(out)

@@ -432,3 +432,17 @@ def test_contact_lost_counts_streaks_of_failed_rounds(exporter):
     assert s[_k("groupctl_contact_lost_total", ())] == 2
     assert s[_k("groupctl_describe_rounds_failed_total", ())] == 4
     assert s[_k("groupctl_up", ())] == 1
+
+
+def test_crc_combine_is_zlibs_crc_of_the_joined_bytes():
+    import random
+    import zlib
+
+    from groupctl.observe.metrics_server import crc_combine, crc_shift
+
+    rng = random.Random(22)
+    pieces = [b"", b"a", bytes(rng.randrange(256) for _ in range(1000)), b"x" * 70_000, b""]
+    crc = 0
+    for piece in pieces:
+        crc = crc_combine(crc, zlib.crc32(piece), crc_shift(len(piece)))
+    assert crc == zlib.crc32(b"".join(pieces))
