@@ -51,18 +51,27 @@ def load() -> str:
 # ---- set-up -------------------------------------------------------------------------------
 def make_groups(bootstrap: str, n: int, topic: str) -> list[str]:
     """n groups with an offset committed each (AdminClient; one group per call, all the
-    calls in flight at once)."""
+    calls in flight at once; again for those refused while __consumer_offsets comes up)."""
     from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
     from confluent_kafka.admin import AdminClient
 
     admin = AdminClient({"bootstrap.servers": bootstrap})
     names = [f"{topic}-g{i:05d}" for i in range(n)]
-    futures = []
-    for name in names:
-        futures += admin.alter_consumer_group_offsets(
-            [ConsumerGroupTopicPartitions(name, [TopicPartition(topic, 0, 1)])]).values()
-    for f in futures:
-        f.result(60)
+    todo, deadline, errors = list(names), time.monotonic() + 120, []
+    while todo and time.monotonic() < deadline:
+        calls = {name: admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(
+            name, [TopicPartition(topic, 0, 1)])]) for name in todo}
+        todo, errors = [], []
+        for name, futures in calls.items():
+            for f in futures.values():
+                refused = [tp.error for tp in f.result(60).topic_partitions if tp.error]
+                if refused:
+                    todo.append(name)
+                    errors = refused
+        if todo:
+            time.sleep(1)
+    if todo:
+        raise SystemExit(f"bench: {len(todo)} groups without offsets: {errors[0]}")
     return names
 
 
@@ -126,6 +135,14 @@ def _scrape(url: str) -> tuple[float, bytes]:
     return time.perf_counter() - start, body
 
 
+def _rounds(url: str) -> tuple[float, float]:
+    """groupctl's describe rounds so far: (count, seconds in all)."""
+    text = gzip.decompress(_scrape(url)[1]).decode()
+    found = dict(re.findall(r"^groupctl_describe_round_duration_seconds_(count|sum) (\S+)$",
+                            text, re.M))
+    return float(found["count"]), float(found["sum"])
+
+
 def watch(bootstrap: str, seconds: float, metrics: bool, groups: int) -> dict:
     cmd = [sys.executable, "-m", "groupctl", "-b", bootstrap, "-o", "ndjson", "watch", "--all",
            "--interval", "1", *(["--metrics-port", "0"] if metrics else [])]
@@ -144,6 +161,7 @@ def watch(bootstrap: str, seconds: float, metrics: bool, groups: int) -> dict:
                 m = re.search(rb"^groupctl_groups_followed (\S+)$", gzip.decompress(body), re.M)
                 followed = int(float(m.group(1))) if m else 0
             time.sleep(SCRAPE)
+        rounds0 = _rounds(url) if url else (0.0, 0.0)
         cpu0, t0 = _cpu_seconds(proc.pid), time.monotonic()
         scrapes: list[float] = []
         sizes: list[tuple[int, int]] = []
@@ -155,9 +173,11 @@ def watch(bootstrap: str, seconds: float, metrics: bool, groups: int) -> dict:
                 sizes.append((len(body), len(gzip.decompress(body))))
             time.sleep(SCRAPE)
         cpu = (_cpu_seconds(proc.pid) - cpu0) / (time.monotonic() - t0) * 100
+        rounds1 = _rounds(url) if url else (0.0, 0.0)
         out = {"cpu_pct": cpu, "rss_peak_mb": _status_kb(proc.pid, "VmHWM") / 1024,
                "rss_mb": _status_kb(proc.pid, "VmRSS") / 1024, "scrapes_ms": scrapes,
-               "sizes": sizes, "followed": followed, "first_ms": first_ms}
+               "sizes": sizes, "followed": followed, "first_ms": first_ms,
+               "rounds": rounds1[0] - rounds0[0], "round_s": rounds1[1] - rounds0[1]}
         if proc.poll() is not None:
             raise SystemExit(f"bench: the watch ended early: {proc.stderr.read()}")
         return out
@@ -286,6 +306,11 @@ def run(bootstrap: str, groups: int, churn: int, seconds: float) -> int:
 
     topic = f"bench-monitor-{time.strftime('%H%M%S')}"
     create_topic(bootstrap, topic, 1)
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": bootstrap})
+    producer.produce(topic, b"x")   # a record, so that offset 1 can be committed
+    producer.flush(30)
     started = time.monotonic()
     make_groups(bootstrap, groups, topic)
     print(f"\n{groups} groups with offsets in {time.monotonic() - started:.0f} s", flush=True)
@@ -312,6 +337,9 @@ def run(bootstrap: str, groups: int, churn: int, seconds: float) -> int:
           f"without {off['rss_peak_mb']:.0f}")
     print(f"  scrape ms ({len(on['scrapes_ms'])})     {dist(on['scrapes_ms'])}   "
           f"(body {gz / 1e3:.0f} kB gzip, {text / 1e6:.2f} MB text)")
+    if on["rounds"]:
+        print(f"  describe rounds   {on['rounds']:.0f} in {seconds:g} s, mean "
+              f"{on['round_s'] / on['rounds'] * 1000:.0f} ms (with metrics)")
     print(f"  slowest warm-up scrape (every group's lines built once) {on['first_ms']:.0f} ms")
     return 0
 
