@@ -25,6 +25,8 @@ Adding a metric is one small function:
   group's GroupCounts) yielding samples (metrics_text.Sample); its lines are built when
   the group changes and kept. What changes without an event (lag, read on its own
   interval) calls `metrics.touch(group)` when it has a new value for the group;
+- a histogram of a figure of the `rebalance` events (duration, unowned partitions):
+  one `rebalance_histogram(name, help, figure of an event, buckets)` call;
 - anything else: a collector on `metrics.registry` (prometheus_client's custom collector
   API, `registry.register(c)`), written after groupctl's own metrics at every scrape.
 
@@ -73,7 +75,7 @@ class GroupCounts:
     """What accumulates for one group, from its events."""
     version: int = 0                                   # +1 at each of the group's events
     rebalances: dict[tuple[str, str], int] = field(default_factory=dict)  # (type, kind)
-    durations: dict[str, Histogram] = field(default_factory=dict)         # type -> seconds
+    histograms: dict[tuple[str, str], Histogram] = field(default_factory=dict)  # (name, type)
     state: str | None = None
     state_since: float | None = None   # when groupctl first saw the current state
 
@@ -86,9 +88,12 @@ class GroupCounts:
         if e.get("event") == "rebalance":
             key = (kind, reason_kind(e.get("reason")))
             self.rebalances[key] = self.rebalances.get(key, 0) + 1
-            hist = self.durations.get(kind) or self.durations.setdefault(
-                kind, Histogram(REBALANCE_BUCKETS))
-            hist.observe((e.get("duration_ms") or 0) / 1000)
+            for name, (value_of, buckets) in REBALANCE_HISTOGRAMS.items():
+                value = value_of(e)
+                if value is not None:
+                    hist = self.histograms.get((name, kind)) or self.histograms.setdefault(
+                        (name, kind), Histogram(buckets))
+                    hist.observe(value)
         state = status.state if status is not None else None
         if state != self.state:
             self.state, self.state_since = state, _seconds(e.get("ts")) or time.time()
@@ -112,6 +117,9 @@ class GroupFamily:
 
 
 GROUP_FAMILIES: list[GroupFamily] = []
+# a histogram per group of a figure of its `rebalance` events: name -> (the figure of an
+# event, None: not known; the buckets)
+REBALANCE_HISTOGRAMS: dict[str, tuple[Callable[[dict], float | None], tuple[float, ...]]] = {}
 
 
 def group_family(name: str, kind: str, help: str):
@@ -190,11 +198,29 @@ def _rebalances(v: GroupView) -> Iterator[Sample]:
         yield "_total", (("type", kind), ("reason", reason)), n
 
 
-@group_family("groupctl_group_rebalance_duration_seconds", "histogram",
-              "Duration of the group's rebalances")
-def _rebalance_duration(v: GroupView) -> Iterator[Sample]:
-    for kind, hist in sorted(list(v.counts.durations.items())):
-        yield from hist.samples((("type", kind),))
+def rebalance_histogram(name: str, help: str, value_of: Callable[[dict], float | None],
+                        buckets: tuple[float, ...]) -> None:
+    """Register a per-group histogram of a figure of the group's `rebalance` events."""
+    REBALANCE_HISTOGRAMS[name] = (value_of, buckets)
+
+    @group_family(name, "histogram", help)
+    def _samples(v: GroupView) -> Iterator[Sample]:
+        for (family, kind), hist in sorted(list(v.counts.histograms.items())):
+            if family == name:
+                yield from hist.samples((("type", kind),))
+
+
+def _seconds_of(field: str) -> Callable[[dict], float | None]:
+    """An event's `field` in milliseconds, as seconds."""
+    def value_of(e: dict) -> float | None:
+        ms = e.get(field)
+        return None if ms is None else ms / 1000
+    return value_of
+
+
+rebalance_histogram("groupctl_group_rebalance_duration_seconds",
+                    "Duration of the group's rebalances", _seconds_of("duration_ms"),
+                    REBALANCE_BUCKETS)
 
 
 def _type(status: GroupStatus | None) -> str:
