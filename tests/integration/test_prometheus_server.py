@@ -37,6 +37,9 @@ TOTAL = 'sum(groupctl_group_rebalances_total{{group="{g}"}})'
 def _start_watch(kafka, group: str, *extra: str) -> tuple[WatchProcess, str]:
     watch = WatchProcess(kafka, group, "--interval", "0.2", "--metrics-port", "0", *extra)
     _, line = watch.err.wait(lambda ln: "serving metrics on" in ln, 30, "the metrics address")
+    # its first look (the group missing) before any consumer: the group's forming is then
+    # a rebalance it sees, as the broker's first Stabilized line
+    watch.wait_event(lambda e: e["group"] == group, 60, "the first look at the group")
     return watch, re.search(r"http://(\S+)/metrics", line).group(1)
 
 

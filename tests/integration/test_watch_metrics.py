@@ -91,6 +91,9 @@ def test_metrics_equal_the_broker(kafka, topic_factory, consumer_factory, unique
     try:
         _, line = watch.err.wait(lambda ln: "serving metrics on" in ln, 30, "the metrics address")
         base = re.search(r"(http://\S+)/metrics", line).group(1)
+        # the first look before the group forms (a group first seen Stable is a snapshot,
+        # not a rebalance: under load the watch's first round can come late)
+        watch.wait_event(lambda e: e["group"] == g, 60, "the first look at the group")
         a = consumer_factory(g, topic, name=f"{g}-a")
         b = consumer_factory(g, topic, name=f"{g}-b")
         a.wait_assigned()
@@ -152,6 +155,7 @@ def test_a_broker_restart_takes_up_to_0_and_back_counters_never_fall(own_lab, co
     try:
         _, line = watch.err.wait(lambda ln: "serving metrics on" in ln, 30, "the metrics address")
         base = re.search(r"(http://\S+)/metrics", line).group(1)
+        watch.wait_event(lambda e: e["group"] == g, 60, "the first look at the group")
         a = consumer_factory(g, topic, cluster=own_lab, name=f"{g}-a")
         a.wait_assigned()
         before = wait_until(lambda: (s := _scrape(base, g)).get("kafka_consumergroup_members") == 1
