@@ -229,7 +229,7 @@ def peer_registry(metrics):
     from prometheus_client import CollectorRegistry
     from prometheus_client.core import Metric
 
-    from groupctl.observe.metrics import GROUP_FAMILIES, GroupCounts, GroupView, _type
+    from groupctl.observe.metrics_groups import GROUP_FAMILIES, GroupCounts, GroupView, _type
 
     class Same:
         def collect(self):

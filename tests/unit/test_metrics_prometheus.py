@@ -214,7 +214,7 @@ def test_the_exposition_is_prometheus_clients(exporter):
 
     class Same:
         def collect(self):
-            from groupctl.observe.metrics import GroupCounts, GroupView, _type
+            from groupctl.observe.metrics_groups import GroupCounts, GroupView, _type
 
             m = server.metrics
             for g in GROUP_FAMILIES:
