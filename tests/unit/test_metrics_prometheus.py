@@ -278,7 +278,13 @@ def test_the_port_in_use_is_a_usage_error(exporter):
 def test_promtool_checks_a_real_scrape(exporter):
     server, feed = exporter
     _classic_story(feed)
+    for group, kind, state in (("pay", "consumer", "Reconciling"), ("s", "share", "Stable"),
+                               ('we"ird\\name\n', "streams", "NotReady")):
+        feed(_ev({"event": "snapshot", "state": state, "type": kind, "group_epoch": 4,
+                  "assignment_epoch": 3, "members": [_member("x", None)]}, group=group))
+    feed(_ev({"event": "state", "state": "Dead"}, group="s", at=T0 + 3))
     server.metrics.round_done(0.01, failed=False)
+    server.metrics.round_done(0.5, failed=True)
     text = _get(server, "/metrics")[1]
     done = subprocess.run([_promtool(), "check", "metrics"], input=text, text=True,
                           capture_output=True, timeout=60)
