@@ -8,6 +8,14 @@
                                 stdout told `joined` before it are counted (`joined`)
   force-SIGTERM, force-SIGINT   `force-rebalance G --yes` signalled while its JoinGroup is
                                 parked (the test hook _GROUPCTL_PAUSE_AT=parked:30)
+  probe-frozen                  `join G --watch --session-timeout 6` (the broker's minimum): once
+                                its first rebalance is told the broker is SIGSTOPped for 9 s
+                                (past the session timeout), SIGCONTed, and the probe
+                                SIGTERMed once the thawed broker answers a describe
+  force-frozen                  `force-rebalance G --yes` with its JoinGroup parked (the hook,
+                                12 s): the broker frozen 12 s (past force-rebalance's 10 s
+                                session), thawed; force-rebalance left to end by itself
+                                (only these two need the soak's own lab: not with -b)
   control-SIGKILL               (only with --kinds naming it) the probe SIGKILLed: it cannot
                                 leave, so every run must count a survivor; proves the count
                                 can see one
@@ -36,12 +44,27 @@ import uuid
 from pathlib import Path
 
 KINDS = ["probe-SIGTERM", "probe-SIGINT", "probe-duration", "probe-error",
-         "force-SIGTERM", "force-SIGINT"]
+         "force-SIGTERM", "force-SIGINT", "probe-frozen", "force-frozen"]
+FROZEN_S = {"probe-frozen": 9.0, "force-frozen": 12.0}
 
 
-def groupctl_members(admin, group: str) -> list[str]:
-    desc = admin.describe_consumer_groups([group], request_timeout=30)[group].result(30)
-    return [m.member_id for m in desc.members if m.member_id.startswith("groupctl-")]
+AGAIN = {14, 15, 16, -185, -195}   # load in progress, not available, not coordinator, timeouts
+
+
+def groupctl_members(admin, group: str, timeout: float = 60) -> list[str]:
+    """The group's groupctl members; a retriable answer (a thawed broker still loading
+    the group: NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS) is asked again."""
+    from confluent_kafka import KafkaException
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            desc = admin.describe_consumer_groups([group], request_timeout=30)[group].result(30)
+            return [m.member_id for m in desc.members if m.member_id.startswith("groupctl-")]
+        except KafkaException as exc:
+            if exc.args[0].code() not in AGAIN or time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
 
 
 def _spawn(bootstrap: str, argv: list[str], env: dict | None = None) -> subprocess.Popen:
@@ -81,8 +104,48 @@ def _full_record(directory: Path, room: int = 1200) -> Path:
 JOINED: collections.Counter = collections.Counter()
 
 
-def run_one(kind: str, bootstrap: str, group: str, full: Path | None = None) -> int:
-    if kind.startswith("probe-"):
+def _state(pid: int) -> str:
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
+def freeze(lab, seconds: float, admin, group: str) -> None:
+    """The lab's broker SIGSTOPped (seen stopped) for `seconds`, SIGCONTed, and back:
+    it answers a describe of `group` again (a deadline, not a sleep, ends the wait)."""
+    pid = lab.node(1).pid
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        deadline = time.monotonic() + 10
+        while _state(pid) != "T" and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(seconds)  # the fault itself: the broker's clock runs past the session
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            admin.describe_consumer_groups([group], request_timeout=10)[group].result(10)
+            return
+        except Exception:  # noqa: BLE001 - not back yet
+            time.sleep(0.2)
+
+
+def run_one(kind: str, bootstrap: str, group: str, full: Path | None = None,
+            lab=None, admin=None) -> int:
+    if kind == "probe-frozen":
+        proc = _spawn(bootstrap, ["-o", "ndjson", "join", group, "--watch", "--yes",
+                                  "--session-timeout", "6"])
+        if _until_line(proc.stdout, '"event": "rebalance"'):
+            freeze(lab, FROZEN_S[kind], admin, group)
+            proc.send_signal(signal.SIGTERM)
+    elif kind == "force-frozen":
+        from groupctl.cli.steer import PAUSE_ENV
+
+        proc = _spawn(bootstrap, ["--debug", "force-rebalance", group, "--yes"],
+                      env={PAUSE_ENV: "parked:12"})
+        if _until_line(proc.stderr, "force-rebalance: parked"):
+            freeze(lab, FROZEN_S[kind], admin, group)
+    elif kind.startswith("probe-"):
         extra = {"probe-duration": ["--duration", "1"]}.get(kind, [])
         if kind == "probe-error":
             extra = ["--record", str(_full_record(full))]
@@ -149,8 +212,11 @@ def main() -> int:
             exits, survivors, t0 = collections.Counter(), 0, time.monotonic()
             if kind == "probe-error" and full is None:
                 continue
+            if kind in FROZEN_S and lab is None:
+                print(f"{kind}: needs the soak's own lab (no -b): skipped", file=sys.stderr)
+                continue
             for _ in range(args.runs):
-                exits[run_one(kind, bootstrap, group, full)] += 1
+                exits[run_one(kind, bootstrap, group, full, lab, admin)] += 1
                 left = groupctl_members(admin, group)
                 survivors += bool(left)
                 if left:

@@ -37,6 +37,18 @@ def watch_cmd(
     metrics_host: str = typer.Option("127.0.0.1", "--metrics-host", metavar="HOST",
                                      help="With --metrics-port: the address to listen on "
                                      "(default 127.0.0.1; 0.0.0.0 for every interface)."),
+    view: str = typer.Option("auto", "--view", metavar="auto|top|full",
+                             help="The live view on a terminal: top (one row per group), "
+                             "full (each group in full) or auto (default: top with --all, "
+                             "or when the groups no longer fit in full).",
+                             autocompletion=lambda incomplete: [
+                                 v for v in ("auto", "top", "full") if v.startswith(incomplete)]),
+    lag: bool = typer.Option(False, "--lag", help="Also read each group's lag (committed "
+                             "offsets and log-end offsets) every --lag-interval: on each "
+                             "rebalance event (lag_before, lag_after) and in the metrics."),
+    lag_interval: Optional[float] = typer.Option(
+        None, "--lag-interval", metavar="S", help="With --lag: seconds between lag rounds "
+        "(default 10)."),
 ):
     """Watch groups without joining them: state changes, generations (classic) or epochs
     (consumer, share and streams groups), members joining and leaving, each member's
@@ -62,17 +74,32 @@ def watch_cmd(
     behind their target, rebalances and their durations, the last rebalance's time;
     groupctl's own: up, describe rounds and their duration, failed rounds, groups
     followed) and /healthz (200 after a successful describe round, 503 before the first
-    and after 3 failed rounds in a row). A port that cannot be bound: exit 2."""
+    and after 3 failed rounds in a row). A port that cannot be bound: exit 2.
+    --view top: one row per group, most recent activity first (state, type, members,
+    generation or group/assignment epochs, rebalances in the last 5 minutes, the last
+    rebalance's age, members behind their target), as many as the terminal holds and a
+    footer counting the rest; the default (auto) is top with --all, and for named groups
+    once they no longer fit the terminal in full.
+    --lag: also read every watched group's lag on its own interval (--lag-interval S,
+    default 10 s; batched OffsetFetch and ListOffsets per partition leader, read-only):
+    each `rebalance` event gets `lag_before` and `lag_after` (the group's total lag read
+    nearest the round's start and first after its end, null when unknown), and with
+    --metrics-port the lag per group and topic (kafka_consumergroup_group_sum_lag,
+    kafka_consumergroup_group_topic_sum_lag, kafka_consumergroup_group_max_lag)."""
     from ..observe.watch import WatchSettings
+    from ..render.watch import VIEWS
 
     env = env_of(ctx)
     settings = WatchSettings(groups=list(dict.fromkeys(groups or [])), all_groups=all_groups,
                              regex=_regex(regex, all_groups), interval=interval,
-                             duration=duration, max_rebalances=max_rebalances)
+                             duration=duration, max_rebalances=max_rebalances,
+                             lag_interval=_lag_interval(lag, lag_interval))
     _check(settings)
+    if view not in VIEWS:
+        raise UsageError(f"--view must be one of {', '.join(VIEWS)}, not {view!r}")
     if metrics_port is not None and not 0 <= metrics_port <= 65535:
         raise UsageError("--metrics-port must be 0..65535")
-    return _run(env, settings, record, (metrics_host, metrics_port))
+    return _run(env, settings, record, (metrics_host, metrics_port), view)
 
 
 def _regex(text: str | None, all_groups: bool):
@@ -88,6 +115,18 @@ def _regex(text: str | None, all_groups: bool):
         raise UsageError(f"--regex {text!r}: {exc}") from None
 
 
+def _lag_interval(lag: bool, interval: float | None) -> float | None:
+    from ..observe.lag import DEFAULT_INTERVAL
+
+    if interval is not None and not lag:
+        raise UsageError("--lag-interval needs --lag")
+    if interval is not None and not interval > 0:  # nan too
+        raise UsageError("--lag-interval must be positive")
+    if not lag:
+        return None
+    return DEFAULT_INTERVAL if interval is None else interval
+
+
 def _check(s) -> None:
     if s.all_groups and s.groups:
         raise UsageError("give GROUP names or --all, not both")
@@ -101,7 +140,8 @@ def _check(s) -> None:
         raise UsageError("--max-rebalances needs --duration and a number >= 0")
 
 
-def _run(env, settings, record: str | None, metrics_at: tuple[str, int | None]) -> int:
+def _run(env, settings, record: str | None, metrics_at: tuple[str, int | None],
+         view: str = "auto") -> int:
     from ..observe.watch import ConditionViolated, Watcher
     from ..render.live import open_sinks
     from ..render.watch_lines import summary_text
@@ -118,7 +158,7 @@ def _run(env, settings, record: str | None, metrics_at: tuple[str, int | None]) 
 
     async def main():
         async with make_cluster(env) as cluster:
-            with open_sinks(env, record_file) as sinks:
+            with open_sinks(env, record_file, view, fleet=settings.all_groups) as sinks:
                 box["sinks"] = sinks
                 emit = sinks if server is None else server.metrics.tee(sinks)
                 watcher = box["watcher"] = Watcher(cluster, settings, emit=emit, clock=env.clock.wall,
@@ -163,6 +203,10 @@ def _serve(server, watcher, notice) -> None:
     metrics.reducer = watcher.reducer
     metrics.followed = lambda: len(watcher.source.groups)
     watcher.source.on_round = metrics.round_done
+    if watcher.lag_source is not None:
+        from ..observe.lag_metrics import LagCollector
+
+        metrics.add_collector(LagCollector(watcher.reducer, watcher.lag_source))
     server.start()
     host, port = server.address
     notice(f"serving metrics on http://{host}:{port}/metrics and /healthz")

@@ -129,11 +129,11 @@ class PartitionReader:
                          f"{self.topic}-{self.partition}: the leader kept moving")
 
     async def read(self, start: int, end: int | None = None, *,
-                   skip_keys: frozenset | None = None) -> AsyncIterator:
+                   skip_keys: frozenset | None = None, keep=None) -> AsyncIterator:
         """The batches from `start` up to the high watermark seen at the first fetch (or
         `end`, exclusive), in order; records before `start` in the first batch are the
         caller's to drop (a batch is returned whole). Damaged batches are kept in
-        `damaged` and skipped."""
+        `damaged` and skipped. `skip_keys`, `keep`: as read_batches'."""
         offset, stop = start, end
         while True:
             p = await self.fetch(offset)
@@ -141,7 +141,8 @@ class PartitionReader:
                 stop = p["high_watermark"]
             data = p["records"] or b""
             progressed = False
-            for batch in read_batches(data, partial_tail=True, skip_keys=skip_keys):
+            for batch in read_batches(data, partial_tail=True, skip_keys=skip_keys,
+                                      keep=keep):
                 if isinstance(batch, BatchError):
                     self.damaged.append(batch)
                     if batch.offset is None or batch.offset < offset:

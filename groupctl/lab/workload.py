@@ -60,13 +60,16 @@ def create_topic(bootstrap: str, name: str, partitions: int = 1, replication: in
     admin = _admin(bootstrap, client_config)
     fut = admin.create_topics([NewTopic(name, partitions, replication, config=config or {})],
                               operation_timeout=timeout, request_timeout=timeout)[name]
+    no_answer = DeadlineError(f"topic {name!r}: no answer from {bootstrap} within "
+                              f"{timeout:g} s (raise --timeout?)")
     try:
         fut.result(timeout)
     except FuturesTimeout:  # librdkafka got no answer: no broker, or a hung one
-        raise DeadlineError(f"topic {name!r}: no answer from {bootstrap} within {timeout:g} s "
-                            "(raise --timeout?)") from None
+        raise no_answer from None
     except KafkaException as exc:
         err = exc.args[0]
+        if err.code() == RdKafkaError._TIMED_OUT:  # the same, librdkafka's timer first
+            raise no_answer from None
         if exist_ok and err.code() == RdKafkaError.TOPIC_ALREADY_EXISTS:
             pass
         elif err.code() > 0:  # a broker error code (librdkafka's own are negative)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from ..errors import GroupctlError, NotFoundError
 from ..events import Source, envelope
+from ..protocol.records.coordinator import group_keys_pattern
 from .model import CLASSIC, coordinator_partition
 from .observations import Seen
 from .records import coordinator_batches
@@ -139,9 +140,14 @@ async def _replay_partition(reader, read: PartitionRead, start, end, tell_from, 
     groups = set(read.groups)
     stories = {g: RebalanceStory(g) for g in groups}
     seen: set[str] = set()
+    members: dict[str, dict] = {}   # group -> member id -> (member epoch, state) last told
     kept: list[tuple[int, bool, list]] = []   # (last offset, complete so far, group records)
+    # batches holding no key of these groups are passed over whole (one regex search in
+    # C each: a partition is mostly offset commits); in the others, commits are skipped on
+    # their key's first two bytes and other groups' records on their key
+    keep = group_keys_pattern(read.groups)
     async for batch in reader.read(start if start is not None else 0, end,
-                                   skip_keys=OFFSET_COMMIT_KEYS):
+                                   skip_keys=OFFSET_COMMIT_KEYS, keep=keep):
         gaps.batch(batch.base_offset, batch.last_offset, batch.count,
                    batch.max_timestamp / 1000)
         for _, recs in coordinator_batches([batch], groups=groups):
@@ -166,12 +172,15 @@ async def _replay_partition(reader, read: PartitionRead, start, end, tell_from, 
             # (its events are not told: the story only learns where the group started)
             stories[desc.group].feed(Seen(desc.group, at, RECORDS, created_from_nothing(desc)))
         seen.add(desc.group)
-        events = stories[desc.group].feed(Seen(desc.group, at, RECORDS, desc))
+        events = [_honest(envelope(event, group=desc.group, cluster=cluster.cluster_id,
+                                   source=RECORDS, at=at), desc)
+                  for event in stories[desc.group].feed(Seen(desc.group, at, RECORDS, desc))]
+        events += member_transitions(desc, events, members.setdefault(desc.group, {}),
+                                     cluster.cluster_id, at)
         if tell_from is not None and current[0] < tell_from:
             continue   # before --since: replayed for the state, not told
         for event in events:
-            emit(_honest(envelope(event, group=desc.group, cluster=cluster.cluster_id,
-                                  source=RECORDS, at=at), desc))
+            emit(event)
     missing = groups - seen
     if missing:
         raise NotFoundError(
@@ -190,6 +199,35 @@ def created_from_nothing(desc):
                             generation=None if epochs else 0,
                             group_epoch=0 if epochs else None,
                             assignment_epoch=0 if epochs else None)
+
+
+def member_transitions(desc, told: list[dict], last: dict, cluster: str | None,
+                       at: float) -> list[dict]:
+    """A consumer / share / streams member's epoch or state that changed with its
+    assignment unchanged (the story tells assignment changes only): an `assignment` event
+    at its new member epoch, nothing added or revoked, so every member transition the
+    records hold is told. `last`: member id -> (member epoch, state) as last told."""
+    if desc.type == CLASSIC or desc.group_epoch is None:
+        return []
+    by_story = {e.get("member_id") for e in told if e["event"] == "assignment"}
+    out = []
+    for m in desc.members:
+        now = (m.member_epoch, m.extra.get("member_state"))
+        if m.member_epoch is None or last.get(m.member_id) == now:
+            continue
+        if m.member_id not in by_story and m.member_id in last:
+            body = {"event": "assignment", "member_id": m.member_id,
+                    "generation": desc.group_epoch,
+                    "assigned": [tp.to_dict() for tp in m.assignment or ()],
+                    "added": [], "revoked": []}
+            if "tasks" in m.extra:
+                body["tasks"] = m.extra["tasks"]
+            out.append(_honest(envelope(body, group=desc.group, cluster=cluster,
+                                        source=RECORDS, at=at), desc))
+        last[m.member_id] = now
+    for gone in set(last) - {m.member_id for m in desc.members}:
+        del last[gone]
+    return out
 
 
 def _honest(event: dict, desc) -> dict:

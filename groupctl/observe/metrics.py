@@ -47,6 +47,7 @@ import threading
 from typing import Callable
 
 from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.registry import Collector
 
 from .metrics_groups import (BLOCK, GROUP_FAMILIES, STATES, GroupCounts, GroupView, Scrape,
                              _Kept, group_family, rebalance_histogram)
@@ -110,6 +111,11 @@ class WatchMetrics:
         """Something a group family reads changed without an event: build its lines again."""
         counts = self.counts.get(group) or self.counts.setdefault(group, GroupCounts())
         counts.version += 1
+
+    def add_collector(self, collector: Collector) -> None:
+        """More families on the same scrape, after groupctl's own (watch --lag:
+        observe.lag_metrics), written by prometheus_client at every scrape."""
+        self.registry.register(collector)
 
     def tee(self, sink: Callable[[dict], None]) -> Callable[[dict], None]:
         def both(e: dict) -> None:

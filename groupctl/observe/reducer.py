@@ -8,7 +8,9 @@ What the live view (render/watch.py), `watch`'s summary, `wait`'s conditions and
 exporter read: state, type, generation or epochs, protocol, leader, members with their
 assignments, targets, last gains / losses, reconciliation times and tasks, the last
 rebalance and the last few, rebalance counts and time spent rebalancing, members that
-flapped, when the group last changed (`changed_at`, for wait --settled), and the probe's
+flapped, when the group last changed (`changed_at`, for wait --settled), when anything
+was last told of it (`active_at`, the top view's order), the rebalances of the last
+REBALANCE_WINDOW_S (`rebalances_within`), members behind their target, and the probe's
 own member (its id, member state, member epoch) when a probe tells the story.
 
 A `snapshot` replaces everything it tells; a `state` Dead empties the group (gone).
@@ -22,6 +24,8 @@ from datetime import datetime, timezone
 from ..events import EventKind
 
 TIMELINE = 10   # rebalances kept per group
+REBALANCE_WINDOW_S = 300.0   # the longest sliding window rebalances are counted in
+TARGET_TYPES = ("consumer", "streams")   # groups whose broker sets each member a target
 
 
 @dataclass
@@ -37,6 +41,16 @@ class MemberStatus:
     reconciled_ms: int | None = None          # KIP-848: its last reconciliation time
     tasks: dict | None = None                 # streams: {kind: [{subtopology_id, partitions}]}
     has_target: bool = False                  # a target was told (KIP-848 / streams)
+
+    @property
+    def behind_target(self) -> bool:
+        """Its assignment is not yet the target the broker set it."""
+        return self.has_target and self.target is not None and \
+            _partitions(self.assignment) != _partitions(self.target)
+
+
+def _partitions(assignment) -> set:
+    return {(a["topic"], p) for a in assignment or () for p in a.get("partitions") or ()}
 
 
 @dataclass
@@ -57,15 +71,36 @@ class GroupStatus:
     rebalancing_ms_longest: int = 0
     changes: dict[str, int] = field(default_factory=dict)   # member key -> joins + leaves
     changed_at: float | None = None   # last change of state, members, generation or epochs
+    active_at: float | None = None    # last event told of it, a first look (snapshot) aside
+    rebalance_ends: deque = field(default_factory=deque)   # unix s, the last WINDOW_S's
     probe_member: str | None = None   # the probe's own member, when a probe tells it
     member_state: str | None = None
     member_epoch: int | None = None
+    # watch --lag (observe/lag.py): the last lag read; lag None when none is known
+    lag: int | None = None
+    lag_max: int | None = None
+    lag_by_topic: dict[str, int] = field(default_factory=dict)
+    lag_at: float | None = None
 
     @property
     def epochs(self) -> tuple | None:
         if self.group_epoch is None and self.assignment_epoch is None:
             return None
         return (self.group_epoch, self.assignment_epoch)
+
+    @property
+    def members_behind_target(self) -> int | None:
+        """Members whose assignment is not yet their target; None where the broker sets
+        no targets (classic and share groups)."""
+        members = list(self.members.values())
+        if self.type not in TARGET_TYPES and not any(m.has_target for m in members):
+            return None
+        return sum(1 for m in members if m.behind_target)
+
+    def rebalances_within(self, seconds: float, now: float) -> int:
+        """Rebalances that ended in the last `seconds` (at most REBALANCE_WINDOW_S)."""
+        since = now - min(seconds, REBALANCE_WINDOW_S)
+        return sum(1 for t in self.rebalance_ends if t > since)
 
     @property
     def exists(self) -> bool:
@@ -96,6 +131,8 @@ class GroupStatus:
             handler(self, e)
         if self.change_key() != key:
             self.changed_at = _seconds(e.get("ts"))
+        if e["event"] != EventKind.SNAPSHOT:   # a first look is no activity of the group's
+            self.active_at = _seconds(e.get("ts"))
 
     def _snapshot(self, e: dict) -> None:
         self.state, self.type, self.protocol = e.get("state"), e.get("type"), e.get("protocol")
@@ -114,6 +151,8 @@ class GroupStatus:
         if self.state == "Dead":   # gone: a group created again starts from nothing
             self.members, self.generation, self.protocol, self.leader = {}, None, None, None
             self.group_epoch = self.assignment_epoch = self.type = None
+            self.lag = self.lag_max = None
+            self.lag_by_topic = {}
 
     def _epoch(self, e: dict) -> None:
         self.group_epoch, self.assignment_epoch = e.get("group_epoch"), e.get("assignment_epoch")
@@ -155,6 +194,14 @@ class GroupStatus:
         self.rebalances += 1
         self.rebalancing_ms_total += ms
         self.rebalancing_ms_longest = max(self.rebalancing_ms_longest, ms)
+        self._count_in_window(_seconds(e.get("ended") or e.get("ts")))
+
+    def _count_in_window(self, ended: float | None) -> None:
+        if ended is None:
+            return
+        self.rebalance_ends.append(ended)
+        while self.rebalance_ends and self.rebalance_ends[0] <= ended - REBALANCE_WINDOW_S:
+            self.rebalance_ends.popleft()
 
     def _assignment(self, e: dict) -> None:
         """Another member's assignment (the group's story; KIP-848: with its target). The
@@ -214,5 +261,14 @@ class Reducer:
             status = self.groups[group] = GroupStatus(group)
         status.apply(event)
         return status
+
+    def apply_lag(self, read) -> None:
+        """A lag read (observe.lag.GroupLag) of a followed group; a failed read keeps
+        the last one known."""
+        status = self.groups.get(read.group)
+        if status is None or read.error is not None:
+            return
+        status.lag, status.lag_max, status.lag_by_topic = read.total, read.max, read.by_topic
+        status.lag_at = read.at
 
     __call__ = apply   # a sink

@@ -5,9 +5,15 @@ change, with the broker's record timestamp, for the same rebalance story every s
     for at, desc in replay(batches, topic_names={topic_id: name}):
         story.observe(desc, at=at)
 
-`batches` yields the records of one batch at a time (a batch is one write of the
-coordinator: a classic generation, or a consumer group's epoch bump with its new target
-and member assignments); the state after each batch that changed a group is one snapshot.
+`batches` yields the records of one batch at a time. A snapshot is the state after one
+write of the coordinator (a classic generation; a consumer group's epoch bump with its new
+target and member assignments; a member's leave). A batch may hold several writes (the
+coordinator lingers before it appends: two members leaving 2 ms apart share a batch), so
+a batch is cut into writes: the coordinator stamps every record of one write with the
+same time (CoordinatorRuntime's append reads its clock once), and within one millisecond
+a write that begins (a member's metadata, or the tombstones of a leaving member, after an
+epoch bump already read; a second classic generation) is cut as well. Every group epoch
+and generation the coordinator wrote is therefore one snapshot.
 
 What the records hold, and so what a snapshot can say:
 - classic: GroupMetadata is the whole group, written when a generation completes (members
@@ -37,7 +43,9 @@ TARGET_METADATA = {6: CONSUMER, 12: SHARE, 20: STREAMS}
 TARGET_MEMBER = {7: CONSUMER, 13: SHARE, 21: STREAMS}
 CURRENT_MEMBER = {8: CONSUMER, 14: SHARE, 22: STREAMS}
 MEMBER_STATES = {0: "STABLE", 1: "UNREVOKED_PARTITIONS", 2: "UNRELEASED_PARTITIONS",
-                 127: "UNKNOWN"}   # Kafka's modern MemberState
+                 127: "UNKNOWN"}   # Kafka's modern MemberState (consumer and share groups)
+# streams groups have their own MemberState, numbered from 1 (coordinator.group.streams)
+STREAMS_MEMBER_STATES = {1: "STABLE", 2: "UNREVOKED_TASKS", 3: "UNRELEASED_TASKS", 127: "UNKNOWN"}
 TASK_KINDS = ("active", "standby", "warmup")
 
 
@@ -61,26 +69,67 @@ class _Group:
     seen: bool = False                # any record of the group so far
 
 
+# records that open a write of a modern group: a member's metadata (joining, or changing
+# its subscription) and the tombstones of a leaving member come before the epoch bump
+_OPENS_WRITE = frozenset(MEMBER_METADATA)
+_LEAVING = frozenset(CURRENT_MEMBER) | frozenset(TARGET_MEMBER)
+
+
+@dataclass
+class _Write:
+    """The records of one coordinator write of one group, as far as read."""
+
+    timestamp: int                    # ms: every record of a write has the same
+    epoch: bool = False               # a (non-tombstone) group epoch record was read
+    generation: bool = False          # a GroupMetadata record was read
+
+    def ends_before(self, rec) -> bool:
+        if rec.timestamp != self.timestamp:
+            return True
+        if rec.type == GROUP_METADATA:
+            return self.generation and rec.value is not None
+        return self.epoch and (rec.type in _OPENS_WRITE
+                               or rec.type in _LEAVING and rec.value is None)
+
+    def add(self, rec) -> None:
+        if rec.type == GROUP_METADATA:
+            self.generation = True
+        elif rec.type in EPOCH and rec.value is not None:
+            self.epoch = True
+
+
 def replay(batches: Iterable[list], topic_names: dict[str, str] | None = None
            ) -> Iterator[tuple[float, GroupDescription]]:
-    """(timestamp in seconds, GroupDescription) after each batch that changed a group."""
+    """(timestamp in seconds, GroupDescription) after each write that changed a group."""
     names = topic_names or {}
     groups: dict[str, _Group] = {}
     last: dict[str, dict] = {}
+    writes: dict[str, _Write] = {}    # group -> its write being read (this batch)
+
+    def snapshot(group: str, write: _Write):
+        desc = describe(group, groups[group], names)
+        shown = desc.to_dict()
+        if shown != last.get(group):
+            last[group] = shown
+            return write.timestamp / 1000, desc
+        return None
+
     for records in batches:
-        touched: dict[str, float] = {}
         for rec in records:
             group = rec.group
             if group is None or rec.error is not None or rec.type is None:
                 continue
+            write = writes.get(group)
+            if write is not None and write.ends_before(rec):
+                del writes[group]
+                if (snap := snapshot(group, write)) is not None:
+                    yield snap
             if apply(groups.setdefault(group, _Group()), rec):
-                touched[group] = max(touched.get(group, 0.0), rec.timestamp / 1000)
-        for group, at in touched.items():
-            desc = describe(group, groups[group], names)
-            shown = desc.to_dict()
-            if shown != last.get(group):
-                last[group] = shown
-                yield at, desc
+                writes.setdefault(group, _Write(rec.timestamp)).add(rec)
+        for group, write in writes.items():
+            if (snap := snapshot(group, write)) is not None:
+                yield snap
+        writes.clear()
 
 
 def apply(g: _Group, rec) -> bool:
@@ -181,7 +230,7 @@ def _modern(group: str, m: _Modern, names: dict[str, str]) -> GroupDescription:
         if cur is not None:
             member.extra |= {
                 "previous_member_epoch": cur["previous_member_epoch"],
-                "member_state": MEMBER_STATES.get(cur["state"], str(cur["state"]))}
+                "member_state": _member_state(m.type, cur)}
             if "partitions_pending_revocation" in cur:
                 member.extra["partitions_pending_revocation"] = [
                     tp.to_dict() for tp in _partitions(cur["partitions_pending_revocation"], names)]
@@ -201,6 +250,11 @@ def _modern_state(m: _Modern) -> str:
     if m.assignment_epoch is None or (m.epoch or 0) > m.assignment_epoch:
         return "Assigning"
     for cur in m.current.values():
-        if cur["member_epoch"] != m.assignment_epoch or cur["state"] != 0:
+        if cur["member_epoch"] != m.assignment_epoch or _member_state(m.type, cur) != "STABLE":
             return "Reconciling"
     return "Stable" if len(m.current) >= len(m.metadata) else "Reconciling"
+
+
+def _member_state(group_type: str, cur: dict) -> str:
+    states = STREAMS_MEMBER_STATES if group_type == STREAMS else MEMBER_STATES
+    return states.get(cur["state"], str(cur["state"]))

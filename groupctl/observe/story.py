@@ -21,6 +21,10 @@ RebalanceStory, so they tell the same story the same way:
   A round whose start was not seen (under way at the first look, or begun in a gap) has
   `started` null and a `duration_ms` from the first look that showed it, flagged
   `duration_is_lower_bound`.
+  A round seen starting whose coordinator then went (a gap in contact) and that the next
+  look shows undone (the generation, members and assignments of before: the new
+  coordinator loaded the group's last stored generation) is no rebalance: only its
+  `state` changes are told.
 
 Every group type goes through the same code; what differs is data (epochs instead of
 generations, a share partition held by several members, a streams member's tasks).
@@ -171,6 +175,14 @@ class RebalanceStory:
             return events
         now = members_of(desc) or {}   # a description: never None
         mark = desc.group_epoch if desc.group_epoch is not None else desc.generation
+        if blind and self._round_started is not None and not self._round_unseen \
+                and self._undone(now, mark):
+            # a round seen starting, then a gap in contact, then the group as it was before
+            # the round: the coordinator went (stopped, moved) mid-round and the next one
+            # loaded the group from its last stored generation. No generation came of the
+            # round (the broker logs no Stabilized line): nothing to tell but the states.
+            self._round_started = None
+            return events
         if self._generation is None and self._members is None and self._round_started is None:
             self._generation, self._members = mark, now   # the first look, settled
             return events
@@ -188,6 +200,13 @@ class RebalanceStory:
             events += [MemberLeft(**before[m].identity()) for m in sorted(set(before) - set(now))]
             events += [MemberJoined(**now[m].identity()) for m in sorted(set(now) - set(before))]
         return events
+
+    def _undone(self, now: dict, mark: int | None) -> bool:
+        """The settled look shows the generation and the very members and assignments the
+        story held before the round."""
+        before = self._members
+        return before is not None and mark == self._generation and set(now) == set(before) \
+            and all(now[m].assignment == before[m].assignment for m in now)
 
     def _type_of(self, desc: GroupDescription) -> list[Event]:
         """type_changed when the group is seen with another type than before (not on the

@@ -10,6 +10,11 @@ relisting, back-off) -> one RebalanceStory per group (story.py) -> §4 envelopes
 summary and --max-rebalances. A group that disappears is told as `state` Dead once and then
 forgotten (with --all) or watched for a comeback.
 
+`--lag` (settings.lag_interval): a second source beside the describe poller, the lag
+poller (lag.py, its own interval), whose reads the reducer holds (per group and topic) and
+which gives each `rebalance` its `lag_before` / `lag_after` (lag_rounds.py; a rebalance is
+held until the lag read after its end is in). OffsetFetch, Metadata and ListOffsets only.
+
 Observation only: DescribeGroups, ConsumerGroupDescribe, ShareGroupDescribe,
 StreamsGroupDescribe, FindCoordinator, ListGroups, Metadata. Never a JoinGroup, SyncGroup,
 Heartbeat, LeaveGroup or OffsetCommit.
@@ -32,6 +37,8 @@ from ..errors import GroupctlError
 from ..events import envelope
 from ..exitcodes import ExitCode
 from .observations import FAULTS, Observation
+from .lag import LagPoller
+from .lag_rounds import LagRounds
 from .reducer import GroupStatus, Reducer
 from .source import DescribePoller
 from .story import RebalanceStory
@@ -53,6 +60,7 @@ class WatchSettings:
     duration: float | None = None
     max_rebalances: int | None = None
     list_every: float = 5.0          # --all: seconds between ListGroups
+    lag_interval: float | None = None   # --lag: seconds between lag rounds (None: no lag)
 
 
 # `watch`'s summary of a group is the reducer's (GroupStatus.summary)
@@ -77,6 +85,15 @@ class Watcher:
                                      poll_deadline=poll_deadline)
         self.stories: dict[str, RebalanceStory] = {}
         self.reducer = Reducer()
+        self.lag: LagRounds | None = None
+        self.lag_source: LagPoller | None = None
+        if settings.lag_interval is not None:   # --lag: a source of its own, beside describe
+            self.lag_source = LagPoller(cluster, lambda: self.source.groups,
+                                        interval=settings.lag_interval,
+                                        on_round=self._lag_round, clock=self.clock,
+                                        poll_deadline=poll_deadline)
+            self.lag = LagRounds(self.reducer, deliver=self._deliver,
+                                 hurry=self.lag_source.hurry)
         for g in settings.groups:
             self._follow(g)
 
@@ -84,9 +101,28 @@ class Watcher:
     async def run(self) -> int:
         loop = asyncio.get_running_loop()
         end = None if self.settings.duration is None else loop.time() + self.settings.duration
+        if self.lag_source is None:
+            await self._describe(end)
+            return ExitCode.OK
+        self.lag_source.monotonic = loop.time
+        describe = asyncio.ensure_future(self._describe(end))
+        pending = {describe, asyncio.ensure_future(self.lag_source.run(until=end))}
+        try:
+            while describe in pending:   # the watch ends with the describe source
+                done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    task.result()   # a failure (exit 8 from a held rebalance) ends the watch
+        finally:
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+            assert self.lag is not None
+            self.lag.flush()
+        return ExitCode.OK
+
+    async def _describe(self, end: float | None) -> None:
         async for o in self.source.observations(until=end):
             self.take(o)
-        return ExitCode.OK
 
     async def poll_once(self) -> None:
         """One round of the source, told."""
@@ -115,12 +151,29 @@ class Watcher:
         return self.stories[group]
 
     def _tell(self, o: Observation, group: str, events) -> None:
-        status = self.reducer.groups[group]
         for event in events:
             told = envelope(event, group=group, source=o.source, at=o.at,
                             cluster=getattr(self.cluster, "cluster_id", None))
-            self.reducer.apply(told)
-            self.emit(told)
+            if self.lag is None:
+                self._deliver(told)
+            else:
+                self.lag.route(told)   # a rebalance waits for the lag after it
+        self._check_limit(group)
+
+    def _deliver(self, told: dict) -> None:
+        self.reducer.apply(told)
+        self.emit(told)
+
+    def _lag_round(self, asked_at: float, lags: dict) -> None:
+        assert self.lag is not None
+        held = list(self.lag.held)
+        self.lag.round_done(asked_at, lags)
+        for group in held:
+            if group in self.reducer.groups:
+                self._check_limit(group)   # a held rebalance told now counts now
+
+    def _check_limit(self, group: str) -> None:
+        status = self.reducer.groups[group]
         limit = self.settings.max_rebalances
         if limit is not None and status.rebalances > limit:
             times = "time" if status.rebalances == 1 else "times"

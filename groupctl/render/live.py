@@ -7,7 +7,8 @@
         sinks.reader_gone     # stdout's reader went away (`| head -1` done)
 
 - `-o ndjson`: each event as one JSON line on stdout, flushed per line.
-- table/wide on a terminal: the live view (render.watch), drawn on each tick.
+- table/wide on a terminal: the live view (render.watch), drawn on each tick: each group
+  in full, or one row per group (render.top) as `view` says (watch --view).
 - table/wide into a pipe or file (and json/yaml): one plain line per event.
 - `--record FILE`: the same ndjson lines into FILE, beside whichever view runs; it keeps
   them coming after stdout's reader has gone (the probe's `left` too).
@@ -85,9 +86,10 @@ class Sinks:
 
 
 @contextlib.contextmanager
-def open_sinks(env, record=None):
+def open_sinks(env, record=None, live_view: str = "full", fleet: bool = False):
     """Sinks for this command's -o and terminal; `record`: the open --record file (closed
-    here at the end), or None."""
+    here at the end), or None; `live_view` and `fleet` (watch --all): the live view's choice
+    (render.watch._LiveSink)."""
     with contextlib.ExitStack() as stack:
         if record is not None:
             stack.enter_context(record)
@@ -99,7 +101,7 @@ def open_sinks(env, record=None):
         if fmt == "ndjson":
             view = NdjsonWriter(env.stdout).write
         elif fmt in ("table", "wide") and env.stdout_is_terminal:
-            view = live = stack.enter_context(_LiveSink(env))
+            view = live = stack.enter_context(_LiveSink(env, live_view, fleet))
         else:
             said: set = set()   # notes given once per stream
 

@@ -237,23 +237,34 @@ def render_models(models: dict, now: float | None = None):
     return Group(*parts)
 
 
+VIEWS = ("auto", "top", "full")   # watch --view
+
+
 class _LiveSink:
     """The live view on a terminal: each event folded into its group's model, the screen
     drawn by `draw()`, which the command calls on its tick (a few times a second): at once
     after events, and once a second without any, so `last rebalance N s ago` counts on in
     a calm group. Not drawn from rich's own refresh thread: the models are the event
-    loop's alone."""
+    loop's alone.
+
+    `view`: "full" each group in full (render_models); "top" one row per group
+    (render/top.py, fitted to the terminal's size at each draw); "auto" the top view for
+    a `fleet` (watch --all), else full until the groups (two or more) no longer fit the
+    terminal's height in full, then top from there on (no flipping back and forth)."""
 
     REDRAW_S = 1.0   # a calm view is drawn again this often (its clocks tick)
 
-    def __init__(self, env):
+    def __init__(self, env, view: str = "full", fleet: bool = False):
         import time
 
         from rich.live import Live
 
         self.models: dict[str, WatchModel] = {}
         self.now = time.time
-        self.live = Live(render_models(self.models), console=env.console(),
+        self.view = view
+        self.top = view == "top" or (view == "auto" and fleet)
+        self.console = env.console()
+        self.live = Live(render_models(self.models), console=self.console,
                          auto_refresh=False, transient=False)
         self._changed = False
         self._drawn_at = float("-inf")
@@ -275,4 +286,18 @@ class _LiveSink:
         now = self.now()
         if force or self._changed or now - self._drawn_at >= self.REDRAW_S:
             self._changed, self._drawn_at = False, now
-            self.live.update(render_models(self.models, now), refresh=True)
+            self.live.update(self.frame(now), refresh=True)
+
+    def frame(self, now: float):
+        """What the screen shows now, in the view chosen."""
+        if not self.top and self.view == "auto" and len(self.models) > 1:
+            full = render_models(self.models, now)
+            if len(self.console.render_lines(full, pad=False)) < self.console.height:
+                return full
+            self.top = True
+        if self.top:
+            from .top import render_top
+
+            width, height = self.console.size
+            return render_top([m.status for m in self.models.values()], now, width, height)
+        return render_models(self.models, now)

@@ -77,9 +77,11 @@ def _rebalance_line(e, said) -> str:
     members = e.get("members_after")
     took = (f"at least {show(e.get('duration_ms'))} ms (under way when first seen)"
             if e.get("duration_is_lower_bound") else f"{show(e.get('duration_ms'))} ms")
+    lag = (f"lag {show(e.get('lag_before'))} -> {show(e.get('lag_after'))}, "
+           if "lag_before" in e else "")   # watch --lag
     return (f"rebalance {numbers} in {took}, members "
             f"{show(None if members is None else len(members))}, "
-            f"moved {show(e.get('moved_partitions'))}, reason: {show(e.get('reason'))}")
+            f"moved {show(e.get('moved_partitions'))}, {lag}reason: {show(e.get('reason'))}")
 
 
 def _member_line(e, said) -> str:

@@ -61,3 +61,8 @@ def test_global_options_after_the_command_keep_the_command_context():
 ])
 def test_completion_args(args, expected):
     assert completion_args(args) == expected
+
+
+def test_watch_views_complete():
+    assert _bash("groupctl watch --all --view ") == ["auto", "top", "full"]
+    assert _bash("groupctl watch --all --view t") == ["top"]

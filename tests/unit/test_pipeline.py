@@ -252,3 +252,34 @@ def test_analytics_reads_the_event_vocabulary_of_events_py():
         "member_epoch", "_corrupt_record", "member_state"}
     read = {f.name for f in RECORD_SCHEMA.fields}
     assert read <= known, read - known
+
+
+def test_a_round_the_coordinator_dropped_mid_way_is_no_rebalance():
+    """bench/watch_soak.py's broker restart: `j` leaves (PreparingRebalance seen), the broker
+    stops before the round completes, and the restarted coordinator loads the group's last
+    stored generation (its log: "Loaded classic group G with 3 members", no Stabilized line):
+    the look after the gap shows the members and assignments of before. Only the states are
+    told; the next real round is timed from its own start."""
+    story = RebalanceStory("g", clock=lambda: 0.0)
+    stable = classic("Stable", None, m("a", 0), m("b", 1), m("j", 2))
+    story.feed(seen(stable, 1.0))
+    assert kinds(story.feed(seen(classic("PreparingRebalance", None, m("a"), m("b")), 2.0))) \
+        == ["state"]
+    story.feed(ContactLost(None, 3.0, "describe", UnreachableError("x")))
+    back = story.feed(seen(stable, 15.0))
+    assert kinds(back) == ["snapshot", "state"]   # Stable again; no generation, no rebalance
+    story.feed(seen(classic("PreparingRebalance", None, m("a"), m("b"), m("j")), 17.0))
+    r = story.feed(seen(classic("Stable", None, m("a", 0, 2), m("b", 1)), 25.0))[-1]
+    assert str(r.KIND) == "rebalance" and r.members_before == ["a", "b", "j"]
+    assert r.members_after == ["a", "b"] and r.duration_ms == 8000
+
+
+def test_a_round_completed_in_a_gap_is_still_told():
+    """The same gap, but the round did complete (other members after it): told, as before."""
+    story = RebalanceStory("g", clock=lambda: 0.0)
+    story.feed(seen(classic("Stable", None, m("a", 0), m("b", 1), m("j", 2)), 1.0))
+    story.feed(seen(classic("PreparingRebalance", None, m("a"), m("b")), 2.0))
+    story.feed(ContactLost(None, 3.0, "describe", UnreachableError("x")))
+    r = story.feed(seen(classic("Stable", None, m("a", 0, 2), m("b", 1)), 15.0))[-1]
+    assert str(r.KIND) == "rebalance" and r.members_after == ["a", "b"]
+    assert r.duration_ms == 13000 and r.started

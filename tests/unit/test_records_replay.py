@@ -176,3 +176,93 @@ def test_partition_like_the_broker_including_integer_min_value():
     # values from the lab broker (FindCoordinator / its log's partition=N)
     assert coordinator_partition("dev-classic", 5) == 1
     assert coordinator_partition("dev-consumer", 5) == 3
+
+
+def leave(mid, e, ts, group="g"):
+    key = {"group_id": group, "member_id": mid}
+    return [tomb(8, key, ts), tomb(7, key, ts), tomb(5, key, ts), epoch(e, ts, group)]
+
+
+def test_writes_sharing_a_batch_are_each_a_snapshot():
+    """The coordinator lingers before it appends: writes 2 ms apart (two members joining,
+    two leaving, as the lab broker wrote them) share a batch; every epoch is told."""
+    out = snapshots([
+        [member("m1", 1000), epoch(1, 1000), target("m1", [0, 1], 1000), target_meta(1, 1000),
+         current("m1", 1, 0, 0, [0, 1], 1000)],
+        [member("m2", 1020), epoch(2, 1020), current("m2", 1, 0, 0, [], 1020),
+         member("m3", 1022), epoch(3, 1022), current("m3", 1, 0, 0, [], 1022)],
+        [*leave("m2", 4, 3000), *leave("m3", 5, 3002)],
+    ])
+    assert [(at, d.group_epoch, sorted(m.member_id for m in d.members)) for at, d in out] == [
+        (1.0, 1, ["m1"]), (1.02, 2, ["m1", "m2"]), (1.022, 3, ["m1", "m2", "m3"]),
+        (3.0, 4, ["m1", "m3"]), (3.002, 5, ["m1"])]
+
+
+def test_writes_within_one_millisecond_are_cut_where_a_write_begins():
+    out = snapshots([[*leave("m2", 4, 3000), *leave("m3", 5, 3000),
+                      member("m4", 3000), epoch(6, 3000), current("m4", 5, 0, 0, [], 3000)]])
+    assert [d.group_epoch for _, d in out] == [4, 5, 6]
+
+
+def test_one_write_with_its_target_and_assignments_is_one_snapshot():
+    out = snapshots([[member("m1", 1000), epoch(1, 1000), target("m1", [0], 1000),
+                      target_meta(1, 1000), current("m1", 1, 0, 0, [0], 1000),
+                      classic(1, [("a", [0])], 1000, group="other"),
+                      classic(2, [("a", [0]), ("b", [1])], 1000, group="other")]])
+    assert [(d.group, d.group_epoch or d.generation, d.state) for _, d in out] == [
+        ("other", 1, "Stable"), ("g", 1, "Stable"), ("other", 2, "Stable")]
+
+
+def test_streams_member_states_are_numbered_from_one():
+    """Kafka's streams MemberState is STABLE=1, UNREVOKED_TASKS=2, UNRELEASED_TASKS=3 (the
+    consumer one counts from 0): a streams member at its target with state 1 is Stable."""
+    def tasks(parts):
+        return {"active_tasks": [{"subtopology_id": "0", "partitions": parts}],
+                "standby_tasks": [], "warmup_tasks": []}
+
+    key = {"group_id": "s", "member_id": "m1"}
+    meta = {"instance_id": None, "rack_id": None, "client_id": "c", "client_host": "/h",
+            "rebalance_timeout_ms": 1000, "topology_epoch": 0, "process_id": "p",
+            "user_endpoint": None, "client_tags": []}
+
+    def cur(e, state, parts, ts):
+        return rec(22, key, {"member_epoch": e, "previous_member_epoch": e - 1, "state": state,
+                             **tasks(parts), "active_tasks_pending_revocation": [],
+                             "standby_tasks_pending_revocation": [],
+                             "warmup_tasks_pending_revocation": []}, ts)
+
+    out = snapshots([
+        [rec(19, key, meta, 1000), rec(17, {"group_id": "s"}, {"epoch": 2}, 1000),
+         cur(1, 1, [], 1000)],
+        [rec(21, key, tasks([0, 1]), 2000),
+         rec(20, {"group_id": "s"}, {"assignment_epoch": 2, "assignment_timestamp": 2000}, 2000)],
+        [cur(2, 2, [0], 2500)],
+        [cur(2, 1, [0, 1], 3000)]])
+    assert [(d.state, d.members[0].extra["member_state"]) for _, d in out] == [
+        ("Assigning", "STABLE"), ("Reconciling", "STABLE"), ("Reconciling", "UNREVOKED_TASKS"),
+        ("Stable", "STABLE")]
+
+
+def test_a_member_epoch_with_the_same_assignment_is_told():
+    """m1 keeps its partitions when m2 joins; its member epoch moves 1 -> 2 all the same:
+    history tells it as an `assignment` at the new member epoch, nothing added or revoked
+    (the story tells changed assignments only)."""
+    from groupctl.observe.history import member_transitions
+
+    batches = [
+        [member("m1", 1000), epoch(1, 1000), target("m1", [0], 1000), target_meta(1, 1000),
+         current("m1", 1, 0, 0, [0], 1000)],
+        [member("m2", 2000), epoch(2, 2000), target("m1", [0], 2000), target("m2", [1], 2000),
+         target_meta(2, 2000), current("m2", 2, 0, 0, [1], 2000)],
+        [current("m1", 2, 1, 0, [0], 2400)],
+    ]
+    story, last, told = RebalanceStory("g"), {}, []
+    for i, (at, desc) in enumerate(replay(batches, NAMES)):
+        if i == 0:
+            story.feed(Seen(desc.group, at, "records", created_from_nothing(desc)))
+        events = [_honest(e.to_dict() | {"ts": at}, desc)
+                  for e in story.feed(Seen(desc.group, at, "records", desc))]
+        told += events + member_transitions(desc, events, last, None, at)
+    m1 = [(e["member_epoch"], e["member_state"], e["added"]) for e in told
+          if e["event"] == "assignment" and e["member_id"] == "m1"]
+    assert m1 == [(1, "STABLE", [{"topic": "orders", "partitions": [0]}]), (2, "STABLE", [])]

@@ -18,6 +18,7 @@ in a partial batch (the broker cuts at max bytes): `partial_tail=True` drops it 
 """
 from __future__ import annotations
 
+import re
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -84,11 +85,14 @@ def _crc32c():
 
 
 def read_batches(buf: bytes, *, base_position: int = 0, check_crc: bool = True,
-                 partial_tail: bool = False, skip_keys: frozenset | None = None
-                 ) -> Iterator[Batch | BatchError]:
+                 partial_tail: bool = False, skip_keys: frozenset | None = None,
+                 keep: re.Pattern[bytes] | None = None) -> Iterator[Batch | BatchError]:
     """`skip_keys`: records whose key starts with one of these byte strings are passed
     over unread (not in `records`; `count` still counts them): `history` skips offset
-    commits (key types 0 and 1) this way."""
+    commits (key types 0 and 1) this way. `keep`: a batch whose records' bytes (after
+    decompression) hold no match is passed over whole, its records unread (`records`
+    empty, `count` from its header; still CRC-checked): one search in C instead of a walk
+    through every record (`history`: a key of one of its groups' records)."""
     crc32c = _crc32c() if check_crc else None
     view = memoryview(buf)
     pos, end = 0, len(buf)
@@ -114,11 +118,11 @@ def read_batches(buf: bytes, *, base_position: int = 0, check_crc: bool = True,
         if magic != 2:
             yield BatchError(base_offset, where, f"magic {magic}: only record batch v2 is read")
         else:
-            yield _batch(buf, view, pos, size, where, crc32c, skip_keys)
+            yield _batch(buf, view, pos, size, where, crc32c, skip_keys, keep)
         pos += size
 
 
-def _batch(buf, view, pos: int, size: int, where: int, crc32c, skip_keys=None
+def _batch(buf, view, pos: int, size: int, where: int, crc32c, skip_keys=None, keep=None
            ) -> Batch | BatchError:
     (base_offset, _, leader_epoch, _, crc, attrs, last_delta, base_ts, max_ts, _, _, _,
      count) = HEADER.unpack_from(buf, pos)
@@ -128,14 +132,19 @@ def _batch(buf, view, pos: int, size: int, where: int, crc32c, skip_keys=None
             return BatchError(base_offset, where,
                               f"CRC-32C mismatch (stored {crc}, computed {actual})")
     codec = attrs & ATTR_CODEC
-    body = bytes(view[pos + HEADER_SIZE:pos + size])
+    records: list[Record] = []
     try:
-        if codec != NONE:
-            body = decompress(codec, body)
-        if count < 0 or count > len(body):
-            raise DecodeError(f"record count {count} cannot fit in {len(body)} bytes")
-        records = _records(body, count, base_offset,
-                           max_ts if attrs & ATTR_LOG_APPEND_TIME else None, base_ts, skip_keys)
+        if codec == NONE:
+            if keep is None or keep.search(buf, pos + HEADER_SIZE, pos + size) is not None:
+                records = _records(bytes(view[pos + HEADER_SIZE:pos + size]), count,
+                                   base_offset, max_ts if attrs & ATTR_LOG_APPEND_TIME else None,
+                                   base_ts, skip_keys)
+        else:
+            body = decompress(codec, bytes(view[pos + HEADER_SIZE:pos + size]))
+            if keep is None or keep.search(body) is not None:
+                records = _records(body, count, base_offset,
+                                   max_ts if attrs & ATTR_LOG_APPEND_TIME else None, base_ts,
+                                   skip_keys)
     except DecodeError as exc:
         return BatchError(base_offset, where, str(exc))
     return Batch(base_offset, base_offset + last_delta, where, size, codec,
@@ -146,6 +155,8 @@ def _batch(buf, view, pos: int, size: int, where: int, crc32c, skip_keys=None
 
 def _records(body: bytes, count: int, base_offset: int, append_time: int | None,
              base_ts: int, skip_keys=None) -> list[Record]:
+    if count < 0 or count > len(body):
+        raise DecodeError(f"record count {count} cannot fit in {len(body)} bytes")
     try:
         return _parse_records(body, count, base_offset, append_time, base_ts, skip_keys)
     except IndexError:

@@ -15,7 +15,9 @@ bytes are kept (hex) for other protocol types or when they do not decode.
 """
 from __future__ import annotations
 
+import re
 import struct
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..codegen import compile_reader, guarded
@@ -69,6 +71,30 @@ def record_type(key: bytes | None) -> int | None:
     if key is None or len(key) < 2:
         return None
     return _I16(key, 0)[0]
+
+
+def group_keys_pattern(groups: Iterable[str]) -> re.Pattern[bytes]:
+    """What the key of every record of these groups other than an offset commit holds: its
+    int16 record type (2 or more) followed by the group id as the key's first field (an
+    int16-length UTF-8 string, as every key of types 2-23 begins). A record batch with no
+    match holds none of the groups' records (false matches, e.g. inside a value, only cost
+    a read). The group id's bytes are the literal prefix (a fast scan; its length's high
+    byte, a zero, would stop the scan at every zero of the batch); its length and the type
+    are checked behind it, so the offset commits of the group itself (types 0 and 1) do
+    not match."""
+    alternatives = []
+    for group in groups:
+        alternatives.append(re.escape(group.encode()) + rb"(?<=" + _TYPE_2_OR_MORE
+                            + re.escape(_string(group)) + rb")")
+    return re.compile(b"|".join(alternatives) or rb"(?!)")
+
+
+_TYPE_2_OR_MORE = rb"(?:\x00[\x02-\xff]|[\x01-\x7f][\x00-\xff])"   # an int16 >= 2
+
+
+def _string(text: str) -> bytes:
+    data = text.encode()
+    return struct.pack(">h", len(data)) + data
 
 
 _BAD_INPUT = (IndexError, struct.error, UnicodeDecodeError, DecodeError, ValueError)
