@@ -49,8 +49,8 @@ from typing import Callable
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.registry import Collector
 
-from .metrics_groups import (BLOCK, GROUP_FAMILIES, STATES, GroupCounts, GroupView, Scrape,
-                             _Kept, group_family, rebalance_histogram)
+from .metrics_groups import (BLOCK, GROUP_FAMILIES, STATES, GroupCounts, GroupFamily,
+                             GroupView, Scrape, _Kept, group_family, rebalance_histogram, stamp)
 from .metrics_text import Family, Histogram, labels_text, sample_line
 from .reducer import Reducer
 
@@ -83,6 +83,7 @@ class WatchMetrics:
         self.contact_lost = 0
         self.failed_in_a_row = 0
         self.succeeded_once = False
+        self.families: list[GroupFamily] = list(GROUP_FAMILIES)   # + add_group_families
         self._kept: dict[str, _Kept] = {}
         self._render_lock = threading.Lock()
 
@@ -111,6 +112,12 @@ class WatchMetrics:
         """Something a group family reads changed without an event: build its lines again."""
         counts = self.counts.get(group) or self.counts.setdefault(group, GroupCounts())
         counts.version += 1
+
+    def add_group_families(self, families: list[GroupFamily]) -> None:
+        """More per-group families on this watch's scrape (watch --lag), kept like the
+        others; before the server starts."""
+        self.families += families
+        self._kept.clear()
 
     def add_collector(self, collector: Collector) -> None:
         """More families on the same scrape, after groupctl's own (watch --lag:
@@ -142,7 +149,7 @@ class WatchMetrics:
         with self._render_lock:
             rows = self._rows()
         tail = self._own_text() + generate_latest(self.registry).decode()
-        return Scrape(rows, tail.encode())
+        return Scrape(rows, tail.encode(), self.families)
 
     def _rows(self) -> list[_Kept]:
         rows: list[_Kept] = []
@@ -152,8 +159,8 @@ class WatchMetrics:
                 continue   # followed, not yet seen
             counts = self.counts.get(name) or GroupCounts()
             kept = self._kept.get(name)
-            if kept is None or kept.version != counts.version or kept.cluster != cluster:
-                kept = self._kept[name] = _Kept(name, status, counts, cluster)
+            if kept is None or kept.stamp != stamp(status, counts) or kept.cluster != cluster:
+                kept = self._kept[name] = _Kept(name, status, counts, cluster, self.families)
             rows.append(kept)
         return rows
 
@@ -170,5 +177,6 @@ class WatchMetrics:
 
 from .metrics_server import MetricsServer  # noqa: E402  (the server imports nothing here)
 
-__all__ = ["BLOCK", "GROUP_FAMILIES", "STATES", "GroupCounts", "GroupView", "MetricsServer",
+__all__ = ["BLOCK", "GROUP_FAMILIES", "STATES", "GroupCounts", "GroupFamily", "GroupView",
+           "MetricsServer",
            "Scrape", "UNHEALTHY_AFTER", "WatchMetrics", "group_family", "rebalance_histogram"]

@@ -205,17 +205,22 @@ def _ended(rebalance: dict | None) -> float | None:
 
 
 class _Kept:
-    """One group's lines of each family (UTF-8), as of its last event."""
-    __slots__ = ("version", "cluster", "data")
+    """One group's lines of each family (UTF-8), as of its last change: an event, or a lag
+    read (read without an event: its time is part of the stamp)."""
+    __slots__ = ("stamp", "cluster", "data")
 
     def __init__(self, name: str, status: GroupStatus, counts: GroupCounts,
-                 cluster: str | None):
-        self.version = counts.version   # read first: an event during the build builds again
+                 cluster: str | None, families: list[GroupFamily]):
+        self.stamp = stamp(status, counts)   # first: a change during the build builds again
         self.cluster = cluster
         view = GroupView(status, counts, _type(status))
         base = ((("cluster", cluster),) if cluster else ()) + (("group", str(name)),)
         self.data = tuple(family_lines(g.family, base, g.samples(view)).encode()
-                          for g in GROUP_FAMILIES)
+                          for g in families)
+
+
+def stamp(status: GroupStatus, counts: GroupCounts) -> tuple:
+    return (counts.version, status.lag_at)
 
 
 BLOCK = 64   # groups per piece of a family's lines (a piece is compressed once, then kept)
@@ -227,12 +232,13 @@ class Scrape:
     (groupctl's own metrics and the registry's)."""
     rows: list[_Kept]
     tail: bytes
+    families: list[GroupFamily]
 
     def pieces(self) -> Iterator[tuple[object, Callable[[], bytes]]]:
         """The text in order, as (key, its bytes when asked): a key names the same bytes
         at every scrape (a family's header; a family's lines of BLOCK groups, each group
         as last built); the tail, last, has no key."""
-        for i, g in enumerate(GROUP_FAMILIES):
+        for i, g in enumerate(self.families):
             yield ("header", g.family.name), g.family.header().encode
             for start in range(0, len(self.rows), BLOCK):
                 block = tuple(self.rows[start:start + BLOCK])

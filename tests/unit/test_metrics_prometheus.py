@@ -452,3 +452,27 @@ def test_crc_combine_is_zlibs_crc_of_the_joined_bytes():
     for piece in pieces:
         crc = crc_combine(crc, zlib.crc32(piece), crc_shift(len(piece)))
     assert crc == zlib.crc32(b"".join(pieces))
+
+
+def test_a_lag_read_without_an_event_builds_the_groups_lines_again(exporter):
+    from types import SimpleNamespace
+
+    from groupctl.observe.lag_metrics import add_lag_metrics
+
+    server, feed = exporter
+    m = server.metrics
+    _classic_story(feed)
+    add_lag_metrics(m, SimpleNamespace(rounds=2, failed=0, last_round_seconds=0.01))
+    assert "kafka_consumergroup_group_sum_lag{" not in m.render()   # never read
+    kept = m.scrape().rows[0]
+    read = SimpleNamespace(group="orders", error=None, total=47, max=40,
+                           by_topic={"t": 42, "u": 5}, at=T0 + 60)
+    m.reducer.apply_lag(read)
+    s = _samples(_get(server, "/metrics")[1])
+    assert m.scrape().rows[0] is not kept
+    assert s[_k("kafka_consumergroup_group_sum_lag", ORDERS)] == 47
+    assert s[_k("kafka_consumergroup_group_topic_sum_lag", (*ORDERS, ("topic", "u")))] == 5
+    assert s[_k("groupctl_group_lag_timestamp_seconds", ORDERS)] == T0 + 60
+    assert s[_k("groupctl_lag_rounds_total", ())] == 2
+    m.reducer.apply_lag(SimpleNamespace(**{**vars(read), "total": 3, "at": T0 + 70}))
+    assert _samples(m.render())[_k("kafka_consumergroup_group_sum_lag", ORDERS)] == 3
