@@ -61,6 +61,18 @@ def sample_line(name: str, labels: str, value: float) -> str:
     return f"{name}{labels} {value_text(value)}\n"
 
 
+_OWN: dict[tuple, str] = {}   # a sample's own labels -> their text (few: types x states, le...)
+
+
+def _own_text(pairs: tuple[tuple[str, str], ...]) -> str:
+    text = _OWN.get(pairs)
+    if text is None:
+        if len(_OWN) > 10_000:   # many topics (lag): bounded, never a leak
+            _OWN.clear()
+        text = _OWN[pairs] = ",".join(f'{k}="{escape(v)}"' for k, v in sorted(pairs))
+    return text
+
+
 def family_lines(family: Family, base: tuple[tuple[str, str], ...],
                  samples: Iterable[Sample]) -> str:
     """The sample lines of one family, each with the `base` labels first (in their
@@ -68,7 +80,7 @@ def family_lines(family: Family, base: tuple[tuple[str, str], ...],
     head = ",".join(f'{k}="{escape(v)}"' for k, v in base)
     out = []
     for suffix, pairs, value in samples:
-        own = ",".join(f'{k}="{escape(v)}"' for k, v in sorted(pairs))
+        own = _own_text(pairs)
         labels = f"{head},{own}" if head and own else head or own
         out.append(f"{family.name}{suffix}{{{labels}}} {value_text(value)}\n" if labels
                    else f"{family.name}{suffix} {value_text(value)}\n")
