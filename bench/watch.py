@@ -13,6 +13,11 @@ cpu      GROUPS Empty groups (offsets committed by confluent-kafka's AdminClient
 
     . .venv/bin/activate && python bench/watch.py [--rounds 20] [--groups 500]
                                                   [--seconds 60] [-b HOST:PORT]
+                                                  [--only latency|cpu]
+
+The cpu part's groups are named after a fixed topic (bench-watch-cpu-gNNNN) and committing
+again is harmless, so runs on one cluster (-b) follow the same GROUPS groups: to compare two
+trees, alternate `PYTHONPATH=TREE python bench/watch.py -b HOST:PORT --only cpu` between them.
 """
 from __future__ import annotations
 
@@ -108,8 +113,8 @@ def make_empty_groups(bootstrap: str, n: int, topic: str) -> list[str]:
 
 
 async def cpu(bootstrap: str, groups: int, seconds: float) -> float:
-    topic = f"bench-watch-cpu-{time.strftime('%H%M%S')}"
-    create_topic(bootstrap, topic, 1)
+    topic = "bench-watch-cpu"
+    create_topic(bootstrap, topic, 1, exist_ok=True)
     from confluent_kafka import Producer
 
     p = Producer({"bootstrap.servers": bootstrap})
@@ -135,8 +140,18 @@ def dist(values: list[float]) -> str:
     return f"min {v[0]:.0f}  median {statistics.median(v):.0f}  p90 {p90:.0f}  max {v[-1]:.0f}"
 
 
-async def run(bootstrap: str, rounds: int, groups: int, seconds: float) -> int:
+async def run(bootstrap: str, rounds: int, groups: int, seconds: float,
+              only: str | None = None) -> int:
+    if only == "cpu":
+        per_minute = await cpu(bootstrap, groups, seconds)
+        print(f"\ncpu: {per_minute:.2f} CPU s per minute watching {groups} groups at 1 s (--all)")
+        return 0
     lat = await latency(bootstrap, rounds)
+    if only == "latency":
+        print(f"\nlatency on_assign -> rebalance event, ms, over {rounds} joins:")
+        for name, values in lat.items():
+            print(f"  {name:14s} {dist(values)}")
+        return 0
     per_minute = await cpu(bootstrap, groups, seconds)
     print(f"\nlatency on_assign -> rebalance event, ms, over {rounds} joins:")
     for name, values in lat.items():
@@ -154,13 +169,15 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--groups", type=int, default=500)
     parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--only", choices=("latency", "cpu"))
     args = parser.parse_args(argv)
     if args.bootstrap_server:
-        return asyncio.run(run(args.bootstrap_server, args.rounds, args.groups, args.seconds))
+        return asyncio.run(run(args.bootstrap_server, args.rounds, args.groups, args.seconds,
+                               args.only))
     from groupctl.lab.cluster import throwaway
 
     with throwaway("bench-watch") as lab:
-        return asyncio.run(run(lab.bootstrap, args.rounds, args.groups, args.seconds))
+        return asyncio.run(run(lab.bootstrap, args.rounds, args.groups, args.seconds, args.only))
 
 
 if __name__ == "__main__":

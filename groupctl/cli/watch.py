@@ -22,8 +22,13 @@ def watch_cmd(
                                     "following groups that appear and disappear."),
     regex: Optional[str] = typer.Option(None, "--regex", metavar="RE",
                                         help="With --all: only groups whose name matches RE."),
-    interval: float = typer.Option(1.0, "--interval", metavar="S",
-                                   help="Seconds between describe rounds (default 1)."),
+    source: str = typer.Option("describe", "--source", metavar="describe|records",
+                               help="Where the observations come from: describe (poll each "
+                               "group's describe API, the default) or records (tail the "
+                               "group coordinator's records in __consumer_offsets)."),
+    interval: Optional[float] = typer.Option(
+        None, "--interval", metavar="S",
+        help="Seconds between describe rounds (default 1; --source describe only)."),
     duration: Optional[float] = typer.Option(None, "--duration", metavar="S",
                                              help="Stop after S seconds (exit 0)."),
     record: Optional[str] = typer.Option(None, "--record", metavar="FILE",
@@ -59,8 +64,14 @@ def watch_cmd(
     membership change).
 
     Observation only: it polls each group type's describe API (batched per coordinator,
-    every --interval) and never joins, heartbeats, leaves or commits. A live view on a
-    terminal; one line per event otherwise; -o ndjson streams the events (DESIGN §4).
+    every --interval) and never joins, heartbeats, leaves or commits. --source records
+    instead tails the group coordinator's own records in __consumer_offsets (long-poll
+    Fetch, no interval): every change as the coordinator writes it, with the broker's
+    timestamps (source "records"); it reads each partition from its earliest offset to
+    know the groups as they are, tells them once, then every record after that; a leader
+    move or broker restart resumes at the first record not read; it needs READ and
+    DESCRIBE on topic __consumer_offsets (exit 4 names the ACL otherwise). A live view on
+    a terminal; one line per event otherwise; -o ndjson streams the events (DESIGN §4).
     A broker restart or coordinator move is said once on stderr; the watch reconnects
     with back-off and carries on without repeating events. A deleted group is a `state`
     Dead event. Ctrl-C / SIGTERM or the end of --duration: exit 0, with a summary per
@@ -90,9 +101,15 @@ def watch_cmd(
     from ..render.watch import VIEWS
 
     env = env_of(ctx)
+    if source not in ("describe", "records"):
+        raise UsageError(f"--source must be describe or records, not {source!r}")
+    if source == "records" and interval is not None:
+        raise UsageError("--interval is for --source describe: the records are tailed as "
+                         "they are written, with no interval")
     settings = WatchSettings(groups=list(dict.fromkeys(groups or [])), all_groups=all_groups,
-                             regex=_regex(regex, all_groups), interval=interval,
-                             duration=duration, max_rebalances=max_rebalances,
+                             regex=_regex(regex, all_groups),
+                             interval=1.0 if interval is None else interval,
+                             duration=duration, max_rebalances=max_rebalances, source=source,
                              lag_interval=_lag_interval(lag, lag_interval))
     _check(settings)
     if view not in VIEWS:

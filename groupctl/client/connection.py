@@ -46,6 +46,7 @@ from .errors import (
     UnsupportedVersionError,
     kafka_error,
 )
+from .memo import MEMO_KEYS, ResponseMemo
 from .trace import Tracer, current_tracer
 
 HANDSHAKE_MAX_FRAME = 1 << 20  # an ApiVersions response is a few KB; more is not Kafka
@@ -82,6 +83,7 @@ class BrokerConnection:
         self._ready = False     # ApiVersions (and SASL) done
         self._answered = 0      # responses received
         self._handshake_answers = 0  # of which during connect()
+        self._memo = ResponseMemo()  # the describe APIs: equal bytes decoded once (memo.py)
 
     def __repr__(self) -> str:
         return f"<BrokerConnection {self.label}{' closed' if self.closed else ''}>"
@@ -263,7 +265,8 @@ class BrokerConnection:
             self._trace(api, version, corr, started, failure=str(lost))
             raise lost from None
         try:
-            resp = self._decode(api, version, data)
+            resp = (self._memo.decode(api, version, data, self._decode)
+                    if api.key in MEMO_KEYS else self._decode(api, version, data))
         except DecodeError as exc:
             self._trace(api, version, corr, started, failure=f"undecodable response: {exc}")
             if not self._ready:

@@ -130,7 +130,8 @@ class CoordinatorMixin:
             if conn.supports(FIND_COORDINATOR, 4):
                 resp = await conn.request(FIND_COORDINATOR, {
                     "key_type": GROUP_KEY, "coordinator_keys": groups}, timeout=timeout)
-                return {c["key"]: (BrokerInfo(c["node_id"], c["host"], c["port"]),
+                brokers: dict[tuple, BrokerInfo] = {}   # one per broker, not per group
+                return {c["key"]: (_broker(brokers, c["node_id"], c["host"], c["port"]),
                                    c["error_code"], c.get("error_message"))
                         for c in resp["coordinators"] or []}
             resps = await asyncio.gather(*(conn.request(
@@ -192,3 +193,10 @@ class CoordinatorMixin:
                 last = kafka_error(api.name, code, f"group {group!r}")
             if not await sleep_within(d, backoff.next()):
                 raise gave_up(f"{api.name} for group {group!r}", attempts, d, last) from last
+
+
+def _broker(known: dict[tuple, BrokerInfo], node_id: int, host: str, port: int) -> BrokerInfo:
+    info = known.get((node_id, host, port))
+    if info is None:
+        info = known[(node_id, host, port)] = BrokerInfo(node_id, host, port)
+    return info

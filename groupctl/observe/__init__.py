@@ -8,7 +8,9 @@
   `ContactRegained`. The describe poller (`DescribePoller`: `--all` relisting, back-off,
   "this group's type only") is the one place that describes groups in a loop: `watch`,
   `wait`, the KIP-848 probe, force-rebalance's waits and the CLI use it. A replay of the
-  coordinator's records yields the same `Seen` with the records' timestamps ("records");
+  coordinator's records yields the same `Seen` with the records' timestamps ("records"):
+  `history` (history.py) reads them once, `watch --source records` tails them live
+  (records_source.py, `RecordsTail`: long-poll Fetch through client/topic_tail.py);
   the probe's own member adds BeforeJoin, MemberState, RebalanceNoticed, MemberSynced and
   GenerationDescribed ("probe").
 - **The story** (story.py): one `RebalanceStory` per group, `feed(observation) ->

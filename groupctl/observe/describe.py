@@ -22,6 +22,7 @@ Read-only: no request here changes a group or commits an offset.
 from __future__ import annotations
 
 import asyncio
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -108,13 +109,17 @@ class _RetryGroup(Exception):
 
 
 async def describe_groups(cluster: ClusterLike, groups: list[str], *, listings: dict | None = None,
-                          deadline=None, progress=None, offsets: bool = True) -> DescribeResult:
+                          deadline=None, progress=None, offsets: bool = True,
+                          built: dict | None = None) -> DescribeResult:
     """Describe `groups` (see the module doc). `listings`: {group: GroupListing} already
     known from ListGroups; their types save the request of the other kind, and share or
     streams groups are shown as listed. `progress(n)`: n more groups fetched.
     `offsets=False`: a snapshot, each type's describe API only (no OffsetFetch,
     DescribeShareGroupOffsets, Metadata or ListOffsets); offsets and share_offsets stay
-    empty and coordinator_partition null."""
+    empty and coordinator_partition null. `built` (snapshots; a poller's, kept between its
+    rounds): the descriptions of the last call by group, with what they were built from;
+    a group whose entries are the very ones of the last call (equal response bytes:
+    client/memo.py) gets the same GroupDescription again, not a new one."""
     d = cluster.deadline(deadline)
     listings = listings or {}
     types = {g: listing.type for g, listing in listings.items()}
@@ -123,11 +128,20 @@ async def describe_groups(cluster: ClusterLike, groups: list[str], *, listings: 
         return DescribeResult()
     raws, failures = await _fetch_all(cluster, wanted, types, d, progress, offsets)
     described = {}
+    reuse = built if not offsets else None
+    fresh: dict[str, tuple] = {}
     for group, raw in raws.items():
         try:
-            described[group] = _build(group, raw, listings.get(group), offsets)
+            if reuse is None:
+                described[group] = _build(group, raw, listings.get(group), offsets)
+            else:
+                described[group], fresh[group] = _rebuild(group, raw, listings.get(group),
+                                                          reuse.get(group))
         except GroupctlError as exc:
             failures[group] = exc
+    if reuse is not None:
+        reuse.clear()
+        reuse.update(fresh)
     if not offsets:
         return _ordered(wanted, described, failures)
     metadata = await _metadata(cluster, described.values(), d)
@@ -158,8 +172,8 @@ async def _fetch_all(cluster: ClusterLike, groups, types, d, progress, offsets=T
             by_node.setdefault(info.node_id, []).append(g)
         batches = [(node, members[i:i + BATCH]) for node, members in by_node.items()
                    for i in range(0, len(members), BATCH)]
-        results = await asyncio.gather(*(_fetch_batch(cluster, node, batch, types, d, offsets)
-                                         for node, batch in batches))
+        results = await asyncio.gather(*(_fetch_counted(cluster, node, batch, types, d, offsets,
+                                                        progress) for node, batch in batches))
         retry = []
         for (_node, batch), answer in zip(batches, results):
             for g in batch:
@@ -179,14 +193,22 @@ async def _fetch_all(cluster: ClusterLike, groups, types, d, progress, offsets=T
                 else:
                     item.coordinator = coordinators[g]
                     raws[g] = item
-            if progress is not None:
-                progress(sum(1 for g in batch if g not in retry))
         pending = retry
         if pending and not await sleep_within(d, backoff.next()):
             for g in pending:
                 failures[g] = gave_up(f"describe of group {g!r}", attempts, d, last)
             break
     return raws, failures
+
+
+async def _fetch_counted(cluster: ClusterLike, node: int, groups: list[str], types: dict, d,
+                         with_offsets: bool, progress) -> dict:
+    """_fetch_batch, telling `progress` as soon as this batch is in (a bar moves with the
+    batches, not once at the end): the groups that will not be asked again."""
+    answer = await _fetch_batch(cluster, node, groups, types, d, with_offsets)
+    if progress is not None:
+        progress(sum(1 for g in groups if not isinstance(answer[g], _RetryGroup)))
+    return answer
 
 
 async def _find_coordinators(cluster: ClusterLike, groups: list[str], d, failures: dict) -> dict:
@@ -217,7 +239,8 @@ async def _fetch_batch(cluster: ClusterLike, node: int, groups: list[str], types
     try:
         conn = await cluster.broker(node, deadline=d)
         version = offset_fetch_version(conn)
-        asked = [(dsc, [g for g in groups if _may_be(types, g, dsc.type)])
+        typed = [(g, types.get(g)) for g in groups]
+        asked = [(dsc, [g for g, t in typed if t is None or t == dsc.type])
                  for dsc in DESCRIBERS if conn.supports(dsc.api)]
         asked = [(dsc, batch) for dsc, batch in asked if batch]
         jobs = [_request(cluster, node, dsc.api, dsc.body(batch), d) for dsc, batch in asked]
@@ -267,6 +290,10 @@ def _coordinator_trouble(exc: GroupctlError) -> bool:
 
 
 def _check_retry(raw: _Raw, group: str) -> _RetryGroup | None:
+    if (not any(e["error_code"] for e in raw.described.values())
+            and not (raw.share_offsets or {}).get("error_code")
+            and not isinstance(raw.offsets, GroupctlError)):
+        return None   # no error anywhere (most groups, most rounds): nothing to ask again
     entries = [(dsc.api.name, raw.described.get(dsc.type)) for dsc in DESCRIBERS]
     entries.append((DESCRIBE_SHARE_GROUP_OFFSETS.name, raw.share_offsets))
     for api, entry in entries:
@@ -332,6 +359,20 @@ def _build(group: str, raw: _Raw, listing, offsets: bool = True) -> model.GroupD
     if desc.type == model.SHARE:
         desc.share_offsets = _share_offsets(group, raw.share_offsets, desc.members)
     return desc
+
+
+def _rebuild(group: str, raw: _Raw, listing, last: tuple | None
+             ) -> tuple[model.GroupDescription, tuple]:
+    """A snapshot's description, the last one when built from the same entries (objects)
+    at the same coordinator with the same listing; and what to remember of it."""
+    entries = tuple(raw.described.values())
+    if (last is not None and len(last[0]) == len(entries)
+            and all(map(operator.is_, last[0], entries))
+            and (last[1] is raw.coordinator or last[1] == raw.coordinator)
+            and (last[2] is listing or last[2] == listing)):
+        return last[3], last
+    desc = _build(group, raw, listing, False)
+    return desc, (entries, raw.coordinator, listing, desc)
 
 
 def _share_offsets(group: str, entry: dict | None, members) -> list:

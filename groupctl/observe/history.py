@@ -172,7 +172,7 @@ async def _replay_partition(reader, read: PartitionRead, start, end, tell_from, 
             # (its events are not told: the story only learns where the group started)
             stories[desc.group].feed(Seen(desc.group, at, RECORDS, created_from_nothing(desc)))
         seen.add(desc.group)
-        events = [_honest(envelope(event, group=desc.group, cluster=cluster.cluster_id,
+        events = [amend_from_records(envelope(event, group=desc.group, cluster=cluster.cluster_id,
                                    source=RECORDS, at=at), desc)
                   for event in stories[desc.group].feed(Seen(desc.group, at, RECORDS, desc))]
         events += member_transitions(desc, events, members.setdefault(desc.group, {}),
@@ -222,7 +222,7 @@ def member_transitions(desc, told: list[dict], last: dict, cluster: str | None,
                     "added": [], "revoked": []}
             if "tasks" in m.extra:
                 body["tasks"] = m.extra["tasks"]
-            out.append(_honest(envelope(body, group=desc.group, cluster=cluster,
+            out.append(amend_from_records(envelope(body, group=desc.group, cluster=cluster,
                                         source=RECORDS, at=at), desc))
         last[m.member_id] = now
     for gone in set(last) - {m.member_id for m in desc.members}:
@@ -230,7 +230,7 @@ def member_transitions(desc, told: list[dict], last: dict, cluster: str | None,
     return out
 
 
-def _honest(event: dict, desc) -> dict:
+def amend_from_records(event: dict, desc) -> dict:
     """A classic round's start is not in the records: no start, no duration. The
     generation's leader is (the story does not know it from a description), and so is a
     modern member's epoch, previous epoch and state at each assignment change (extra

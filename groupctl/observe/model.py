@@ -6,6 +6,7 @@ client-facing half lives in observe/describe.py.
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING
@@ -49,12 +50,14 @@ DEAD = GroupState.DEAD
 SETTLED_STATES = frozenset({GroupState.STABLE, GroupState.EMPTY})
 
 
+_UTF16_NATIVE = "utf-16-le" if sys.byteorder == "little" else "utf-16-be"
+
+
 def java_string_hash(text: str) -> int:
     """Java's String.hashCode over UTF-16 code units, as a signed 32-bit int."""
     h = 0
-    data = text.encode("utf-16-be")
-    for i in range(0, len(data), 2):
-        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
+    for unit in memoryview(text.encode(_UTF16_NATIVE)).cast("H"):  # UTF-16 code units
+        h = (31 * h + unit) & 0xFFFFFFFF
     return h - (1 << 32) if h & 0x80000000 else h
 
 
@@ -144,7 +147,7 @@ class Member:
         return out
 
 
-@dataclass
+@dataclass(slots=True)  # describe --all holds hundreds of thousands
 class OffsetRow:
     """One partition's committed offset, log-end offset and lag for a group."""
 
@@ -161,8 +164,10 @@ class OffsetRow:
         return max(0, self.log_end - self.committed)
 
     def to_dict(self) -> dict:
-        return {"topic": self.topic, "partition": self.partition, "committed": self.committed,
-                "log_end": self.log_end, "lag": self.lag, "member_id": self.member_id}
+        committed, log_end = self.committed, self.log_end
+        lag = None if committed is None or log_end is None else max(0, log_end - committed)
+        return {"topic": self.topic, "partition": self.partition, "committed": committed,
+                "log_end": log_end, "lag": lag, "member_id": self.member_id}
 
 
 @dataclass
@@ -195,8 +200,7 @@ class GroupDescription:
 
     @property
     def lag_total(self) -> int | None:
-        lags = [row.lag for row in self._lag_rows() if row.lag is not None]
-        return sum(lags) if lags else None
+        return self._lags()[1]
 
     @property
     def classic_members(self) -> int | None:
@@ -206,15 +210,24 @@ class GroupDescription:
         return sum(1 for m in self.members if m.member_protocol == CLASSIC)
 
     def lag_by_topic(self) -> dict[str, int | None]:
+        return self._lags()[0]
+
+    def _lags(self) -> tuple[dict[str, int | None], int | None]:
+        """({topic: lag, None where no row's lag is known}, the total) in one pass: each
+        row's lag computed once (describe --all writes hundreds of thousands of rows)."""
         totals: dict[str, int | None] = {}
+        total: int | None = None
         for row in self._lag_rows():
-            if row.lag is None:
+            lag = row.lag
+            if lag is None:
                 totals.setdefault(row.topic, None)
             else:
-                totals[row.topic] = (totals.get(row.topic) or 0) + row.lag
-        return totals
+                totals[row.topic] = (totals.get(row.topic) or 0) + lag
+                total = lag if total is None else total + lag
+        return totals, total
 
     def to_dict(self) -> dict:
+        lag_by_topic, lag_total = self._lags()
         return {
             "group": self.group, "type": self.type, "state": self.state,
             "protocol_type": self.protocol_type, "protocol": self.protocol,
@@ -225,8 +238,8 @@ class GroupDescription:
             "classic_members": self.classic_members,
             "members": [m.to_dict() for m in self.members],
             "offsets": [row.to_dict() for row in self.offsets],
-            "lag_by_topic": self.lag_by_topic(),
-            "lag_total": self.lag_total,
+            "lag_by_topic": lag_by_topic,
+            "lag_total": lag_total,
         } | self._typed() | ({"error": self.error} if self.error is not None else {})
 
     def _typed(self) -> dict:
@@ -330,6 +343,8 @@ def offset_rows(committed: dict[tuple[str, int], int | None], log_end: dict[tupl
     """Rows for every partition that has a committed offset or an owner, sorted.
     A partition without a committed offset has committed=None and so lag=None."""
     owners = {tp: m.member_id for m in members for tp in m.owned()}
+    if not owners and not log_end:  # most groups of a fleet: Empty, offsets only
+        return [OffsetRow(t, p, offset, None, None) for (t, p), offset in sorted(committed.items())]
     keys = sorted(set(committed) | set(owners))
     return [OffsetRow(t, p, committed.get((t, p)), log_end.get((t, p)), owners.get((t, p)))
             for t, p in keys]

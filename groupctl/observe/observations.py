@@ -58,6 +58,8 @@ class ContactLost(Observation):
     error: Exception
 
     def text(self) -> str:
+        if self.source == "records":
+            return f"lost contact with the records' partition leader ({self.error}); retrying"
         return f"lost contact with the groups' coordinators ({self.error}); retrying"
 
 
@@ -66,6 +68,8 @@ class ContactRegained(Observation):
     lost_at: float
 
     def text(self) -> str:
+        if self.source == "records":
+            return "reconnected; resuming at the first record not read yet"
         return "reconnected; carrying on from the last snapshot"
 
 

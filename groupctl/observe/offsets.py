@@ -41,11 +41,12 @@ def offset_fetch_body(groups: list[str], version: int) -> dict:
 def _partitions(topics) -> dict[TP, int | None]:
     out: dict[TP, int | None] = {}
     for t in topics or ():
+        name = t["name"]
         for p in t["partitions"] or ():
             if p["error_code"]:
                 continue  # e.g. UNSTABLE_OFFSET_COMMIT: nothing settled to show
             offset = p["committed_offset"]
-            out[(t["name"], p["partition_index"])] = offset if offset >= 0 else None
+            out[(name, p["partition_index"])] = offset if offset >= 0 else None
     return out
 
 

@@ -63,7 +63,7 @@ class _Modern:
 
 
 @dataclass
-class _Group:
+class GroupRecords:
     classic: dict | None = None       # the last GroupMetadata value
     modern: _Modern | None = None
     seen: bool = False                # any record of the group so far
@@ -102,7 +102,7 @@ def replay(batches: Iterable[list], topic_names: dict[str, str] | None = None
            ) -> Iterator[tuple[float, GroupDescription]]:
     """(timestamp in seconds, GroupDescription) after each write that changed a group."""
     names = topic_names or {}
-    groups: dict[str, _Group] = {}
+    groups: dict[str, GroupRecords] = {}
     last: dict[str, dict] = {}
     writes: dict[str, _Write] = {}    # group -> its write being read (this batch)
 
@@ -124,7 +124,7 @@ def replay(batches: Iterable[list], topic_names: dict[str, str] | None = None
                 del writes[group]
                 if (snap := snapshot(group, write)) is not None:
                     yield snap
-            if apply(groups.setdefault(group, _Group()), rec):
+            if apply(groups.setdefault(group, GroupRecords()), rec):
                 writes.setdefault(group, _Write(rec.timestamp)).add(rec)
         for group, write in writes.items():
             if (snap := snapshot(group, write)) is not None:
@@ -132,7 +132,7 @@ def replay(batches: Iterable[list], topic_names: dict[str, str] | None = None
         writes.clear()
 
 
-def apply(g: _Group, rec) -> bool:
+def apply(g: GroupRecords, rec) -> bool:
     """One record into the group's state; whether it was a record the state tracks."""
     t, v = rec.type, rec.value
     if t == GROUP_METADATA:
@@ -165,7 +165,7 @@ def apply(g: _Group, rec) -> bool:
     return True
 
 
-def describe(group: str, g: _Group, names: dict[str, str]) -> GroupDescription:
+def describe(group: str, g: GroupRecords, names: dict[str, str]) -> GroupDescription:
     if g.modern is not None and g.modern.epoch is not None:
         return _modern(group, g.modern, names)
     if g.classic is not None:

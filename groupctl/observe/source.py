@@ -66,6 +66,7 @@ class DescribePoller:
         self._listed_at: float | None = None
         self._lost_at: float | None = None
         self._hurry: float | None = None
+        self._built: dict = {}   # the last round's descriptions, reused when unchanged
         # each round's outcome (seconds, failed as a whole): watch --metrics-port
         self.on_round: Callable[[float, bool], None] | None = None
 
@@ -125,7 +126,8 @@ class DescribePoller:
                 out += await self._relist(d)
             names = list(self.groups)
             result = await describe.describe_groups(self.cluster, names, listings=self.listings,
-                                                    deadline=d, offsets=self.offsets)
+                                                    deadline=d, offsets=self.offsets,
+                                                    built=self._built)
             failed = [e for e in result.failures.values() if not isinstance(e, NotFoundError)]
             if failed and len(failed) == len(names):
                 raise failed[0]  # nothing answered: contact lost, not a group's own trouble

@@ -5,9 +5,10 @@
     watcher.summaries()               # per group: rebalances, time rebalancing, flappers
 
 The pipeline of observe/ (see its package doc): the describe poller (source.py; `--all`
-relisting, back-off) -> one RebalanceStory per group (story.py) -> §4 envelopes (source
-"describe") -> `emit` and the reducer (reducer.py), whose per-group state gives the
-summary and --max-rebalances. A group that disappears is told as `state` Dead once and then
+relisting, back-off), or with `source="records"` the tail of the coordinator's records
+(records_source.py) -> one RebalanceStory per group (story.py) -> §4 envelopes (source
+"describe" or "records") -> `emit` and the reducer (reducer.py), whose per-group state
+gives the summary and --max-rebalances. A group that disappears is told as `state` Dead once and then
 forgotten (with --all) or watched for a comeback.
 
 `--lag` (settings.lag_interval): a second source beside the describe poller, the lag
@@ -16,14 +17,15 @@ which gives each `rebalance` its `lag_before` / `lag_after` (lag_rounds.py; a re
 held until the lag read after its end is in). OffsetFetch, Metadata and ListOffsets only.
 
 Observation only: DescribeGroups, ConsumerGroupDescribe, ShareGroupDescribe,
-StreamsGroupDescribe, FindCoordinator, ListGroups, Metadata. Never a JoinGroup, SyncGroup,
-Heartbeat, LeaveGroup or OffsetCommit.
+StreamsGroupDescribe, FindCoordinator, ListGroups, Metadata (the records tail: Metadata,
+ListOffsets, Fetch). Never a JoinGroup, SyncGroup, Heartbeat, LeaveGroup or OffsetCommit.
 
 Faults: a round that fails as a whole (every broker down, the coordinator moving) is a
 ContactLost observation, said once on `notice` ("lost contact ...") and retried with
 back-off; the stories keep their last look, so the next good round continues from it: no
 event is repeated, each group is told again in full (`snapshot`, with `gap_ms`), and a
-rebalance that happened meanwhile is told once, from before to after.
+rebalance that happened meanwhile is told once, from before to after. The records tail
+resumes at the first record it has not read: its faults are said but blind no story.
 """
 from __future__ import annotations
 
@@ -34,11 +36,12 @@ from typing import Callable
 
 from ..client.interface import ClusterLike
 from ..errors import GroupctlError
-from ..events import envelope
+from ..events import Source, envelope
 from ..exitcodes import ExitCode
-from .observations import FAULTS, Observation
 from .lag import LagPoller
 from .lag_rounds import LagRounds
+from .observations import FAULTS, Observation, Seen
+from .records_source import RecordsTail, records_event
 from .reducer import GroupStatus, Reducer
 from .source import DescribePoller
 from .story import RebalanceStory
@@ -60,6 +63,7 @@ class WatchSettings:
     duration: float | None = None
     max_rebalances: int | None = None
     list_every: float = 5.0          # --all: seconds between ListGroups
+    source: str = "describe"         # or "records": tail the coordinator's records
     lag_interval: float | None = None   # --lag: seconds between lag rounds (None: no lag)
 
 
@@ -79,10 +83,18 @@ class Watcher:
         self.emit = emit
         self.clock = clock or time.time
         self.notice = notice or (lambda text: None)
-        self.source = DescribePoller(cluster, settings.groups, all_groups=settings.all_groups,
-                                     regex=settings.regex, interval=settings.interval,
-                                     list_every=settings.list_every, clock=self.clock,
-                                     poll_deadline=poll_deadline)
+        self.source: DescribePoller | RecordsTail
+        if settings.source == Source.RECORDS:
+            self.source = RecordsTail(cluster, settings.groups, all_groups=settings.all_groups,
+                                      regex=settings.regex, clock=self.clock,
+                                      timeout=poll_deadline)
+            self.source.notice = self.notice
+        else:
+            self.source = DescribePoller(cluster, settings.groups,
+                                         all_groups=settings.all_groups, regex=settings.regex,
+                                         interval=settings.interval,
+                                         list_every=settings.list_every, clock=self.clock,
+                                         poll_deadline=poll_deadline)
         self.stories: dict[str, RebalanceStory] = {}
         self.reducer = Reducer()
         self.lag: LagRounds | None = None
@@ -126,6 +138,7 @@ class Watcher:
 
     async def poll_once(self) -> None:
         """One round of the source, told."""
+        assert isinstance(self.source, DescribePoller)   # the records tail has no rounds
         for o in await self.source.round():
             self.take(o)
 
@@ -133,8 +146,9 @@ class Watcher:
         """One observation through its story (faults: through every story) to the sinks."""
         if isinstance(o, FAULTS):
             self.notice(o.text())
-            for story in self.stories.values():
-                story.feed(o)
+            if not isinstance(self.source, RecordsTail):   # it resumes where it was: no gap
+                for story in self.stories.values():
+                    story.feed(o)
             return
         group = o.group
         assert group is not None   # per-group observations name their group
@@ -154,6 +168,8 @@ class Watcher:
         for event in events:
             told = envelope(event, group=group, source=o.source, at=o.at,
                             cluster=getattr(self.cluster, "cluster_id", None))
+            if isinstance(o, Seen) and isinstance(self.source, RecordsTail):
+                told = records_event(told, o.desc)   # what the records cannot say: null
             if self.lag is None:
                 self._deliver(told)
             else:

@@ -4,8 +4,8 @@ frozen real broker (a lab broker of this module's own, SIGSTOPped, SIGCONTed aft
 command ends with exit 3 (no broker reachable), one `groupctl: error:` line on stderr and no
 traceback, within --timeout + 1 s + the start-up time of the interpreter measured in the
 same test (the machine is shared; no fixed small numbers). Then the commands that run on
-(watch --duration, join --watch --duration) with the broker frozen under them: they still
-end at --duration (plus the probe's bounded leave), exit 0."""
+(watch --duration, the records watch, join --watch --duration) with the broker frozen
+under them: they still end at --duration (plus the probe's bounded leave), exit 0."""
 from __future__ import annotations
 
 import json
@@ -27,13 +27,16 @@ pytestmark = [pytest.mark.broker, pytest.mark.slow]
 TIMEOUT = 2.0  # --timeout for every run; small, so the module stays fast
 HONOURED_WITHIN = 1.0  # issue 21: --timeout honoured within a second
 
-# every command that talks to a broker (history, the records watch and the exporter are not
-# on main yet); ids name them in the report
+# every command that talks to a broker (the exporter: watch --metrics-port, with --lag's own
+# requests too); ids name them in the report
 COMMANDS = {
     "list": ["list"],
     "describe": ["describe", "g"],
     "wait": ["wait", "g", "--state", "Stable"],
     "watch": ["watch", "g", "--duration", "60"],
+    "watch-records": ["watch", "g", "--source", "records", "--duration", "60"],
+    "watch-exporter": ["watch", "--all", "--duration", "60", "--metrics-port", "0", "--lag"],
+    "history": ["history", "g"],
     "join": ["join", "g"],
     "join-watch": ["join", "g", "--watch", "--duration", "60", "--yes"],
     "force-rebalance": ["force-rebalance", "g", "--yes"],
@@ -239,6 +242,8 @@ def _first_event(proc: subprocess.Popen, timeout: float) -> dict:
 
 RUNS_ON = {
     "watch": (["watch", "{g}", "--interval", "0.2"], 0.0),
+    # the tail's long poll in flight when the broker freezes: ended at --duration too
+    "watch-records": (["watch", "{g}", "--source", "records"], 0.0),
     # the probe's leave is bounded (LEAVE_SECONDS): a frozen coordinator gets that long
     "join-watch": (["join", "{g}", "--watch", "--yes"], None),
 }

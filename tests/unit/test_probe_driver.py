@@ -319,9 +319,11 @@ def test_join_once_deadline_is_exit_6_and_still_leaves():
                 await never.wait()
             return await original(api, body)
         broker.handle = handle
-        await probe.join_once(deadline_s=0.3)
+        # the deadline must fall in the hung SyncGroup, after the member id came: room
+        # for the JoinGroup round trip on a loaded machine (the fake answers at once)
+        await probe.join_once(deadline_s=2.0)
 
     with pytest.raises(Exception) as info:
         run(main())
     assert getattr(info.value, "exit_code", None) == ExitCode.TIMEOUT
-    assert broker.apis()[-1] == "LeaveGroup"
+    assert "SyncGroup" in broker.apis() and broker.apis()[-1] == "LeaveGroup"

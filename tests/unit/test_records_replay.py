@@ -3,7 +3,7 @@ rebalance story (as `history` does), on small hand-made records; the partition o
 group (Java's String.hashCode, abs(Integer.MIN_VALUE)); completeness from offset gaps."""
 from __future__ import annotations
 
-from groupctl.observe.history import GapTracker, _honest, created_from_nothing
+from groupctl.observe.history import GapTracker, amend_from_records, created_from_nothing
 from groupctl.observe.model import coordinator_partition, java_string_hash
 from groupctl.observe.observations import Seen
 from groupctl.observe.replay import replay
@@ -154,9 +154,9 @@ def test_classic_rebalance_gets_no_invented_duration():
     class D:
         type, extra = "classic", {"leader": "a"}
 
-    e = _honest({"event": "rebalance", "started": "x", "duration_ms": 0}, D)
+    e = amend_from_records({"event": "rebalance", "started": "x", "duration_ms": 0}, D)
     assert (e["started"], e["duration_ms"]) == (None, None)
-    assert _honest({"event": "generation", "leader": None}, D)["leader"] == "a"
+    assert amend_from_records({"event": "generation", "leader": None}, D)["leader"] == "a"
 
 
 def test_gap_tracker():
@@ -260,7 +260,7 @@ def test_a_member_epoch_with_the_same_assignment_is_told():
     for i, (at, desc) in enumerate(replay(batches, NAMES)):
         if i == 0:
             story.feed(Seen(desc.group, at, "records", created_from_nothing(desc)))
-        events = [_honest(e.to_dict() | {"ts": at}, desc)
+        events = [amend_from_records(e.to_dict() | {"ts": at}, desc)
                   for e in story.feed(Seen(desc.group, at, "records", desc))]
         told += events + member_transitions(desc, events, last, None, at)
     m1 = [(e["member_epoch"], e["member_state"], e["added"]) for e in told
