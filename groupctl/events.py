@@ -59,7 +59,9 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "member_left": ("member_id", "instance_id", "client_id", "host"),
     "assignment": ("member_id", "generation", "assigned", "added", "revoked"),
     "rebalance": ("from_generation", "to_generation", "started", "ended", "duration_ms",
-                  "members_before", "members_after", "moved_partitions", "reason"),
+                  "members_before", "members_after", "moved_partitions", "reason",
+                  "unowned_partition_ms", "unowned_partitions_max_ms", "unowned_basis",
+                  "slowest_member", "slowest_member_ms"),
     "probe": ("action", "member_id", "generation", "error"),
     "error": ("api", "code", "name", "retriable"),
 }
@@ -258,7 +260,19 @@ class Rebalanced(Event):
     `assignments` holds every member's assignment after it (null when unknown). When the
     round's start was not seen (under way when the observer first looked, or begun during
     a gap in contact) `started` is null and `duration_ms` counts from the first look that
-    showed it: a lower bound, said by `duration_is_lower_bound` (an extra field)."""
+    showed it: a lower bound, said by `duration_is_lower_bound` (an extra field).
+
+    What it cost (issue 19, observe/unowned.py): `unowned_partition_ms` (the sum over
+    partitions of the time between leaving one member and reaching the next),
+    `unowned_partitions_max_ms` (the longest single partition's), `unowned_basis`
+    ("measured", "upper_bound" for eager classic groups, "lower_bound" when part of the
+    round was unseen; null with the figures when not known), and the extra fields
+    `unowned_longest` ([{topic, partition, ms}], the longest first) and
+    `unowned_unsubscribed` (tp_list: left unowned, no live member subscribes to them,
+    reported apart). Who held it up (consumer, share, streams groups): `slowest_member`,
+    the last member to catch up with its target, and `slowest_member_ms`, how long after
+    its target it got there (null when no look caught a member behind; classic groups:
+    always null, no member's own progress is seen)."""
     KIND: ClassVar[str] = EventKind.REBALANCE
     from_generation: int | None
     to_generation: int | None
@@ -271,6 +285,13 @@ class Rebalanced(Event):
     reason: str | None
     assignments: dict[str, list[dict] | None] | None = None
     duration_is_lower_bound: bool = False
+    unowned_partition_ms: int | None = None
+    unowned_partitions_max_ms: int | None = None
+    unowned_basis: str | None = None
+    unowned_longest: list[dict] | None = None
+    unowned_unsubscribed: list[dict] | None = None
+    slowest_member: str | None = None
+    slowest_member_ms: int | None = None
 
 
 @dataclass(frozen=True)

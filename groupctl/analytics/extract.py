@@ -19,7 +19,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from . import patterns as P
-from .schema import EVENT_SCHEMA, conform
+from .schema import COST_FIELDS, EVENT_SCHEMA, conform
 
 UNPARSED = "unparsed"  # the kind of a damaged line's row (counted per file, then dropped)
 INT_FIELDS = {f.name for f in EVENT_SCHEMA.fields
@@ -179,6 +179,7 @@ RECORD_SCHEMA = T.StructType([
     *(T.StructField(n, T.LongType()) for n in (
         "v", "generation", "from_generation", "to_generation", "group_epoch", "member_epoch",
         "duration_ms", "moved_partitions", "code")),
+    *COST_FIELDS,   # a `rebalance` record's cost (issue 19)
     T.StructField("members_before", T.ArrayType(T.StringType())),
     T.StructField("members_after", T.ArrayType(T.StringType())),
     T.StructField("members", T.ArrayType(T.StringType())),

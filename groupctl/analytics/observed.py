@@ -21,7 +21,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from .schema import EPISODE_COLUMNS
+from .schema import COST_COLUMNS, EPISODE_COLUMNS
 from .transforms import broker_episodes, finish_episodes
 
 WITNESSES = ("broker-log", "records", "client-log")   # best first
@@ -50,7 +50,7 @@ def record_episodes(events: DataFrame) -> DataFrame:
         "from_generation", F.col("generation").alias("to_generation"),
         F.coalesce("started", lower_bound, "ts").alias("started"), F.col("ts").alias("ended"),
         "reason", "members_before", F.col("members").alias("members_after"),
-        "moved_partitions", F.lit("stable").alias("outcome"))
+        "moved_partitions", F.lit("stable").alias("outcome"), *COST_COLUMNS)
     return finish_episodes(ep)
 
 

@@ -63,7 +63,18 @@ def _hover(e: dict) -> str:
     return "<br>".join(html.escape(str(x)) for x in (
         f"{e['group']} ({e['group_type']}) {span}", f"{e['started']} .. {e['ended']}",
         f"{e['duration_ms']} ms, {e['reason_kind']}", f"trigger: {e['trigger_member']}",
-        f"reason: {(e['reason'] or '')[:160]}"))
+        f"reason: {(e['reason'] or '')[:160]}", *_cost(e)))
+
+
+def _cost(e: dict) -> list[str]:
+    """Issue 19: what the rebalance cost and who held it up, when its record told it."""
+    out = []
+    if e.get("unowned_partition_ms") is not None:
+        out.append(f"partitions unowned {e['unowned_partition_ms']} ms in all "
+                   f"({e.get('unowned_basis')}), longest {e.get('unowned_partitions_max_ms')} ms")
+    if e.get("slowest_member") is not None:
+        out.append(f"slowest member {e['slowest_member']}: {e.get('slowest_member_ms')} ms")
+    return out
 
 
 def duration_figure(episodes: list[dict]):
@@ -96,7 +107,8 @@ def write_report(path: Path, collected: dict[str, list[dict]], title: str) -> Pa
         full_html=False, include_plotlyjs=False, div_id="durations")
     metric_cols = ["group", "type", "rebalances", "failed_members", "left_members",
                    "duration_ms_p50", "duration_ms_p95", "duration_ms_max", "storms",
-                   "top_reason", "rebalances_per_hour", "time_rebalancing_ms"]
+                   "top_reason", "rebalances_per_hour", "time_rebalancing_ms",
+                   "unowned_partition_ms_total"]
     storm_cols = ["group", "storm", "started", "ended", "rebalances", "top_reason"]
     page = f"""<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>{html.escape(title)}</title>

@@ -15,6 +15,15 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+COST_FIELDS = (
+    T.StructField("unowned_partition_ms", T.LongType()),
+    T.StructField("unowned_partitions_max_ms", T.LongType()),
+    T.StructField("unowned_basis", T.StringType()),
+    T.StructField("slowest_member", T.StringType()),
+    T.StructField("slowest_member_ms", T.LongType()),
+)
+COST_COLUMNS = tuple(f.name for f in COST_FIELDS)
+
 EVENT_SCHEMA = T.StructType([
     T.StructField("group", T.StringType()),
     T.StructField("ts", T.TimestampType()),
@@ -39,6 +48,8 @@ EVENT_SCHEMA = T.StructType([
     T.StructField("started", T.TimestampType()),
     T.StructField("from_generation", T.IntegerType()),
     T.StructField("members_before", T.IntegerType()),
+    # issue 19: what a recorded rebalance cost and who held it up (events.py `rebalance`)
+    *COST_FIELDS,
 ])
 EVENT_COLUMNS = tuple(f.name for f in EVENT_SCHEMA.fields)
 
@@ -49,12 +60,13 @@ EPISODE_COLUMNS = (
     "group", "group_type", "from_generation", "to_generation", "started", "ended",
     "duration_ms", "reason", "reason_kind", "trigger_member", "trigger_client",
     "members_before", "members_after", "moved_partitions", "outcome", "broker",
+    *COST_COLUMNS,   # from groupctl's records only; null from the other witnesses
 )
 GROUP_METRIC_COLUMNS = (
     "group", "type", "rebalances", "failed_members", "left_members", "duration_ms_p50",
     "duration_ms_p95", "duration_ms_max", "storms", "top_reason", "rebalances_per_hour",
     "time_rebalancing_ms", "flapping_members", "group_epoch", "max_generation",
-    "first_seen", "last_seen", "errors",
+    "first_seen", "last_seen", "errors", "unowned_partition_ms_total",
 )
 HOURLY_COLUMNS = ("group", "hour", "rebalances", "duration_ms_p50", "duration_ms_p95",
                   "duration_ms_max", "time_rebalancing_ms")

@@ -24,7 +24,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from . import patterns as P
-from .schema import (EPISODE_COLUMNS, FLAPPING_COLUMNS, GROUP_METRIC_COLUMNS, HOURLY_COLUMNS,
+from .schema import (COST_FIELDS, EPISODE_COLUMNS, FLAPPING_COLUMNS, GROUP_METRIC_COLUMNS, HOURLY_COLUMNS,
                      MEMBER_COLUMNS, STORM_COLUMNS)
 
 MEMBER_CHANGE_KINDS = ("member_joined", "member_left", "member_fenced", "member_failed")
@@ -108,8 +108,10 @@ def finish_episodes(ep: DataFrame) -> DataFrame:
         if "trigger_member" in ep.columns else trigger_member(F.col("reason")),
     })
     ep = ep.withColumn("trigger_client", client_of(F.col("trigger_member")))
-    return ep.select(*[F.col(c) if c in ep.columns else F.lit(None).alias(c)
-                       for c in EPISODE_COLUMNS])
+    typed = {f.name: f.dataType for f in COST_FIELDS}   # typed: the witnesses' union
+    return ep.select(*[F.col(c) if c in ep.columns else (
+        F.lit(None).cast(typed[c]) if c in typed else F.lit(None)).alias(c)
+        for c in EPISODE_COLUMNS])
 
 
 def consumer_episodes(events: DataFrame) -> DataFrame:
@@ -260,7 +262,8 @@ def group_metrics(events: DataFrame, episodes_df: DataFrame, storms_df: DataFram
         F.percentile_approx("duration_ms", 0.5).alias("duration_ms_p50"),
         F.percentile_approx("duration_ms", 0.95).alias("duration_ms_p95"),
         F.max("duration_ms").alias("duration_ms_max"),
-        F.sum("duration_ms").alias("time_rebalancing_ms"))
+        F.sum("duration_ms").alias("time_rebalancing_ms"),
+        F.sum("unowned_partition_ms").alias("unowned_partition_ms_total"))
     reasons = done.groupBy("group", "reason_kind").count()
     top = (reasons.withColumn("r", F.row_number().over(
         Window.partitionBy("group").orderBy(F.desc("count"), "reason_kind")))

@@ -29,7 +29,7 @@ from typing import ClassVar
 
 from ..events import (AssignmentChanged, Event, EventKind, MemberJoined, MemberLeft,
                       partition_changes, tp_list)
-from .model import GroupDescription, Member, partition_map
+from .model import SHARE, GroupDescription, Member, partition_map
 
 Partitions = dict[str, frozenset[int]]
 
@@ -41,6 +41,7 @@ class Converging(AssignmentChanged):
     KIND: ClassVar[str] = EventKind.ASSIGNMENT
     target: list[dict] | None = None
     reconciled_ms: int | None = None
+    behind: bool | None = None   # behind its target (behind_target): holding the group up
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ class _Told:
     identity: dict
     assigned: Partitions | None
     target: Partitions | None
-
+    behind: bool = False
 
 
 def at_target(m: Member, assignment_epoch: int | None) -> bool:
@@ -60,6 +61,69 @@ def at_target(m: Member, assignment_epoch: int | None) -> bool:
     caught_up = m.member_epoch is None or assignment_epoch is None or \
         m.member_epoch >= assignment_epoch
     return caught_up and partition_map(m.assignment) == target
+
+
+def pending_revocation(m: Member) -> Partitions:
+    """What the member still holds that its target no longer gives it (unknown target:
+    nothing)."""
+    target = partition_map(m.target_assignment)
+    if target is None:
+        return {}
+    held = partition_map(m.assignment) or {}
+    return {t: ps - target.get(t, frozenset()) for t, ps in held.items()
+            if ps - target.get(t, frozenset())}
+
+
+def behind_target(m: Member, desc: GroupDescription) -> bool:
+    """The member holds the group up (issue 19): its member epoch is behind the assignment
+    epoch (a share group's: the group epoch) -- it has not acknowledged its target -- or it
+    still holds partitions its target took away (pending revocation). A member only waiting
+    for partitions others still hold is not behind: it waits on them."""
+    epoch = desc.group_epoch if desc.type == SHARE else desc.assignment_epoch
+    if m.member_epoch is not None and epoch is not None and 0 <= m.member_epoch < epoch:
+        return True
+    return bool(pending_revocation(m))
+
+
+class Behind:
+    """Members behind their target, look by look, for one epoch group: since when (the
+    first look that showed it behind) and, once caught up, for how long; `settle` names
+    the round's slowest member."""
+
+    def __init__(self):
+        self.since: dict[str, float | None] = {}   # behind now: first seen (None: unseen)
+        self._took: dict[str, int | None] = {}     # caught up this round: ms (None: unseen)
+        self._looked = False
+
+    def lost_contact(self) -> None:
+        self._looked = False
+
+    def observe(self, desc: GroupDescription, at: float) -> None:
+        now = {m.member_id: m for m in desc.members}
+        for mid in [mid for mid in self.since if mid not in now]:
+            self._caught_up(mid, at)   # it left (or was fenced): no longer holding anyone up
+        for mid, m in now.items():
+            behind = behind_target(m, desc)
+            if behind and mid not in self.since:
+                self.since[mid] = at if self._looked else None
+            elif not behind and mid in self.since:
+                self._caught_up(mid, at)
+        self._looked = True
+
+    def _caught_up(self, mid: str, at: float) -> None:
+        since = self.since.pop(mid)
+        took = None if since is None else int(round((at - since) * 1000))
+        was = self._took.get(mid)
+        self._took[mid] = took if was is None or took is None else max(was, took)
+
+    def settle(self) -> tuple[str | None, int | None]:
+        """(slowest member, how long after its target it got there) of the round just
+        settled, and a new round. None, None when no look caught a member behind."""
+        took, self._took = self._took, {}
+        if not took:
+            return None, None
+        mid = max(took, key=lambda k: (took[k] is not None, took[k] or 0, k))
+        return mid, took[mid]
 
 
 def _identity(m: Member) -> dict:
@@ -84,7 +148,7 @@ class Convergence:
     def observe(self, desc: GroupDescription, at: float) -> list[Event]:
         now = {m.member_id: m for m in desc.members}
         if self.told is None:   # the first look: remember, tell nothing
-            self.told = {mid: self._remember(m) for mid, m in now.items()}
+            self.told = {mid: self._remember(m, desc) for mid, m in now.items()}
             self.away_since = {mid: None for mid, m in now.items()
                                if not at_target(m, desc.assignment_epoch)}
             return []
@@ -103,7 +167,7 @@ class Convergence:
         was = told.get(mid)
         if was is None:
             events.append(MemberJoined(**_identity(m)))
-        now = self._remember(m)
+        now = self._remember(m, desc)
         reconciled = None
         if mid in self.away_since:
             if at_target(m, desc.assignment_epoch):
@@ -113,15 +177,19 @@ class Convergence:
                 was is not None and now.target != was.target
                 and not at_target(m, desc.assignment_epoch)):
             self.away_since[mid] = at   # a new target to reach (or one it is still short of)
-        if was is None or (now.assigned, now.target) != (was.assigned, was.target) \
-                or reconciled is not None:
+        if was is None or (now.assigned, now.target, now.behind) != (
+                was.assigned, was.target, was.behind) or reconciled is not None:
             events.append(self._assignment(mid, desc.group_epoch, was, now, reconciled))
         told[mid] = now
         return events
 
     @staticmethod
-    def _remember(m: Member) -> _Told:
-        return _Told(_identity(m), partition_map(m.assignment), partition_map(m.target_assignment))
+    def _remember(m: Member, desc: GroupDescription) -> _Told:
+        assigned, target = partition_map(m.assignment), partition_map(m.target_assignment)
+        # behind and short of its target: an epoch that lags with nothing to move is not
+        # told (every epoch bump would be, once per member)
+        behind = assigned != target and behind_target(m, desc)
+        return _Told(_identity(m), assigned, target, behind)
 
     @staticmethod
     def _assignment(mid: str, epoch: int | None, was: _Told | None, now: _Told,
@@ -129,4 +197,5 @@ class Convergence:
         added, revoked = partition_changes(None if was is None else was.assigned, now.assigned,
                                            known_before=was is not None)
         return Converging(mid, epoch, tp_list(now.assigned), added, revoked,
-                          target=tp_list(now.target), reconciled_ms=reconciled)
+                          target=tp_list(now.target), reconciled_ms=reconciled,
+                          behind=now.behind)

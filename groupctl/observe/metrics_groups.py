@@ -36,6 +36,7 @@ class GroupCounts:
     version: int = 0                                   # +1 at each of the group's events
     rebalances: dict[tuple[str, str], int] = field(default_factory=dict)  # (type, kind)
     histograms: dict[tuple[str, str], Histogram] = field(default_factory=dict)  # (name, type)
+    unowned_seconds: dict[tuple[str, str], float] = field(default_factory=dict)  # (type, basis)
     state: str | None = None
     state_since: float | None = None   # when groupctl first saw the current state
 
@@ -48,6 +49,10 @@ class GroupCounts:
         if e.get("event") == "rebalance":
             key = (kind, reason_kind(e.get("reason")))
             self.rebalances[key] = self.rebalances.get(key, 0) + 1
+            if e.get("unowned_partition_ms") is not None:   # issue 19 (cost)
+                basis = (kind, str(e.get("unowned_basis")))
+                self.unowned_seconds[basis] = (self.unowned_seconds.get(basis, 0.0)
+                                               + e["unowned_partition_ms"] / 1000)
             for name, (value_of, buckets) in REBALANCE_HISTOGRAMS.items():
                 value = value_of(e)
                 if value is not None:
@@ -156,6 +161,15 @@ def _last_rebalance(v: GroupView) -> Iterator[Sample]:
 def _rebalances(v: GroupView) -> Iterator[Sample]:
     for (kind, reason), n in sorted(list(v.counts.rebalances.items())):
         yield "_total", (("type", kind), ("reason", reason)), n
+
+
+@group_family("groupctl_group_unowned_partition_seconds", "counter",
+              "Partition-seconds without an owner during the group's rebalances, summed "
+              "over partitions, by the figure's basis (measured, upper_bound, lower_bound: "
+              "see observe/unowned.py)")
+def _unowned(v: GroupView) -> Iterator[Sample]:
+    for (kind, basis), seconds in sorted(list(v.counts.unowned_seconds.items())):
+        yield "_total", (("type", kind), ("basis", basis)), seconds
 
 
 def rebalance_histogram(name: str, help: str, value_of: Callable[[dict], float | None],

@@ -41,6 +41,7 @@ class MemberStatus:
     reconciled_ms: int | None = None          # KIP-848: its last reconciliation time
     tasks: dict | None = None                 # streams: {kind: [{subtopology_id, partitions}]}
     has_target: bool = False                  # a target was told (KIP-848 / streams)
+    behind_since: float | None = None         # holding the group up since (issue 19), s
 
     @property
     def behind_target(self) -> bool:
@@ -111,6 +112,13 @@ class GroupStatus:
         """Members (by instance id, else client id) that joined and left more than once
         in all: came and went, or went and came back."""
         return sorted(k for k, n in self.changes.items() if n >= 2)
+
+    @property
+    def behind(self) -> dict[str, float]:
+        """Members behind their target now (issue 19: not yet acknowledged, or still
+        holding partitions their target took away): member -> since (epoch seconds)."""
+        return {mid: m.behind_since for mid, m in self.members.items()
+                if m.behind_since is not None}
 
     def change_key(self) -> tuple:
         return (self.state, self.generation, self.group_epoch, self.assignment_epoch,
@@ -190,6 +198,9 @@ class GroupStatus:
             self.generation = e.get("to_generation")
         self.last_rebalance = e
         self.timeline.append(e)
+        if self.epochs is not None:   # an epoch group's rebalance: every member at its target
+            for m in self.members.values():
+                m.behind_since = None
         ms = e.get("duration_ms") or 0
         self.rebalances += 1
         self.rebalancing_ms_total += ms
@@ -220,6 +231,10 @@ class GroupStatus:
             m.target, m.has_target = e.get("target"), True
             if e.get("reconciled_ms") is not None:
                 m.reconciled_ms = e["reconciled_ms"]
+            if not e.get("behind"):
+                m.behind_since = None
+            elif m.behind_since is None:
+                m.behind_since = _seconds(e.get("ts"))
 
     def _probe(self, e: dict) -> None:
         self.probe_member = e.get("member_id") or self.probe_member

@@ -45,9 +45,10 @@ from ..events import (
     Snapshot, StateChanged, TaskRebalanced, TypeChanged, iso_ts, tp_list,
 )
 from . import observations as obs
-from .convergence import Convergence
+from .convergence import Behind, Convergence
 from .model import CONSUMER, DEAD, REBALANCING_STATES, SETTLED_STATES, GroupDescription
 from .reasons import explain
+from .unowned import UnownedPartitions
 from .story_data import (  # noqa: F401 - MemberSnapshot, task_set, task_dict re-exported
     MemberSnapshot, _assignment_changes, _converged, _has_tasks, _moved, _replaced_in_place,
     members_of, snapshot_members, task_dict, task_set,
@@ -95,6 +96,8 @@ class RebalanceStory:
         self._reason: str | None = None
         self._epochs: tuple | None = None         # epoch groups: (group, assignment)
         self._convergence = Convergence()
+        self._unowned = UnownedPartitions()   # what each round cost (observe.unowned)
+        self._behind = Behind()               # epoch groups: who held each round up
         self._type: str | None = None             # the type last seen
         self._last_look: float | None = None      # the last Seen (or BeforeJoin)
         self._looked = False                      # any look at all (Missing included)
@@ -118,6 +121,7 @@ class RebalanceStory:
             # the group as the last look showed it: the story tells nothing new of the same
             # look twice (a watch of --all sees most groups unchanged every round)
             self._last_look = at
+            self._unowned.same_look(at)
             return []
         events = self._snapshot(desc, at)
         blind = not self._looked or self._blind
@@ -143,6 +147,7 @@ class RebalanceStory:
         # generation a rebalance whose members all joined), and may be of another type
         self._members, self._generation, self._epochs, self._type = {}, None, None, None
         self._looked, self._blind = True, False
+        self._unowned, self._behind = UnownedPartitions(), Behind()
         return events
 
     def _appeared(self, o: obs.Appeared) -> list[Event]:
@@ -152,6 +157,8 @@ class RebalanceStory:
 
     def _lost(self, o: obs.ContactLost) -> list[Event]:
         self._blind = self._looked
+        self._unowned.lost_contact()
+        self._behind.lost_contact()
         return []
 
     def _observe(self, desc: GroupDescription, at: float, blind: bool) -> list[Event]:
@@ -164,8 +171,11 @@ class RebalanceStory:
         events = self._type_of(desc)
         events += self._change_state(desc.state, at, blind=blind)
         told = EventKind.ASSIGNMENT not in self._elsewhere and desc.type == CONSUMER
+        members = members_of(desc) or {}   # a description: never None
+        self._unowned.look(members, at)
         if desc.type == CONSUMER or desc.group_epoch is not None:
             events += self._epoch(desc, at)
+            self._behind.observe(desc, at)
         if told:   # each member as it converges, with its reconciliation time
             self._convergence.seed(self._members)
             events += self._convergence.observe(desc, at)
@@ -173,7 +183,7 @@ class RebalanceStory:
             if blind and self._round_started is None:
                 self._round_started = at   # under way at this look: from here, a lower bound
             return events
-        now = members_of(desc) or {}   # a description: never None
+        now = members
         mark = desc.group_epoch if desc.group_epoch is not None else desc.generation
         if blind and self._round_started is not None and not self._round_unseen \
                 and self._undone(now, mark):
@@ -252,6 +262,7 @@ class RebalanceStory:
         events = self._snapshot(desc, o.at)
         if desc is not None and desc.state != DEAD:
             self._looked, self._last_look = True, o.at
+            self._unowned.look(members_of(desc), o.at)
         if desc is None:
             return events
         if EventKind.GENERATION in self._elsewhere:
@@ -324,7 +335,7 @@ class RebalanceStory:
             reason=explain(before, after, r.reason if r.reason is not None else self._reason),
             assignments=None if after is None else {
                 m: tp_list(s.assignment) for m, s in sorted(after.items())},
-            duration_is_lower_bound=unseen)
+            duration_is_lower_bound=unseen, **self._cost(desc, after, ended, unseen))
         if after is not None and _has_tasks(after):
             events.append(TaskRebalanced(**summary, tasks={
                 m: task_dict(s.tasks or frozenset()) for m, s in sorted(after.items())}))
@@ -337,6 +348,16 @@ class RebalanceStory:
         if r.reason is None:
             self._reason = None
         return events
+
+    def _cost(self, desc: GroupDescription | None, after, ended: float, unseen: bool) -> dict:
+        """What the round cost (observe.unowned) and, for epoch groups, who held it up
+        (observe.convergence.Behind); classic groups: no member's own progress is seen."""
+        epochs = desc is not None and desc.group_epoch is not None
+        eager = not epochs and "cooperative" not in ((desc.protocol if desc else None) or "")
+        figures = self._unowned.settle(after, ended, eager=eager, converged=epochs,
+                                       seen_whole=not unseen)
+        slowest, slowest_ms = self._behind.settle() if epochs else (None, None)
+        return {**figures.fields(), "slowest_member": slowest, "slowest_member_ms": slowest_ms}
 
 
 _HANDLERS: dict[type, Callable[..., list[Event]]] = {

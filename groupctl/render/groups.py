@@ -86,6 +86,8 @@ def describe_one(console, g: dict, wide: bool) -> None:
     elif g.get("rebalancing"):
         console.print(Text("rebalancing: members are moving to their target assignments",
                            style="magenta"))
+    for line in waiting_for_lines(g):
+        console.print(Text(line, style="magenta"))
     if g["type"] == "streams":
         group_types.topology_table(console, g, wide)
     if not g["members"]:
@@ -101,6 +103,35 @@ def describe_one(console, g: dict, wide: bool) -> None:
     _offsets_table(console, g, wide)
     if g["type"] == "share":
         group_types.share_offsets_table(console, g, wide)
+
+
+def _tp_minus(held: list[dict] | None, target: list[dict] | None) -> list[dict]:
+    keep = {tp["topic"]: set(tp["partitions"]) for tp in target or ()}
+    out = [{"topic": tp["topic"], "partitions": sorted(set(tp["partitions"]) - keep.get(
+        tp["topic"], set()))} for tp in held or ()]
+    return [tp for tp in out if tp["partitions"]]
+
+
+def waiting_for_lines(g: dict) -> list[str]:
+    """Consumer, share and streams groups (issue 19): the members holding the group up --
+    member epoch behind the assignment epoch (share: the group epoch), i.e. not yet
+    acknowledged, or still holding partitions their target took away -- with what they
+    hold. One describe cannot say for how long (`watch` does)."""
+    epoch = g.get("group_epoch") if g["type"] == "share" else g.get("assignment_epoch")
+    if g["type"] not in ("consumer", "share", "streams") or epoch is None:
+        return []
+    lines = []
+    for m in g["members"]:
+        revoking = [] if m.get("target_assignment") is None else _tp_minus(
+            m.get("assignment"), m["target_assignment"])
+        lagging = m.get("member_epoch") is not None and 0 <= m["member_epoch"] < epoch
+        if not (lagging or revoking):
+            continue
+        who = f"{short_id(m['member_id'])} (client {_show(m.get('client_id'))})"
+        line = (f"waiting for: {who} at member epoch {_show(m.get('member_epoch'))} of {epoch}, "
+                f"holding {partitions_text(m.get('assignment'))}")
+        lines.append(line + (f", revoking {partitions_text(revoking)}" if revoking else ""))
+    return lines
 
 
 def _members_table(console, g: dict, wide: bool) -> None:

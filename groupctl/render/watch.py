@@ -99,6 +99,8 @@ class WatchModel:
     def reconciliation(self, mid: str) -> str:
         """The members table's reconciliation column."""
         target = self.targets.get(mid)
+        if mid in self.status.behind:   # issue 19: this member holds the group up
+            return "reconciling, holding up"
         if target is not None and _tp_set(target) != _tp_set(self.members.get(mid)):
             return "reconciling"
         ms = self.reconciled.get(mid)

@@ -65,6 +65,7 @@ def _assignment_line(e, said) -> str:
             + (f" target={_tps(e['target'])}" if "target" in e else "")
             + (f" reconciled in {e['reconciled_ms']} ms"
                if e.get("reconciled_ms") is not None else "")
+            + (" (holding the group up)" if e.get("behind") else "")
             + (f" tasks {_tasks(e['tasks'])}" if e.get("tasks") is not None else ""))
 
 
@@ -81,7 +82,24 @@ def _rebalance_line(e, said) -> str:
            if "lag_before" in e else "")   # watch --lag
     return (f"rebalance {numbers} in {took}, members "
             f"{show(None if members is None else len(members))}, "
-            f"moved {show(e.get('moved_partitions'))}, {lag}reason: {show(e.get('reason'))}")
+            f"moved {show(e.get('moved_partitions'))}, {lag}reason: {show(e.get('reason'))}"
+            + _cost_text(e))
+
+
+def _cost_text(e: dict) -> str:
+    """Issue 19: what the rebalance cost (the longest partitions named) and who held it
+    up; nothing when it cost nothing seen and no one was seen behind."""
+    out = ""
+    if e.get("unowned_partition_ms"):
+        longest = " ".join(f"{x['topic']}:{x['partition']} {x['ms']} ms"
+                           for x in e.get("unowned_longest") or ())
+        out += (f"; partitions unowned {e['unowned_partition_ms']} ms in all "
+                f"({show(e.get('unowned_basis'))}), longest {longest or '-'}")
+    if e.get("unowned_unsubscribed"):
+        out += f"; unowned, not subscribed: {_tps(e['unowned_unsubscribed'])}"
+    if e.get("slowest_member") is not None:
+        out += f"; slowest {e['slowest_member']} {show(e.get('slowest_member_ms'))} ms"
+    return out
 
 
 def _member_line(e, said) -> str:

@@ -32,7 +32,8 @@ def _episodes(spark, group_starts: dict[str, list[int]], duration_ms: int = 500)
               "started timestamp, ended timestamp, duration_ms long, reason string, "
               "reason_kind string, trigger_member string, trigger_client string, "
               "members_before int, members_after int, moved_partitions int, outcome string, "
-              "broker int")
+              "broker int, unowned_partition_ms long, unowned_partitions_max_ms long, "
+              "unowned_basis string, slowest_member string, slowest_member_ms long")
     return spark.createDataFrame([tuple(r[c] for c in EPISODE_COLUMNS) for r in rows], schema)
 
 

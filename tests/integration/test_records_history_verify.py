@@ -14,6 +14,8 @@ a second.
   the type change at the broker's "Converted the classic group G to a consumer group" line,
   and the epochs after it equal its "Bumped group epoch" lines;
 - a Kafka Streams application (streams group): group epochs = the broker's epoch lines;
+- Kafka's Java consumer on the classic protocol: generations = Stabilized lines, members =
+  the ids the clients themselves synced in each generation;
 - Kafka's Java KIP-848 consumer (the lab jars' console consumer): member ids, epochs and
   the order of its own "transitioned from S1 to S2" lines against the records (which of
   its transitions no record can know is said in the test);
@@ -231,18 +233,27 @@ JAVA_LOG4J = """<?xml version="1.0" encoding="UTF-8"?>
     <Root level="WARN"><AppenderRef ref="member"/></Root>
     <Logger name="org.apache.kafka.clients.consumer.internals.ConsumerMembershipManager"
             level="DEBUG"/>
+    <Logger name="org.apache.kafka.clients.consumer.internals.ConsumerCoordinator"
+            level="INFO"/>
   </Loggers>
 </Configuration>
 """
 TRANSITION = re.compile(r"^(\d+) .*Member (\S+) with epoch (-?\d+) transitioned from (\w+) to "
                         r"(\w+)\.$", re.M)
+# the classic Java consumer's AbstractCoordinator (its logger named for the subclass,
+# ConsumerCoordinator): "Successfully synced group in generation
+# Generation{generationId=N, memberId='M', protocol='range'}"
+SYNCED = re.compile(r"Successfully synced group in generation Generation\{generationId=(\d+), "
+                    r"memberId='([^']+)'")
 
 
 class JavaConsumer:
-    """Kafka's console consumer from the lab's jars (group.protocol=consumer): its
-    ConsumerMembershipManager's lines, with the JVM's epoch-ms clock, in its own file."""
+    """Kafka's console consumer from the lab's jars (group.protocol=consumer, or classic):
+    its ConsumerMembershipManager's (or AbstractCoordinator's) lines, with the JVM's
+    epoch-ms clock, in its own file."""
 
-    def __init__(self, lab, tmp_path, group: str, topic: str, name: str):
+    def __init__(self, lab, tmp_path, group: str, topic: str, name: str,
+                 protocol: str = "consumer"):
         import subprocess
 
         from groupctl.lab.dist import java_cmd
@@ -255,7 +266,7 @@ class JavaConsumer:
              f"-Dlog4j2.configurationFile={config}", "-cp", f"{lab.libs}/*",
              "org.apache.kafka.tools.consumer.ConsoleConsumer", "--bootstrap-server",
              lab.bootstrap, "--topic", topic, "--group", group,
-             "--consumer-property", "group.protocol=consumer",
+             "--consumer-property", f"group.protocol={protocol}",
              "--consumer-property", f"client.id={name}"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
@@ -263,6 +274,11 @@ class JavaConsumer:
         """(epoch ms, member id, member epoch, from, to) of each "transitioned" line."""
         text = self.log.read_text() if self.log.exists() else ""
         return [(int(t), m, int(e), a, b) for t, m, e, a, b in TRANSITION.findall(text)]
+
+    def synced(self) -> list[tuple[int, str]]:
+        """(generation, member id) of each classic SyncGroup the client completed."""
+        text = self.log.read_text() if self.log.exists() else ""
+        return [(int(n), m) for n, m in SYNCED.findall(text)]
 
     def wait(self, predicate, timeout: float, what: str):
         deadline = time.monotonic() + timeout
@@ -281,6 +297,41 @@ class JavaConsumer:
 
 def stable_count(transitions) -> int:
     return sum(1 for t in transitions if t[4] == "STABLE")
+
+
+def test_java_classic_consumer_generations_are_the_broker_logs_and_its_own(
+        kafka, topic_factory, unique_group, tmp_path):
+    """Kafka's Java consumer on the classic protocol (the console consumer): j1 alone, j2
+    joins, j2 leaves. history's generations with their member counts are the broker's
+    "Stabilized group G generation N with M members" lines, and the members of each are
+    the member ids the clients themselves synced in that generation."""
+    g, topic = unique_group, topic_factory(4)
+    j1 = JavaConsumer(kafka, tmp_path, g, topic, f"{g}-j1", protocol="classic")
+    j2 = None
+    try:
+        first = wait_stabilized(kafka, g, 0, 1, timeout=90)
+        j2 = JavaConsumer(kafka, tmp_path, g, topic, f"{g}-j2", protocol="classic")
+        both = wait_stabilized(kafka, g, first, 2, timeout=90)
+        j2.wait(lambda _t: any(n == both for n, _ in j2.synced()), 60, "j2 synced")
+        j2.stop()
+        alone = wait_stabilized(kafka, g, both, 1, timeout=90)
+        j1.wait(lambda _t: any(n == alone for n, _ in j1.synced()), 60, "j1 synced alone")
+        code, events, err = history(kafka, g)
+    finally:
+        for j in (j1, j2):
+            if j is not None:
+                j.stop()
+    assert code == 0, err
+    told = generations(events)
+    assert [(n, len(m)) for n, m in told] == sorted(stabilized(kafka, g).items())
+    clients: dict[int, set] = {}
+    for j in (j1, j2):
+        for n, member in j.synced():
+            clients.setdefault(n, set()).add(member)
+    for n, members in told:
+        if n in clients:   # a generation every client synced in: the same ids
+            assert set(members) == clients[n], (n, members, clients)
+    assert {first, both, alone} <= set(clients)
 
 
 def test_member_transitions_agree_with_the_java_consumers_own_lines(

@@ -476,3 +476,20 @@ def test_a_lag_read_without_an_event_builds_the_groups_lines_again(exporter):
     assert s[_k("groupctl_lag_rounds_total", ())] == 2
     m.reducer.apply_lag(SimpleNamespace(**{**vars(read), "total": 3, "at": T0 + 70}))
     assert _samples(m.render())[_k("kafka_consumergroup_group_sum_lag", ORDERS)] == 3
+
+
+def test_unowned_partition_seconds_count_by_basis(exporter):
+    """Issue 19 (cost): each rebalance's unowned_partition_ms adds up per group and basis;
+    a rebalance whose figure is unknown adds nothing."""
+    server, feed = exporter
+    feed(_ev({"event": "snapshot", "state": "Stable", "type": "classic", "protocol": "range",
+              "generation": 3, "members": [_member("a", [{"topic": "t", "partitions": [0]}])]}))
+    for gen, ms, basis in ((4, 1500, "upper_bound"), (5, 250, "upper_bound"), (6, None, None)):
+        feed(_ev({"event": "rebalance", "from_generation": gen - 1, "to_generation": gen,
+                  "duration_ms": 10, "ended": "2023-11-14T22:13:25.000Z",
+                  "unowned_partition_ms": ms, "unowned_basis": basis}, at=T0 + gen))
+    s = _samples(_get(server, "/metrics")[1])
+    assert s[_k("groupctl_group_unowned_partition_seconds_total",
+                (*ORDERS, ("basis", "upper_bound")))] == 1.75
+    assert not any(k[0] == "groupctl_group_unowned_partition_seconds_total"
+                   and ("basis", "None") in k[1] for k in s)

@@ -102,10 +102,40 @@ def test_describe_consumer_group_shows_epochs_and_targets():
     lines = draw(describe_tables, [g.to_dict()]).splitlines()
     assert lines[1] == "type consumer, protocol type consumer, assignor uniform, group epoch 5, assignment epoch 5"
     assert "target assignments" in lines[3]
-    assert lines[4].split() == ["MEMBER", "CLIENT", "HOST", "EPOCH", "#PARTS", "ASSIGNMENT", "TARGET"]
-    assert lines[5].split() == ["A", "c", "-", "4", "1", "t:0", "t:0-1"]
+    # issue 19: A has not acknowledged epoch 5 (its epoch 4), nothing to revoke
+    assert lines[4] == "waiting for: A (client c) at member epoch 4 of 5, holding t:0"
+    assert lines[5].split() == ["MEMBER", "CLIENT", "HOST", "EPOCH", "#PARTS", "ASSIGNMENT", "TARGET"]
+    assert lines[6].split() == ["A", "c", "-", "4", "1", "t:0", "t:0-1"]
+
+
+def test_describe_waiting_for_names_members_revoking_not_those_waiting():
+    g = model.GroupDescription(group="k", type="consumer", state="Reconciling", protocol_type="consumer",
+                               protocol="uniform", group_epoch=6, assignment_epoch=6)
+    tps = model.TopicPartitions
+    g.members = [model.Member("A", client_id="a", member_epoch=5, assignment=[tps("t", [0, 1, 2])],
+                              target_assignment=[tps("t", [0, 1])]),
+                 model.Member("B", client_id="b", member_epoch=6, assignment=[],
+                              target_assignment=[tps("t", [2])]),
+                 model.Member("C", client_id="c", member_epoch=6, assignment=[tps("t", [3])],
+                              target_assignment=[tps("t", [3])])]
+    text = draw(describe_tables, [g.to_dict()])
+    waiting = [line for line in text.splitlines() if line.startswith("waiting for:")]
+    assert waiting == ["waiting for: A (client a) at member epoch 5 of 6, holding t:0-2, "
+                       "revoking t:2"]
 
 
 def test_several_groups_are_separated_by_a_blank_line():
     text = draw(describe_tables, [_classic(state="Empty"), _classic(state="Empty")])
     assert text.count("GROUP orders") == 2 and "\n\nGROUP orders" in text
+
+
+def test_describe_waiting_for_a_share_member_behind_the_group_epoch():
+    g = model.GroupDescription(group="s", type="share", state="Stable", protocol_type="share",
+                               group_epoch=7, assignment_epoch=7)
+    g.members = [model.Member("A", client_id="a", member_epoch=6,
+                              assignment=[model.TopicPartitions("t", [0])]),
+                 model.Member("B", client_id="b", member_epoch=7,
+                              assignment=[model.TopicPartitions("t", [0])])]
+    waiting = [line for line in draw(describe_tables, [g.to_dict()]).splitlines()
+               if line.startswith("waiting for:")]
+    assert waiting == ["waiting for: A (client a) at member epoch 6 of 7, holding t:0"]

@@ -98,3 +98,47 @@ def test_convergence_first_look_mid_reconciliation_and_a_moving_target():
     # an epoch bump that leaves the member's partitions alone is not told
     assert c.observe(cg(9, mem("a", [0, 1, 2], [0, 1, 2], 8)), 6.0) == []
     assert c.observe(cg(9, mem("a", [0, 1, 2], [0, 1, 2], 9)), 6.5) == []
+
+
+def test_a_member_behind_its_target_is_marked_until_it_catches_up():
+    """Issue 19: the reducer exposes who holds the group up (since when); the live view
+    marks them; a rebalance of an epoch group clears every mark."""
+    m = WatchModel()
+    m.apply(wrap({"event": "epoch", "group_epoch": 6, "assignment_epoch": 6}))
+    m.apply(envelope(Converging("a", 6, T01, [], [], target=T0, behind=True), group="g",
+                     cluster=None, source="describe", at=10.0))
+    m.apply(wrap(Converging("b", 6, [], [], [], target=T1, behind=False)))
+    assert m.status.behind == {"a": 10.0}
+    assert (m.reconciliation("a"), m.reconciliation("b")) == (
+        "reconciling, holding up", "reconciling")
+    assert "holding up" in text(m)
+    m.apply(envelope(Converging("a", 6, T01, [], [], target=T0, behind=True), group="g",
+                     cluster=None, source="describe", at=11.0))
+    assert m.status.behind == {"a": 10.0}   # since the first event that showed it
+    m.apply(wrap(Converging("a", 6, T0, [], T1, target=T0, reconciled_ms=1000, behind=False)))
+    assert m.status.behind == {} and m.reconciliation("a") == "1000 ms"
+    m.apply(wrap(Converging("b", 6, [], [], [], target=T1, behind=True)))
+    m.apply(wrap({"event": "rebalance", "from_generation": 5, "to_generation": 6,
+                  "ended": "1970-01-01T00:00:01.000Z", "duration_ms": 1,
+                  "members_after": ["a", "b"], "slowest_member": "a",
+                  "slowest_member_ms": 1000}))
+    assert m.status.behind == {}
+
+
+def test_plain_rebalance_line_tells_its_cost_and_slowest_member():
+    e = wrap({"event": "rebalance", "from_generation": 5, "to_generation": 6,
+              "ended": "1970-01-01T00:00:01.000Z", "duration_ms": 4600, "members_after": ["a"],
+              "moved_partitions": 2, "reason": "r", "unowned_partition_ms": 1000,
+              "unowned_partitions_max_ms": 500, "unowned_basis": "measured",
+              "unowned_longest": [{"topic": "t", "partition": 1, "ms": 500}],
+              "unowned_unsubscribed": [{"topic": "u", "partitions": [0, 1]}],
+              "slowest_member": "a", "slowest_member_ms": 4500})
+    assert plain_line(e).endswith(
+        "reason: r; partitions unowned 1000 ms in all (measured), longest t:1 500 ms; "
+        "unowned, not subscribed: u:0-1; slowest a 4500 ms")
+    quiet = wrap({"event": "rebalance", "from_generation": 5, "to_generation": 6,
+                  "duration_ms": 1, "reason": "r", "unowned_partition_ms": 0,
+                  "unowned_basis": "measured"})
+    assert plain_line(quiet).endswith("reason: r")
+    assert plain_line(wrap(Converging("a", 6, T01, [], [], target=T0, behind=True))).endswith(
+        "target=t:0 (holding the group up)")

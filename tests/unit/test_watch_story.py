@@ -94,7 +94,7 @@ def test_kip848_epochs_then_one_rebalance_at_convergence():
     a1, b1 = e1[2].to_dict(), e1[4].to_dict()
     assert a1 == {"event": "assignment", "member_id": "a", "generation": 6,
                   "assigned": [{"topic": "t", "partitions": [0, 1]}], "added": [], "revoked": [],
-                  "target": t, "reconciled_ms": None}
+                  "target": t, "reconciled_ms": None, "behind": True}
     assert (b1["assigned"], b1["added"], b1["target"], b1["reconciled_ms"]) == ([], [], u, None)
     # a gave partition 1 up but its member epoch still lags: not there yet, nothing to tell
     assert look(story, consumer("Reconciling", 6, 6, cm("a", [0], [0], 5),
@@ -109,6 +109,13 @@ def test_kip848_epochs_then_one_rebalance_at_convergence():
     r = e3[-1]
     assert (r.from_generation, r.to_generation, r.duration_ms) == (5, 6, 2000)
     assert r.moved_partitions == 1 and r.reason == "member b (client b) joined"
+    # issue 19: t-1 left a at 2.5 and reached b at 4.0; a held the round up from its new
+    # target (2.0) until its epoch caught up (3.0); b only waited for t-1
+    assert (r.unowned_partition_ms, r.unowned_partitions_max_ms, r.unowned_basis) == (
+        1500, 1500, "measured")
+    assert r.unowned_longest == [{"topic": "t", "partition": 1, "ms": 1500}]
+    assert r.unowned_unsubscribed == []
+    assert (r.slowest_member, r.slowest_member_ms) == ("a", 1000)
     # a member seen at its target at once (it reconciled within one poll): no time
     e4 = look(story, consumer("Stable", 7, 7, cm("a", [0, 1], [0, 1], 7)), at=5.0)
     assert [(e.KIND, getattr(e, "member_id", None)) for e in e4] == [
@@ -116,6 +123,9 @@ def test_kip848_epochs_then_one_rebalance_at_convergence():
     asg = [e for e in e4 if e.KIND == "assignment"]
     assert [(e.member_id, e.added, e.reconciled_ms) for e in asg] == [("a", u, None)]
     assert e4[-1].KIND == "rebalance" and e4[-1].reason == "member b (client b) left or expired"
+    # t-1 moved b -> a between two looks: never seen unowned; no one seen behind
+    assert (e4[-1].unowned_partition_ms, e4[-1].unowned_basis) == (0, "measured")
+    assert (e4[-1].slowest_member, e4[-1].slowest_member_ms) == (None, None)
 
 
 class FakeCluster:

@@ -1,0 +1,261 @@
+"""Issue 19 on the lab broker: what each rebalance cost (`unowned_partition_ms`) and who held
+it up (`slowest_member`, describe's "waiting for" line), as `groupctl watch` (the describe
+source) tells them, against ground truth groupctl did not write: real librdkafka consumers
+(confluent-kafka) timestamp their revoke and assign callbacks, i.e. when each partition
+left one member and reached the next.
+
+Truth per partition: from a revoke callback that gave it up to the first assign callback
+(any member) that took it again. The describe source sees each of those edges within one
+poll interval, so its figure must be within one interval per moved partition of the truth
+(consumer groups, cooperative-sticky); eager groups are an upper bound.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+from watch_support import WatchProcess
+
+from groupctl.lab.consumer import LabConsumer, wait_balanced
+
+pytestmark = pytest.mark.broker
+
+# no commit on close: a leaving member's LeaveGroup follows its revoke callback at once, so
+# the broker (records) and the callbacks see the partitions leave at the same moment
+QUICK_CLOSE = {"enable.auto.commit": False}
+POLL_S = 0.5        # the watch's --interval: the describe source's resolution
+HOLD_S = 4.0
+
+
+class Recorded(LabConsumer):
+    """A consumer whose revoke callbacks, once `hold_s` is set, are recorded on entry and
+    then held (a slow commit): the partition is given up when the callback starts."""
+
+    def __post_init__(self):
+        super().__post_init__()
+        self.hold_s = 0.0
+        self.held: list[tuple[float, float]] = []   # wall clock: hold start, end
+
+    def _on_revoke(self, consumer, partitions):
+        super()._on_revoke(consumer, partitions)   # recorded at entry
+        if partitions and self.hold_s:
+            start = time.time()
+            threading.Event().wait(self.hold_s)   # the slow revoke itself, not a sync
+            self.held.append((start, time.time()))
+
+
+def truth(consumers, marks) -> tuple[float, int]:
+    """(seconds summed over partitions from revoke to the next assign, partitions moved)
+    from the consumers' callbacks since `marks` ({name: callbacks before})."""
+    calls = sorted((e.ts, e.kind, tp) for c in consumers for e in c.events[marks.get(c.name, 0):]
+                   for tp in e.partitions)
+    total, moved, open_ = 0.0, 0, {}
+    for ts, kind, tp in calls:
+        if kind in ("revoke", "lost"):
+            open_.setdefault(tp, ts)
+        elif tp in open_:
+            total += ts - open_.pop(tp)
+            moved += 1
+    assert not open_, f"revoked, never assigned again: {open_}"
+    return total, moved
+
+
+def start_watch(kafka, group):
+    watch = WatchProcess(kafka, group, "--interval", str(POLL_S))
+    watch.wait_event(lambda e: e["event"] == "state" and e["state"] == "Stable", 30,
+                     "the first look")
+    return watch
+
+
+def rebalance_after(watch, pred, what, timeout=60):
+    return watch.wait_event(lambda e: e["event"] == "rebalance" and pred(e), timeout, what)[1]
+
+
+def told_between(watch, first: dict, last: dict) -> list[dict]:
+    rebalances = [e for e in watch.events if e["event"] == "rebalance"]
+    return rebalances[rebalances.index(first):rebalances.index(last) + 1]
+
+
+def check_measured(rebalances: list[dict], real: tuple[float, int]) -> dict:
+    seconds, moved = real
+    told = sum(r["unowned_partition_ms"] for r in rebalances)
+    assert all(r["unowned_basis"] == "measured" for r in rebalances), rebalances
+    assert moved > 0
+    assert abs(told - seconds * 1000) <= moved * POLL_S * 1000, (told, seconds, moved)
+    assert max(r["unowned_partitions_max_ms"] for r in rebalances) <= told
+    return {"told_ms": told, "truth_ms": round(seconds * 1000), "moved": moved}
+
+
+FIGURES: dict[str, dict] = {}
+
+
+def report():
+    print("issue 19 figures:", FIGURES, file=sys.stderr)
+
+
+def test_kip848_join_and_leave_unowned_time(kafka, topic_factory, consumer_factory,
+                                            unique_group):
+    g, topic = unique_group, topic_factory(6)
+    every = [(topic, p) for p in range(6)]
+    a = consumer_factory(g, topic, protocol="consumer", name=f"{g}-a", config=QUICK_CLOSE)
+    c = consumer_factory(g, topic, protocol="consumer", name=f"{g}-c", config=QUICK_CLOSE)
+    wait_balanced([a, c], every)
+    tail = WatchProcess(kafka, g, "--source", "records", "--timeout", "5")
+    tail.wait_event(lambda e: e["event"] == "state" and e["state"] == "Stable", 60,
+                    "the records tail's first look")
+    watch = start_watch(kafka, g)
+    try:
+        marks = {x.name: len(x.events) for x in (a, c)}
+        b = consumer_factory(g, topic, protocol="consumer", name=f"{g}-b", config=QUICK_CLOSE)
+        joined = rebalance_after(watch, lambda e: b.member_id in (e["members_after"] or ()),
+                                 "the rebalance b joined")
+        wait_balanced([a, b, c], every)
+        join_truth = truth([a, b, c], marks)
+        FIGURES["kip848 join"] = check_measured([joined], join_truth)
+
+        marks = {x.name: len(x.events) for x in (a, b, c)}
+        gone = c.member_id
+        c.close()
+        left = rebalance_after(watch, lambda e: gone in (e["members_before"] or ())
+                               and gone not in (e["members_after"] or ()), "the rebalance c left")
+        wait_balanced([a, b], every)
+        leave_truth = truth([a, b, c], marks)
+        FIGURES["kip848 leave"] = check_measured([left], leave_truth)
+        assert left["unowned_unsubscribed"] == []
+    finally:
+        assert watch.stop() == 0, watch.stderr()
+    # the records source (`history`, and `watch --source records` tailing them): the
+    # coordinator's records at the broker's timestamps
+    told = {e["to_generation"]: e for e in history(kafka, g) if e["event"] == "rebalance"}
+    try:
+        tail.wait_event(lambda e: e["event"] == "rebalance"
+                        and e["to_generation"] == left["to_generation"], 60, "the leave")
+    finally:
+        assert tail.stop() == 0, tail.stderr()
+    tailed = {e["to_generation"]: e for e in tail.events if e["event"] == "rebalance"}
+    for name, seen, real in (("join", joined, join_truth), ("leave", left, leave_truth)):
+        for way, r in (("records", told[seen["to_generation"]]),
+                       ("tail", tailed[seen["to_generation"]])):
+            assert r["source"] == "records" and r["unowned_basis"] == "measured", r
+            assert abs(r["unowned_partition_ms"] - real[0] * 1000) <= 100, (name, way, r, real)
+            FIGURES[f"kip848 {name}"][f"{way}_ms"] = r["unowned_partition_ms"]
+    report()
+
+
+def history(kafka, group) -> list[dict]:
+    out = subprocess.run([sys.executable, "-m", "groupctl", "-b", kafka.bootstrap, "-o",
+                          "ndjson", "history", group], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    return [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+
+
+def test_cooperative_sticky_unowned_from_revoking_to_giving_generation(
+        kafka, topic_factory, unique_group):
+    g, topic = unique_group, topic_factory(6)
+    every = [(topic, p) for p in range(6)]
+    made = [Recorded(kafka.bootstrap, g, [topic], assignor="cooperative-sticky",
+                     name=f"{g}-{n}") for n in "acb"]
+    a, c, b = made
+    try:
+        a.start(), c.start()
+        wait_balanced([a, c], every)
+        watch = start_watch(kafka, g)
+        marks = {x.name: len(x.events) for x in made}
+        before = len([e for e in watch.events if e["event"] == "rebalance"])
+        a.hold_s = c.hold_s = 1.0   # a slow revoke: the revoking generation stays Stable 1 s
+        b.start()
+        got = rebalance_after(watch, lambda e: b.member_id in (e["members_after"] or ()) and any(
+            (e["assignments"] or {}).get(b.member_id) or ()), "the generation that gave b some")
+        wait_balanced([a, b, c], every)
+        rounds = [e for e in watch.events if e["event"] == "rebalance"][before:]
+        rounds = rounds[:rounds.index(got) + 1]
+        FIGURES["cooperative join"] = {**check_measured(rounds, truth(made, marks)),
+                                       "rebalances": len(rounds)}
+        assert rounds[-1]["unowned_partition_ms"] > 0
+        assert watch.stop() == 0, watch.stderr()
+    finally:
+        for x in made:
+            x.begin_close()
+        for x in made:
+            x.close()
+    report()
+
+
+def test_eager_range_upper_bound(kafka, topic_factory, consumer_factory, unique_group):
+    g, topic = unique_group, topic_factory(6)
+    every = [(topic, p) for p in range(6)]
+    a = consumer_factory(g, topic, assignor="range", name=f"{g}-a")
+    c = consumer_factory(g, topic, assignor="range", name=f"{g}-c")
+    wait_balanced([a, c], every)
+    watch = start_watch(kafka, g)
+    try:
+        marks = {x.name: len(x.events) for x in (a, c)}
+        b = consumer_factory(g, topic, assignor="range", name=f"{g}-b")
+        r = rebalance_after(watch, lambda e: b.member_id in (e["members_after"] or ()),
+                            "the rebalance b joined")
+        wait_balanced([a, b, c], every)
+        seconds, moved = truth([a, b, c], marks)
+        assert r["unowned_basis"] == "upper_bound"
+        assert r["unowned_partition_ms"] >= seconds * 1000
+        # every partition x the window known to hold the round: the round as the observer
+        # saw it plus at most one poll before its first look
+        assert r["unowned_partition_ms"] <= 6 * (r["duration_ms"] + POLL_S * 1000 + 100), r
+        FIGURES["eager join"] = {"upper_bound_ms": r["unowned_partition_ms"],
+                                 "truth_ms": round(seconds * 1000), "revoked_assigned": moved,
+                                 "round_ms": r["duration_ms"]}
+    finally:
+        assert watch.stop() == 0, watch.stderr()
+    report()
+
+
+def describe_text(kafka, group) -> str:
+    out = subprocess.run([sys.executable, "-m", "groupctl", "-b", kafka.bootstrap, "describe",
+                          group], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def test_held_revoke_is_the_slowest_member(kafka, topic_factory, consumer_factory,
+                                           unique_group):
+    g, topic = unique_group, topic_factory(6)
+    every = [(topic, p) for p in range(6)]
+    a = Recorded(kafka.bootstrap, g, [topic], protocol="consumer", name=f"{g}-a").start()
+    try:
+        c = consumer_factory(g, topic, protocol="consumer", name=f"{g}-c")
+        wait_balanced([a, c], every)
+        watch = start_watch(kafka, g)
+        a.hold_s = HOLD_S
+        marks = len(a.events)
+        b_started = time.time()
+        b = consumer_factory(g, topic, protocol="consumer", name=f"{g}-b")
+        a.wait_for(lambda x: len(x.events) > marks and x.events[-1].kind == "revoke",
+                   30, "a's held revoke")
+        text = describe_text(kafka, g)   # while a holds its partitions
+        assert not a.held, "the hold ended before describe answered"
+        # a names itself, revoking what b waits for (b may show too for a moment: its
+        # member epoch lags until its next heartbeat, 1 s on the lab broker)
+        waiting = [line for line in text.splitlines() if line.startswith("waiting for:")]
+        (mine,) = [line for line in waiting if f"(client {a.name})" in line]
+        assert a.member_id[:12] in mine and ", revoking " in mine, text
+        assert all(", revoking " not in line for line in waiting if line != mine), text
+        r = rebalance_after(watch, lambda e: b.member_id in (e["members_after"] or ()),
+                            "the rebalance b joined")
+        wait_balanced([a, b, c], every)
+        (held,) = a.held
+        assert r["slowest_member"] == a.member_id, r
+        # behind from its new target (b's join) until it acknowledged (after the hold): at
+        # least the hold, at most from b's start to the hold's end, each within one poll
+        slowest = r["slowest_member_ms"]
+        assert HOLD_S * 1000 - POLL_S * 1000 <= slowest <= (held[1] - b_started + POLL_S) * 1000
+        FIGURES["held revoke"] = {"slowest_member_ms": slowest, "hold_ms": HOLD_S * 1000,
+                                  "b_start_to_hold_end_ms": round((held[1] - b_started) * 1000),
+                                  "told_at_revoke_ms": round((held[0] - b_started) * 1000)}
+        assert watch.stop() == 0, watch.stderr()
+    finally:
+        a.close()
+    report()

@@ -1,0 +1,194 @@
+"""Issue 19 in the one story: what each rebalance cost (unowned partition time, its basis,
+the longest partitions, unsubscribed ones apart) and who held it up (slowest member), fed
+looks at injected times exactly as a describe poller or the records replay would."""
+from __future__ import annotations
+
+from story_support import look
+from groupctl.events import envelope
+from groupctl.observe.convergence import behind_target, pending_revocation
+from groupctl.observe.model import GroupDescription, Member, TopicPartitions
+from groupctl.observe.observations import ContactLost
+from groupctl.observe.story import RebalanceStory
+
+
+def cm(mid, current, target, epoch, topic="t"):
+    return Member(mid, client_id=f"c-{mid}", member_epoch=epoch,
+                  subscription={"topics": [topic]},
+                  assignment=[TopicPartitions(topic, current)],
+                  target_assignment=[TopicPartitions(topic, target)])
+
+
+def consumer(state, epoch, aepoch, *members):
+    return GroupDescription("g", type="consumer", state=state, group_epoch=epoch,
+                            assignment_epoch=aepoch, members=list(members))
+
+
+def km(mid, parts, topics=("t",)):
+    """A classic member, Stable (assignment known); parts None: rebalancing (unknown)."""
+    return Member(mid, client_id=f"c-{mid}",
+                  subscription=None if parts is None else {"topics": list(topics)},
+                  assignment=None if parts is None else [TopicPartitions("t", parts)])
+
+
+def classic(state, gen, protocol, *members):
+    return GroupDescription("g", type="classic", state=state, protocol=protocol,
+                            generation=gen, members=list(members))
+
+
+def story():
+    return RebalanceStory("g", clock=lambda: 0.0)
+
+
+def rebalances(events):
+    return [e for e in events if e.KIND == "rebalance"]
+
+
+def test_consumer_group_member_joins_unowned_time_and_slowest_member():
+    """a and c share t-0..3; b joins. c gives t-3 up at once, a holds t-1 for 4 s (its
+    revoke callback). Gaps: t-3 from 10.5 (c let go) to 11.0 (b got it); t-1 from 14.5 to
+    15.0. a is behind from 10.0 (its new target) to 14.5, c from 10.0 to 10.5."""
+    s = story()
+    look(s, consumer("Stable", 3, 3, cm("a", [0, 1], [0, 1], 3), cm("c", [2, 3], [2, 3], 3)),
+         at=9.0)
+    look(s, consumer("Reconciling", 4, 4, cm("a", [0, 1], [0], 3), cm("c", [2, 3], [2], 3),
+                     cm("b", [], [1, 3], 4)), at=10.0)
+    look(s, consumer("Reconciling", 4, 4, cm("a", [0, 1], [0], 3), cm("c", [2], [2], 4),
+                     cm("b", [], [1, 3], 4)), at=10.5)
+    look(s, consumer("Reconciling", 4, 4, cm("a", [0, 1], [0], 3), cm("c", [2], [2], 4),
+                     cm("b", [3], [1, 3], 4)), at=11.0)
+    look(s, consumer("Reconciling", 4, 4, cm("a", [0], [0], 4), cm("c", [2], [2], 4),
+                     cm("b", [3], [1, 3], 4)), at=14.5)
+    (r,) = rebalances(look(s, consumer("Stable", 4, 4, cm("a", [0], [0], 4),
+                                       cm("c", [2], [2], 4), cm("b", [1, 3], [1, 3], 4)),
+                           at=15.0))
+    assert (r.unowned_partition_ms, r.unowned_partitions_max_ms, r.unowned_basis) == (
+        1000, 500, "measured")
+    assert r.unowned_longest == [{"topic": "t", "partition": 1, "ms": 500},
+                                 {"topic": "t", "partition": 3, "ms": 500}]
+    assert (r.slowest_member, r.slowest_member_ms) == ("a", 4500)
+    # the record carries every §4 field of the type, the extra ones too
+    rec = envelope(r, group="g", cluster=None, source="describe")
+    assert rec["unowned_partition_ms"] == 1000 and rec["slowest_member"] == "a"
+    assert rec["unowned_basis"] == "measured" and rec["slowest_member_ms"] == 4500
+
+
+def test_behind_target_is_epoch_or_pending_revocation_not_waiting():
+    g = consumer("Reconciling", 4, 4)
+    assert behind_target(cm("a", [0, 1], [0], 3), g)          # both
+    assert behind_target(cm("a", [0, 1], [0], 4), g)          # still holds t-1
+    assert behind_target(cm("a", [0], [0, 1], 3), g)          # has not acknowledged
+    assert not behind_target(cm("b", [], [1, 3], 4), g)       # only waits for others
+    assert pending_revocation(cm("a", [0, 1], [0], 3)) == {"t": frozenset({1})}
+    share = GroupDescription("s", type="share", state="Stable", group_epoch=5,
+                             members=[])
+    assert behind_target(Member("x", member_epoch=4), share)
+    assert not behind_target(Member("x", member_epoch=5), share)
+
+
+def test_cooperative_classic_revoked_from_one_generation_to_the_next():
+    """Gen 3: a holds 0-3. Gen 4 (b joined, first round): a keeps 0,1, gives 2,3 up, no
+    one holds them. Gen 5: b gets them. Unowned from the look showing gen 4 (11.0) to the
+    one showing gen 5 (12.0): 2 partitions x 1 s, told with gen 5."""
+    s = story()
+    coop = "cooperative-sticky"
+    look(s, classic("Stable", 3, coop, km("a", [0, 1, 2, 3])), at=10.0)
+    look(s, classic("PreparingRebalance", None, coop, km("a", None), km("b", None)), at=10.5)
+    (r4,) = rebalances(look(s, classic("Stable", 4, coop, km("a", [0, 1]), km("b", [])),
+                            at=11.0))
+    assert (r4.unowned_partition_ms, r4.unowned_basis, r4.unowned_unsubscribed) == (
+        0, "measured", [])   # t-2, t-3 still pending: b subscribes to t
+    look(s, classic("CompletingRebalance", None, coop, km("a", None), km("b", None)), at=11.5)
+    (r5,) = rebalances(look(s, classic("Stable", 5, coop, km("a", [0, 1]), km("b", [2, 3])),
+                            at=12.0))
+    assert (r5.unowned_partition_ms, r5.unowned_partitions_max_ms, r5.unowned_basis) == (
+        2000, 1000, "measured")
+    assert [x["partition"] for x in r5.unowned_longest] == [2, 3]
+    assert (r5.slowest_member, r5.slowest_member_ms) == (None, None)   # classic: not seen
+
+
+def test_eager_classic_is_an_upper_bound_over_the_window_holding_the_round():
+    """Eager range: the last look before the round (10.0, unchanged looks count) to the
+    look that showed it over (12.0): every partition given out x 2 s."""
+    s = story()
+    look(s, classic("Stable", 3, "range", km("a", [0, 1, 2])), at=9.0)
+    look(s, classic("Stable", 3, "range", km("a", [0, 1, 2])), at=10.0)   # the same look
+    look(s, classic("PreparingRebalance", None, "range", km("a", None), km("b", None)),
+         at=10.5)
+    (r,) = rebalances(look(s, classic("Stable", 4, "range", km("a", [0, 1]), km("b", [2])),
+                           at=12.0))
+    assert (r.unowned_partition_ms, r.unowned_partitions_max_ms, r.unowned_basis) == (
+        6000, 2000, "upper_bound")
+    assert r.duration_ms == 1500   # the round as seen; the bound's window is wider by design
+
+
+def test_partitions_no_one_subscribes_to_are_apart_and_not_summed():
+    """b (the only subscriber of u) leaves a consumer group: u's partitions are reported
+    apart once the group converged, and never summed in later rounds."""
+    s = story()
+    b_u = Member("b", client_id="c-b", member_epoch=3, subscription={"topics": ["u"]},
+                 assignment=[TopicPartitions("u", [0, 1])],
+                 target_assignment=[TopicPartitions("u", [0, 1])])
+    look(s, consumer("Stable", 3, 3, cm("a", [0], [0], 3), b_u), at=1.0)
+    (r,) = rebalances(look(s, consumer("Stable", 4, 4, cm("a", [0], [0], 4)), at=2.0))
+    assert r.unowned_unsubscribed == [{"topic": "u", "partitions": [0, 1]}]
+    assert r.unowned_partition_ms == 0
+    look(s, consumer("Reconciling", 5, 5, cm("a", [0], [0], 4), cm("c", [], [], 5)), at=3.0)
+    (r2,) = rebalances(look(s, consumer("Stable", 5, 5, cm("a", [0], [0], 5),
+                                        cm("c", [], [], 5)), at=9.0))
+    assert (r2.unowned_partition_ms, r2.unowned_unsubscribed) == (0, [])
+
+
+def test_a_round_under_way_at_the_first_look_is_a_lower_bound():
+    s = story()
+    look(s, consumer("Reconciling", 4, 4, cm("a", [0], [0], 4), cm("b", [], [1], 4)), at=1.0)
+    (r,) = rebalances(look(s, consumer("Stable", 4, 4, cm("a", [0], [0], 4),
+                                       cm("b", [1], [1], 4)), at=2.0))
+    # t-1 unowned before the first look: its gap's start unknown, not counted
+    assert (r.unowned_partition_ms, r.unowned_basis) == (0, "lower_bound")
+
+
+def test_contact_lost_mid_round_makes_it_a_lower_bound_and_behind_times_unknown():
+    s = story()
+    look(s, consumer("Stable", 3, 3, cm("a", [0, 1], [0, 1], 3)), at=1.0)
+    look(s, consumer("Reconciling", 4, 4, cm("a", [0, 1], [0], 3), cm("b", [], [1], 4)), at=2.0)
+    s.feed(ContactLost("g", 2.5, "describe", OSError("down")))
+    look(s, consumer("Reconciling", 4, 4, cm("a", [0], [0], 4), cm("b", [], [1], 4)), at=5.0)
+    (r,) = rebalances(look(s, consumer("Stable", 4, 4, cm("a", [0], [0], 4),
+                                       cm("b", [1], [1], 4)), at=6.0))
+    assert (r.unowned_partition_ms, r.unowned_basis) == (1000, "lower_bound")
+    assert (r.slowest_member, r.slowest_member_ms) == ("a", 3000)
+
+
+def test_records_source_exact_times_are_the_broker_timestamps():
+    """The records replay feeds one look per coordinator record at the broker's time: the
+    same code gives the exact gap (here 37 ms)."""
+    s = story()
+    look(s, consumer("Stable", 3, 3, cm("a", [0, 1], [0, 1], 3)), at=100.000)
+    look(s, consumer("Reconciling", 4, 4, cm("a", [0, 1], [0], 3), cm("b", [], [1], 4)),
+         at=100.010)
+    look(s, consumer("Reconciling", 4, 4, cm("a", [0], [0], 4), cm("b", [], [1], 4)),
+         at=100.020)
+    (r,) = rebalances(look(s, consumer("Stable", 4, 4, cm("a", [0], [0], 4),
+                                       cm("b", [1], [1], 4)), at=100.057))
+    assert (r.unowned_partition_ms, r.slowest_member, r.slowest_member_ms) == (37, "a", 10)
+
+
+def test_eager_round_between_two_looks_bounded_by_them():
+    s = story()
+    look(s, classic("Stable", 3, "range", km("a", [0, 1])), at=9.0)
+    (r,) = rebalances(look(s, classic("Stable", 4, "range", km("a", [0]), km("b", [1])),
+                           at=9.5))
+    assert (r.unowned_partition_ms, r.unowned_basis) == (1000, "upper_bound")
+
+
+def test_cooperative_revoke_generation_unseen_is_an_upper_bound():
+    """Gen 4 (which took t-1 from a) was Stable between two looks: t-1 went a -> b while
+    the assignments were unknown, so it was unowned at most from the last look that
+    showed them (10.0) to the one that showed gen 5 (12.0)."""
+    s = story()
+    coop = "cooperative-sticky"
+    look(s, classic("Stable", 3, coop, km("a", [0, 1])), at=10.0)
+    look(s, classic("PreparingRebalance", None, coop, km("a", None), km("b", None)), at=11.0)
+    (r,) = rebalances(look(s, classic("Stable", 5, coop, km("a", [0]), km("b", [1])), at=12.0))
+    assert (r.unowned_partition_ms, r.unowned_basis) == (2000, "upper_bound")
+    assert r.unowned_longest == [{"topic": "t", "partition": 1, "ms": 2000}]
