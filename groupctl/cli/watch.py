@@ -221,9 +221,9 @@ def _serve(server, watcher, notice) -> None:
     metrics.followed = lambda: len(watcher.source.groups)
     watcher.source.on_round = metrics.round_done
     if watcher.lag_source is not None:
-        from ..observe.lag_metrics import LagCollector
+        from ..observe.lag_metrics import add_lag_metrics
 
-        metrics.add_collector(LagCollector(watcher.reducer, watcher.lag_source))
+        add_lag_metrics(metrics, watcher.lag_source)
     server.start()
     host, port = server.address
     notice(f"serving metrics on http://{host}:{port}/metrics and /healthz")

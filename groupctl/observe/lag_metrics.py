@@ -1,8 +1,9 @@
-"""`watch --lag --metrics-port`: the lag families of /metrics, read from the reducer at
-scrape time (added with WatchMetrics.add_collector).
+"""`watch --lag --metrics-port`: the lag families of /metrics (add_lag_metrics), per group
+kept with the group's other lines (observe.metrics_groups; a lag read rebuilds them: its
+time is part of a group's stamp), the lag rounds from a small collector.
 
 Names follow kafka-lag-exporter's `kafka_consumergroup_group_*` family (labels `group`,
-`topic`, as there; `type` as groupctl's other per-group series):
+`topic`, as there; `cluster` and `type` as groupctl's other per-group series):
 
     kafka_consumergroup_group_sum_lag{group,type}             the group's total lag
     kafka_consumergroup_group_topic_sum_lag{group,type,topic} its lag per topic
@@ -14,44 +15,63 @@ A group with no committed offset has no lag series (its lag is unknown, not 0).
 """
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Callable, Iterable, Iterator
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from .lag import LagPoller
-from .reducer import Reducer
+from .metrics import WatchMetrics
+from .metrics_groups import GroupFamily, GroupView
+from .metrics_text import Family, Sample
 
 
-class LagCollector(Collector):
-    def __init__(self, reducer: Reducer, poller: LagPoller):
-        self.reducer = reducer
+def _family(name: str, help: str) -> Callable:
+    def make(fn: Callable[[GroupView], Iterator[Sample]]) -> GroupFamily:
+        return GroupFamily(Family(name, "gauge", help), fn)
+    return make
+
+
+def _read(v: GroupView) -> bool:
+    return v.status.lag is not None and v.status.lag_at is not None   # never read, no commits
+
+
+@_family("kafka_consumergroup_group_sum_lag", "Sum of the group's lag over its partitions "
+         "with a committed offset (kafka-lag-exporter's name)")
+def _total(v: GroupView) -> Iterator[Sample]:
+    if v.status.lag is not None and v.status.lag_at is not None:
+        yield "", v.labels(), v.status.lag
+
+
+@_family("kafka_consumergroup_group_topic_sum_lag", "Sum of the group's lag over a topic's "
+         "partitions (kafka-lag-exporter's name)")
+def _by_topic(v: GroupView) -> Iterator[Sample]:
+    if _read(v):
+        for topic, lag in sorted(list(v.status.lag_by_topic.items())):
+            yield "", v.labels(("topic", topic)), lag
+
+
+@_family("kafka_consumergroup_group_max_lag", "The group's largest partition lag "
+         "(kafka-lag-exporter's name)")
+def _largest(v: GroupView) -> Iterator[Sample]:
+    if _read(v) and v.status.lag_max is not None:
+        yield "", v.labels(), v.status.lag_max
+
+
+@_family("groupctl_group_lag_timestamp_seconds", "Unix time the group's lag was read")
+def _read_at(v: GroupView) -> Iterator[Sample]:
+    if v.status.lag is not None and v.status.lag_at is not None:
+        yield "", v.labels(), v.status.lag_at
+
+
+LAG_FAMILIES = [_total, _by_topic, _largest, _read_at]
+
+
+class LagRoundsCollector(Collector):
+    def __init__(self, poller: LagPoller):
         self.poller = poller
 
     def collect(self) -> Iterable:
-        labels = ["group", "type"]
-        total = GaugeMetricFamily("kafka_consumergroup_group_sum_lag", "Sum of the group's "
-                                  "lag over its partitions with a committed offset "
-                                  "(kafka-lag-exporter's name)", labels=labels)
-        by_topic = GaugeMetricFamily("kafka_consumergroup_group_topic_sum_lag", "Sum of the "
-                                     "group's lag over a topic's partitions "
-                                     "(kafka-lag-exporter's name)", labels=labels + ["topic"])
-        largest = GaugeMetricFamily("kafka_consumergroup_group_max_lag", "The group's "
-                                    "largest partition lag (kafka-lag-exporter's name)",
-                                    labels=labels)
-        read_at = GaugeMetricFamily("groupctl_group_lag_timestamp_seconds", "Unix time "
-                                    "the group's lag was read", labels=labels)
-        for name, status in list(self.reducer.groups.items()):
-            if status.lag is None or status.lag_at is None:
-                continue   # never read, no commits, or gone
-            lv = [str(name), status.type or "unknown"]
-            total.add_metric(lv, status.lag)
-            if status.lag_max is not None:
-                largest.add_metric(lv, status.lag_max)
-            for topic, lag in list(status.lag_by_topic.items()):
-                by_topic.add_metric(lv + [topic], lag)
-            read_at.add_metric(lv, status.lag_at)
-        yield from (total, by_topic, largest, read_at)
         yield CounterMetricFamily("groupctl_lag_rounds", "Lag rounds (OffsetFetch, "
                                   "ListOffsets) groupctl made", value=self.poller.rounds)
         yield CounterMetricFamily("groupctl_lag_rounds_failed", "Lag rounds that failed as "
@@ -60,3 +80,8 @@ class LagCollector(Collector):
         if seconds is not None:
             yield GaugeMetricFamily("groupctl_lag_round_duration_seconds", "Duration of "
                                     "groupctl's last lag round", value=seconds)
+
+
+def add_lag_metrics(metrics: WatchMetrics, poller: LagPoller) -> None:
+    metrics.add_group_families(LAG_FAMILIES)
+    metrics.add_collector(LagRoundsCollector(poller))

@@ -14,7 +14,22 @@ members of two settled generations (or epochs). Used by the one rebalance story
 """
 from __future__ import annotations
 
+import re
+
 NO_CHANGE = "rebalance with no membership change"
+
+# A reason's kind (the metrics' `reason` label): a few fixed values, from the first
+# reason of a rebalance (changes() lists the most telling first). "unknown": no reason
+# (the members on one side unknown) or an observer's own words (explain's `noticed`).
+REASON_KINDS = ("static_member_restarted", "member_joined", "member_left",
+                "subscription_changed", "partitions_added", "no_membership_change", "unknown")
+_KIND_OF = ((re.compile(r"static member .* restarted \(new member id\)"),
+             "static_member_restarted"),
+            (re.compile(r"member .* joined"), "member_joined"),
+            (re.compile(r"member .* left or expired"), "member_left"),
+            (re.compile(r"subscription of .* changed \(.*\)"), "subscription_changed"),
+            (re.compile(r"new partitions on .*"), "partitions_added"),
+            (re.compile(re.escape(NO_CHANGE) + r"( \(.*\))?"), "no_membership_change"))
 
 
 def _who(m) -> str:
@@ -71,3 +86,15 @@ def explain(before: dict | None, after: dict | None, noticed: str | None = None)
     if found:
         return "; ".join(found)
     return f"{NO_CHANGE} ({noticed})" if noticed else NO_CHANGE
+
+
+def kind(reason: str | None) -> str:
+    """The kind (REASON_KINDS) of a rebalance's `reason` as explain() words it: the kind
+    of its first reason, so each rebalance has exactly one."""
+    if not reason:
+        return "unknown"
+    first = reason.split("; ", 1)[0]
+    for pattern, name in _KIND_OF:
+        if pattern.fullmatch(first):
+            return name
+    return "unknown"

@@ -11,13 +11,12 @@ import subprocess
 from dataclasses import dataclass
 
 import pytest
-from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from groupctl.errors import UnreachableError
 from groupctl.events import envelope, iso_ts
 from groupctl.observe.lag import GroupLag, LagPoller, fetch_lag
-from groupctl.observe.lag_metrics import LagCollector
+from groupctl.observe.lag_metrics import add_lag_metrics
 from groupctl.observe.lag_rounds import LagRounds
 from groupctl.observe.metrics import WatchMetrics
 from groupctl.observe.reducer import Reducer
@@ -315,8 +314,8 @@ def test_lag_gauges_are_kafka_lag_exporter_names_and_promtool_clean():
     poller = LagPoller(FakeCluster({}, {}, {}, {}), lambda: [], on_round=r.round_done)
     poller.rounds, poller.failed, poller.last_round_seconds = 3, 1, 0.02
     metrics = WatchMetrics(reducer, followed=lambda: 2)
-    metrics.add_collector(LagCollector(reducer, poller))
-    text = generate_latest(metrics.registry).decode()
+    add_lag_metrics(metrics, poller)
+    text = metrics.render()
     got = {(s.name, tuple(sorted(s.labels.items()))): s.value
            for f in text_string_to_metric_families(text) for s in f.samples}
     lv = (("group", "g"), ("type", "classic"))

@@ -14,7 +14,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from groupctl.events import envelope
-from groupctl.observe.metrics import UNHEALTHY_AFTER, MetricsServer, WatchMetrics
+from groupctl.observe.metrics import GROUP_FAMILIES, UNHEALTHY_AFTER, MetricsServer, WatchMetrics
+from groupctl.observe.reasons import REASON_KINDS, explain, kind as reason_kind
 from groupctl.observe.reducer import Reducer
 
 RULES = Path(__file__).resolve().parents[2] / "contrib" / "prometheus"
@@ -41,7 +42,10 @@ def exporter():
     metrics = WatchMetrics(reducer, followed=lambda: len(reducer.groups))
     server = MetricsServer(metrics, "127.0.0.1", 0)
     server.start()
-    feed = metrics.tee(reducer.apply)   # as watch does: reducer first, then the counters
+
+    def feed(e: dict) -> None:   # as watch does: the reducer folds first, then the metrics
+        reducer.apply(e)
+        metrics.event(e)
     yield server, feed
     server.close()
 
@@ -67,10 +71,17 @@ def _k(name: str, labels: tuple = ()) -> tuple:
 def _classic_story(feed):
     feed(_ev({"event": "snapshot", "state": "Stable", "type": "classic", "protocol": "range",
               "generation": 3, "members": [_member("a", [{"topic": "t", "partitions": [0]}])]}))
-    for gen, dur in ((4, 1500), (5, 250)):
+    for gen, dur, reason in ((4, 1500, "member b (client b) joined"),
+                             (5, 250, "rebalance with no membership change")):
         feed(_ev({"event": "rebalance", "from_generation": gen - 1, "to_generation": gen,
                   "duration_ms": dur, "ended": "2023-11-14T22:13:25.000Z",
-                  "members_before": ["a"], "members_after": ["a", "b"]}, at=T0 + gen))
+                  "members_before": ["a"], "members_after": ["a", "b"], "reason": reason},
+                 at=T0 + gen))
+
+
+C1 = (("cluster", "c1"),)
+ORDERS = (*C1, ("group", "orders"), ("type", "classic"))
+PAY = (*C1, ("group", "pay"), ("type", "consumer"))
 
 
 def test_scrape_reads_the_reducer(exporter):
@@ -81,18 +92,26 @@ def test_scrape_reads_the_reducer(exporter):
               "members": [_member("x", [{"topic": "t", "partitions": [0, 1]}],
                                   [{"topic": "t", "partitions": [0]}]),
                           _member("y", [{"topic": "t", "partitions": [1]}],
-                                  [{"topic": "t", "partitions": [1]}])]}, group="pay"))
+                                  [{"topic": "t", "partitions": [1]}])]}, group="pay",
+             at=T0 + 7))
     code, text = _get(server, "/metrics")
     assert code == 200
     s = _samples(text)
-    o, p = (("group", "orders"), ("type", "classic")), (("group", "pay"), ("type", "consumer"))
+    o, p = ORDERS, PAY
     assert s[_k("groupctl_group_state", (*o, ("state", "Stable")))] == 1
     assert s[_k("groupctl_group_state", (*o, ("state", "PreparingRebalance")))] == 0
     assert s[_k("groupctl_group_state", (*p, ("state", "Reconciling")))] == 1
+    assert s[_k("groupctl_group_state_entered_timestamp_seconds", (*o, ("state", "Stable")))] == T0
+    assert s[_k("groupctl_group_state_entered_timestamp_seconds",
+                (*p, ("state", "Reconciling")))] == T0 + 7
     assert s[_k("groupctl_group_generation", o)] == 5       # the rebalances' to_generation
     assert s[_k("kafka_consumergroup_members", o)] == 2
-    assert s[_k("groupctl_group_rebalances_total", o)] == 2
+    by_reason = {dict(k[1])["reason"]: v for k, v in s.items()
+                 if k[0] == "groupctl_group_rebalances_total" and dict(k[1])["group"] == "orders"}
+    assert by_reason == {**{kind: 0 for kind in REASON_KINDS},
+                         "member_joined": 1, "no_membership_change": 1}
     assert s[_k("groupctl_group_rebalance_duration_seconds_sum", o)] == 1.75
+    assert s[_k("groupctl_group_rebalance_duration_seconds_count", o)] == 2
     assert s[_k("groupctl_group_rebalance_duration_seconds_bucket", (*o, ("le", "0.25")))] == 1
     assert s[_k("groupctl_group_last_rebalance_timestamp_seconds", o)] == 1700000005.0
     assert s[_k("groupctl_group_epoch", p)] == 7
@@ -100,6 +119,119 @@ def test_scrape_reads_the_reducer(exporter):
     assert s[_k("groupctl_group_members_behind_target", p)] == 1   # x still holds t-1
     assert _k("groupctl_group_generation", p) not in s
     assert s[_k("groupctl_groups_followed", ())] == 2
+    # pay has not rebalanced: its counters are there, at 0 (increase() counts the first)
+    assert {dict(k[1])["reason"] for k, v in s.items() if v == 0 and dict(k[1]).get("group")
+            == "pay" and k[0] == "groupctl_group_rebalances_total"} == set(REASON_KINDS)
+    assert not any(k[0].startswith("groupctl_group_rebalance_duration") and
+                   dict(k[1])["group"] == "pay" for k in s)
+
+
+def test_state_entered_moves_with_the_state_only(exporter):
+    server, feed = exporter
+    _classic_story(feed)
+    entered = "groupctl_group_state_entered_timestamp_seconds"
+    feed(_ev({"event": "state", "state": "PreparingRebalance", "previous": "Stable"},
+             at=T0 + 20))
+    feed(_ev({"event": "member_joined", "member_id": "c"}, at=T0 + 21))
+    s = _samples(_get(server, "/metrics")[1])
+    assert {k: v for k, v in s.items() if k[0] == entered} == {
+        _k(entered, (*ORDERS, ("state", "PreparingRebalance"))): T0 + 20}
+    feed(_ev({"event": "state", "state": "Stable", "previous": "PreparingRebalance"},
+             at=T0 + 30.5))
+    s = _samples(_get(server, "/metrics")[1])
+    assert s[_k(entered, (*ORDERS, ("state", "Stable")))] == T0 + 30.5
+
+
+def test_a_type_change_starts_the_new_types_counters_at_0(exporter):
+    server, feed = exporter
+    _classic_story(feed)
+    feed(_ev({"event": "type_changed", "type": "consumer", "previous": "classic"}, at=T0 + 40))
+    s = _samples(_get(server, "/metrics")[1])
+    total = "groupctl_group_rebalances_total"
+    assert sum(v for k, v in s.items() if k[0] == total and ("type", "classic") in k[1]) == 2
+    consumer = {dict(k[1])["reason"]: v for k, v in s.items()
+                if k[0] == total and ("type", "consumer") in k[1]}
+    assert consumer == {kind: 0 for kind in REASON_KINDS}
+    feed(_ev({"event": "rebalance", "from_generation": None, "to_generation": None,
+              "duration_ms": 40, "reason": "member z left or expired"}, at=T0 + 41))
+    s = _samples(_get(server, "/metrics")[1])
+    assert s[_k(total, (*C1, ("group", "orders"), ("type", "consumer"),
+                        ("reason", "member_left")))] == 1
+    assert sum(v for k, v in s.items() if k[0] == total and ("type", "classic") in k[1]) == 2
+
+
+@pytest.mark.parametrize("reason, kind", [
+    (None, "unknown"),
+    ("", "unknown"),
+    ("static member i-1 restarted (new member id); member m (client c) left or expired",
+     "static_member_restarted"),
+    ("member m (client c, host /1.2.3.4) joined; member n left or expired", "member_joined"),
+    ("member m (client x joined) left or expired", "member_left"),
+    ("subscription of m changed (a -> a,b)", "subscription_changed"),
+    ("new partitions on orders", "partitions_added"),
+    ("rebalance with no membership change", "no_membership_change"),
+    ("rebalance with no membership change (REBALANCE_IN_PROGRESS)", "no_membership_change"),
+    ("REBALANCE_IN_PROGRESS", "unknown"),
+])
+def test_reason_kinds(reason, kind):
+    assert reason_kind(reason) == kind
+
+
+def test_the_reason_texts_of_the_story_have_their_kind():
+    """Every text reasons.explain() writes maps to its kind (not to "unknown")."""
+    from types import SimpleNamespace as M
+
+    def m(mid, iid=None, topics=("t",)):
+        return M(member_id=mid, instance_id=iid, client_id="c", host="/h", topics=topics,
+                 assignment={"t": [0]})
+
+    cases = {
+        "member_joined": ({}, {"a": m("a")}),
+        "member_left": ({"a": m("a")}, {}),
+        "static_member_restarted": ({"a": m("a", "i")}, {"b": m("b", "i")}),
+        "subscription_changed": ({"a": m("a")}, {"a": m("a", topics=("t", "u"))}),
+        "no_membership_change": ({"a": m("a")}, {"a": m("a")}),
+    }
+    for kind, (before, after) in cases.items():
+        assert reason_kind(explain(before, after)) == kind, explain(before, after)
+    grown = {"a": M(member_id="a", instance_id=None, client_id="c", host="/h", topics=("t",),
+                    assignment={"t": [0, 5]})}
+    assert reason_kind(explain({"a": m("a")}, grown)) == "partitions_added"
+
+
+def test_the_exposition_is_prometheus_clients(exporter):
+    """The hand-written text equals generate_latest() over the same samples as
+    prometheus_client's metric families (custom collector API), escaping included."""
+    from prometheus_client import CollectorRegistry, generate_latest
+    from prometheus_client.core import Metric
+
+    server, feed = exporter
+    _classic_story(feed)
+    odd = 'we"ird\\name\nwith a newline'
+    feed(_ev({"event": "snapshot", "state": "Stable", "type": "share", "group_epoch": 2,
+              "assignment_epoch": 2, "members": [_member("s", None)]}, group=odd))
+    ours = server.metrics.render()
+
+    class Same:
+        def collect(self):
+            from groupctl.observe.metrics_groups import GroupCounts, GroupView, _type
+
+            m = server.metrics
+            for g in GROUP_FAMILIES:
+                fam = Metric(g.family.name, g.family.help, g.family.kind)
+                for name, status in m.reducer.groups.items():
+                    view = GroupView(status, m.counts.get(name) or GroupCounts(), _type(status))
+                    for suffix, pairs, value in g.samples(view):
+                        fam.add_sample(g.family.name + suffix, dict(
+                            (("cluster", "c1"), ("group", name)) + pairs), value)
+                yield fam
+
+    registry = CollectorRegistry()
+    registry.register(Same())
+    theirs = generate_latest(registry).decode()
+    head = ours[:ours.index("# HELP groupctl_up ")]
+    assert head == theirs
+    assert 'group="we\\"ird\\\\name\\nwith a newline"' in head
 
 
 def test_up_and_healthz_follow_the_rounds(exporter):
@@ -126,9 +258,10 @@ def test_a_dead_group_keeps_its_counters(exporter):
     _classic_story(feed)
     feed(_ev({"event": "state", "state": "Dead"}, at=T0 + 9))
     s = _samples(_get(server, "/metrics")[1])
-    o = (("group", "orders"), ("type", "classic"))
-    assert s[_k("groupctl_group_rebalances_total", o)] == 2            # never goes down
-    dead = (("group", "orders"), ("type", "unknown"))                # Dead forgets the type
+    assert sum(v for k, v in s.items()
+               if k[0] == "groupctl_group_rebalances_total") == 2      # never goes down
+    assert s[_k("groupctl_group_rebalance_duration_seconds_count", ORDERS)] == 2
+    dead = (*C1, ("group", "orders"), ("type", "unknown"))            # Dead forgets the type
     assert s[_k("groupctl_group_state", (*dead, ("state", "Dead")))] == 1
     assert _k("kafka_consumergroup_members", dead) not in s
 
@@ -145,7 +278,13 @@ def test_the_port_in_use_is_a_usage_error(exporter):
 def test_promtool_checks_a_real_scrape(exporter):
     server, feed = exporter
     _classic_story(feed)
+    for group, kind, state in (("pay", "consumer", "Reconciling"), ("s", "share", "Stable"),
+                               ('we"ird\\name\n', "streams", "NotReady")):
+        feed(_ev({"event": "snapshot", "state": state, "type": kind, "group_epoch": 4,
+                  "assignment_epoch": 3, "members": [_member("x", None)]}, group=group))
+    feed(_ev({"event": "state", "state": "Dead"}, group="s", at=T0 + 3))
     server.metrics.round_done(0.01, failed=False)
+    server.metrics.round_done(0.5, failed=True)
     text = _get(server, "/metrics")[1]
     done = subprocess.run([_promtool(), "check", "metrics"], input=text, text=True,
                           capture_output=True, timeout=60)
@@ -185,6 +324,160 @@ def test_watch_refuses_a_port_it_cannot_bind_before_any_work(exporter):
     assert (code, err) == (2, "groupctl: error: --metrics-port must be 0..65535\n")
 
 
+def _get_gzip(server) -> tuple[dict, bytes]:
+    host, port = server.address
+    req = urllib.request.Request(f"http://{host}:{port}/metrics",
+                                 headers={"Accept-Encoding": "gzip"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return dict(r.headers), r.read()
+
+
+def test_gzip_scrapes_are_the_text_and_keep_up_with_changes(exporter):
+    """Prometheus asks for gzip: the body is one gzip stream of the same text, also when
+    only groupctl's own metrics changed (the group section's compression is kept) and
+    after a group event (compressed again)."""
+    import gzip
+
+    server, feed = exporter
+    _classic_story(feed)
+    for change in (lambda: None, lambda: server.metrics.round_done(0.02, failed=False),
+                   lambda: feed(_ev({"event": "member_joined", "member_id": "c"}, at=T0 + 9))):
+        change()
+        headers, body = _get_gzip(server)
+        assert headers["Content-Encoding"] == "gzip"
+        assert headers["Content-Type"] == "text/plain; version=0.0.4; charset=utf-8"
+        assert int(headers["Content-Length"]) == len(body)
+        assert gzip.decompress(body).decode() == server.metrics.render()
+    s = _samples(gzip.decompress(body).decode())
+    assert s[_k("kafka_consumergroup_members", ORDERS)] == 3
+    assert s[_k("groupctl_describe_round_duration_seconds_count", ())] == 1
+
+
+def test_a_groups_lines_are_built_again_at_its_events_only(exporter):
+    server, feed = exporter
+    m = server.metrics
+    _classic_story(feed)
+    feed(_ev({"event": "snapshot", "state": "Empty", "type": "classic", "members": []},
+             group="other"))
+    orders, other = m.scrape().rows
+    m.round_done(0.01, failed=False)
+    assert m.scrape().rows == [orders, other] and m.scrape().rows[0] is orders   # kept
+    feed(_ev({"event": "member_left", "member_id": "b"}, at=T0 + 9))
+    rows = m.scrape().rows
+    assert rows[0] is not orders and rows[1] is other            # only orders built again
+    assert 'kafka_consumergroup_members{cluster="c1",group="orders",type="classic"} 1.0' \
+        in m.render()
+    # what changes without an event: touch() builds the group's lines again
+    m.reducer.groups["orders"].members.clear()
+    assert m.scrape().rows[0] is rows[0]
+    m.touch("orders")
+    assert 'kafka_consumergroup_members{cluster="c1",group="orders",type="classic"} 0.0' \
+        in m.render()
+
+
+def test_gzip_pieces_are_compressed_once_and_join_into_one_stream(monkeypatch):
+    """Many groups (several pieces a family): after one group's change only the pieces
+    holding it (one per family) and the tail are compressed again; the body is one gzip
+    stream whose CRC and size gzip checks."""
+    import gzip
+
+    from groupctl.observe import metrics_server
+    from groupctl.observe.metrics import BLOCK
+
+    reducer = Reducer()
+    m = WatchMetrics(reducer, followed=lambda: len(reducer.groups))
+    for i in range(BLOCK * 3 + 5):
+        e = _ev({"event": "snapshot", "state": "Stable", "type": "classic",
+                 "members": [_member("a", [{"topic": "t", "partitions": [0]}])]},
+                group=f"g{i:04d}")
+        reducer.apply(e)
+        m.event(e)
+    compressed: list[int] = []
+    real = metrics_server._deflate
+    monkeypatch.setattr(metrics_server, "_deflate",
+                        lambda data, last: compressed.append(len(data)) or real(data, last))
+    zipper = metrics_server._Gzip()
+    first = zipper.body(m.scrape())
+    assert gzip.decompress(first).decode() == m.render()
+    pieces = len(compressed)
+    assert pieces == len(GROUP_FAMILIES) * (1 + 4) + 1          # headers, 4 blocks, tail
+    compressed.clear()
+    e = _ev({"event": "member_joined", "member_id": "b"}, group="g0100", at=T0 + 1)
+    reducer.apply(e)
+    m.event(e)
+    second = zipper.body(m.scrape())
+    assert len(compressed) == len(GROUP_FAMILIES) + 1            # g0100's block a family
+    assert gzip.decompress(second).decode() == m.render()
+    assert 'kafka_consumergroup_members{cluster="c1",group="g0100",type="classic"} 2.0' \
+        in gzip.decompress(second).decode()
+
+
+def test_a_collector_on_the_registry_is_scraped_too(exporter):
+    from prometheus_client.core import GaugeMetricFamily
+
+    server, feed = exporter
+    _classic_story(feed)
+
+    class Lag:
+        def collect(self):
+            g = GaugeMetricFamily("kafka_consumergroup_group_lag", "lag", labels=["group"])
+            g.add_metric(["orders"], 42)
+            yield g
+
+    server.metrics.registry.register(Lag())
+    s = _samples(_get(server, "/metrics")[1])
+    assert s[_k("kafka_consumergroup_group_lag", (("group", "orders"),))] == 42
+
+
+def test_contact_lost_counts_streaks_of_failed_rounds(exporter):
+    server, _ = exporter
+    m = server.metrics
+    for failed in (False, True, True, True, False, True, False):
+        m.round_done(0.01, failed=failed)
+    s = _samples(_get(server, "/metrics")[1])
+    assert s[_k("groupctl_contact_lost_total", ())] == 2
+    assert s[_k("groupctl_describe_rounds_failed_total", ())] == 4
+    assert s[_k("groupctl_up", ())] == 1
+
+
+def test_crc_combine_is_zlibs_crc_of_the_joined_bytes():
+    import random
+    import zlib
+
+    from groupctl.observe.metrics_server import crc_combine, crc_shift
+
+    rng = random.Random(22)
+    pieces = [b"", b"a", bytes(rng.randrange(256) for _ in range(1000)), b"x" * 70_000, b""]
+    crc = 0
+    for piece in pieces:
+        crc = crc_combine(crc, zlib.crc32(piece), crc_shift(len(piece)))
+    assert crc == zlib.crc32(b"".join(pieces))
+
+
+def test_a_lag_read_without_an_event_builds_the_groups_lines_again(exporter):
+    from types import SimpleNamespace
+
+    from groupctl.observe.lag_metrics import add_lag_metrics
+
+    server, feed = exporter
+    m = server.metrics
+    _classic_story(feed)
+    add_lag_metrics(m, SimpleNamespace(rounds=2, failed=0, last_round_seconds=0.01))
+    assert "kafka_consumergroup_group_sum_lag{" not in m.render()   # never read
+    kept = m.scrape().rows[0]
+    read = SimpleNamespace(group="orders", error=None, total=47, max=40,
+                           by_topic={"t": 42, "u": 5}, at=T0 + 60)
+    m.reducer.apply_lag(read)
+    s = _samples(_get(server, "/metrics")[1])
+    assert m.scrape().rows[0] is not kept
+    assert s[_k("kafka_consumergroup_group_sum_lag", ORDERS)] == 47
+    assert s[_k("kafka_consumergroup_group_topic_sum_lag", (*ORDERS, ("topic", "u")))] == 5
+    assert s[_k("groupctl_group_lag_timestamp_seconds", ORDERS)] == T0 + 60
+    assert s[_k("groupctl_lag_rounds_total", ())] == 2
+    m.reducer.apply_lag(SimpleNamespace(**{**vars(read), "total": 3, "at": T0 + 70}))
+    assert _samples(m.render())[_k("kafka_consumergroup_group_sum_lag", ORDERS)] == 3
+
+
 def test_unowned_partition_seconds_count_by_basis(exporter):
     """Issue 19 (cost): each rebalance's unowned_partition_ms adds up per group and basis;
     a rebalance whose figure is unknown adds nothing."""
@@ -196,8 +489,7 @@ def test_unowned_partition_seconds_count_by_basis(exporter):
                   "duration_ms": 10, "ended": "2023-11-14T22:13:25.000Z",
                   "unowned_partition_ms": ms, "unowned_basis": basis}, at=T0 + gen))
     s = _samples(_get(server, "/metrics")[1])
-    o = (("group", "orders"), ("type", "classic"))
     assert s[_k("groupctl_group_unowned_partition_seconds_total",
-                (*o, ("basis", "upper_bound")))] == 1.75
+                (*ORDERS, ("basis", "upper_bound")))] == 1.75
     assert not any(k[0] == "groupctl_group_unowned_partition_seconds_total"
                    and ("basis", "None") in k[1] for k in s)
