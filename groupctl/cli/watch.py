@@ -81,10 +81,11 @@ def watch_cmd(
     --max-rebalances N (with --duration): exit 8 as soon as a group rebalances more than
     N times, e.g. `groupctl watch orders --duration 600 --max-rebalances 2 || rollback`.
     --metrics-port PORT: also serve Prometheus metrics of the same story on
-    http://HOST:PORT/metrics (per group: state, generation or epochs, members, members
-    behind their target, rebalances and their durations, the last rebalance's time;
-    groupctl's own: up, describe rounds and their duration, failed rounds, groups
-    followed) and /healthz (200 after a successful describe round, 503 before the first
+    http://HOST:PORT/metrics (per group, labelled with the cluster id: state and when it
+    was entered, generation or epochs, members, members behind their target, rebalances
+    by reason kind and their durations, unowned-partition time, the last rebalance's
+    time; groupctl's own: up, describe rounds and their duration, failed rounds, contact
+    lost, groups followed; the README lists every metric) and /healthz (200 after a successful describe round, 503 before the first
     and after 3 failed rounds in a row). A port that cannot be bound: exit 2.
     --view top: one row per group, most recent activity first (state, type, members,
     generation or group/assignment epochs, rebalances in the last 5 minutes, the last
