@@ -39,7 +39,12 @@ def _nullif_empty(col: Column) -> Column:
 
 
 def _match(msg: Column, pat: P.LinePattern) -> Column:
-    return msg.startswith(pat.prefix) & msg.rlike(pat.regex)
+    """Byte tests every match passes first (its prefix, the literal its regex requires):
+    patterns sharing a prefix (`[GroupId `) rule each other out without running a regex,
+    each of which decodes the message to a Java string."""
+    needle = P.required_literal(pat.regex)
+    test = msg.startswith(pat.prefix)
+    return (test & msg.contains(needle) if needle else test) & msg.rlike(pat.regex)
 
 
 def _classify(df: DataFrame, pats: Sequence[P.LinePattern], bad: Column
