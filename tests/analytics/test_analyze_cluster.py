@@ -23,10 +23,12 @@ import re
 import uuid
 
 import pytest
-from analyze_support import run
+from analyze_support import run, run_process
 from waiting import wait_until
 
-pytestmark = [pytest.mark.slow, pytest.mark.cluster3]
+# a 3-broker lab, six consumers, a broker stopped and started, Spark in its own process:
+# minutes on a loaded 2-core machine
+pytestmark = [pytest.mark.slow, pytest.mark.cluster3, pytest.mark.timeout(1200)]
 
 STABILIZED = re.compile(r"\] Stabilized group (\S+) generation (\d+) with (\d+) members")
 TARGET = re.compile(r"\[GroupId (\S+)\] Computed a new target assignment for epoch (\d+) ")
@@ -104,7 +106,7 @@ def moved(kafka3, tmp_path_factory):
                  kip848: _broker_truth(kafka3, TARGET, kip848)}
         out = tmp_path_factory.mktemp("an-move")
         logs = [arg for path in kafka3.log_files for arg in ("--broker-logs", str(path))]
-        code, stdout, err = run(["-o", "json", "analyze", *logs,
+        code, stdout, err = run_process(["-o", "json", "analyze", *logs,
                                  "--group", f"^an-move-(classic|848)-{tag}", "--out", str(out)])
         assert code == 0, err
     finally:

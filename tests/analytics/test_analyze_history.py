@@ -15,10 +15,10 @@ import re
 import uuid
 
 import pytest
-from analyze_support import run
+from analyze_support import run, run_process
 from waiting import wait_until
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]   # Spark twice, in its own process
 
 PREPARING = re.compile(r"^\[(\S+ \S+)\] INFO \[GroupCoordinator [^\]]*\] Preparing to rebalance "
                        r"group (\S+) in state \w+ with old generation (\d+) \(reason: (.*)\) "
@@ -73,7 +73,7 @@ def history_run(kafka, tmp_path_factory):
     runs = {}
     for name, extra in (("records", []), ("joined", ["--broker-logs", str(kafka.log_file)])):
         out = work / name
-        code, _, err = run(["-o", "json", "analyze", "--events", str(events), *extra,
+        code, _, err = run_process(["-o", "json", "analyze", "--events", str(events), *extra,
                             "--group", f"^{group}$", "--out", str(out)])
         assert code == 0, err
         runs[name] = [e for e in _episodes(out) if e["group"] == group]
