@@ -65,10 +65,12 @@ def _classify(df: DataFrame, pats: Sequence[P.LinePattern], bad: Column
         col = None
         for i, p in enumerate(pats):
             if name in p.fields:
-                value = _nullif_empty(F.regexp_extract(msg, p.regex, p.fields[name]))
+                value = F.regexp_extract(msg, p.regex, p.fields[name])
                 col = F.when(pat == i, value) if col is None else col.when(pat == i, value)
         assert col is not None  # `name` is a field of some pattern
-        fields[name] = col
+        # "" -> null outside the CASE: Spark evaluates a nullif's operand once (a common
+        # expression), where a nullif inside each branch ran its regex twice
+        fields[name] = F.nullif(col, F.lit(""))
     return df, fields
 
 
