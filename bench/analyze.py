@@ -35,7 +35,8 @@ big inputs are generated once; not in the repository). Each section prints the l
 average it ran under: on a shared machine the ratios move with it.
 
     ./dev setup && .venv/bin/python bench/analyze.py [--lines 2000000] [--repeat 2]
-        [--e2e-only] [--before /path/to/other/checkout] [--workload DIR] [--full]
+        [--e2e-only | --no-e2e] [--no-cluster] [--before /path/to/other/checkout]
+        [--workload DIR] [--full]
 """
 from __future__ import annotations
 
@@ -276,6 +277,7 @@ def main() -> int:
     ap.add_argument("--no-cluster", action="store_true", help="skip the standalone rows")
     ap.add_argument("--e2e-lines", type=int, default=5_000)
     ap.add_argument("--e2e-only", action="store_true", help="only the end-to-end rows")
+    ap.add_argument("--no-e2e", action="store_true", help="skip the end-to-end rows")
     ap.add_argument("--before", metavar="CHECKOUT", help="also time this checkout's analyze")
     ap.add_argument("--workload", metavar="DIR", help="keep (and reuse) the workload here")
     ap.add_argument("--full", action="store_true",
@@ -300,7 +302,8 @@ def main() -> int:
         if args.full:
             full_run(paths, root)
             return 0
-        end_to_end(root, args.e2e_lines, args.repeat, args.before)
+        if not args.no_e2e:
+            end_to_end(root, args.e2e_lines, args.repeat, args.before)
         (root / "warm").mkdir()
         warm = generate(root / "warm", 20_000, 1, 10)
 
