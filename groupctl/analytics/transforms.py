@@ -199,6 +199,11 @@ def coordinator_moves(events: DataFrame) -> DataFrame:
     time, across every broker's log) from two brokers. Within a millisecond the old one's
     `unloaded` line comes first and the new one's `loaded` last."""
     lines = events.filter((F.col("source") == "broker-log") & F.col("broker").isNotNull())
+    # only groups logged by two brokers or more can have moved: the ordered window below
+    # sorts their lines alone (a small aggregate finds them)
+    moving = (lines.groupBy("group").agg(F.countDistinct("broker").alias("_brokers"))
+              .filter(F.col("_brokers") > 1).select("group"))
+    lines = lines.join(moving, "group", "left_semi")
     rank = (F.when(F.col("kind") == "unloaded", 0).when(F.col("kind") == "loaded", 2)
             .otherwise(1))
     order = Window.partitionBy("group").orderBy("ts", rank, "broker")
