@@ -39,7 +39,12 @@ def _nullif_empty(col: Column) -> Column:
 
 
 def _match(msg: Column, pat: P.LinePattern) -> Column:
-    return msg.startswith(pat.prefix) & msg.rlike(pat.regex)
+    """Byte tests every match passes first (its prefix, the literal its regex requires):
+    patterns sharing a prefix (`[GroupId `) rule each other out without running a regex,
+    each of which decodes the message to a Java string."""
+    needle = P.required_literal(pat.regex)
+    test = msg.startswith(pat.prefix)
+    return (test & msg.contains(needle) if needle else test) & msg.rlike(pat.regex)
 
 
 def _classify(df: DataFrame, pats: Sequence[P.LinePattern], bad: Column
@@ -60,10 +65,12 @@ def _classify(df: DataFrame, pats: Sequence[P.LinePattern], bad: Column
         col = None
         for i, p in enumerate(pats):
             if name in p.fields:
-                value = _nullif_empty(F.regexp_extract(msg, p.regex, p.fields[name]))
+                value = F.regexp_extract(msg, p.regex, p.fields[name])
                 col = F.when(pat == i, value) if col is None else col.when(pat == i, value)
         assert col is not None  # `name` is a field of some pattern
-        fields[name] = col
+        # "" -> null outside the CASE: Spark evaluates a nullif's operand once (a common
+        # expression), where a nullif inside each branch ran its regex twice
+        fields[name] = F.nullif(col, F.lit(""))
     return df, fields
 
 

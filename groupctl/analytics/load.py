@@ -2,7 +2,7 @@
 rows for the summary, `-o json` and the HTML report.
 
 Layout of --out (default ./groupctl-analysis/):
-    episodes.csv metrics.csv storms.csv hourly.csv flapping.csv members.csv files.csv
+    episodes.csv metrics.csv storms.csv hourly.csv flapping.csv members.csv files.csv moves.csv
     parquet/<table>/part-*.parquet
     report.html
 The tables are small (one row per rebalance at most), so the CSV files are written from

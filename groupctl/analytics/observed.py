@@ -11,20 +11,30 @@ Three witnesses can tell the same rebalance:
 
 The dedupe rule (README "Rebalance forensics"): one episode per (group, to_generation) --
 the generation of a classic group, the group epoch of a consumer / share / streams group --
-taken from the best witness there is: broker log, else records, else client logs; among
-records (two watchers of one group) or client logs (several members) the earliest start.
+taken from the best witness there is: the coordinator's own records (`history`, source
+"records": every round the coordinator wrote, exactly), else the broker log, else
+groupctl's other records (watch / join: what a describe or the probe saw), else client
+logs; among records (two watchers of one group) or client logs (several members) the
+earliest start. An episode from the coordinator's records takes from the broker log's
+episode of the same round what the records do not hold: the reason (KIP-800: the
+broker's words and the client's own reason), the trigger member, the coordinator, and a
+classic round's start (the records hold only its end).
 A records or client episode with no generation (a watcher that could not know it) is kept
 unless a better witness's episode of the same group overlaps it in time.
 """
 from __future__ import annotations
 
+from functools import reduce
+
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from .schema import COST_COLUMNS, EPISODE_COLUMNS
-from .transforms import broker_episodes, finish_episodes
+from .transforms import broker_episodes, finish_episodes, trigger_member
 
-WITNESSES = ("broker-log", "records", "client-log")   # best first
+WITNESSES = ("coordinator-records", "broker-log", "records", "client-log")   # best first
+COORDINATOR_RECORDS = "records"   # the `source` of `history`'s events (events.Source.RECORDS)
+EXACT, BROKER = 0, 1              # the ranks whose episodes are each a distinct round
 RECORD_TYPE_HINT = {"epoch_bumped": "consumer", "generation": "classic"}
 CLASSIC_START = ("joining", "rejoin_requested", "rebalance_started")
 CLASSIC_END = ("synced", "assigned")
@@ -50,8 +60,30 @@ def record_episodes(events: DataFrame) -> DataFrame:
         "from_generation", F.col("generation").alias("to_generation"),
         F.coalesce("started", lower_bound, "ts").alias("started"), F.col("ts").alias("ended"),
         "reason", "members_before", F.col("members").alias("members_after"),
-        "moved_partitions", F.lit("stable").alias("outcome"), *COST_COLUMNS)
-    return finish_episodes(ep)
+        "moved_partitions", F.lit("stable").alias("outcome"), *COST_COLUMNS,
+        F.coalesce(F.col("source") == COORDINATOR_RECORDS, F.lit(False)).alias("_exact"),
+        (F.col("started").isNotNull() | F.col("duration_ms").isNotNull()).alias("_start_known"))
+    return finish_episodes(ep, keep=("_exact", "_start_known"))
+
+
+def with_broker_reasons(exact: DataFrame, broker: DataFrame) -> DataFrame:
+    """The coordinator's records' episodes with the broker log's reason, trigger member and
+    coordinator of the same round (group, type and generation / epoch), and a classic
+    round's start where the records had none (the duration follows)."""
+    said = broker.select(
+        "group", "group_type", "to_generation", F.col("reason").alias("_b_reason"),
+        F.col("trigger_member").alias("_b_trigger"), F.col("broker").alias("_b_broker"),
+        F.col("started").alias("_b_started"))
+    ep = exact.join(said, ["group", "group_type", "to_generation"], "left")
+    start = F.when(~F.col("_start_known") & (F.col("_b_started") <= F.col("ended")),
+                   F.col("_b_started")).otherwise(F.col("started"))
+    ep = ep.withColumns({
+        "reason": F.coalesce("_b_reason", "reason"),
+        "trigger_member": F.coalesce("_b_trigger", trigger_member(F.col("reason"))),
+        "broker": F.coalesce("_b_broker", "broker"),
+        "started": start,
+    })
+    return finish_episodes(ep.drop("duration_ms", "reason_kind", "trigger_client"))
 
 
 def _classic_client_rounds(events: DataFrame) -> DataFrame:
@@ -111,29 +143,38 @@ def client_episodes(events: DataFrame) -> DataFrame:
 def witnessed(events: DataFrame) -> DataFrame:
     """Every witness's episodes, `_witness` its rank in WITNESSES (checkpoint this: once()
     reads it three times)."""
+    broker, records = broker_episodes(events), record_episodes(events)
+    exact = with_broker_reasons(records.filter(F.col("_exact")), broker)
+    others = records.filter(~F.col("_exact")).select(*EPISODE_COLUMNS)
     told = [ep.withColumn("_witness", F.lit(i)) for i, ep in enumerate(
-        (broker_episodes(events), record_episodes(events), client_episodes(events)))]
-    return told[0].unionByName(told[1]).unionByName(told[2])
+        (exact, broker, others, client_episodes(events)))]
+    return reduce(DataFrame.unionByName, told)
 
 
 def once(every: DataFrame) -> DataFrame:
     """Every rebalance once (the module's rule), ordered by group, start, generation."""
     key = Window.partitionBy("group", "to_generation")
     order = key.orderBy("_witness", "started", "ended", "reason", "members_after")
+    typed = Window.partitionBy("group", "to_generation", "group_type").orderBy(
+        "_witness", "started", "ended", "reason", "members_after")
     known = every.filter(F.col("to_generation").isNotNull()).withColumns({
-        "_best": F.min("_witness").over(key), "_n": F.row_number().over(order)})
-    # the broker log's episodes all stand (a group converted between classic and consumer
-    # may hold generation N and epoch N); any other witness once per key
-    known = known.filter((F.col("_witness") == F.col("_best"))
-                         & ((F.col("_witness") == 0) | (F.col("_n") == 1)))
-    unknown = every.filter(F.col("to_generation").isNull() & (F.col("_witness") > 0))
+        "_best": F.min("_witness").over(key), "_n": F.row_number().over(order),
+        "_n_typed": F.row_number().over(typed)})
+    # the coordinator's records' and the broker log's episodes all stand, once per type (a
+    # group converted between classic and consumer may hold generation N and epoch N; two
+    # history files may hold the same round); any other witness once per key
+    known = known.filter((F.col("_witness") == F.col("_best")) & F.when(
+        F.col("_witness") == EXACT, F.col("_n_typed") == 1)
+        .when(F.col("_witness") == BROKER, F.lit(True)).otherwise(F.col("_n") == 1))
+    unknown = every.filter(F.col("to_generation").isNull() & (F.col("_witness") > BROKER))
     better = known.select("group", F.col("started").alias("_s"), F.col("ended").alias("_e"),
                           F.col("_witness").alias("_w"))
     unknown = unknown.join(better, (unknown["group"] == better["group"])
                            & (better["_w"] < unknown["_witness"])
                            & (unknown["started"] <= better["_e"])
                            & (unknown["ended"] >= better["_s"]), "left_anti")
-    broker_unknown = every.filter(F.col("to_generation").isNull() & (F.col("_witness") == 0))
+    broker_unknown = every.filter(F.col("to_generation").isNull()
+                                  & (F.col("_witness") <= BROKER))
     out = known.select(*EPISODE_COLUMNS).unionByName(unknown.select(*EPISODE_COLUMNS)) \
         .unionByName(broker_unknown.select(*EPISODE_COLUMNS))
     return out.orderBy("group", "started", "to_generation")

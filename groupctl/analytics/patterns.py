@@ -129,6 +129,15 @@ BROKER_PATTERNS: tuple[LinePattern, ...] = (
     LinePattern("unloaded", "[GroupId=",
                 r"^\[GroupId=(\S+)\] Unloaded group metadata for group epoch (\d+)\.$",
                 {"group": 1, "epoch": 2}),
+    # The coordinator moving (its broker stopped, the partition's leadership moved): the
+    # old one unloads a classic group (consumer groups: `Unloaded ... group epoch` above),
+    # the new one loads every group of the partition.
+    LinePattern("unloaded", "[GroupId=",
+                r"^\[GroupId=(\S+)\] Unloading group metadata for generation (\d+)\.$",
+                {"group": 1, "generation": 2}),
+    LinePattern("loaded", "Loaded ",
+                r"^Loaded (classic|consumer|share|streams) group (\S+) with (\d+) members\.$",
+                {"group_type": 1, "group": 2, "members": 3}),
     LinePattern("target_computed", "[GroupId ",
                 r"^\[GroupId (\S+)\] Computed a new target assignment for epoch (\d+) with "
                 r"'([^']*)' assignor in (\d+)ms\.$",
@@ -217,3 +226,69 @@ REASON_KINDS = (
     ("metadata", r"[Mm]etadata|subscription|protocol"),
     ("sync timeout", r"pending sync"),
 )
+
+
+_REGEX_ESCAPED_LITERALS = set(".()[]{}\\/|?*+^$-'\"`=:,;<>!#%&@ ")
+_QUANTIFIERS = set("?*+{")
+
+
+def required_literal(regex: str) -> str:
+    """The longest run of literal text every match of `regex` contains: only characters
+    outside any group, class or alternation, none of them quantified. "" when there is
+    none. A cheap byte `contains` on it rules a line out before any regex runs."""
+    if "|" in _top_level(regex):
+        return ""
+    runs, run, i, depth = [], "", 0, 0
+    while i < len(regex):
+        ch = regex[i]
+        if ch == "\\" and i + 1 < len(regex):
+            token, literal, i = regex[i:i + 2], regex[i + 1] in _REGEX_ESCAPED_LITERALS, i + 2
+            char = token[1] if literal else None
+        elif ch == "[":
+            end = _class_end(regex, i)
+            token, char, i = regex[i:end], None, end
+        elif ch in "()":
+            depth += 1 if ch == "(" else -1
+            token, char, i = ch, None, i + 1
+        else:
+            token, char, i = ch, (None if ch in ".^$?*+{}|" else ch), i + 1
+        quantified = i < len(regex) and regex[i] in _QUANTIFIERS
+        if depth == 0 and char is not None and not quantified and token != ")":
+            run += char
+        else:
+            runs.append(run)
+            run = ""
+    runs.append(run)
+    return max(runs, key=len)
+
+
+def _class_end(regex: str, start: int) -> int:
+    """The index after the character class opening at `start` (`]` first is literal)."""
+    i = start + 1
+    if i < len(regex) and regex[i] == "^":
+        i += 1
+    if i < len(regex) and regex[i] == "]":
+        i += 1
+    while i < len(regex) and regex[i] != "]":
+        i += 2 if regex[i] == "\\" else 1
+    return i + 1
+
+
+def _top_level(regex: str) -> str:
+    """`regex` with every group's and class's inside taken out (escapes kept as they are)."""
+    out, depth, i = [], 0, 0
+    while i < len(regex):
+        ch = regex[i]
+        if ch == "\\":
+            if depth == 0:
+                out.append(regex[i:i + 2])
+            i += 2
+            continue
+        if ch == "[":
+            i = _class_end(regex, i)
+            continue
+        depth += (ch == "(") - (ch == ")")
+        if depth == 0 and ch != ")":
+            out.append(ch)
+        i += 1
+    return "".join(out)

@@ -51,6 +51,7 @@ class Tables:
     flapping: object
     members: object
     files: object
+    moves: object = None
     cached: tuple = ()
 
     def release(self) -> None:
@@ -64,7 +65,7 @@ class Tables:
     def named(self) -> dict:
         return {"episodes": self.episodes, "metrics": self.metrics, "storms": self.storms,
                 "hourly": self.hourly, "flapping": self.flapping, "members": self.members,
-                "files": self.files}
+                "files": self.files, "moves": self.moves}
 
 
 def expand(patterns: Sequence[str], option: str) -> list[str]:
@@ -220,6 +221,7 @@ def analyze(spark, inputs: Inputs, options: Options = Options(),
     flapping = X.flapping_members(events, options.flap_cycles)
     metrics = X.group_metrics(events, episodes, storms, flapping, members)
     hourly = X.hourly(episodes)
+    moves = X.coordinator_moves(events)
 
     return Tables(events, episodes, metrics, storms, hourly, flapping, members, files,
-                  cached=(raw, every, base, episodes))
+                  moves, cached=(raw, every, base, episodes))

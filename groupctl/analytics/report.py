@@ -2,7 +2,7 @@
 - a timeline: one trace per group, one bar per rebalance from start to end, coloured by
   reason, hover text with generations/epochs, trigger member and duration;
 - a histogram of rebalance durations;
-- the storms table and the per-group metrics.
+- the storms table, the coordinator moves and the per-group metrics.
 Built from the collected rows (load.rows), not from Spark.
 """
 from __future__ import annotations
@@ -110,6 +110,7 @@ def write_report(path: Path, collected: dict[str, list[dict]], title: str) -> Pa
                    "top_reason", "rebalances_per_hour", "time_rebalancing_ms",
                    "unowned_partition_ms_total"]
     storm_cols = ["group", "storm", "started", "ended", "rebalances", "top_reason"]
+    move_cols = ["group", "ts", "from_broker", "to_broker", "last_on_old", "members"]
     page = f"""<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>{html.escape(title)}</title>
 <style>body{{font-family:sans-serif;margin:1.5em}} table{{border-collapse:collapse;margin:.5em 0 1.5em}}
@@ -120,6 +121,8 @@ td,th{{border:1px solid #ccc;padding:.2em .5em;font-size:13px;text-align:left}}<
 {durations}
 <h2>Storms</h2>
 {_table(collected["storms"], storm_cols, "No storms.")}
+<h2>Coordinator moves</h2>
+{_table(collected.get("moves") or [], move_cols, "No coordinator moves.")}
 <h2>Groups</h2>
 {_table(collected["metrics"], metric_cols, "No groups.")}
 </body></html>

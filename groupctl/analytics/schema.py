@@ -73,6 +73,9 @@ HOURLY_COLUMNS = ("group", "hour", "rebalances", "duration_ms_p50", "duration_ms
 STORM_COLUMNS = ("group", "storm", "started", "ended", "rebalances", "top_reason")
 FLAPPING_COLUMNS = ("group", "client", "joins", "leaves", "failures")
 MEMBER_COLUMNS = ("group", "member", "client", "outcome", "ts", "reason")
+# The group's coordinator moved: `ts` its first line on the new broker, `last_on_old` its
+# last on the old one; `members` what the new one loaded (when it logged that)
+MOVE_COLUMNS = ("group", "ts", "from_broker", "to_broker", "last_on_old", "members")
 
 
 def conform(df: DataFrame, schema: T.StructType = EVENT_SCHEMA) -> DataFrame:

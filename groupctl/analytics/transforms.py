@@ -24,8 +24,8 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from . import patterns as P
-from .schema import (COST_FIELDS, EPISODE_COLUMNS, FLAPPING_COLUMNS, GROUP_METRIC_COLUMNS, HOURLY_COLUMNS,
-                     MEMBER_COLUMNS, STORM_COLUMNS)
+from .schema import (COST_FIELDS, EPISODE_COLUMNS, FLAPPING_COLUMNS, GROUP_METRIC_COLUMNS,
+                     HOURLY_COLUMNS, MEMBER_COLUMNS, MOVE_COLUMNS, STORM_COLUMNS)
 
 MEMBER_CHANGE_KINDS = ("member_joined", "member_left", "member_fenced", "member_failed")
 
@@ -100,7 +100,7 @@ def classic_episodes(events: DataFrame) -> DataFrame:
     return finish_episodes(ep)
 
 
-def finish_episodes(ep: DataFrame) -> DataFrame:
+def finish_episodes(ep: DataFrame, keep: tuple[str, ...] = ()) -> DataFrame:
     ep = ep.withColumns({
         "duration_ms": _millis(F.col("ended")) - _millis(F.col("started")),
         "reason_kind": reason_kind(F.col("reason")),
@@ -111,7 +111,7 @@ def finish_episodes(ep: DataFrame) -> DataFrame:
     typed = {f.name: f.dataType for f in COST_FIELDS}   # typed: the witnesses' union
     return ep.select(*[F.col(c) if c in ep.columns else (
         F.lit(None).cast(typed[c]) if c in typed else F.lit(None)).alias(c)
-        for c in EPISODE_COLUMNS])
+        for c in EPISODE_COLUMNS], *keep)
 
 
 def consumer_episodes(events: DataFrame) -> DataFrame:
@@ -194,6 +194,29 @@ def member_outcomes(events: DataFrame) -> DataFrame:
         "group", "member", F.coalesce("client", client_of(F.col("member"))).alias("client"),
         F.when(F.col("kind") == "member_left", F.lit("left")).otherwise(F.lit("failed"))
          .alias("outcome"), "ts", "reason").select(*MEMBER_COLUMNS)
+
+
+def coordinator_moves(events: DataFrame) -> DataFrame:
+    """One row per move of a group's coordinator: consecutive lines about the group (in
+    time, across every broker's log) from two brokers. Within a millisecond the old one's
+    `unloaded` line comes first and the new one's `loaded` last."""
+    lines = events.filter((F.col("source") == "broker-log") & F.col("broker").isNotNull())
+    # only groups logged by two brokers or more can have moved: the ordered window below
+    # sorts their lines alone (a small aggregate finds them)
+    moving = (lines.groupBy("group").agg(F.countDistinct("broker").alias("_brokers"))
+              .filter(F.col("_brokers") > 1).select("group"))
+    lines = lines.join(moving, "group", "left_semi")
+    rank = (F.when(F.col("kind") == "unloaded", 0).when(F.col("kind") == "loaded", 2)
+            .otherwise(1))
+    order = Window.partitionBy("group").orderBy("ts", rank, "broker")
+    lines = lines.withColumns({"from_broker": F.lag("broker").over(order),
+                               "last_on_old": F.lag("ts").over(order)})
+    moved = lines.filter(F.col("from_broker").isNotNull()
+                         & (F.col("broker") != F.col("from_broker")))
+    return moved.select(
+        "group", "ts", "from_broker", F.col("broker").alias("to_broker"), "last_on_old",
+        F.when(F.col("kind") == "loaded", F.col("members")).alias("members"),
+    ).select(*MOVE_COLUMNS).orderBy("group", "ts")
 
 
 def flapping_members(events: DataFrame, min_cycles: int = 2) -> DataFrame:

@@ -33,7 +33,7 @@ def analyze(
         help="Client logs: the Java consumer's coordinator lines, librdkafka debug=cgrp. Repeatable."),
     events: Optional[List[str]] = typer.Option(
         None, "--events", metavar=_GLOB,
-        help="groupctl event records (ndjson from watch / join --watch --record). Repeatable."),
+        help="groupctl event records (ndjson from watch, join --watch --record, history). Repeatable."),
     master: str = typer.Option("local[*]", "--master", metavar="URL",
                                envvar="GROUPCTL_SPARK_MASTER",
                                help="Spark master: local[*] (default), spark://HOST:PORT, ..."),

@@ -40,4 +40,10 @@ def summary_table(console, data: dict, wide: bool) -> None:
                                                   sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))[:5]))
     if data["storms"]:
         console.print(f"Storms: {len(data['storms'])} (see storms.csv)")
+    moves = data.get("moves") or []
+    if moves:
+        console.print("Coordinator moves: " + "; ".join(
+            f"{m['group']}: broker {m['from_broker']} -> {m['to_broker']} at {m['ts']}"
+            for m in moves[:5]) + (f" (+{len(moves) - 5} more, see moves.csv)"
+                                    if len(moves) > 5 else ""))
     console.print(f"Output: {data['out']} (report: {data['report']})")

@@ -20,3 +20,14 @@ def fixture_args(fixture_dir: Path, out: Path) -> list[str]:
     return ["analyze", "--broker-logs", str(fixture_dir / "kafka*-server.log*"),
             "--client-logs", str(fixture_dir / "*-consumer.log"),
             "--events", str(fixture_dir / "probe*.ndjson"), "--out", str(out)]
+
+
+def run_process(args: list[str], timeout: float = 840) -> tuple[int, str, str]:
+    """`groupctl ARGS` in its own process (its own Spark): for tests that also run a lab
+    and consumers in this one, so that nothing of theirs shares Spark's JVM gateway."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "groupctl", *args], capture_output=True,
+                          text=True, timeout=timeout)
+    return proc.returncode, proc.stdout, proc.stderr

@@ -15,7 +15,7 @@ from groupctl.analytics.standalone import StandaloneCluster
 # Three more JVMs (master, two workers) beside the session's own Spark: on a loaded 2-core
 # machine this took over pytest's default 300 s once, on a quiet one ~2-3 min.
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
-TABLES = ("episodes", "metrics", "storms", "hourly", "flapping", "members", "files")
+TABLES = ("episodes", "metrics", "storms", "hourly", "flapping", "members", "files", "moves")
 
 
 def _analyze(fixture_dir, out, *extra: str) -> subprocess.CompletedProcess:

@@ -110,3 +110,25 @@ def test_filters_apply_to_time_and_group(spark):
     got = X.filter_events(_events(spark, rows), since=T0 + timedelta(hours=1),
                           until=T0 + timedelta(hours=2), group_regex="^ord").collect()
     assert [(r["group"], r["ts"]) for r in got] == [("orders", T0 + timedelta(hours=1))]
+
+
+def test_coordinator_moves_are_told_once_per_change_of_broker(spark):
+    """Lines of one group from broker 2, then 3 (the old one's unload and the new one's
+    load in the same millisecond: unload first), then 3 only; another group never moves.
+    A line without a broker (a client's) changes nothing."""
+    def event(group, ms, broker, kind, members=None, source="broker-log"):
+        row = dict.fromkeys(f.name for f in EVENT_SCHEMA.fields)
+        row.update(group=group, ts=T0 + timedelta(milliseconds=ms), broker=broker, kind=kind,
+                   source=source, members=members)
+        return tuple(row[f.name] for f in EVENT_SCHEMA.fields)
+
+    events = spark.createDataFrame([
+        event("g", 0, 2, "stabilized"), event("g", 10, None, "joined", source="client-log"),
+        event("g", 500, 3, "loaded", members=2), event("g", 500, 2, "unloaded"),
+        event("g", 900, 3, "prepare"), event("g", 950, 3, "stabilized"),
+        event("h", 0, 1, "stabilized"), event("h", 700, 1, "loaded", members=1),
+    ], EVENT_SCHEMA)
+    rows = [r.asDict() for r in X.coordinator_moves(events).collect()]
+    assert rows == [{"group": "g", "ts": T0 + timedelta(milliseconds=500), "from_broker": 2,
+                     "to_broker": 3, "last_on_old": T0 + timedelta(milliseconds=500),
+                     "members": 2}]

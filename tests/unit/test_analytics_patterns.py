@@ -102,3 +102,71 @@ def test_the_kip848_multiline_record_is_not_a_truncated_one():
     assert re.match(P.JAVA_TRUNCATED, first) and re.match(P.JAVA_MULTILINE, first)
     cut = "[2026-11-23 14:49:04,610] INFO [Consumer clientId=c, groupId=g] Successfully joi"
     assert re.match(P.JAVA_TRUNCATED, cut) and not re.match(P.JAVA_MULTILINE, cut)
+
+
+# The coordinator moving, as a 3-broker lab's nodes logged it (Kafka 4.3.1)
+@pytest.mark.parametrize("msg,kind,fields", [
+    ("[GroupId=an-move-classic-9b2c984b] Unloading group metadata for generation 2.",
+     "unloaded", {"group": "an-move-classic-9b2c984b", "generation": "2"}),
+    ("[GroupId=an-move-848-9b2c984b-76] Unloaded group metadata for group epoch 3.",
+     "unloaded", {"group": "an-move-848-9b2c984b-76", "epoch": "3"}),
+    ("Loaded classic group an-move-classic-9b2c984b with 2 members.", "loaded",
+     {"group_type": "classic", "group": "an-move-classic-9b2c984b", "members": "2"}),
+    ("Loaded consumer group an-move-848-9b2c984b-76 with 2 members.", "loaded",
+     {"group_type": "consumer", "group": "an-move-848-9b2c984b-76", "members": "2"}),
+])
+def test_coordinator_move_lines(msg, kind, fields):
+    got_kind, got = _classify(GC.format(msg), P.BROKER_PATTERNS, P.BROKER_PREFIX)
+    assert got_kind == kind
+    assert {k: got[k] for k in fields} == fields
+
+
+@pytest.mark.parametrize("regex,literal", [
+    (r"^Stabilized group (\S+) generation (\d+)(?: \(x\))? with (\d+) members\.?$",
+     "Stabilized group "),
+    (r"^\[GroupId (\S+)\] Computed a new target assignment for epoch (\d+) with",
+     "] Computed a new target assignment for epoch "),
+    (r"^\(Re-\)joining group$", "(Re-)joining group"),
+    (r"^(consumer poll timeout has expired)", ""),          # inside a group only
+    (r"^ab|cd$", ""),                                       # an alternation: none
+    (r"^x[^\]]*\]:? done$", " done"),                       # a class; `:` quantified
+    (r"^Group \"([^\"]+)\": leave \(in state \w+\)$", "\": leave (in state "),
+])
+def test_required_literal(regex, literal):
+    assert P.required_literal(regex) == literal
+
+
+def test_every_line_a_pattern_reads_holds_its_required_literal(fixture_lines):
+    """The Spark extractor tests `contains(required_literal)` before a pattern's regex:
+    on every real fixture message a regex matches, the literal is there."""
+    checked = 0
+    for msg in fixture_lines:
+        for p in (*P.BROKER_PATTERNS, *P.JAVA_PATTERNS, *P.RDKAFKA_PATTERNS):
+            if re.search(p.regex, msg, P.PYTHON_FLAGS):
+                assert P.required_literal(p.regex) in msg, (p.kind, msg)
+                checked += 1
+    assert checked > 100
+
+
+@pytest.fixture(scope="module")
+def fixture_lines() -> list[str]:
+    """Every message of the log fixtures (after the log4j / librdkafka header and the
+    coordinator / client prefix), plain and gzipped."""
+    import gzip
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent / "fixtures" / "analyze"
+    out = []
+    for path in sorted(root.glob("*.log*")):
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rt", errors="replace") as f:
+            for line in f:
+                line = line.rstrip("\n")
+                m = re.match(P.LOG4J_LINE, line, P.PYTHON_FLAGS)
+                if m:
+                    msg = re.sub(P.BROKER_PREFIX, "", m.group(3), count=1)
+                    out.append(re.sub(P.JAVA_PREFIX, "", msg, count=1))
+                m = re.match(P.RDKAFKA_LINE, line, P.PYTHON_FLAGS)
+                if m:
+                    out.append(m.group(6))
+    return out
