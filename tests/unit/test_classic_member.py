@@ -906,7 +906,7 @@ def test_leave_ends_left_when_the_coordinator_cannot_be_found():
 @pytest.mark.parametrize("body, error", [
     (leave_resp(25), "UNKNOWN_MEMBER_ID"),
     (leave_resp(0, members=[("m-1", None, 25)]), "UNKNOWN_MEMBER_ID"),
-    (leave_resp(16), "NOT_COORDINATOR"),
+    (leave_resp(24), "INVALID_GROUP_ID"),
 ])
 def test_any_leave_error_still_ends_left(body, error):
     m = make()
@@ -1141,3 +1141,33 @@ def test_a_static_member_keeps_no_former_ids():
     to_stable(m)
     answer(m, one(m, HB), hb(25), HB)
     assert m.former_member_ids == []
+
+
+@pytest.mark.parametrize("code", [14, 15, 16])
+def test_a_leave_the_coordinator_bounces_is_sent_again_where_it_is_found(code):
+    """COORDINATOR_LOAD_IN_PROGRESS / NOT_AVAILABLE / NOT_COORDINATOR on the leave (a thawed
+    broker fenced and reloading the group): the coordinator is looked up again after a
+    pause and the leave sent there; a leave given up would let the reload bring the member
+    back. After LEAVE_TRIES bounces it ends, LEFT with the error."""
+    from groupctl.coordinator.members.base import LEAVE_PAUSE_MS, LEAVE_TRIES
+
+    m = make()
+    to_stable(m)
+    m.leave("stop", 1)
+    answer(m, one(m, 1, "LeaveGroup"), leave_resp(code), 2)
+    assert m.state is S.LEAVING and m.coordinator is None
+    assert m.next_requests(3) == [] and m.next_deadline_ms() == 2 + LEAVE_PAUSE_MS
+    answer(m, one(m, 2 + LEAVE_PAUSE_MS, "FindCoordinator"), fc(node=2), 2 + LEAVE_PAUSE_MS)
+    r = one(m, 2 + LEAVE_PAUSE_MS, "LeaveGroup")
+    answer(m, r, leave_resp(0, members=[("m-1", None, 0)]), 300)
+    assert m.state is S.LEFT and m.transitions[-1].reason == "left the group"
+    m = make()
+    to_stable(m)
+    m.leave("stop", 1)
+    now = 1
+    for _ in range(LEAVE_TRIES):
+        answer(m, one(m, now, "LeaveGroup"), leave_resp(code), now)
+        now += LEAVE_PAUSE_MS
+        answer(m, one(m, now, "FindCoordinator"), fc(), now)
+    answer(m, one(m, now, "LeaveGroup"), leave_resp(code), now)
+    assert m.state is S.LEFT and "membership ends anyway" in m.transitions[-1].reason

@@ -16,6 +16,14 @@ from .interface import (
 )
 
 
+# coordinator answers to a leave that mean "not here, not yet": the leave is sent again to
+# the coordinator found anew, LEAVE_TRIES times at most, LEAVE_PAUSE_MS apart
+LEAVE_AGAIN = frozenset({ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                         ErrorCode.COORDINATOR_LOAD_IN_PROGRESS})
+LEAVE_TRIES = 10
+LEAVE_PAUSE_MS = 200
+
+
 @dataclass
 class InFlight:
     tag: int
@@ -65,6 +73,8 @@ class BaseMember:
         self._failures = 0
         self._leave_reason: str | None = None
         self._fatal_after_leave: str | None = None
+        self._leave_tries = 0               # leaves the coordinator bounced (moving, loading)
+        self._leave_not_before_ms = 0
 
     # ---- read side -------------------------------------------------------------------
     @property
@@ -200,8 +210,10 @@ class BaseMember:
         runs. A leaving member does not wait out a back-off: leaving is urgent, and a failed
         lookup ends the leave anyway."""
         api = M.FIND_COORDINATOR
+        leaving = self._sm.state is self.LEAVING
         if api.name in self._inflight or not (
-                self._sm.state is self.LEAVING or now_ms >= self._not_before_ms):
+                leaving and now_ms >= self._leave_not_before_ms
+                or not leaving and now_ms >= self._not_before_ms):
             return []
         return [self._send(api, {"key": self.group_id, "key_type": 0,
                                  "coordinator_keys": [self.group_id]}, now_ms, route=ROUTE_ANY)]
@@ -243,7 +255,8 @@ class BaseMember:
         if self.coordinator is None:
             if M.FIND_COORDINATOR.name in self._inflight:
                 return []
-            return [0 if self._sm.state is self.LEAVING else self._not_before_ms]
+            return [self._leave_not_before_ms if self._sm.state is self.LEAVING
+                    else self._not_before_ms]
         if self._sm.state is self.LEAVING:
             return [] if self._leave_api() in self._inflight else [0]
         return []
@@ -300,6 +313,14 @@ class BaseMember:
         if self._sm.state is not self.LEAVING:
             return False
         code = body.get("error_code", ErrorCode.NONE)
+        if code in LEAVE_AGAIN and self._leave_tries < LEAVE_TRIES:
+            # the group is moving or loading (a thawed broker fenced and reloading its
+            # partitions): a leave given up now lets the reload bring the member back, so
+            # find the coordinator again and leave there, within the driver's leave budget
+            self._leave_tries += 1
+            self.coordinator = None
+            self._leave_not_before_ms = now_ms + LEAVE_PAUSE_MS
+            return True
         former = self._former_ids()   # their UNKNOWN_MEMBER_ID is the usual answer
         if code == ErrorCode.NONE:
             code = next((m.get("error_code", ErrorCode.NONE) for m in body.get("members") or []
