@@ -43,8 +43,14 @@ class Pane:
         conf = tmp_path / "tmux.conf"
         conf.write_text("set -g status off\nset -g remain-on-exit on\n")
         self.errors = tmp_path / "stderr.txt"
-        shell = (f"exec env -u LINES -u COLUMNS {shlex.join(command)} "
-                 f"2>{shlex.quote(str(self.errors))}")
+        self.status = tmp_path / "status.txt"
+        # the exit status is written by the pane's shell, not asked of tmux: under load tmux
+        # may mark the pane dead at the pty's end and never reap the command (seen: the
+        # groupctl process a zombie for 20 s, #{pane_dead_status} empty). The trap keeps
+        # the shell alive through the Ctrl-C the command gets (a trap's command is reset to
+        # the default in the child: the command sees SIGINT as from a plain shell)
+        shell = (f"trap true INT; env -u LINES -u COLUMNS {shlex.join(command)} "
+                 f"2>{shlex.quote(str(self.errors))}; echo $? >{shlex.quote(str(self.status))}")
         self._tmux("-f", str(conf), "new-session", "-d", "-s", "top", "-x", str(width),
                    "-y", str(height), shell)
 
@@ -62,9 +68,8 @@ class Pane:
         self._tmux("send-keys", "-t", "top", "C-c")
 
     def exit_status(self) -> int | None:
-        told = self._tmux("display-message", "-p", "-t", "top",
-                          "#{pane_dead} #{pane_dead_status}").split()
-        return int(told[1]) if told[:1] == ["1"] and len(told) == 2 else None
+        text = self.status.read_text().strip() if self.status.exists() else ""
+        return int(text) if text else None
 
     def kill(self) -> None:
         try:
