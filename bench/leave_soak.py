@@ -8,7 +8,7 @@
                                 stdout told `joined` before it are counted (`joined`)
   force-SIGTERM, force-SIGINT   `force-rebalance G --yes` signalled while its JoinGroup is
                                 parked (the test hook _GROUPCTL_PAUSE_AT=parked:30)
-  probe-frozen                  `join G --watch --session-timeout 6` (the broker's minimum): once
+  probe-frozen                  `--debug join G --watch --session-timeout 6` (the broker's minimum): once
                                 its first rebalance is told the broker is SIGSTOPped for 9 s
                                 (past the session timeout), SIGCONTed, and the probe
                                 SIGTERMed once the thawed broker answers a describe
@@ -102,6 +102,7 @@ def _full_record(directory: Path, room: int = 1200) -> Path:
 
 
 JOINED: collections.Counter = collections.Counter()
+LAST_ERR = [""]   # the last run's stderr (its --debug trace, for a survivor's post-mortem)
 
 
 def _state(pid: int) -> str:
@@ -133,7 +134,7 @@ def freeze(lab, seconds: float, admin, group: str) -> None:
 def run_one(kind: str, bootstrap: str, group: str, full: Path | None = None,
             lab=None, admin=None) -> int:
     if kind == "probe-frozen":
-        proc = _spawn(bootstrap, ["-o", "ndjson", "join", group, "--watch", "--yes",
+        proc = _spawn(bootstrap, ["--debug", "-o", "ndjson", "join", group, "--watch", "--yes",
                                   "--session-timeout", "6"])
         if _until_line(proc.stdout, '"event": "rebalance"'):
             freeze(lab, FROZEN_S[kind], admin, group)
@@ -165,7 +166,8 @@ def run_one(kind: str, bootstrap: str, group: str, full: Path | None = None,
         if _until_line(proc.stderr, "force-rebalance: parked"):
             proc.send_signal(signal.SIGTERM if kind.endswith("TERM") else signal.SIGINT)
     try:
-        out, _ = proc.communicate(timeout=90)
+        out, err = proc.communicate(timeout=90)
+        LAST_ERR[0] = err or ""
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.communicate()
@@ -220,7 +222,9 @@ def main() -> int:
                 left = groupctl_members(admin, group)
                 survivors += bool(left)
                 if left:
-                    print(f"  {kind}: survivor {left}", file=sys.stderr)
+                    trace = Path(tempfile.mkdtemp(prefix="leave-soak-survivor-")) / "stderr"
+                    trace.write_text(LAST_ERR[0])
+                    print(f"  {kind}: survivor {left} (its stderr: {trace})", file=sys.stderr)
             keeper.close()
             results[kind] = {"runs": args.runs, "survivors": survivors, "exits": dict(exits),
                              **({"joined": JOINED[kind]} if kind == "probe-error" else {}),
