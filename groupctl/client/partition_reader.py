@@ -39,6 +39,50 @@ class TopicAuthorizationError(AuthError):
             f"--operation Read --operation Describe --topic {topic}")
 
 
+async def topic_info(cluster, topic: str, deadline):
+    """The topic's Metadata (its id, partition count, leaders); no such topic is
+    NotFoundError, no DESCRIBE on it TopicAuthorizationError."""
+    md = await cluster.metadata([topic], deadline=deadline)
+    info = md.topics.get(topic)
+    code = info.error_code if info else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    if code == ErrorCode.TOPIC_AUTHORIZATION_FAILED:
+        raise TopicAuthorizationError(topic, "describe")
+    if code or info is None:
+        raise NotFoundError(f"topic {topic} not found (error {code}); does the "
+                            f"cluster have groups yet?")
+    return info
+
+
+def check(api: str, code: int, topic: str, operation: str, where: str) -> None:
+    """A partition's error code: none passes; no permission is TopicAuthorizationError
+    (exit 4, naming the ACL); any other a KafkaError naming `where`."""
+    if code == ErrorCode.TOPIC_AUTHORIZATION_FAILED:
+        raise TopicAuthorizationError(topic, operation)
+    if code:
+        raise KafkaError(api, code, where)
+
+
+def list_offsets_body(topic: str, partitions: list[int], timestamp: int) -> dict:
+    """ListOffsets as a plain consumer (replica -1, read uncommitted)."""
+    return {"replica_id": -1, "isolation_level": 0, "timeout_ms": 0, "topics": [
+        {"name": topic, "partitions": [
+            {"partition_index": p, "timestamp": timestamp} for p in partitions]}]}
+
+
+def fetch_body(conn, topic: str, topic_id: str | None, offsets: dict[int, int],
+               max_wait_ms: int) -> dict:
+    """Fetch as a plain consumer (no fetch session), the topic by id where the version
+    negotiated on `conn` names topics by id."""
+    by_id = conn.version_for(FETCH) >= TOPIC_IDS_FROM
+    return {"replica_id": -1, "max_wait_ms": max_wait_ms, "min_bytes": 1,
+            "max_bytes": FETCH_MAX_BYTES, "isolation_level": 0, "session_id": 0,
+            "session_epoch": -1, "forgotten_topics_data": [], "rack_id": "",
+            "topics": [{"topic": topic, "topic_id": topic_id if by_id else None,
+                        "partitions": [{"partition": p, "fetch_offset": o,
+                                        "partition_max_bytes": FETCH_MAX_BYTES}
+                                       for p, o in sorted(offsets.items())]}]}
+
+
 class PartitionReader:
     def __init__(self, cluster, topic: str, partition: int, *, deadline=None):
         self.cluster = cluster
@@ -53,14 +97,7 @@ class PartitionReader:
         self.damaged: list[BatchError] = []
 
     async def locate(self) -> None:
-        md = await self.cluster.metadata([self.topic], deadline=self.deadline)
-        info = md.topics.get(self.topic)
-        code = info.error_code if info else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-        if code == ErrorCode.TOPIC_AUTHORIZATION_FAILED:
-            raise TopicAuthorizationError(self.topic, "describe")
-        if code or info is None:
-            raise NotFoundError(f"topic {self.topic} not found (error {code}); does the "
-                                f"cluster have groups yet?")
+        info = await topic_info(self.cluster, self.topic, self.deadline)
         self.topic_id, self.partitions = info.topic_id, info.partition_count
         part = info.partitions.get(self.partition)
         if part is None:
@@ -68,10 +105,7 @@ class PartitionReader:
         self.leader = part.leader
 
     def _check(self, api: str, code: int, operation: str) -> None:
-        if code == ErrorCode.TOPIC_AUTHORIZATION_FAILED:
-            raise TopicAuthorizationError(self.topic, operation)
-        if code:
-            raise KafkaError(api, code, f"{self.topic}-{self.partition}")
+        check(api, code, self.topic, operation, f"{self.topic}-{self.partition}")
 
     async def _leader(self) -> int:
         if self.leader is None:
@@ -85,9 +119,7 @@ class PartitionReader:
         """ListOffsets: EARLIEST, LATEST, or the first offset whose timestamp is at or
         after `timestamp` ms (None: no such record)."""
         for _ in range(3):
-            body = {"replica_id": -1, "isolation_level": 0, "timeout_ms": 0, "topics": [
-                {"name": self.topic, "partitions": [
-                    {"partition_index": self.partition, "timestamp": timestamp}]}]}
+            body = list_offsets_body(self.topic, [self.partition], timestamp)
             resp = await self.cluster.request(LIST_OFFSETS, body, node_id=await self._leader(),
                                               deadline=self.deadline)
             p = resp["topics"][0]["partitions"][0]
@@ -99,21 +131,13 @@ class PartitionReader:
         raise KafkaError("ListOffsets", ErrorCode.NOT_LEADER_OR_FOLLOWER,
                          f"{self.topic}-{self.partition}: the leader kept moving")
 
-    def _fetch_body(self, conn, offset: int, max_wait_ms: int) -> dict:
-        by_id = conn.version_for(FETCH) >= TOPIC_IDS_FROM
-        return {"replica_id": -1, "max_wait_ms": max_wait_ms, "min_bytes": 1,
-                "max_bytes": FETCH_MAX_BYTES, "isolation_level": 0, "session_id": 0,
-                "session_epoch": -1, "forgotten_topics_data": [], "rack_id": "",
-                "topics": [{"topic": self.topic, "topic_id": self.topic_id if by_id else None,
-                            "partitions": [{"partition": self.partition, "fetch_offset": offset,
-                                            "partition_max_bytes": FETCH_MAX_BYTES}]}]}
-
     async def fetch(self, offset: int, max_wait_ms: int = 0) -> dict:
         """One Fetch at `offset`: the partition's response (records, high watermark...)."""
         for _ in range(3):
             leader = await self._leader()
             resp = await self.cluster.request(
-                FETCH, lambda conn: self._fetch_body(conn, offset, max_wait_ms),
+                FETCH, lambda conn: fetch_body(conn, self.topic, self.topic_id,
+                                               {self.partition: offset}, max_wait_ms),
                 node_id=leader, deadline=self.deadline)
             if resp.get("error_code"):
                 self._check("Fetch", resp["error_code"], "read")

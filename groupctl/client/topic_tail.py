@@ -28,13 +28,14 @@ import asyncio
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 
-from ..errors import AuthError, DeadlineError, GroupctlError, KafkaError, NotFoundError
+from ..errors import AuthError, DeadlineError, GroupctlError, KafkaError
 from ..protocol.errors import ErrorCode, error_for
 from ..protocol.messages import FETCH, LIST_OFFSETS
 from ..protocol.records.batch import Batch, BatchError, read_batches
 from .connection import BrokerConnection
 from .partition_reader import (
-    EARLIEST, FETCH_MAX_BYTES, LATEST, LEADER_MOVED, TOPIC_IDS_FROM, TopicAuthorizationError,
+    EARLIEST, FETCH_MAX_BYTES, LATEST, LEADER_MOVED, check, fetch_body, list_offsets_body,
+    topic_info,
 )
 from .retry import Backoff
 
@@ -106,14 +107,7 @@ class TopicTail:
     # ---- where ---------------------------------------------------------------------------
     async def locate(self) -> None:
         """The topic's id and the followed partitions' leaders (Metadata)."""
-        md = await self.cluster.metadata([self.topic], deadline=self.timeout)
-        info = md.topics.get(self.topic)
-        code = info.error_code if info else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-        if code == ErrorCode.TOPIC_AUTHORIZATION_FAILED:
-            raise TopicAuthorizationError(self.topic, "describe")
-        if code or info is None:
-            raise NotFoundError(f"topic {self.topic} not found (error {code}); does the "
-                                f"cluster have groups yet?")
+        info = await topic_info(self.cluster, self.topic, self.timeout)
         self.topic_id, self.partition_count = info.topic_id, info.partition_count
         for p in self.partitions:
             part = info.partitions.get(p)
@@ -135,9 +129,7 @@ class TopicTail:
             by_leader = self._by_leader([p for p in wanted if p not in out])
             last = ErrorCode.LEADER_NOT_AVAILABLE
             for leader, parts in by_leader.items():
-                body = {"replica_id": -1, "isolation_level": 0, "timeout_ms": 0, "topics": [
-                    {"name": self.topic, "partitions": [
-                        {"partition_index": p, "timestamp": timestamp} for p in parts]}]}
+                body = list_offsets_body(self.topic, parts, timestamp)
                 resp = await self.cluster.request(LIST_OFFSETS, body, node_id=leader,
                                                   deadline=deadline)
                 for p in resp["topics"][0]["partitions"]:
@@ -163,11 +155,8 @@ class TopicTail:
         return out
 
     def _check(self, api: str, code: int, operation: str, partition: int | None = None) -> None:
-        if code == ErrorCode.TOPIC_AUTHORIZATION_FAILED:
-            raise TopicAuthorizationError(self.topic, operation)
-        if code:
-            where = self.topic if partition is None else f"{self.topic}-{partition}"
-            raise KafkaError(api, code, where)
+        check(api, code, self.topic, operation,
+              self.topic if partition is None else f"{self.topic}-{partition}")
 
     # ---- the tail ------------------------------------------------------------------------
     async def items(self, *, until: float | None = None) -> AsyncIterator[_Item]:
@@ -285,23 +274,13 @@ class TopicTail:
             if conn is None or conn.closed:
                 conn = self._conns[leader] = await self.cluster.open_connection(
                     leader, deadline=self.timeout)
-            body = self._fetch_body(conn, offsets)
+            body = fetch_body(conn, self.topic, self.topic_id, offsets, self.max_wait_ms)
             resp = await conn.request(FETCH, body, timeout=self.max_wait_ms / 1000 + self.timeout)
         except AuthError:
             raise
         except GroupctlError as exc:
             return offsets, started, exc
         return offsets, started, resp
-
-    def _fetch_body(self, conn, offsets: dict[int, int]) -> dict:
-        by_id = conn.version_for(FETCH) >= TOPIC_IDS_FROM
-        return {"replica_id": -1, "max_wait_ms": self.max_wait_ms, "min_bytes": 1,
-                "max_bytes": FETCH_MAX_BYTES, "isolation_level": 0, "session_id": 0,
-                "session_epoch": -1, "forgotten_topics_data": [], "rack_id": "",
-                "topics": [{"topic": self.topic, "topic_id": self.topic_id if by_id else None,
-                            "partitions": [{"partition": p, "fetch_offset": o,
-                                            "partition_max_bytes": FETCH_MAX_BYTES}
-                                           for p, o in sorted(offsets.items())]}]}
 
     def _take(self, requested: dict[int, int], resp: dict) -> list:
         """The items of one answer (Resumed first, when it ends a stall); offsets move
