@@ -22,33 +22,15 @@ import os
 import statistics
 import sys
 import time
+from pathlib import Path
 
 from groupctl.client import Cluster
 from groupctl.lab.consumer import LabConsumer, wait_balanced
 from groupctl.lab.workload import create_topic
 from groupctl.observe.watch import Watcher, WatchSettings
 
-PARTITIONS = 6
-
-
-class Seen:
-    """Rebalance events of one observer, with the wall time each arrived."""
-
-    def __init__(self):
-        self.events: list[tuple[float, dict]] = []
-
-    def __call__(self, event: dict) -> None:
-        if event["event"] == "rebalance":
-            self.events.append((time.time(), event))
-
-    async def first_with(self, member: str, after: float, timeout: float = 60) -> float:
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            for at, e in self.events:
-                if at >= after and member in (e.get("members_after") or ()):
-                    return at
-            await asyncio.sleep(0.005)
-        raise SystemExit(f"bench: no rebalance with {member} within {timeout:g}s")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from watch import PARTITIONS, Seen, dist  # noqa: E402  (bench/watch.py: the same observer)
 
 
 async def latency(bootstrap: str, rounds: int, protocol: str) -> dict[str, list[float]]:
@@ -90,12 +72,6 @@ async def latency(bootstrap: str, rounds: int, protocol: str) -> dict[str, list[
         for m in members:
             m.close()
     return out
-
-
-def dist(values: list[float]) -> str:
-    v = sorted(values)
-    p90 = v[min(len(v) - 1, int(round(0.9 * (len(v) - 1))))]
-    return f"min {v[0]:.0f}  median {statistics.median(v):.0f}  p90 {p90:.0f}  max {v[-1]:.0f}"
 
 
 async def run(bootstrap: str, rounds: int, protocol: str) -> int:
