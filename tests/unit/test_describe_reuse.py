@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 
 from groupctl.client.memo import ResponseMemo
-from groupctl.client.metadata import BrokerInfo
-from groupctl.client.retry import Deadline
 from groupctl.observe.describe import describe_groups
 from groupctl.protocol.frame import decode_response
 from groupctl.protocol.messages import DESCRIBE_GROUPS, OFFSET_FETCH
+
+from describe_fakes import ScriptedCoordinator
 
 
 def _frame(corr: int, groups: list[dict], version: int = 5) -> bytes:
@@ -44,38 +44,16 @@ def test_equal_bytes_give_the_same_body_and_other_bytes_a_new_one():
     assert len(decoded) == 4
 
 
-class Coordinator:
-    """Answers DescribeGroups with the entries of `answers[round]` (the same dicts when
-    a round repeats one: as the connection's memo hands them out)."""
-
-    def __init__(self):
-        self.entries = {"a": _group("a"), "b": _group("b")}
-
-    def deadline(self, d=None):
-        return Deadline.of(d, 5)
-
-    async def find_coordinators(self, groups, deadline=None):
-        return {g: BrokerInfo(1, "127.0.0.1", 9092) for g in groups}
-
-    def invalidate_coordinator(self, group):
-        pass
-
-    async def broker(self, node, deadline=None):
-        return self
-
-    def supports(self, api, min_version=0):
-        return api is DESCRIBE_GROUPS or api is OFFSET_FETCH
-
-    def version_for(self, api, min_version=0):
-        return 9
-
-    async def request(self, api, body, node_id=None, version=None, deadline=None):
-        assert api is DESCRIBE_GROUPS, api.name   # snapshots ask nothing else
-        return {"groups": [self.entries[g] for g in body["groups"]]}
+def _coordinator() -> ScriptedCoordinator:
+    """DescribeGroups answered with the same entry dicts each time (as the connection's
+    memo hands them out) until the test puts in new ones."""
+    return ScriptedCoordinator({"DescribeGroups": [{"a": _group("a"), "b": _group("b")}]},
+                               apis={DESCRIBE_GROUPS, OFFSET_FETCH})
 
 
 def test_a_snapshot_of_unchanged_entries_is_the_last_description_and_a_changed_one_new():
-    c, built = Coordinator(), {}
+    c, built = _coordinator(), {}
+    entries = c.script["DescribeGroups"][0]
 
     def snapshot():
         result = asyncio.run(describe_groups(c, ["a", "b"], offsets=False, built=built))
@@ -86,18 +64,19 @@ def test_a_snapshot_of_unchanged_entries_is_the_last_description_and_a_changed_o
     assert [first["a"].state, first["b"].state] == ["Empty", "Empty"]
     second = snapshot()
     assert second["a"] is first["a"] and second["b"] is first["b"]
-    c.entries["b"] = _group("b", "PreparingRebalance")   # a new entry: built anew
+    entries["b"] = _group("b", "PreparingRebalance")   # a new entry: built anew
     third = snapshot()
     assert third["a"] is first["a"]
     assert third["b"] is not first["b"] and third["b"].state == "PreparingRebalance"
-    c.entries["a"] = dict(c.entries["a"])   # equal but not the same entry: built anew, equal
+    entries["a"] = dict(entries["a"])   # equal but not the same entry: built anew, equal
     fourth = snapshot()
     assert fourth["a"] is not first["a"] and fourth["a"] == first["a"]
     assert set(built) == {"a", "b"}
+    assert {api for api, _ in c.sent} == {"DescribeGroups"}   # snapshots ask nothing else
 
 
 def test_without_a_memory_every_call_builds_anew():
-    c = Coordinator()
+    c = _coordinator()
     one = asyncio.run(describe_groups(c, ["a"], offsets=False)).groups[0]
     two = asyncio.run(describe_groups(c, ["a"], offsets=False)).groups[0]
     assert one == two and one is not two
