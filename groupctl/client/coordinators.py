@@ -17,7 +17,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import GroupctlError, UnreachableError
@@ -34,6 +34,28 @@ if TYPE_CHECKING:  # pragma: no cover
 REDISCOVER = frozenset({ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR})
 WAIT = frozenset({ErrorCode.COORDINATOR_LOAD_IN_PROGRESS})
 GROUP_KEY = 0  # FindCoordinator key type of a consumer group
+
+
+async def coordinators_each(cluster, groups: list[str], deadline,
+                            refused: Callable[[str, GroupctlError], None]
+                            ) -> dict[str, BrokerInfo]:
+    """{group: its coordinator} for many groups at once; a group whose lookup fails for
+    good (not authorized, an invalid id: the error names the group) goes to `refused` and
+    the others are looked up without it."""
+    from ..errors import KafkaError
+    from .errors import KafkaAuthError
+
+    groups = list(groups)
+    while groups:
+        try:
+            return await cluster.find_coordinators(groups, deadline=deadline)
+        except (KafkaAuthError, KafkaError) as exc:
+            group = getattr(exc, "group", None)
+            if group not in groups:
+                raise
+            refused(group, exc)
+            groups.remove(group)
+    return {}
 
 
 def coordinator_error(resp: Mapping[str, Any], group: str) -> int:

@@ -28,11 +28,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..client.interface import ClusterLike
-from ..client.coordinators import REDISCOVER, WAIT
+from ..client.coordinators import REDISCOVER, WAIT, coordinators_each
 from ..client.errors import kafka_error
 from ..client.metadata import BrokerInfo
 from ..client.retry import TRANSIENT, Backoff, gave_up, sleep_within
-from ..errors import GroupctlError, KafkaError, UnreachableError
+from ..errors import GroupctlError, UnreachableError
 from ..protocol.messages import (
     CONSUMER_GROUP_DESCRIBE,
     DESCRIBE_GROUPS,
@@ -164,9 +164,13 @@ async def _fetch_all(cluster: ClusterLike, groups, types, d, progress, offsets=T
     pending, backoff, attempts, last = list(groups), Backoff(), 0, None
     types = dict(types)
     retyped: dict[str, int] = {}
+
+    def refused(group: str, exc: GroupctlError) -> None:
+        failures[group] = not_authorized(exc, "describe", group)
+
     while pending:
         attempts += 1
-        coordinators = await _find_coordinators(cluster, pending, d, failures)
+        coordinators = await coordinators_each(cluster, pending, d, refused)
         by_node: dict[int, list[str]] = {}
         for g, info in coordinators.items():
             by_node.setdefault(info.node_id, []).append(g)
@@ -209,24 +213,6 @@ async def _fetch_counted(cluster: ClusterLike, node: int, groups: list[str], typ
     if progress is not None:
         progress(sum(1 for g in groups if not isinstance(answer[g], _RetryGroup)))
     return answer
-
-
-async def _find_coordinators(cluster: ClusterLike, groups: list[str], d, failures: dict) -> dict:
-    """{group: coordinator}; a group whose lookup fails for good (not authorized, an
-    invalid id) goes to `failures`, and the others are looked up without it."""
-    from ..client.errors import KafkaAuthError
-
-    groups = list(groups)
-    while groups:
-        try:
-            return await cluster.find_coordinators(groups, deadline=d)
-        except (KafkaAuthError, KafkaError) as exc:
-            group = getattr(exc, "group", None)
-            if group not in groups:
-                raise
-            failures[group] = not_authorized(exc, "describe", group)
-            groups.remove(group)
-    return {}
 
 
 def _may_be(types: dict, group: str, kind: str) -> bool:

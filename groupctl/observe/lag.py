@@ -27,11 +27,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Awaitable, Callable, Iterable
 
-from ..client.coordinators import REDISCOVER, WAIT
-from ..client.errors import KafkaAuthError
+from ..client.coordinators import REDISCOVER, WAIT, coordinators_each
 from ..client.interface import ClusterLike
 from ..client.retry import Backoff
-from ..errors import GroupctlError, KafkaError
+from ..errors import GroupctlError
 from ..protocol.messages import OFFSET_FETCH
 from .offsets import (
     TP, log_end_offsets, offset_fetch_body, offset_fetch_version, parse_offset_fetch,
@@ -112,7 +111,10 @@ def _lags(committed: dict[TP, int | None], log_end: dict[TP, int | None]) -> dic
 async def _committed(cluster: ClusterLike, groups: list[str], deadline, errors: dict
                      ) -> dict[str, dict[TP, int | None]]:
     """Every group's committed offsets, OffsetFetch batched per coordinator."""
-    coordinators = await _coordinators(cluster, groups, deadline, errors)
+    def refused(group: str, exc: GroupctlError) -> None:
+        errors[group] = str(exc)
+
+    coordinators = await coordinators_each(cluster, groups, deadline, refused)
     by_node: dict[int, list[str]] = {}
     for g, info in coordinators.items():
         by_node.setdefault(info.node_id, []).append(g)
@@ -137,21 +139,6 @@ async def _committed(cluster: ClusterLike, groups: list[str], deadline, errors: 
             else:
                 out[g] = got
     return out
-
-
-async def _coordinators(cluster: ClusterLike, groups: list[str], deadline, errors: dict) -> dict:
-    """{group: coordinator}; a group whose lookup fails for good goes to `errors`."""
-    groups = list(groups)
-    while groups:
-        try:
-            return await cluster.find_coordinators(groups, deadline=deadline)
-        except (KafkaAuthError, KafkaError) as exc:   # not authorized for one group, ...
-            group = getattr(exc, "group", None)
-            if group not in groups:
-                raise
-            errors[group] = str(exc)
-            groups.remove(group)
-    return {}
 
 
 async def _fetch_batch(cluster: ClusterLike, node: int, groups: list[str], deadline):
