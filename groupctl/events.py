@@ -61,7 +61,7 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "rebalance": ("from_generation", "to_generation", "started", "ended", "duration_ms",
                   "members_before", "members_after", "moved_partitions", "reason",
                   "unowned_partition_ms", "unowned_partitions_max_ms", "unowned_basis",
-                  "slowest_member", "slowest_member_ms"),
+                  "slowest_member", "slowest_member_ms", "slowest_member_held_ms"),
     "probe": ("action", "member_id", "generation", "error"),
     "error": ("api", "code", "name", "retriable"),
 }
@@ -270,9 +270,13 @@ class Rebalanced(Event):
     `unowned_longest` ([{topic, partition, ms}], the longest first) and
     `unowned_unsubscribed` (tp_list: left unowned, no live member subscribes to them,
     reported apart). Who held it up (consumer, share, streams groups): `slowest_member`,
-    the last member to catch up with its target, and `slowest_member_ms`, how long after
-    its target it got there (null when no look caught a member behind; classic groups:
-    always null, no member's own progress is seen)."""
+    the last member to catch up with its target; `slowest_member_ms`, how long after its
+    target was set it got there (this includes the wait for the member's next heartbeat,
+    when it hears of the target); `slowest_member_held_ms`, how long it held on after it
+    was told (its revoke; 0 when it had nothing to give up; null where the source cannot
+    see the moment it was told: ConsumerGroupDescribe on Kafka 4.3.1, see
+    observe/convergence.Behind). All null when no look caught a member behind; classic
+    groups: always null, no member's own progress is seen."""
     KIND: ClassVar[str] = EventKind.REBALANCE
     from_generation: int | None
     to_generation: int | None
@@ -292,6 +296,7 @@ class Rebalanced(Event):
     unowned_unsubscribed: list[dict] | None = None
     slowest_member: str | None = None
     slowest_member_ms: int | None = None
+    slowest_member_held_ms: int | None = None
 
 
 @dataclass(frozen=True)

@@ -87,12 +87,30 @@ def behind_target(m: Member, desc: GroupDescription) -> bool:
 
 class Behind:
     """Members behind their target, look by look, for one epoch group: since when (the
-    first look that showed it behind) and, once caught up, for how long; `settle` names
-    the round's slowest member."""
+    first look that showed it behind), when it was told of its target and, once caught up,
+    how long after each; `settle` names the round's slowest member.
+
+    Told: a KIP-848 member hears of a new target only at its next heartbeat, so the time
+    after its target includes that wait, which is no member's doing. Which look shows the
+    moment it was told depends on the source (Kafka 4.3.1's code, checked):
+    - the records: the member's current-assignment record turns UNREVOKED_PARTITIONS
+      (streams: UNREVOKED_TASKS), at the broker's timestamp: exact;
+    - describe, where the broker lists partitions pending revocation apart from the
+      assignment (StreamsGroupDescribe lists only assignedTasks; ConsumerGroupDescribe did
+      before 4.x): what its target took away leaves its assignment while its member epoch
+      still lags;
+    - ConsumerGroupDescribe on Kafka 4.3.1 lists assigned and pending-revocation partitions
+      as one assignment and keeps the old member epoch until the member acknowledges, so
+      no look tells the moment apart: the time it held after being told is unknown (None).
+    A member with nothing to give up is told and acknowledges in one heartbeat: it held
+    nothing (0)."""
 
     def __init__(self):
         self.since: dict[str, float | None] = {}   # behind now: first seen (None: unseen)
-        self._took: dict[str, int | None] = {}     # caught up this round: ms (None: unseen)
+        self.told: dict[str, float | None] = {}    # behind, told: first seen (None: unseen)
+        self._pending: set[str] = set()            # behind, seen holding what it must revoke
+        # caught up this round: (ms after its target, ms it held after being told)
+        self._took: dict[str, tuple[int | None, int | None]] = {}
         self._looked = False
 
     def lost_contact(self) -> None:
@@ -108,22 +126,49 @@ class Behind:
                 self.since[mid] = at if self._looked else None
             elif not behind and mid in self.since:
                 self._caught_up(mid, at)
+            if behind and mid not in self.told:
+                self._telling(mid, m, at)
         self._looked = True
+
+    def _telling(self, mid: str, m: Member, at: float) -> None:
+        """Whether this look shows the member told of its target (class doc)."""
+        state = str(m.extra.get("member_state") or "")
+        if state.startswith("UNREVOKED"):
+            told = True
+        elif pending_revocation(m):
+            self._pending.add(mid)
+            told = False
+        else:   # what its target took away has left its assignment: it was told
+            told = mid in self._pending
+        if told:
+            self.told[mid] = at if self._looked else None
 
     def _caught_up(self, mid: str, at: float) -> None:
         since = self.since.pop(mid)
-        took = None if since is None else int(round((at - since) * 1000))
+        after = None if since is None else _ms(at - since)
+        if mid in self.told:
+            told = self.told.pop(mid)
+            held = None if told is None else _ms(at - told)
+        else:   # never seen told: nothing to give up (held nothing), or not seeable
+            held = None if mid in self._pending else 0
+        self._pending.discard(mid)
         was = self._took.get(mid)
-        self._took[mid] = took if was is None or took is None else max(was, took)
+        if was is None or (was[0] is not None and (after is None or after > was[0])):
+            self._took[mid] = (after, held)
 
-    def settle(self) -> tuple[str | None, int | None]:
-        """(slowest member, how long after its target it got there) of the round just
-        settled, and a new round. None, None when no look caught a member behind."""
+    def settle(self) -> tuple[str | None, int | None, int | None]:
+        """(slowest member, how long after its target it got there, how long it held
+        after it was told) of the round just settled, and a new round. Nones when no look
+        caught a member behind."""
         took, self._took = self._took, {}
         if not took:
-            return None, None
-        mid = max(took, key=lambda k: (took[k] is not None, took[k] or 0, k))
-        return mid, took[mid]
+            return None, None, None
+        mid = max(took, key=lambda k: (took[k][0] is not None, took[k][0] or 0, k))
+        return (mid, *took[mid])
+
+
+def _ms(seconds: float) -> int:
+    return int(round(seconds * 1000))
 
 
 def _identity(m: Member) -> dict:

@@ -356,8 +356,9 @@ class RebalanceStory:
         eager = not epochs and "cooperative" not in ((desc.protocol if desc else None) or "")
         figures = self._unowned.settle(after, ended, eager=eager, converged=epochs,
                                        seen_whole=not unseen)
-        slowest, slowest_ms = self._behind.settle() if epochs else (None, None)
-        return {**figures.fields(), "slowest_member": slowest, "slowest_member_ms": slowest_ms}
+        slowest, after_ms, held_ms = self._behind.settle() if epochs else (None, None, None)
+        return {**figures.fields(), "slowest_member": slowest, "slowest_member_ms": after_ms,
+                "slowest_member_held_ms": held_ms}
 
 
 _HANDLERS: dict[type, Callable[..., list[Event]]] = {

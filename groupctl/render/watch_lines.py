@@ -98,7 +98,9 @@ def _cost_text(e: dict) -> str:
     if e.get("unowned_unsubscribed"):
         out += f"; unowned, not subscribed: {_tps(e['unowned_unsubscribed'])}"
     if e.get("slowest_member") is not None:
-        out += f"; slowest {e['slowest_member']} {show(e.get('slowest_member_ms'))} ms"
+        held = e.get("slowest_member_held_ms")   # null: the source cannot see it told
+        out += (f"; slowest {e['slowest_member']} {show(e.get('slowest_member_ms'))} ms "
+                "after its target" + (f", held {held} ms after told" if held is not None else ""))
     return out
 
 

@@ -135,7 +135,9 @@ def test_plain_rebalance_line_tells_its_cost_and_slowest_member():
               "slowest_member": "a", "slowest_member_ms": 4500})
     assert plain_line(e).endswith(
         "reason: r; partitions unowned 1000 ms in all (measured), longest t:1 500 ms; "
-        "unowned, not subscribed: u:0-1; slowest a 4500 ms")
+        "unowned, not subscribed: u:0-1; slowest a 4500 ms after its target")
+    told = plain_line({**e, "slowest_member_held_ms": 4010})
+    assert told.endswith("slowest a 4500 ms after its target, held 4010 ms after told")
     quiet = wrap({"event": "rebalance", "from_generation": 5, "to_generation": 6,
                   "duration_ms": 1, "reason": "r", "unowned_partition_ms": 0,
                   "unowned_basis": "measured"})

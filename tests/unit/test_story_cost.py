@@ -66,6 +66,9 @@ def test_consumer_group_member_joins_unowned_time_and_slowest_member():
     assert r.unowned_longest == [{"topic": "t", "partition": 1, "ms": 500},
                                  {"topic": "t", "partition": 3, "ms": 500}]
     assert (r.slowest_member, r.slowest_member_ms) == ("a", 4500)
+    # Kafka 4.3.1's describe: a's pending partition stays in its assignment and its epoch
+    # stays 3 until it acknowledges, so no look shows when it was told
+    assert r.slowest_member_held_ms is None
     # the record carries every §4 field of the type, the extra ones too
     rec = envelope(r, group="g", cluster=None, source="describe")
     assert rec["unowned_partition_ms"] == 1000 and rec["slowest_member"] == "a"
@@ -156,7 +159,7 @@ def test_contact_lost_mid_round_makes_it_a_lower_bound_and_behind_times_unknown(
     (r,) = rebalances(look(s, consumer("Stable", 4, 4, cm("a", [0], [0], 4),
                                        cm("b", [1], [1], 4)), at=6.0))
     assert (r.unowned_partition_ms, r.unowned_basis) == (1000, "lower_bound")
-    assert (r.slowest_member, r.slowest_member_ms) == ("a", 3000)
+    assert (r.slowest_member, r.slowest_member_ms, r.slowest_member_held_ms) == ("a", 3000, None)
 
 
 def test_records_source_exact_times_are_the_broker_timestamps():
@@ -171,6 +174,57 @@ def test_records_source_exact_times_are_the_broker_timestamps():
     (r,) = rebalances(look(s, consumer("Stable", 4, 4, cm("a", [0], [0], 4),
                                        cm("b", [1], [1], 4)), at=100.057))
     assert (r.unowned_partition_ms, r.slowest_member, r.slowest_member_ms) == (37, "a", 10)
+
+
+def unrevoked(m, pending):
+    """A member as the records show it told of its target: UNREVOKED_PARTITIONS, what it
+    must give up apart from its assignment (observe/replay.py)."""
+    m.extra |= {"member_state": "UNREVOKED_PARTITIONS",
+                "partitions_pending_revocation": [{"topic": "t", "partitions": pending}]}
+    return m
+
+
+def test_records_tell_when_the_member_was_told_so_its_hold_is_exact():
+    """The target at 10.000; a hears of it at its heartbeat 0.300 later (its record turns
+    UNREVOKED_PARTITIONS, t-1 pending), holds t-1 for 4 s, acknowledges at 14.300."""
+    s = story()
+    look(s, consumer("Stable", 3, 3, cm("a", [0, 1], [0, 1], 3)), at=9.0)
+    look(s, consumer("Reconciling", 4, 4, cm("a", [0, 1], [0], 3), cm("b", [], [1], 4)),
+         at=10.000)
+    look(s, consumer("Reconciling", 4, 4, unrevoked(cm("a", [0], [0], 3), [1]),
+                     cm("b", [], [1], 4)), at=10.300)
+    look(s, consumer("Reconciling", 4, 4, cm("a", [0], [0], 4), cm("b", [], [1], 4)),
+         at=14.300)
+    (r,) = rebalances(look(s, consumer("Stable", 4, 4, cm("a", [0], [0], 4),
+                                       cm("b", [1], [1], 4)), at=14.310))
+    assert (r.slowest_member, r.slowest_member_ms, r.slowest_member_held_ms) == ("a", 4300, 4000)
+
+
+def test_describe_listing_pending_partitions_apart_shows_the_member_told():
+    """A broker whose describe lists a member's partitions pending revocation apart from its
+    assignment (StreamsGroupDescribe's tasks; ConsumerGroupDescribe before Kafka 4.x): the
+    look where t-1 left a's assignment while its epoch still lags is when it was told, to
+    one poll."""
+    s = story()
+    look(s, consumer("Stable", 3, 3, cm("a", [0, 1], [0, 1], 3)), at=9.0)
+    look(s, consumer("Reconciling", 4, 4, cm("a", [0, 1], [0], 3), cm("b", [], [1], 4)), at=10.0)
+    look(s, consumer("Reconciling", 4, 4, cm("a", [0], [0], 3), cm("b", [], [1], 4)), at=10.5)
+    look(s, consumer("Reconciling", 4, 4, cm("a", [0], [0], 3), cm("b", [], [1], 4)), at=12.0)
+    look(s, consumer("Reconciling", 4, 4, cm("a", [0], [0], 4), cm("b", [], [1], 4)), at=14.5)
+    (r,) = rebalances(look(s, consumer("Stable", 4, 4, cm("a", [0], [0], 4),
+                                       cm("b", [1], [1], 4)), at=15.0))
+    assert (r.slowest_member, r.slowest_member_ms, r.slowest_member_held_ms) == ("a", 4500, 4000)
+
+
+def test_a_member_with_nothing_to_give_up_held_nothing_after_told():
+    """Only gaining, a member is told and acknowledges in one heartbeat: all its time behind
+    is the wait to hear of its target."""
+    s = story()
+    look(s, consumer("Stable", 3, 3, cm("a", [0], [0, 1], 3), cm("c", [1], [1], 3)), at=9.0)
+    look(s, consumer("Reconciling", 4, 4, cm("a", [0], [0, 1], 3), cm("c", [], [], 4)), at=10.0)
+    (r,) = rebalances(look(s, consumer("Stable", 4, 4, cm("a", [0, 1], [0, 1], 4),
+                                       cm("c", [], [], 4)), at=10.8))
+    assert (r.slowest_member, r.slowest_member_ms, r.slowest_member_held_ms) == ("a", 800, 0)
 
 
 def test_eager_round_between_two_looks_bounded_by_them():
