@@ -9,7 +9,7 @@
 
 A scrape reads the one reducer (observe.reducer), so it cannot drift from what the live
 view shows: state, generation, epochs, members, members behind their target, the last
-rebalance's time. What accumulates is counted as events come (GroupCounts): rebalances by
+rebalance's time and its slowest member (issue 19: who held it up, one series per group). What accumulates is counted as events come (GroupCounts): rebalances by
 reason kind and their durations, the time the current state began; describe rounds, failed
 rounds and lost contacts from the poller's round outcomes. Counters live as long as the
 process: a broker restart or a lost contact never makes them go down. A group's rebalance

@@ -172,6 +172,34 @@ def _unowned(v: GroupView) -> Iterator[Sample]:
         yield "_total", (("type", kind), ("basis", basis)), seconds
 
 
+@group_family("groupctl_group_last_slowest_member_seconds", "gauge",
+              "The member that held the group's last rebalance up longest (consumer, share, "
+              "streams groups; label member, and client_id when known) and how long after "
+              "its target it caught up; no series when no member was seen behind")
+def _slowest(v: GroupView) -> Iterator[Sample]:
+    yield from _slowest_figure(v, "slowest_member_ms")
+
+
+@group_family("groupctl_group_last_slowest_member_held_seconds", "gauge",
+              "How long that member held on after it was told of its target (its revoke); "
+              "no series where the source cannot see it told (describe of a consumer group "
+              "on Kafka 4.x: use watch --source records)")
+def _slowest_held(v: GroupView) -> Iterator[Sample]:
+    yield from _slowest_figure(v, "slowest_member_held_ms")
+
+
+def _slowest_figure(v: GroupView, field: str) -> Iterator[Sample]:
+    """One series per group: the last rebalance's slowest member (a member id is a label
+    of one series at a time, so a group never has more than one)."""
+    r = v.status.last_rebalance if v.status.exists else None
+    if not r or r.get("slowest_member") is None or r.get(field) is None:
+        return
+    mid = str(r["slowest_member"])
+    member = v.status.members.get(mid)
+    client = member.client_id if member is not None else None
+    yield "", v.labels(("member", mid), ("client_id", client or "")), r[field] / 1000
+
+
 def rebalance_histogram(name: str, help: str, value_of: Callable[[dict], float | None],
                         buckets: tuple[float, ...]) -> None:
     """Register a per-group histogram of a figure of the group's `rebalance` events."""
@@ -195,6 +223,10 @@ def _seconds_of(field: str) -> Callable[[dict], float | None]:
 rebalance_histogram("groupctl_group_rebalance_duration_seconds",
                     "Duration of the group's rebalances", _seconds_of("duration_ms"),
                     REBALANCE_BUCKETS)
+rebalance_histogram("groupctl_group_rebalance_slowest_member_seconds",
+                    "How long after its target the slowest member of each rebalance caught "
+                    "up (consumer, share, streams groups; rebalances with a member seen behind)",
+                    _seconds_of("slowest_member_ms"), REBALANCE_BUCKETS)
 
 
 def _type(status: GroupStatus | None) -> str:

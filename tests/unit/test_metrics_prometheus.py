@@ -493,3 +493,37 @@ def test_unowned_partition_seconds_count_by_basis(exporter):
                 (*ORDERS, ("basis", "upper_bound")))] == 1.75
     assert not any(k[0] == "groupctl_group_unowned_partition_seconds_total"
                    and ("basis", "None") in k[1] for k in s)
+
+
+def test_the_last_slowest_member_is_one_series_per_group_and_a_histogram(exporter):
+    """Issue 19: the last rebalance's slowest member, named (member, client_id) with its
+    time after target and its hold after told; one series per group however many members
+    were slowest over time; a hold the source could not see has no series; every promtool
+    check passes."""
+    server, feed = exporter
+    feed(_ev({"event": "snapshot", "state": "Stable", "type": "consumer", "group_epoch": 3,
+              "assignment_epoch": 3, "members": [_member("a", [], []), _member("b", [], [])]},
+             group="pay"))
+    for epoch, slow, after, held in ((4, "a", 4300, 4000), (5, "b", 800, None)):
+        feed(_ev({"event": "rebalance", "from_generation": epoch - 1, "to_generation": epoch,
+                  "duration_ms": after + 10, "ended": "2023-11-14T22:13:25.000Z",
+                  "members_after": ["a", "b"], "slowest_member": slow,
+                  "slowest_member_ms": after, "slowest_member_held_ms": held},
+                 group="pay", at=T0 + epoch))
+        s = _samples(_get(server, "/metrics")[1])
+        last = {k: v for k, v in s.items() if k[0] == "groupctl_group_last_slowest_member_seconds"}
+        assert last == {_k("groupctl_group_last_slowest_member_seconds",
+                           (*PAY, ("member", slow), ("client_id", slow))): after / 1000}
+        held_series = {k: v for k, v in s.items()
+                       if k[0] == "groupctl_group_last_slowest_member_held_seconds"}
+        assert held_series == ({} if held is None else {_k(
+            "groupctl_group_last_slowest_member_held_seconds",
+            (*PAY, ("member", slow), ("client_id", slow))): held / 1000})
+    hist = "groupctl_group_rebalance_slowest_member_seconds"
+    assert s[_k(f"{hist}_count", PAY)] == 2 and s[_k(f"{hist}_sum", PAY)] == 5.1
+    assert s[_k(f"{hist}_bucket", (*PAY, ("le", "1.0")))] == 1
+    text = _get(server, "/metrics")[1]
+    done = subprocess.run([_promtool(), "check", "metrics"], input=text, text=True,
+                          capture_output=True, timeout=60)
+    assert done.returncode == 0 and not done.stdout.strip() and not done.stderr.strip(), \
+        done.stdout + done.stderr
