@@ -31,7 +31,7 @@ QUICK_CLOSE = {"enable.auto.commit": False}
 POLL_S = 0.5        # the watch's --interval: the describe source's resolution
 HOLD_S = 4.0
 HELD_RUNS = 3        # the held-revoke test, run this many times on the one broker
-RECORDS_HELD_MS = 150   # records: told -> acknowledged vs the callback's own hold
+RECORDS_HELD_MS = 100   # records: told -> acknowledged vs the callback's own hold
 
 
 class Recorded(LabConsumer):
