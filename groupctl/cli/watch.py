@@ -182,6 +182,8 @@ def _run(env, settings, record: str | None, metrics_at: tuple[str, int | None],
                 watcher = box["watcher"] = Watcher(cluster, settings, emit=emit, clock=env.clock.wall,
                                                    notice=notice,
                                                    poll_deadline=env.settings.timeout)
+                if sinks.live is not None and watcher.lag_source is not None:
+                    sinks.live.show_lag(watcher.reducer)   # --lag in the terminal's view
                 if server is not None:
                     _serve(server, watcher, notice)
                 await follow(sinks, watcher.run())

@@ -18,8 +18,8 @@
   room the others leave and is cut with `…`. A column is one more Column(...) entry.
 - Numbers: a classic group's generation, a consumer / share / streams group's group epoch
   `/` assignment epoch; rebalances that ended in the last WINDOW_S; the last rebalance's
-  age; members whose assignment is not yet their target (consumer and streams groups).
-  Every unknown is `-`.
+  age; members whose assignment is not yet their target (consumer and streams groups);
+  with watch --lag, LAG: the group's total lag as last read. Every unknown is `-`.
 """
 from __future__ import annotations
 
@@ -110,6 +110,15 @@ COLUMNS: tuple[Column, ...] = (
 )
 
 
+# watch --lag: the group's total lag as last read (a failed read keeps the last one known)
+LAG = Column("LAG", lambda s, now: show(s.lag) if s.exists else "-", 4)
+
+
+def columns(lag: bool) -> tuple[Column, ...]:
+    """The columns of this watch: LAG only with --lag (without it, lag is never read)."""
+    return COLUMNS + (LAG,) if lag else COLUMNS
+
+
 def by_activity(statuses: Iterable[GroupStatus], limit: int | None = None) -> list[GroupStatus]:
     """Most recent activity first (a round's groups share its time: then by name); groups
     with none yet after them, by name. `limit`: only the first so many (a screenful
@@ -131,10 +140,11 @@ def by_activity(statuses: Iterable[GroupStatus], limit: int | None = None) -> li
     return first + heapq.nsmallest(limit - len(first), calm, key=name)
 
 
-def fit_columns(widths: dict[str, int], name_width: int, width: int) -> tuple[list[Column], int]:
+def fit_columns(widths: dict[str, int], name_width: int, width: int,
+                every: tuple[Column, ...] = COLUMNS) -> tuple[list[Column], int]:
     """The columns that fit `width` beside a group name of at least GROUP_MIN (dropping the
     highest ranks first), and the room left for the name (at most `name_width`)."""
-    kept = list(COLUMNS)
+    kept = list(every)
     while True:
         room = width - sum(widths[c.title] + GAP for c in kept)
         droppable = [c for c in kept if c.drop]
@@ -167,18 +177,20 @@ def title_line(statuses: list[GroupStatus], now: float) -> str:
             + f" · {window} rebalance{'' if window == 1 else 's'} in {WINDOW} · {clock}")
 
 
-def render_top(statuses: Iterable[GroupStatus], now: float, width: int, height: int) -> Text:
+def render_top(statuses: Iterable[GroupStatus], now: float, width: int, height: int,
+               lag: bool = False) -> Text:
     """The fleet in at most `height` - 1 lines of at most `width` cells (the last line of
-    the terminal stays free: a full screen would scroll)."""
+    the terminal stays free: a full screen would scroll); `lag`: watch --lag's column."""
     every = list(statuses)
+    shown = columns(lag)
     rows = by_activity(every, limit=max(1, height - 1 - CHROME))
     hidden = len(every) - len(rows)
-    cells = [{c.title: c.cell(s, now) for c in COLUMNS} for s in rows]
+    cells = [{c.title: c.cell(s, now) for c in shown} for s in rows]
     widths = {c.title: max([cell_len(c.title)] + [cell_len(r[c.title]) for r in cells])
-              for c in COLUMNS}
+              for c in shown}
     names = [show(s.group) for s in rows]
     longest = max([cell_len("GROUP")] + [cell_len(n) for n in names])
-    kept, name_width = fit_columns(widths, longest, width)
+    kept, name_width = fit_columns(widths, longest, width, shown)
 
     out = Text(no_wrap=True, overflow="crop")
     out.append(_cut(title_line(every, now), width), style="bold")

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from ..observe.reducer import GroupStatus
+from ..observe.reducer import GroupStatus, Reducer
 from ..protocol.errors import ErrorCode
 from .notation import clip, partitions_text, show
 from .watch_lines import UNKNOWN_GENERATION, _tasks, plain_line, summary_line  # noqa: F401
@@ -177,12 +177,27 @@ def _took(r: dict) -> str:
     return f"≥{ms}" if r.get("duration_is_lower_bound") and r.get("duration_ms") is not None else ms
 
 
-def render_model(m: WatchModel, now: float | None = None):
+def lag_text(m: WatchModel, now: float | None) -> str:
+    """watch --lag: the group's lag as last read (total, per topic, the largest partition's,
+    and how old the read is); `-` until a read knows it (no commits yet, a failed read)."""
+    s = m.status
+    if s.lag is None:
+        return "lag -" + ("" if s.lag_at is None or now is None
+                          else f"  (read {max(0.0, now - s.lag_at):.0f} s ago)")
+    topics = ", ".join(f"{t} {n}" for t, n in sorted(s.lag_by_topic.items()))
+    age = "" if s.lag_at is None or now is None else f", read {max(0.0, now - s.lag_at):.0f} s ago"
+    return (f"lag {s.lag}" + (f": {topics}" if len(s.lag_by_topic) > 1 else "")
+            + f"  (largest partition {show(s.lag_max)}{age})")
+
+
+def render_model(m: WatchModel, now: float | None = None, lag: bool = False):
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
 
     head = Text(header_text(m, now), style="bold")
+    if lag:
+        head.append("\n" + lag_text(m, now))
     members = Table(title="members", expand=False)
     members.add_column("member")
     members.add_column("assignment")
@@ -225,16 +240,17 @@ def _own_diff(d: dict) -> str:
 MAX_LIVE_GROUPS = 8   # groups shown in full by the live view; the rest as one line each
 
 
-def render_models(models: dict, now: float | None = None):
+def render_models(models: dict, now: float | None = None, lag: bool = False):
     from rich.console import Group
     from rich.text import Text
 
     shown = sorted(models)[:MAX_LIVE_GROUPS]
-    parts = [render_model(models[g], now) for g in shown]
+    parts = [render_model(models[g], now, lag) for g in shown]
     rest = sorted(models)[MAX_LIVE_GROUPS:]
     if rest:
         parts.append(Text("\n".join(f"group {g}  state {show(models[g].state)}  members "
                                      f"{len(models[g].members)}  rebalances {len(models[g].timeline)}"
+                                     + (f"  lag {show(models[g].status.lag)}" if lag else "")
                                      for g in rest)))
     return Group(*parts)
 
@@ -270,6 +286,23 @@ class _LiveSink:
                          auto_refresh=False, transient=False)
         self._changed = False
         self._drawn_at = float("-inf")
+        self.lag_from: Reducer | None = None   # watch --lag: the reducer its reads go to
+
+    def show_lag(self, reducer: Reducer) -> None:
+        """watch --lag: show each group's lag as `reducer` holds it (observe.watch: the lag
+        source's reads go there, on their own interval, not through the events)."""
+        self.lag_from = reducer
+        self._changed = True
+
+    def _take_lag(self) -> None:
+        if self.lag_from is None:
+            return
+        for group, model in self.models.items():
+            read = self.lag_from.groups.get(group)
+            if read is not None and read.lag_at != model.status.lag_at:
+                s = model.status
+                s.lag, s.lag_max, s.lag_at = read.lag, read.lag_max, read.lag_at
+                s.lag_by_topic = dict(read.lag_by_topic)
 
     def __enter__(self):
         self.live.__enter__()
@@ -292,8 +325,10 @@ class _LiveSink:
 
     def frame(self, now: float):
         """What the screen shows now, in the view chosen."""
+        self._take_lag()
+        lag = self.lag_from is not None
         if not self.top and self.view == "auto" and len(self.models) > 1:
-            full = render_models(self.models, now)
+            full = render_models(self.models, now, lag)
             if len(self.console.render_lines(full, pad=False)) < self.console.height:
                 return full
             self.top = True
@@ -301,5 +336,6 @@ class _LiveSink:
             from .top import render_top
 
             width, height = self.console.size
-            return render_top([m.status for m in self.models.values()], now, width, height)
-        return render_models(self.models, now)
+            return render_top([m.status for m in self.models.values()], now, width, height,
+                              lag)
+        return render_models(self.models, now, lag)

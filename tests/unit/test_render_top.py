@@ -245,3 +245,62 @@ def test_view_full_keeps_every_group_in_full():
         _feed(sink, 3)
     assert not sink.top and "group g2  type classic  generation 2" in _text(out)
     assert "GROUP  STATE" not in _text(out)
+
+
+# ---- watch --lag -----------------------------------------------------------------------------
+
+def _lag(reducer: Reducer, group: str, by_partition: dict, at: float) -> None:
+    from groupctl.observe.lag import GroupLag
+
+    reducer.apply_lag(GroupLag(group, at - 0.05, at, by_partition))
+
+
+def test_lag_is_a_column_of_the_top_view_with_watch_lag_only():
+    r = fleet()
+    _lag(r, "orders", {("t", 0): 100, ("t", 1): 20}, T + 18)
+    _lag(r, "payments", {}, T + 18)   # no commits: unknown, not 0
+    shown = lines(render_top(r.groups.values(), T + 20, 100, 30, lag=True))
+    assert shown[1].split()[-1] == "LAG"
+    rows = {ln.split()[0]: ln.split()[-1] for ln in shown[2:7]}
+    assert rows == {"payments": "-", "orders": "120", "gone": "-", "idle": "-", "shared": "-"}
+    assert "LAG" not in lines(render_top(r.groups.values(), T + 20, 100, 30))[1]
+    # narrow: LAG goes after BEHIND (same rank, later in the row), before MEMBERS
+    narrow = lines(render_top(r.groups.values(), T + 20, 64, 30, lag=True))[1]
+    assert "BEHIND" not in narrow and "LAG" in narrow and "MEMBERS" in narrow
+
+
+def test_the_full_view_shows_the_lag_the_watchs_reducer_read():
+    """The live sink reads the lag from the watch's reducer (observe.watch folds the lag
+    source's reads there, on their own interval): total, per topic, the largest partition,
+    the read's age; `-` until a read knows it; nothing of lag without --lag."""
+    sink, out = _sink("full", fleet=False)
+    watch_reducer = Reducer()
+    with sink:
+        _feed(sink, 1)
+        sink.draw(force=True)
+        assert "lag" not in _text(out)
+        sink.show_lag(watch_reducer)
+        tell(watch_reducer, "g0", snapshot("classic", generation=2), T)
+        sink.draw(force=True)
+        assert "\nlag -\n" in _text(out)
+        _lag(watch_reducer, "g0", {("orders", 0): 100, ("orders", 1): 5, ("audit", 0): 20}, T + 17)
+        sink.draw(force=True)
+    told = [ln.strip() for ln in _text(out).split("\n") if ln.startswith("lag ")]
+    assert told[-1] == "lag 125: audit 20, orders 105  (largest partition 100, read 3 s ago)"
+
+
+def test_the_top_view_shows_the_lag_column_when_the_watch_reads_lag():
+    sink, out = _sink("top", fleet=True)
+    watch_reducer = Reducer()
+    with sink:
+        _feed(sink, 2)
+        sink.show_lag(watch_reducer)
+        for g in ("g0", "g1"):
+            tell(watch_reducer, g, snapshot("classic", generation=2), T)
+        _lag(watch_reducer, "g1", {("t", 0): 7}, T + 19)
+        sink.draw(force=True)
+    last = _text(out).rstrip().split("\n")
+    header = [ln for ln in last if ln.startswith("GROUP")][-1]
+    assert header.split()[-1] == "LAG"
+    rows = {ln.split()[0]: ln.split()[-1] for ln in last if ln.startswith("g")}
+    assert rows == {"g0": "-", "g1": "7"}
