@@ -171,6 +171,47 @@ def _ms(seconds: float) -> int:
     return int(round(seconds * 1000))
 
 
+@dataclass(frozen=True)
+class Holding(AssignmentChanged):
+    """A share or streams member that began or stopped holding its group up (§4
+    `assignment`, with `generation` the group epoch and the extra field `behind`): its
+    assignment as the look showed it, added / revoked against the one last told."""
+    KIND: ClassVar[str] = EventKind.ASSIGNMENT
+    behind: bool | None = None
+
+
+class HoldingUp:
+    """Share and streams groups: each member as it begins or stops holding the group up
+    (Behind: behind its target), so the live view marks it as it marks a consumer group's
+    member (which Convergence tells with its target). What describe cannot say: a share
+    member has no target (ShareGroupDescribe gives none; it is behind while its member
+    epoch lags the group epoch, i.e. until its next heartbeat), and a streams member's
+    tasks pending revocation are not listed once it was told (StreamsGroupDescribe gives
+    assigned tasks only; it is behind while its member epoch lags the assignment epoch)."""
+
+    def __init__(self):
+        self.told: set[str] = set()   # members last told behind
+
+    def observe(self, desc: GroupDescription, behind: Behind, known: dict | None) -> list[Event]:
+        """`behind` has seen this look; `known`: the story's members as of the last settled
+        round (MemberSnapshot by id), what a diff is against."""
+        now = {m.member_id: m for m in desc.members}
+        self.told &= set(now)   # a member that left is told by member_left
+        events: list[Event] = []
+        for mid in sorted(now):
+            flag = mid in behind.since
+            if flag == (mid in self.told):
+                continue
+            (self.told.add if flag else self.told.discard)(mid)
+            was = None if known is None or mid not in known else known[mid].assignment
+            assigned = partition_map(now[mid].assignment)
+            added, revoked = partition_changes(was, assigned, known_before=known is None
+                                               or mid in known)
+            events.append(Holding(mid, desc.group_epoch, tp_list(assigned), added, revoked,
+                                  behind=flag))
+        return events
+
+
 def _identity(m: Member) -> dict:
     return {"member_id": m.member_id, "instance_id": m.instance_id,
             "client_id": m.client_id or None, "host": m.host or None}

@@ -231,6 +231,7 @@ class GroupStatus:
             m.target, m.has_target = e.get("target"), True
             if e.get("reconciled_ms") is not None:
                 m.reconciled_ms = e["reconciled_ms"]
+        if "behind" in e:   # epoch groups' members (consumer: with their target)
             if not e.get("behind"):
                 m.behind_since = None
             elif m.behind_since is None:

@@ -45,8 +45,9 @@ from ..events import (
     Snapshot, StateChanged, TaskRebalanced, TypeChanged, iso_ts, tp_list,
 )
 from . import observations as obs
-from .convergence import Behind, Convergence
-from .model import CONSUMER, DEAD, REBALANCING_STATES, SETTLED_STATES, GroupDescription
+from .convergence import Behind, Convergence, HoldingUp
+from .model import (CONSUMER, DEAD, REBALANCING_STATES, SETTLED_STATES, SHARE, STREAMS,
+                    GroupDescription)
 from .reasons import explain
 from .unowned import UnownedPartitions
 from .story_data import (  # noqa: F401 - MemberSnapshot, task_set, task_dict re-exported
@@ -98,6 +99,7 @@ class RebalanceStory:
         self._convergence = Convergence()
         self._unowned = UnownedPartitions()   # what each round cost (observe.unowned)
         self._behind = Behind()               # epoch groups: who held each round up
+        self._holding = HoldingUp()           # share, streams: members told holding it up
         self._type: str | None = None             # the type last seen
         self._last_look: float | None = None      # the last Seen (or BeforeJoin)
         self._looked = False                      # any look at all (Missing included)
@@ -147,7 +149,7 @@ class RebalanceStory:
         # generation a rebalance whose members all joined), and may be of another type
         self._members, self._generation, self._epochs, self._type = {}, None, None, None
         self._looked, self._blind = True, False
-        self._unowned, self._behind = UnownedPartitions(), Behind()
+        self._unowned, self._behind, self._holding = UnownedPartitions(), Behind(), HoldingUp()
         return events
 
     def _appeared(self, o: obs.Appeared) -> list[Event]:
@@ -176,6 +178,8 @@ class RebalanceStory:
         if desc.type == CONSUMER or desc.group_epoch is not None:
             events += self._epoch(desc, at)
             self._behind.observe(desc, at)
+            if desc.type in (SHARE, STREAMS) and EventKind.ASSIGNMENT not in self._elsewhere:
+                events += self._holding.observe(desc, self._behind, self._members)
         if told:   # each member as it converges, with its reconciliation time
             self._convergence.seed(self._members)
             events += self._convergence.observe(desc, at)

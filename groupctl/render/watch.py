@@ -203,8 +203,11 @@ def render_model(m: WatchModel, now: float | None = None, lag: bool = False):
     members.add_column("assignment")
     members.add_column("last gained")
     members.add_column("last lost")
-    epochs = bool(m.targets)
-    if epochs:   # KIP-848: each member converges on its own toward its target
+    # KIP-848 consumer and streams groups: each member converges on its own toward its
+    # target; share groups have no target (ShareGroupDescribe gives none: `-`), but a member
+    # holds the group up until its next heartbeat all the same
+    epochs = bool(m.targets) or m.type in ("share", "streams")
+    if epochs:
         members.add_column("target")
         members.add_column("reconciled in")
     if m.tasks:

@@ -4,11 +4,12 @@ how the watch renderer shows them. The broker's side of each is proven in
 tests/integration/test_watch_group_types.py."""
 from __future__ import annotations
 
+from rich.console import Console
 from story_support import look
 from groupctl.events import envelope, moved_partitions
 from groupctl.observe.model import GroupDescription, Member, TopicPartitions
 from groupctl.observe.story import RebalanceStory
-from groupctl.render.watch import WatchModel, plain_line
+from groupctl.render.watch import WatchModel, plain_line, render_model
 
 
 def kinds(events):
@@ -35,12 +36,18 @@ def test_share_join_waits_for_every_member_at_the_group_epoch():
     # b joined: epoch 3; a still holds both partitions at member epoch 2
     lagging = look(story, share("Stable", 3, 3, share_member("a", 2, 0, 1),
                                   share_member("b", 3, 0)), at=2.0)
-    assert kinds(lagging) == ["epoch"]
+    assert kinds(lagging) == ["epoch", "assignment"]
     assert (lagging[0].group_epoch, lagging[0].assignment_epoch) == (3, 3)
+    # a holds the group up (issue 19): told, so the live view marks it
+    assert (lagging[1].member_id, lagging[1].behind, lagging[1].added, lagging[1].revoked) == (
+        "a", True, [], [])
     done = look(story, share("Stable", 3, 3, share_member("a", 3, 1),
                                share_member("b", 3, 0)), at=3.0)
-    assert kinds(done) == ["member_joined", "assignment", "assignment", "rebalance"]
-    joined, asg_a, asg_b, rebalance = done
+    assert kinds(done) == ["assignment", "member_joined", "assignment", "assignment", "rebalance"]
+    caught_up, joined, asg_a, asg_b, rebalance = done
+    assert (caught_up.member_id, caught_up.behind) == ("a", False)
+    assert caught_up.revoked == [{"topic": "t", "partitions": [0]}]
+    assert (rebalance.slowest_member, rebalance.slowest_member_ms) == ("a", 1000)
     assert joined.member_id == "b"
     assert (asg_a.member_id, asg_a.assigned, asg_a.revoked) == (
         "a", [{"topic": "t", "partitions": [1]}], [{"topic": "t", "partitions": [0]}])
@@ -230,3 +237,48 @@ def test_plain_lines_and_live_model_for_types_and_tasks():
     assert model.type == "classic" and model.epochs is None
     model.apply({**base, "event": "member_left", "member_id": "a"})
     assert model.tasks == {}
+
+
+# ---- who holds a share or streams group up (issue 19) -----------------------------------------
+
+def _wrap(events, at):
+    return [envelope(e, group="g", cluster=None, source="describe", at=at) for e in events]
+
+
+def test_share_and_streams_members_holding_the_group_up_are_marked_in_the_live_view():
+    """A share member is behind until its member epoch reaches the group epoch; a streams
+    member until its member epoch reaches the assignment epoch (its tasks pending
+    revocation are not listed once it was told). Each is told as it begins and stops
+    holding the group up; the live view's reconciliation column marks it meanwhile."""
+    story, model = RebalanceStory("g", clock=lambda: 1.0), WatchModel()
+    for e in _wrap(look(story, share("Stable", 2, 2, share_member("a", 2, 0, 1)), at=1.0), 1.0):
+        model.apply(e)
+    for e in _wrap(look(story, share("Stable", 3, 3, share_member("a", 2, 0, 1),
+                                     share_member("b", 3, 0)), at=2.0), 2.0):
+        model.apply(e)
+    assert set(model.status.behind) == {"a"}
+    assert model.reconciliation("a") == "reconciling, holding up"
+    assert model.reconciliation("b") == "-"
+    console = Console(width=200, color_system=None, record=True)
+    console.print(render_model(model, 2.0))
+    shown = console.export_text()
+    assert "reconciled in" in shown and "reconciling, holding up" in shown
+    for e in _wrap(look(story, share("Stable", 3, 3, share_member("a", 3, 1),
+                                     share_member("b", 3, 0)), at=3.0), 3.0):
+        model.apply(e)
+    assert model.status.behind == {} and model.reconciliation("a") == "-"
+
+    story, model = RebalanceStory("app", clock=lambda: 1.0), WatchModel()
+    one = tasks([("0", [0, 1])])
+    a = streams_member("a", one, parts=[0, 1])
+    look(story, streams("Stable", 3, 3, a))
+    lagging = streams_member("a", one, tasks([("0", [0])]), parts=[0, 1])
+    lagging.member_epoch, lagging.target_assignment = 3, [TopicPartitions("in", [0])]
+    b = streams_member("b", tasks(), tasks([("0", [1])]))
+    b.member_epoch = 4
+    events = look(story, streams("Reconciling", 4, 4, lagging, b), at=2.0)
+    assert [(e.KIND, getattr(e, "member_id", None), getattr(e, "behind", None))
+            for e in events if e.KIND == "assignment"] == [("assignment", "a", True)]
+    for e in _wrap(events, 2.0):
+        model.apply(e)
+    assert set(model.status.behind) == {"a"}
