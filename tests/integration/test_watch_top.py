@@ -24,7 +24,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from describe_support import commit, produce
+from describe_support import cgc_rows, commit, produce
 from waiting import wait_until
 from watch_support import last_stabilized, stabilized
 
@@ -220,5 +220,64 @@ def _ended(pane: Pane) -> int:
         if status is not None:
             box.append(status)
         return status is not None
-    wait_until(done, 20, "the watch ending after Ctrl-C")
+    try:
+        wait_until(done, 20, "the watch ending after Ctrl-C")
+    except AssertionError as exc:   # say what was still there: the screen, its stderr, ps
+        ps = subprocess.run(["ps", "-eo", "pid,ppid,stat,etime,args"], capture_output=True,
+                            text=True).stdout
+        alive = "\n".join(ln for ln in ps.splitlines() if "groupctl" in ln and "watch" in ln)
+        raise AssertionError(f"{exc}\nscreen:\n{pane.screen(history=True)}\nstderr:\n"
+                             f"{pane.errors.read_text()}\nprocesses:\n{alive}") from None
     return box[0]
+
+
+def _kafka_lags(kafka, group: str) -> list[int]:
+    """ConsumerGroupCommand's LAG column (ground truth groupctl did not write)."""
+    rows = cgc_rows(kafka, "--describe", "--group", group)
+    return [int(r["LAG"]) for r in rows if r.get("LAG", "-") != "-"]
+
+
+def _kafka_lag(kafka, group: str) -> int:
+    return sum(_kafka_lags(kafka, group))
+
+
+def test_watch_lag_in_a_real_terminal_top_and_full(kafka, topic_factory, tmp_path):
+    """`watch --lag` on a terminal (issue 19): the top view's LAG column and the full
+    view's lag line show each group's lag as ConsumerGroupCommand computes it, and follow
+    it when records arrive."""
+    prefix = f"lag{uuid.uuid4().hex[:6]}"
+    behind_a, behind_b = f"{prefix}-a", f"{prefix}-b"
+    topic = topic_factory(2)
+    produce(kafka.bootstrap, topic, {0: 5, 1: 5})
+    commit(kafka.bootstrap, behind_a, {(topic, 0): 3})
+    commit(kafka.bootstrap, behind_b, {(topic, 0): 5, (topic, 1): 1})
+    assert (_kafka_lag(kafka, behind_a), _kafka_lag(kafka, behind_b)) == (2, 4)
+    watch = [sys.executable, "-m", "groupctl", "-b", kafka.bootstrap, "watch",
+             "--interval", "0.5", "--lag", "--lag-interval", "0.5"]
+    (tmp_path / "top").mkdir()
+    (tmp_path / "full").mkdir()
+    pane = Pane(tmp_path / "top", [*watch, "--all", "--regex", f"^{prefix}-"], 100, 20)
+    try:
+        def lags(want: dict):
+            return lambda s: s.columns[-1:] == ["LAG"] and {
+                r["GROUP"]: r.get("LAG") for r in s.rows} == want
+        wait_until(lambda: _look(pane, lags({behind_a: "2", behind_b: "4"})), 40,
+                   "each group's lag in the LAG column")
+        produce(kafka.bootstrap, topic, {0: 3})
+        truth = {g: str(_kafka_lag(kafka, g)) for g in (behind_a, behind_b)}
+        assert truth == {behind_a: "5", behind_b: "7"}
+        wait_until(lambda: _look(pane, lags(truth)), 40, "the lag following new records")
+        pane.interrupt()
+        assert _ended(pane) == 0, pane.errors.read_text()
+    finally:
+        pane.kill()
+    pane = Pane(tmp_path / "full", [*watch, behind_b], 120, 20)
+    try:
+        lags = _kafka_lags(kafka, behind_b)
+        line = re.compile(rf"^lag {sum(lags)}  \(largest partition {max(lags)}, "
+                          r"read \d+ s ago\)\s*$", re.M)
+        wait_until(lambda: line.search(pane.screen()) or None, 40, "the full view's lag line")
+        pane.interrupt()
+        assert _ended(pane) == 0, pane.errors.read_text()
+    finally:
+        pane.kill()
