@@ -50,7 +50,8 @@ def watch_cmd(
                                  v for v in ("auto", "top", "full") if v.startswith(incomplete)]),
     lag: bool = typer.Option(False, "--lag", help="Also read each group's lag (committed "
                              "offsets and log-end offsets) every --lag-interval: on each "
-                             "rebalance event (lag_before, lag_after) and in the metrics."),
+                             "rebalance event (lag_before, lag_after), in the metrics and "
+                             "in the live view."),
     lag_interval: Optional[float] = typer.Option(
         None, "--lag-interval", metavar="S", help="With --lag: seconds between lag rounds "
         "(default 10)."),
@@ -97,7 +98,8 @@ def watch_cmd(
     each `rebalance` event gets `lag_before` and `lag_after` (the group's total lag read
     nearest the round's start and first after its end, null when unknown), and with
     --metrics-port the lag per group and topic (kafka_consumergroup_group_sum_lag,
-    kafka_consumergroup_group_topic_sum_lag, kafka_consumergroup_group_max_lag)."""
+    kafka_consumergroup_group_topic_sum_lag, kafka_consumergroup_group_max_lag); on a
+    terminal, a lag line under each group shown in full and a LAG column in the top view."""
     from ..observe.watch import WatchSettings
     from ..render.watch import VIEWS
 
