@@ -240,9 +240,13 @@ def test_held_revoke_is_the_slowest_member(kafka, topic_factory, consumer_factor
     g, topic = unique_group, topic_factory(6)
     every = [(topic, p) for p in range(6)]
     a = Recorded(kafka.bootstrap, g, [topic], protocol="consumer", name=f"{g}-a").start()
+    tail = None
     try:
         c = consumer_factory(g, topic, protocol="consumer", name=f"{g}-c")
         wait_balanced([a, c], every)
+        tail = WatchProcess(kafka, g, "--source", "records", "--timeout", "5")
+        tail.wait_event(lambda e: e["event"] == "state" and e["state"] == "Stable", 60,
+                        "the records tail's first look")
         watch = start_watch(kafka, g)
         a.hold_s = HOLD_S
         marks = len(a.events)
@@ -281,13 +285,25 @@ def test_held_revoke_is_the_slowest_member(kafka, topic_factory, consumer_factor
         assert told_of_a == [], told_of_a
         assert r["slowest_member_held_ms"] is None, r
         assert watch.stop() == 0, watch.stderr()
+    except BaseException:
+        if tail is not None:
+            tail.stop()   # not left running when the describe part failed
+        raise
     finally:
         a.close()
-    # the records: told and acknowledged at the broker's timestamps
+    # the records, as `history` and the live `watch --source records` tell them: told and
+    # acknowledged at the broker's timestamps
     (rec,) = [e for e in history(kafka, g) if e["event"] == "rebalance"
               and e["to_generation"] == r["to_generation"]]
+    try:
+        _, tailed = tail.wait_event(lambda e: e["event"] == "rebalance"
+                                    and e["to_generation"] == r["to_generation"], 60, "b's join")
+    finally:
+        assert tail.stop() == 0, tail.stderr()
     hold_ms = (held[1] - held[0]) * 1000   # the callback's own hold, 4 s and a little
-    assert rec["slowest_member"] == a.member_id, rec
+    for way in (rec, tailed):
+        assert way["slowest_member"] == a.member_id, way
+        assert way["slowest_member_held_ms"] == rec["slowest_member_held_ms"], (way, rec)
     held_ms = rec["slowest_member_held_ms"]
     assert abs(held_ms - HOLD_S * 1000) <= POLL_S * 1000, rec
     assert abs(held_ms - hold_ms) <= RECORDS_HELD_MS, (held_ms, hold_ms)
