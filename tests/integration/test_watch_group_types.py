@@ -94,6 +94,20 @@ def test_share_group_second_member_joins_then_one_leaves(kafka):
         assert r2["assignments"] == {a_id: [{"topic": topic, "partitions": [0]}],
                                      b_id: [{"topic": topic, "partitions": [0]}]}
         assert r2["moved_partitions"] == 1   # t:0's holders went from {a} to {a, b}
+        # a member holds the group up until its next heartbeat (share groups: every 5 s by
+        # default) takes the new group epoch (b too, seen: the group epoch moves on before
+        # the assignment is computed): each told behind, then caught up, unless no 0.2 s
+        # look fell in between; the last to catch up is the slowest member, and a share
+        # member has nothing to give up: it held nothing once told
+        marks = [(e["member_id"], e["behind"]) for e in story
+                 if e["event"] == "assignment" and "behind" in e]
+        for mid in {m for m, _ in marks}:
+            assert mid in (a_id, b_id) and [f for m, f in marks if m == mid] == [True, False], marks
+        if marks:
+            last = [m for m, f in marks if not f][-1]
+            assert (r2["slowest_member"], r2["slowest_member_held_ms"]) == (last, 0), r2
+        else:
+            assert r2["slowest_member"] is None, r2
         assert _share_view(kafka, group) == _event_view(r2, [*joined, b_joined])
 
         first.close()
