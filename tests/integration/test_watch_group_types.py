@@ -97,9 +97,8 @@ def test_share_group_second_member_joins_then_one_leaves(kafka):
         # a member holds the group up until its next heartbeat (share groups: every 5 s by
         # default) takes the new group epoch (b too: seen on the broker, the joining member's
         # epoch lags the group epoch for a while as well): each told behind, then caught
-        # up, unless no 0.2 s
-        # look fell in between; the last to catch up is the slowest member, and a share
-        # member has nothing to give up: it held nothing once told
+        # up, unless no 0.2 s look fell in between; the last to catch up is the slowest
+        # member, and a share member has nothing to give up: it held nothing once told
         marks = [(e["member_id"], e["behind"]) for e in story
                  if e["event"] == "assignment" and "behind" in e]
         for mid in {m for m, _ in marks}:
