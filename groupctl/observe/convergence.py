@@ -74,12 +74,22 @@ def pending_revocation(m: Member) -> Partitions:
             if ps - target.get(t, frozenset())}
 
 
+def share_target_epoch(desc: GroupDescription) -> int | None:
+    """The epoch a share member must reach to hold its target: the assignment epoch (a
+    share member has no target of its own in ShareGroupDescribe, but the group's target
+    assignment has an epoch). Not the group epoch: seen on the lab broker, a join moves the
+    group epoch and the assignment follows seconds later (4.8 s), while no member can do
+    anything; the broker held the group up then, not they. The group epoch when the
+    describe gives no assignment epoch."""
+    return desc.assignment_epoch if desc.assignment_epoch is not None else desc.group_epoch
+
+
 def behind_target(m: Member, desc: GroupDescription) -> bool:
     """The member holds the group up (issue 19): its member epoch is behind the assignment
-    epoch (a share group's: the group epoch) -- it has not acknowledged its target -- or it
-    still holds partitions its target took away (pending revocation). A member only waiting
-    for partitions others still hold is not behind: it waits on them."""
-    epoch = desc.group_epoch if desc.type == SHARE else desc.assignment_epoch
+    epoch (share groups too: share_target_epoch) -- it has not acknowledged its target --
+    or it still holds partitions its target took away (pending revocation). A member only
+    waiting for partitions others still hold is not behind: it waits on them."""
+    epoch = share_target_epoch(desc) if desc.type == SHARE else desc.assignment_epoch
     if m.member_epoch is not None and epoch is not None and 0 <= m.member_epoch < epoch:
         return True
     return bool(pending_revocation(m))
@@ -185,7 +195,7 @@ class HoldingUp:
     (Behind: behind its target), so the live view marks it as it marks a consumer group's
     member (which Convergence tells with its target). What describe cannot say: a share
     member has no target (ShareGroupDescribe gives none; it is behind while its member
-    epoch lags the group epoch, i.e. until its next heartbeat), and a streams member's
+    epoch lags the assignment epoch, i.e. until its next heartbeat), and a streams member's
     tasks pending revocation are not listed once it was told (StreamsGroupDescribe gives
     assigned tasks only; it is behind while its member epoch lags the assignment epoch)."""
 

@@ -114,10 +114,13 @@ def _tp_minus(held: list[dict] | None, target: list[dict] | None) -> list[dict]:
 
 def waiting_for_lines(g: dict) -> list[str]:
     """Consumer, share and streams groups (issue 19): the members holding the group up --
-    member epoch behind the assignment epoch (share: the group epoch), i.e. not yet
-    acknowledged, or still holding partitions their target took away -- with what they
-    hold. One describe cannot say for how long (`watch` does)."""
-    epoch = g.get("group_epoch") if g["type"] == "share" else g.get("assignment_epoch")
+    member epoch behind the assignment epoch (share groups too, when the describe gives
+    one: observe.convergence.share_target_epoch), i.e. not yet acknowledged, or still
+    holding partitions their target took away -- with what they hold. One describe cannot
+    say for how long (`watch` does)."""
+    epoch = g.get("assignment_epoch")
+    if g["type"] == "share" and epoch is None:
+        epoch = g.get("group_epoch")
     if g["type"] not in ("consumer", "share", "streams") or epoch is None:
         return []
     lines = []

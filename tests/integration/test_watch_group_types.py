@@ -94,11 +94,12 @@ def test_share_group_second_member_joins_then_one_leaves(kafka):
         assert r2["assignments"] == {a_id: [{"topic": topic, "partitions": [0]}],
                                      b_id: [{"topic": topic, "partitions": [0]}]}
         assert r2["moved_partitions"] == 1   # t:0's holders went from {a} to {a, b}
-        # a member holds the group up until its next heartbeat (share groups: every 5 s by
-        # default) takes the new group epoch (b too: seen on the broker, the joining member's
-        # epoch lags the group epoch for a while as well): each told behind, then caught
-        # up, unless no 0.2 s look fell in between; the last to catch up is the slowest
-        # member, and a share member has nothing to give up: it held nothing once told
+        # once the broker computed the assignment (seen: seconds after the join moved the
+        # group epoch), a member holds the group up until its next heartbeat (share groups:
+        # every 5 s by default) takes the assignment epoch, b as well as a: each told
+        # behind, then caught up, unless no 0.2 s look fell in between; the last to catch
+        # up is the slowest member, and a share member has nothing to give up: it held
+        # nothing once told
         marks = [(e["member_id"], e["behind"]) for e in story
                  if e["event"] == "assignment" and "behind" in e]
         for mid in {m for m, _ in marks}:

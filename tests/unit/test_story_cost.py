@@ -86,6 +86,12 @@ def test_behind_target_is_epoch_or_pending_revocation_not_waiting():
                              members=[])
     assert behind_target(Member("x", member_epoch=4), share)
     assert not behind_target(Member("x", member_epoch=5), share)
+    # the group epoch moved on (a join) but the broker has not computed the assignment yet:
+    # nobody can catch up, so nobody holds the group up but the broker
+    computing = GroupDescription("s", type="share", state="Stable", group_epoch=5,
+                                 assignment_epoch=4, members=[])
+    assert not behind_target(Member("x", member_epoch=4), computing)
+    assert behind_target(Member("x", member_epoch=3), computing)
 
 
 def test_cooperative_classic_revoked_from_one_generation_to_the_next():
