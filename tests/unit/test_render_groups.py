@@ -139,3 +139,16 @@ def test_describe_waiting_for_a_share_member_behind_the_group_epoch():
     waiting = [line for line in draw(describe_tables, [g.to_dict()]).splitlines()
                if line.startswith("waiting for:")]
     assert waiting == ["waiting for: A (client a) at member epoch 6 of 7, holding t:0"]
+
+
+def test_describe_waits_for_no_share_member_before_the_broker_computed_the_assignment():
+    """A join moved the group epoch to 8; the assignment is still at 7 (seen for seconds on
+    the lab broker): no member can reach a target not yet computed, so none is named."""
+    g = model.GroupDescription(group="s", type="share", state="Stable", protocol_type="share",
+                               group_epoch=8, assignment_epoch=7)
+    g.members = [model.Member("A", client_id="a", member_epoch=7,
+                              assignment=[model.TopicPartitions("t", [0])]),
+                 model.Member("B", client_id="b", member_epoch=6, assignment=[])]
+    waiting = [line for line in draw(describe_tables, [g.to_dict()]).splitlines()
+               if line.startswith("waiting for:")]
+    assert waiting == ["waiting for: B (client b) at member epoch 6 of 7, holding (none)"]
