@@ -107,8 +107,8 @@ class Behind:
       (streams: UNREVOKED_TASKS), at the broker's timestamp: exact;
     - describe, where the broker lists partitions pending revocation apart from the
       assignment (StreamsGroupDescribe lists only assignedTasks; ConsumerGroupDescribe did
-      before 4.x): what its target took away leaves its assignment while its member epoch
-      still lags;
+      in earlier Kafka sources): what its target took away leaves its assignment while its
+      member epoch still lags;
     - ConsumerGroupDescribe on Kafka 4.3.1 lists assigned and pending-revocation partitions
       as one assignment and keeps the old member epoch until the member acknowledges, so
       no look tells the moment apart: the time it held after being told is unknown (None).

@@ -183,7 +183,7 @@ def _slowest(v: GroupView) -> Iterator[Sample]:
 @group_family("groupctl_group_last_slowest_member_held_seconds", "gauge",
               "How long that member held on after it was told of its target (its revoke); "
               "no series where the source cannot see it told (describe of a consumer group "
-              "on Kafka 4.x: use watch --source records)")
+              "on Kafka 4.3.1: use watch --source records)")
 def _slowest_held(v: GroupView) -> Iterator[Sample]:
     yield from _slowest_figure(v, "slowest_member_held_ms")
 

@@ -208,7 +208,7 @@ def test_records_tell_when_the_member_was_told_so_its_hold_is_exact():
 
 def test_describe_listing_pending_partitions_apart_shows_the_member_told():
     """A broker whose describe lists a member's partitions pending revocation apart from its
-    assignment (StreamsGroupDescribe's tasks; ConsumerGroupDescribe before Kafka 4.x): the
+    assignment (StreamsGroupDescribe's tasks; ConsumerGroupDescribe in earlier Kafka sources): the
     look where t-1 left a's assignment while its epoch still lags is when it was told, to
     one poll."""
     s = story()
