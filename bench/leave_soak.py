@@ -24,10 +24,23 @@ After each run: the exit code, and the group's members as librdkafka's AdminClie
 describes them (ground truth groupctl did not write); a member whose id starts with
 `groupctl-` is a survivor. One real librdkafka consumer keeps each group alive.
 
+The frozen kinds are followed further (follow_after_exit): a thawed broker that the
+controller fenced meanwhile unloads the group and loads it again from its last stored
+generation, which may still list a member id the probe held and the broker had expired;
+that reload can come after the probe has left (0.2-0.7 s after its exit here), so a
+describe at once sees the member or not by chance. The group is described every 0.25 s
+until one session timeout (+2 s) after the later of the exit and the broker's last
+"Loaded classic group G" line since the thaw, and every groupctl member seen is paired
+with that line and its "Member X in group G has failed" line. Verdicts per run: clean;
+reloaded (each one seen came back with a reload after the exit and expired within one
+session timeout of it: the promise, README "The probe leaves"); left-behind (still there
+at the end); unexplained (groupctl's fault). Rows go to runs.jsonl (its path on stderr).
+
     PYTHONPATH=. python bench/leave_soak.py [--runs 100] [-b HOST:PORT]
 
 Without -b it starts a one-node lab of its own (and stops it). Prints one line per kind:
-runs, survivors, exits seen.
+runs, survivors (at once), exits seen, and for the frozen kinds the verdicts after the
+exit. Exit 0: no survivor (frozen kinds: none left behind, none unexplained).
 """
 from __future__ import annotations
 
