@@ -132,3 +132,15 @@ def test_without_a_coordinator_nothing_is_held():
         events = feed(story, [(1.0, classic("Stable", nodes[0], m("a", 0))),
                               (2.0, classic("Empty", nodes[1]))])
         assert rebalances(events) == [[]]
+
+
+def test_a_round_begun_while_the_group_looked_empty_is_told_from_the_members_before():
+    """b joined at the new coordinator during its stale window: the next look shows a
+    again (in the round): the held Empty look was the past; one rebalance, a -> a, b."""
+    story = RebalanceStory("g", clock=lambda: 0.0)
+    a = m("a", 0, 1, 2)
+    [r] = rebalance_events(story, [(1.0, classic("Stable", 1, a)), (1.2, classic("Empty", 3)),
+                                   (1.4, classic("PreparingRebalance", 3, a, m("b"))),
+                                   (2.0, classic("Stable", 3, m("a", 0, 1), m("b", 2)))])
+    assert (r.members_before, r.members_after) == (["a"], ["a", "b"])
+    assert r.duration_ms == 600 and r.moved_partitions == 1
