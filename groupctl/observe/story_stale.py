@@ -6,12 +6,14 @@ Kafka's group coordinator answers DescribeGroups (and the KIP-848 describes) fro
 read operations), which after a leader change is the new leader's high watermark: it lags
 the log end the group was loaded from until the followers fetch from the new leader. A
 group whose last records are above it is described as it was before them: not there at
-all (Dead / GROUP_ID_NOT_FOUND) when it was created moments before the move, or as an
-earlier stored state (Empty, no members). Seen on the 3-broker lab (issue 21) for about
-a second at a 0.2 s interval when the coordinator stopped within half a second of the
-group's first "Stabilized" line; then the new coordinator showed the group exactly as the
-old one had (the same member ids and assignments), and no broker logged any generation
-in between. Told as they came, those looks were rebalances to [] and back.
+all (GROUP_ID_NOT_FOUND: Missing) or as an earlier stored state (the Empty record a new
+classic group starts with: no members). Seen on the 3-broker lab (issue 21, 4 of 24 runs
+of the coordinator failover test) when the coordinator stopped within half a second of
+the group's first "Stabilized" line: the new leader logged "starts ... from offset 2 ...
+high watermark 1" (Empty seen) or "high watermark 0" (Missing), "Loaded classic group G
+with 1 members", and answered that past for 0.4-0.9 s; then it showed the group exactly
+as the old coordinator had (the same member ids and assignments), and no node logged a
+generation in between. Told as they came, those looks were rebalances to [] and back.
 
 So, for classic groups (whose member ids never return: a dynamic member that left and
 joins again gets a new id from the broker, and so does a static one), the story (not the
