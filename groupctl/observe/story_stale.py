@@ -7,7 +7,7 @@ read operations), which after a leader change is the new leader's high watermark
 the log end the group was loaded from until the followers fetch from the new leader. A
 group whose last records are above it is described as it was before them: not there at
 all (GROUP_ID_NOT_FOUND: Missing) or as an earlier stored state (the Empty record a new
-classic group starts with: no members). Seen on the 3-broker lab (issue 21, 4 of 24 runs
+classic group starts with: no members). Seen on the 3-broker lab (issue 21, 4 of 34 traced runs
 of the coordinator failover test) when the coordinator stopped within half a second of
 the group's first "Stabilized" line: the new leader logged "starts ... from offset 2 ...
 high watermark 1" (Empty seen) or "high watermark 0" (Missing), "Loaded classic group G
