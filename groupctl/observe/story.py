@@ -24,7 +24,8 @@ RebalanceStory, so they tell the same story the same way:
   A round seen starting whose coordinator then went (a gap in contact) and that the next
   look shows undone (the generation, members and assignments of before: the new
   coordinator loaded the group's last stored generation) is no rebalance: only its
-  `state` changes are told.
+  `state` changes are told. A new coordinator's first looks may show the group's past
+  (observe/story_stale.py): a classic group's rounds wait until a look tells which.
 
 Every group type goes through the same code; what differs is data (epochs instead of
 generations, a share partition held by several members, a streams member's tasks).
@@ -46,8 +47,9 @@ from ..events import (
 )
 from . import observations as obs
 from .convergence import Behind, Convergence, HoldingUp
-from .model import (CONSUMER, DEAD, REBALANCING_STATES, SETTLED_STATES, SHARE, STREAMS,
-                    GroupDescription)
+from .model import (CLASSIC, CONSUMER, DEAD, REBALANCING_STATES, SETTLED_STATES, SHARE,
+                    STREAMS, GroupDescription)
+from .story_stale import DEFER, RESTORE, SETTLE_HELD, Kept, StaleView, coordinator_id
 from .reasons import explain
 from .unowned import UnownedPartitions
 from .story_data import (  # noqa: F401 - MemberSnapshot, task_set, task_dict re-exported
@@ -106,6 +108,9 @@ class RebalanceStory:
         self._blind = False                       # contact lost since the last look
         self._pending: _Pending | None = None
         self._same_as: GroupDescription | None = None   # the last look, while nothing else came
+        self._stale = StaleView()     # a new coordinator's view of the past (story_stale)
+        self._coordinator: Any = None   # the last look's coordinator id
+        self._moved = False             # this look's coordinator is another than the last's
 
     # ---- the one entry ---------------------------------------------------------------------
     def feed(self, o: obs.Observation) -> list[Event]:
@@ -126,6 +131,9 @@ class RebalanceStory:
             self._unowned.same_look(at)
             return []
         events = self._snapshot(desc, at)
+        cid = coordinator_id(desc)
+        self._moved = None not in (cid, self._coordinator) and cid != self._coordinator
+        self._coordinator = cid if cid is not None else self._coordinator
         blind = not self._looked or self._blind
         if blind and self._round_started is None:
             self._round_unseen = True      # whatever round this look shows began unseen
@@ -133,7 +141,7 @@ class RebalanceStory:
         events += self._observe(desc, at, blind)
         if self._round_started is None:
             self._round_unseen = False     # no round under way (or it was just told)
-        self._same_as = desc
+        self._same_as = desc if self._stale.held is None else None   # a held look: re-judged
         return events
 
     def _snapshot(self, desc: GroupDescription | None, at: float) -> list[Event]:
@@ -145,6 +153,9 @@ class RebalanceStory:
 
     def _missing(self, o: obs.Missing) -> list[Event]:
         events = self._change_state(DEAD, o.at)
+        kept = self._kept()   # kept, should its members show again (story_stale)
+        if kept is not None and self._type == CLASSIC and self._coordinator is not None:
+            self._stale.forgot(kept)
         # known to be empty: a group created again is told from nothing (its first
         # generation a rebalance whose members all joined), and may be of another type
         self._members, self._generation, self._epochs, self._type = {}, None, None, None
@@ -170,10 +181,14 @@ class RebalanceStory:
         rebalancing state when the subscriptions carry no generation; epoch groups: every
         member at its target). Members replaced without a rebalance (a static member
         restarted with a new member id) are told as member_left / member_joined."""
-        events = self._type_of(desc)
-        events += self._change_state(desc.state, at, blind=blind)
         told = EventKind.ASSIGNMENT not in self._elsewhere and desc.type == CONSUMER
         members = members_of(desc) or {}   # a description: never None
+        verdict = self._stale.judge(desc, members, at, self._moved, self._kept())
+        events = self._stale_verdict(verdict, told)
+        events += self._type_of(desc)
+        events += self._change_state(desc.state, at, blind=blind)
+        if verdict == DEFER:
+            return events   # its state told; its round not yet (observe.story_stale)
         self._unowned.look(members, at)
         if desc.type == CONSUMER or desc.group_epoch is not None:
             events += self._epoch(desc, at)
@@ -203,10 +218,7 @@ class RebalanceStory:
         if mark is not None and mark != self._generation or mark is None and (
                 self._round_started is not None or set(now) != set(self._members or {})
                 and not _replaced_in_place(self._members or {}, now)):
-            return events + self._settle(desc, _Round(
-                mark, ended=at, epochs=None if desc.group_epoch is None else (
-                    desc.group_epoch, desc.assignment_epoch),
-                announce=desc.group_epoch is None, members_told=told))
+            return events + self._settle(desc, self._round_of(desc, mark, at, told))
         if told:
             self._members = now   # joins and leaves without a new epoch were told already
         elif self._members is not None and _replaced_in_place(self._members, now):
@@ -214,6 +226,29 @@ class RebalanceStory:
             events += [MemberLeft(**before[m].identity()) for m in sorted(set(before) - set(now))]
             events += [MemberJoined(**now[m].identity()) for m in sorted(set(now) - set(before))]
         return events
+
+    @staticmethod
+    def _round_of(desc: GroupDescription, mark: int | None, at: float, told: bool) -> _Round:
+        return _Round(mark, ended=at, epochs=None if desc.group_epoch is None else (
+            desc.group_epoch, desc.assignment_epoch), announce=desc.group_epoch is None,
+            members_told=told)
+
+    def _kept(self) -> Kept | None:
+        return None if self._members is None else Kept(
+            self._members, self._generation, self._epochs, self._type)
+
+    def _stale_verdict(self, verdict: str, told: bool) -> list[Event]:
+        """RESTORE: the group as before a new coordinator's view of its past (story_stale);
+        SETTLE_HELD: the held look was true: its round told, at its own time."""
+        if verdict == RESTORE:
+            kept = self._stale.take_kept()
+            self._members, self._generation = kept.members, kept.generation
+            self._epochs, self._type = kept.epochs, kept.type
+        elif verdict == SETTLE_HELD:
+            held = self._stale.take_held()
+            return self._settle(held.desc, self._round_of(held.desc, held.desc.generation,
+                                                          held.at, told))
+        return []
 
     def _undone(self, now: dict, mark: int | None) -> bool:
         """The settled look shows the generation and the very members and assignments the
