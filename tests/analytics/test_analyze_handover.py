@@ -102,3 +102,16 @@ def test_no_client_logs_no_figures(spark, fixture_dir):
     assert eps and all(e["client_unowned_partition_ms"] is None
                        and e["client_unowned_basis"] is None for e in eps)
     assert all(m["client_unowned_partition_ms_total"] is None for m in metrics)
+
+
+def test_real_java_consumer_lines(spark, fixture_dir):
+    """Kafka 4.3's own Java consumer (tests/fixtures/analyze/java-consumer.log): at
+    generation 4 it gave up partitions 3-5 at 13:10:01.522 and took 2-3 at 13:10:03.527;
+    4 and 5 went to a member whose log is not given: counted apart."""
+    from groupctl.analytics import extract, handover
+
+    lines = extract.read_lines(spark, [str(fixture_dir / "java-consumer.log")])
+    cost = handover.client_cost(extract.client_events(lines), lines, keep=lambda df: df)
+    assert {(r["group"], r["to_generation"]): tuple(r[c] for c in FIGURES)
+            for r in cost.collect()} == {
+        ("harvest-classic-1795439393", 4): (2005, 2005, "client_logs", 1, 2)}
