@@ -115,3 +115,22 @@ def test_real_java_consumer_lines(spark, fixture_dir):
     assert {(r["group"], r["to_generation"]): tuple(r[c] for c in FIGURES)
             for r in cost.collect()} == {
         ("harvest-classic-1795439393", 4): (2005, 2005, "client_logs", 1, 2)}
+
+
+def test_group_and_time_filters_apply_to_the_clients_lines(spark, handover_logs):
+    """--group and --until cut the clients' lines like every other event: ho-eager before
+    10:01:55 keeps generation 2 alone (3150 ms); generation 3's lines come after."""
+    from datetime import datetime
+
+    from groupctl.analytics import extract, handover
+    from groupctl.analytics import transforms as X
+
+    lines = extract.read_lines(spark, handover_logs)
+    until = datetime(2026, 11, 24, 10, 1, 55)
+
+    def keep(df):
+        return X.filter_events(df, None, until, "^ho-eager$")
+
+    cost = handover.client_cost(extract.client_events(lines), lines, keep)
+    assert {(r["group"], r["to_generation"]): tuple(r[c] for c in FIGURES)
+            for r in cost.collect()} == {("ho-eager", 2): EXPECTED[("ho-eager", 2)]}
