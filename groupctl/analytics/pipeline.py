@@ -168,7 +168,7 @@ def analyze(spark, inputs: Inputs, options: Options = Options(),
             phases: Phases | None = None) -> Tables:
     from pyspark.sql import functions as F
 
-    from . import extract, observed, transforms as X
+    from . import extract, handover, observed, transforms as X
     from .schema import FILE_STATS_COLUMNS, empty_events
 
     phase = phases or Phases()
@@ -182,10 +182,11 @@ def analyze(spark, inputs: Inputs, options: Options = Options(),
             progress(f"reading {len(inputs.broker_logs)} broker log file(s)")
             parts.append(extract.broker_events(extract.read_lines(spark, inputs.broker_logs),
                                                options.log_timezone))
+        client_lines = None
         if inputs.client_logs:
             progress(f"reading {len(inputs.client_logs)} client log file(s)")
-            parts.append(extract.client_events(extract.read_lines(spark, inputs.client_logs),
-                                               options.log_timezone))
+            client_lines = extract.read_lines(spark, inputs.client_logs)
+            parts.append(extract.client_events(client_lines, options.log_timezone))
         if inputs.events:
             progress(f"reading {len(inputs.events)} event record file(s)")
             parts.append(extract.record_events(spark, inputs.events))
@@ -212,7 +213,13 @@ def analyze(spark, inputs: Inputs, options: Options = Options(),
     # table after them reads short checkpoints, never the episodes' plan again.
     with phase("episodes (checkpoints)"):
         every = observed.witnessed(events).localCheckpoint()
-        base = observed.once(every).localCheckpoint()
+        base = observed.once(every)
+        # issue 19: the clients' own revoke -> assign figure of each classic round
+        keep = lambda df: X.filter_events(df, options.since, options.until,  # noqa: E731
+                                          options.group_regex)
+        base = handover.with_client_cost(base, None if client_lines is None else
+                                         handover.client_cost(events, client_lines, keep))
+        base = base.localCheckpoint()
     with phase("storms (checkpoint)"):
         episodes, _ = X.storms(base, options.storm_count, options.storm_window_s)
         episodes = episodes.orderBy("group", "started", "to_generation").localCheckpoint()

@@ -67,11 +67,19 @@ def _hover(e: dict) -> str:
 
 
 def _cost(e: dict) -> list[str]:
-    """Issue 19: what the rebalance cost and who held it up, when its record told it."""
+    """Issue 19: what the rebalance cost and who held it up, when its record told it, and
+    the clients' own figure when their logs were given."""
     out = []
     if e.get("unowned_partition_ms") is not None:
         out.append(f"partitions unowned {e['unowned_partition_ms']} ms in all "
                    f"({e.get('unowned_basis')}), longest {e.get('unowned_partitions_max_ms')} ms")
+    if e.get("client_unowned_partition_ms") is not None:
+        out.append(f"clients' own figure: partitions unowned {e['client_unowned_partition_ms']}"
+                   f" ms in all over {e.get('client_unowned_partitions')} handover(s) "
+                   f"({e.get('client_unowned_basis')}), longest "
+                   f"{e.get('client_unowned_partitions_max_ms')} ms"
+                   + (f", {e['client_unassigned_partitions']} never taken up again"
+                      if e.get("client_unassigned_partitions") else ""))
     if e.get("slowest_member") is not None:
         out.append(f"slowest member {e['slowest_member']}: {e.get('slowest_member_ms')} ms")
     return out
@@ -108,7 +116,7 @@ def write_report(path: Path, collected: dict[str, list[dict]], title: str) -> Pa
     metric_cols = ["group", "type", "rebalances", "failed_members", "left_members",
                    "duration_ms_p50", "duration_ms_p95", "duration_ms_max", "storms",
                    "top_reason", "rebalances_per_hour", "time_rebalancing_ms",
-                   "unowned_partition_ms_total"]
+                   "unowned_partition_ms_total", "client_unowned_partition_ms_total"]
     storm_cols = ["group", "storm", "started", "ended", "rebalances", "top_reason"]
     move_cols = ["group", "ts", "from_broker", "to_broker", "last_on_old", "members"]
     page = f"""<!DOCTYPE html>

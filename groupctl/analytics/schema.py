@@ -23,6 +23,16 @@ COST_FIELDS = (
     T.StructField("slowest_member_ms", T.LongType()),
 )
 COST_COLUMNS = tuple(f.name for f in COST_FIELDS)
+# issue 19: the clients' own figure for a classic round, from --client-logs (handover.py):
+# partition time from a client's revoke line to the next member's assign line
+CLIENT_COST_FIELDS = (
+    T.StructField("client_unowned_partition_ms", T.LongType()),
+    T.StructField("client_unowned_partitions_max_ms", T.LongType()),
+    T.StructField("client_unowned_basis", T.StringType()),
+    T.StructField("client_unowned_partitions", T.IntegerType()),
+    T.StructField("client_unassigned_partitions", T.IntegerType()),
+)
+CLIENT_COST_COLUMNS = tuple(f.name for f in CLIENT_COST_FIELDS)
 
 EVENT_SCHEMA = T.StructType([
     T.StructField("group", T.StringType()),
@@ -62,11 +72,14 @@ EPISODE_COLUMNS = (
     "members_before", "members_after", "moved_partitions", "outcome", "broker",
     *COST_COLUMNS,   # from groupctl's records only; null from the other witnesses
 )
+# the episodes table as written: each witness's columns, then the clients' figures
+EPISODE_TABLE_COLUMNS = (*EPISODE_COLUMNS, *CLIENT_COST_COLUMNS)
 GROUP_METRIC_COLUMNS = (
     "group", "type", "rebalances", "failed_members", "left_members", "duration_ms_p50",
     "duration_ms_p95", "duration_ms_max", "storms", "top_reason", "rebalances_per_hour",
     "time_rebalancing_ms", "flapping_members", "group_epoch", "max_generation",
     "first_seen", "last_seen", "errors", "unowned_partition_ms_total",
+    "client_unowned_partition_ms_total",
 )
 HOURLY_COLUMNS = ("group", "hour", "rebalances", "duration_ms_p50", "duration_ms_p95",
                   "duration_ms_max", "time_rebalancing_ms")

@@ -286,7 +286,8 @@ def group_metrics(events: DataFrame, episodes_df: DataFrame, storms_df: DataFram
         F.percentile_approx("duration_ms", 0.95).alias("duration_ms_p95"),
         F.max("duration_ms").alias("duration_ms_max"),
         F.sum("duration_ms").alias("time_rebalancing_ms"),
-        F.sum("unowned_partition_ms").alias("unowned_partition_ms_total"))
+        F.sum("unowned_partition_ms").alias("unowned_partition_ms_total"),
+        F.sum("client_unowned_partition_ms").alias("client_unowned_partition_ms_total"))
     reasons = done.groupBy("group", "reason_kind").count()
     top = (reasons.withColumn("r", F.row_number().over(
         Window.partitionBy("group").orderBy(F.desc("count"), "reason_kind")))

@@ -30,7 +30,9 @@ def analyze(
         help="Broker server.log* files (Kafka 3.x and 4.x group coordinator lines). Repeatable."),
     client_logs: Optional[List[str]] = typer.Option(
         None, "--client-logs", metavar=_GLOB,
-        help="Client logs: the Java consumer's coordinator lines, librdkafka debug=cgrp. Repeatable."),
+        help="Client logs: the Java consumer's coordinator lines, librdkafka debug=cgrp. Each "
+             "classic round then gets the clients' own unowned-partition time "
+             "(revoke -> assign). Repeatable."),
     events: Optional[List[str]] = typer.Option(
         None, "--events", metavar=_GLOB,
         help="groupctl event records (ndjson from watch, join --watch --record, history). Repeatable."),

@@ -34,6 +34,12 @@ def summary_table(console, data: dict, wide: bool) -> None:
                         if m["time_rebalancing_ms"])
         if top:
             console.print(f"Most time rebalancing: {top}")
+        # issue 19: the clients' own revoke -> assign figure (--client-logs)
+        by_cost = sorted((m for m in metrics if m.get("client_unowned_partition_ms_total")),
+                         key=lambda m: (-m["client_unowned_partition_ms_total"], m["group"]))
+        if by_cost:
+            console.print("Partitions unowned, as the clients' logs tell it: " + ", ".join(
+                f"{m['group']} ({m['client_unowned_partition_ms_total']} ms)" for m in by_cost[:5]))
     reasons = Counter(e["reason_kind"] for e in data["episodes"] if e["outcome"] == "stable")
     if reasons:
         console.print("Top reasons: " + ", ".join(f"{k} ({n})" for k, n in
