@@ -133,7 +133,6 @@ def _types(values: list[str] | None) -> list[str]:
 
 def _describe(env, groups: list[str], all_: bool, pattern, types: Sequence[str] = ()) -> None:
     from ..observe.describe import describe_groups
-    from ..render.output import emit
     from .common import make_cluster, run_async
 
     async def main(progress):
@@ -156,8 +155,29 @@ def _describe(env, groups: list[str], all_: bool, pattern, types: Sequence[str] 
     with _Progress(env) as progress:
         listed, described = run_async(env, main(progress))
     if described.groups or all_ or not described.failures:
-        emit(env, [g.to_dict() for g in described.groups], _describe_table)
+        _emit_groups(env, described.groups)
     _raise_failures(env, listed, described, all_)
+
+
+def _emit_groups(env, groups: list) -> None:
+    """The described groups in the -o format. json and ndjson are written one group at a
+    time (describe --all over a fleet: no dict of every group held at once; json's offset
+    rows straight from the row objects, render/describe_json.py)."""
+    fmt = env.settings.output
+    if fmt in ("json", "ndjson"):
+        if fmt == "json":
+            from ..render.describe_json import write_groups
+
+            write_groups(env.stdout, groups)
+        else:
+            from ..render.output import write_json_items
+
+            write_json_items(env.stdout, (g.to_dict() for g in groups), indent=None)
+        env.stdout.flush()
+        return
+    from ..render.output import emit
+
+    emit(env, [g.to_dict() for g in groups], _describe_table)
 
 
 def _describe_table(console, data, wide):

@@ -226,7 +226,9 @@ class GroupDescription:
                 total = lag if total is None else total + lag
         return totals, total
 
-    def to_dict(self) -> dict:
+    def to_dict(self, *, row_dicts: bool = True) -> dict:
+        """The JSON contract; `row_dicts=False`: "offsets" holds the OffsetRow objects
+        themselves (render/describe_json.py writes them without a dict each)."""
         lag_by_topic, lag_total = self._lags()
         return {
             "group": self.group, "type": self.type, "state": self.state,
@@ -237,7 +239,7 @@ class GroupDescription:
             "rebalancing": self.rebalancing,
             "classic_members": self.classic_members,
             "members": [m.to_dict() for m in self.members],
-            "offsets": [row.to_dict() for row in self.offsets],
+            "offsets": [row.to_dict() for row in self.offsets] if row_dicts else self.offsets,
             "lag_by_topic": lag_by_topic,
             "lag_total": lag_total,
         } | self._typed() | ({"error": self.error} if self.error is not None else {})
