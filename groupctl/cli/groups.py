@@ -58,10 +58,12 @@ def list_cmd(
     """Every group on the cluster (asks every broker), with state, type and protocol type,
     sorted by group id. If some brokers fail, prints the groups of the others, then exits 7.
     """
+    from .. import startup
     from ..observe.listing import STATES, TYPES, failures_error, list_groups
     from ..render.output import emit
     from .common import make_cluster, run_async
 
+    startup.no_full_collections()  # a one-shot result, held until printed: startup.py
     env = env_of(ctx)
     pattern = _regex(regex)
     states = check_choices(_split(state), STATES, "--state")
@@ -132,8 +134,11 @@ def _types(values: list[str] | None) -> list[str]:
 
 
 def _describe(env, groups: list[str], all_: bool, pattern, types: Sequence[str] = ()) -> None:
+    from .. import startup
     from ..observe.describe import describe_groups
     from .common import make_cluster, run_async
+
+    startup.no_full_collections()  # a one-shot result, held until printed: startup.py
 
     async def main(progress):
         async with make_cluster(env) as cluster:

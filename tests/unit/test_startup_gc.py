@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import gc
 import io
+import json
+import subprocess
+import sys
+import textwrap
 
 import pytest
 
@@ -55,3 +59,34 @@ def test_a_network_command_releases_in_run_async(held):
     invoke(["-b", "127.0.0.1:1", "--timeout", "0.2", "describe", "g"], env)  # unreachable
     assert gc.isenabled()
 
+
+
+def test_no_full_collections_only_in_the_console_script(monkeypatch):
+    before = gc.get_threshold()
+    monkeypatch.setattr(startup, "_console", False)
+    startup.no_full_collections()
+    assert gc.get_threshold() == before  # a test process keeps its own thresholds
+    monkeypatch.setattr(startup, "_console", True)
+    try:
+        startup.no_full_collections()
+        assert gc.get_threshold() == (before[0], before[1], startup._NEVER)
+    finally:
+        gc.set_threshold(*before)
+
+
+def test_the_console_script_describe_makes_no_full_collection():
+    """describe (as the console script runs it) walks its result in young collections
+    only; an unreachable broker is enough to get there."""
+    probe = textwrap.dedent("""
+        import gc, json, sys
+        sys.argv = ["groupctl", "-b", "127.0.0.1:1", "--timeout", "0.3", "describe", "g"]
+        from groupctl.__main__ import main
+        try:
+            main()
+        except SystemExit:
+            pass
+        sys.stderr.write("\\n" + json.dumps(gc.get_threshold()) + "\\n")
+        """)
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert json.loads(proc.stderr.strip().splitlines()[-1])[2] == startup._NEVER, proc.stderr
