@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from ..observe.model import GroupDescription, OffsetRow
 from .output import _SCALARS, _STR, _indented, write_json_items
 
-_NAMES: dict[str, str] = {}  # key -> its JSON string, for the keys of a group
+_prefixes: dict[str, dict[str, str]] = {}  # indent -> {key: ",<indent>\"key\": "}
 _NO_TOPIC = object()  # before the first row (a row's topic may be anything, None too)
 
 
@@ -26,25 +26,35 @@ def write_groups(stream, groups: Iterable[GroupDescription]) -> None:
 def indented_group(desc: GroupDescription, out: list[str], nl: str) -> None:
     """Append what output._indented(desc.to_dict(), out, nl) appends."""
     data = desc.to_dict(row_dicts=False)
+    if not data:
+        out.append("{}")
+        return
     rows = desc.offsets
     inner = nl + "  "
-    sep = "{" + inner
+    prefixes = _prefixes.get(inner)
+    if prefixes is None:
+        prefixes = _prefixes[inner] = {}
+    sep = "{"
     for key, item in data.items():
-        name = _NAMES.get(key) if type(key) is str else None
-        if name is None:
-            name = _STR(key if type(key) is str else str(key))
-            if type(key) is str and len(_NAMES) < 256:
-                _NAMES[key] = name
+        prefix = prefixes.get(key) if type(key) is str else None
+        if prefix is None:  # ",\n    \"key\": " (str(key) for a key json cannot take)
+            prefix = f",{inner}{_STR(key if type(key) is str else str(key))}: "
+            if type(key) is str and len(prefixes) < 256:
+                prefixes[key] = prefix
+        if sep:  # the first key: "{" where the others have ","
+            prefix, sep = sep + prefix[1:], ""
+        if item is None:
+            out.append(prefix + "null")
+            continue
         scalar = _SCALARS.get(type(item))
         if scalar is not None:
-            out.append(f"{sep}{name}: {scalar(item)}")
+            out.append(prefix + scalar(item))
         elif item is rows:
-            out.append(f"{sep}{name}: {_rows(rows, inner)}")
+            out.append(prefix + _rows(rows, inner))
         else:
-            out.append(f"{sep}{name}: ")
+            out.append(prefix)
             _indented(item, out, inner)
-        sep = "," + inner
-    out.append(nl + "}" if data else "{}")
+    out.append(nl + "}")
 
 
 def _rows(rows: list, nl: str) -> str:
