@@ -63,7 +63,7 @@ def list_cmd(
     from ..render.output import emit
     from .common import make_cluster, run_async
 
-    startup.no_full_collections()  # a one-shot result, held until printed: startup.py
+    startup.one_shot()  # a result held until printed, then exit: startup.py
     env = env_of(ctx)
     pattern = _regex(regex)
     states = check_choices(_split(state), STATES, "--state")
@@ -138,7 +138,7 @@ def _describe(env, groups: list[str], all_: bool, pattern, types: Sequence[str] 
     from ..observe.describe import describe_groups
     from .common import make_cluster, run_async
 
-    startup.no_full_collections()  # a one-shot result, held until printed: startup.py
+    startup.one_shot()  # a result held until printed, then exit: startup.py
 
     async def main(progress):
         async with make_cluster(env) as cluster:
