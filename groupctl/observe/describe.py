@@ -89,14 +89,17 @@ class DescribeResult:
     failures: dict[str, GroupctlError] = field(default_factory=dict)
 
 
-@dataclass
 class _Raw:
-    """What the coordinator said about one group."""
+    """What the coordinator said about one group (a plain class: one per group of a
+    fleet, and a dataclass's __init__ with a default factory costs twice as much)."""
 
-    described: dict = field(default_factory=dict)  # {type: groups[] entry of its API}
-    offsets: dict | GroupctlError | None = None
-    share_offsets: dict | None = None  # its groups[] entry of DescribeShareGroupOffsets
-    coordinator: BrokerInfo | None = None
+    __slots__ = ("described", "offsets", "share_offsets", "coordinator")
+
+    def __init__(self) -> None:
+        self.described: dict = {}  # {type: groups[] entry of its API}
+        self.offsets: dict | GroupctlError | None = None
+        self.share_offsets: dict | None = None  # its groups[] entry of DescribeShareGroupOffsets
+        self.coordinator: BrokerInfo | None = None
 
 
 class _RetryGroup(Exception):

@@ -248,7 +248,7 @@ class GroupDescription:
         """The JSON contract; `row_dicts=False`: "offsets" holds the OffsetRow objects
         themselves (render/describe_json.py writes them without a dict each)."""
         lag_by_topic, lag_total = self._lags()
-        return {
+        out = {
             "group": self.group, "type": self.type, "state": self.state,
             "protocol_type": self.protocol_type, "protocol": self.protocol,
             "generation": self.generation, "group_epoch": self.group_epoch,
@@ -260,7 +260,12 @@ class GroupDescription:
             "offsets": [row.to_dict() for row in self.offsets] if row_dicts else self.offsets,
             "lag_by_topic": lag_by_topic,
             "lag_total": lag_total,
-        } | self._typed() | ({"error": self.error} if self.error is not None else {})
+        }
+        if self.extra or self.share_offsets is not None:  # update = `|`: a key of extra's
+            out.update(self._typed())                     # own keeps its place above
+        if self.error is not None:
+            out["error"] = self.error
+        return out
 
     def _typed(self) -> dict:
         out = dict(self.extra)
