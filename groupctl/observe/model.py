@@ -244,10 +244,11 @@ class GroupDescription:
                 total = lag if total is None else total + lag
         return totals, total
 
-    def to_dict(self, *, row_dicts: bool = True) -> dict:
+    def to_dict(self, *, row_dicts: bool = True, lags=None) -> dict:
         """The JSON contract; `row_dicts=False`: "offsets" holds the OffsetRow objects
-        themselves (render/describe_json.py writes them without a dict each)."""
-        lag_by_topic, lag_total = self._lags()
+        themselves, and `lags`: what _lags() returns, already summed (both for
+        render/describe_json.py, which writes the rows without a dict each)."""
+        lag_by_topic, lag_total = self._lags() if lags is None else lags
         out = {
             "group": self.group, "type": self.type, "state": self.state,
             "protocol_type": self.protocol_type, "protocol": self.protocol,

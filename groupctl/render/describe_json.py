@@ -15,6 +15,7 @@ from ..observe.model import GroupDescription, OffsetRow
 from .output import _SCALARS, _STR, _indented, write_json_items
 
 _prefixes: dict[str, dict[str, str]] = {}  # indent -> {key: ",<indent>\"key\": "}
+_standard: dict[str, tuple[str, ...]] = {}  # indent -> to_dict()'s own keys' prefixes
 _NO_TOPIC = object()  # before the first row (a row's topic may be anything, None too)
 
 
@@ -25,24 +26,30 @@ def write_groups(stream, groups: Iterable[GroupDescription]) -> None:
 
 def indented_group(desc: GroupDescription, out: list[str], nl: str) -> None:
     """Append what output._indented(desc.to_dict(), out, nl) appends."""
-    data = desc.to_dict(row_dicts=False)
+    rows = desc.offsets
+    inner = nl + "  "
+    rows_text, lags = "[]", None
+    if rows:
+        fast = _exact_rows(rows, inner) if desc.share_offsets is None else None
+        if fast is None:
+            rows_text = _rows(rows, inner)
+        else:  # the rows' lags summed as they were written: to_dict need not again
+            rows_text, *lags = fast
+    elif desc.share_offsets is None:
+        lags = [{}, None]
+    data = desc.to_dict(row_dicts=False, lags=lags)
     if not data:
         out.append("{}")
         return
-    rows = desc.offsets
-    inner = nl + "  "
-    prefixes = _prefixes.get(inner)
-    if prefixes is None:
-        prefixes = _prefixes[inner] = {}
-    sep = "{"
-    for key, item in data.items():
-        prefix = prefixes.get(key) if type(key) is str else None
-        if prefix is None:  # ",\n    \"key\": " (str(key) for a key json cannot take)
-            prefix = f",{inner}{_STR(key if type(key) is str else str(key))}: "
-            if type(key) is str and len(prefixes) < 256:
-                prefixes[key] = prefix
-        if sep:  # the first key: "{" where the others have ","
-            prefix, sep = sep + prefix[1:], ""
+    standard = _standard_prefixes(inner)
+    if len(data) == len(standard):  # to_dict's own keys, in its order (no extra key)
+        pairs = zip(standard, data.values())
+    else:
+        pairs = ((_prefix(key, inner), item) for key, item in data.items())
+    first = True
+    for prefix, item in pairs:
+        if first:  # the first key: "{" where the others have ","
+            prefix, first = "{" + prefix[1:], False
         if item is None:
             out.append(prefix + "null")
             continue
@@ -50,11 +57,32 @@ def indented_group(desc: GroupDescription, out: list[str], nl: str) -> None:
         if scalar is not None:
             out.append(prefix + scalar(item))
         elif item is rows:
-            out.append(prefix + _rows(rows, inner))
+            out.append(prefix + rows_text)
         else:
             out.append(prefix)
             _indented(item, out, inner)
     out.append(nl + "}")
+
+
+def _prefix(key, inner: str) -> str:
+    """',<inner>"key": ' (str(key) for a key json cannot take, as _indented_dict)."""
+    prefixes = _prefixes.setdefault(inner, {})
+    prefix = prefixes.get(key) if type(key) is str else None
+    if prefix is None:
+        prefix = f",{inner}{_STR(key if type(key) is str else str(key))}: "
+        if type(key) is str and len(prefixes) < 256:
+            prefixes[key] = prefix
+    return prefix
+
+
+def _standard_prefixes(inner: str) -> tuple[str, ...]:
+    """The prefixes of the keys every GroupDescription.to_dict() has, in its order (asked
+    of the model itself, so they follow it)."""
+    standard = _standard.get(inner)
+    if standard is None:
+        keys = GroupDescription(group="").to_dict(row_dicts=False)
+        standard = _standard[inner] = tuple(_prefix(key, inner) for key in keys)
+    return standard
 
 
 def _rows(rows: list, nl: str) -> str:
@@ -64,15 +92,17 @@ def _rows(rows: list, nl: str) -> str:
         return "[]"
     fast = _exact_rows(rows, nl)
     if fast is not None:
-        return fast
+        return fast[0]
     out: list[str] = []
     _indented([row.to_dict() for row in rows], out, nl)
     return "".join(out)
 
 
-def _exact_rows(rows: list, nl: str) -> str | None:
-    """The rows through one f-string each, or None when any row is not an OffsetRow of
-    str, int and None values (then json's own spelling may differ: the general way)."""
+def _exact_rows(rows: list, nl: str) -> tuple[str, dict, int | None] | None:
+    """The rows through one f-string each, with their lags summed on the way as
+    GroupDescription._lags sums them ({topic: lag}, total); or None when any row is not an
+    OffsetRow of str, int and None values (then json's own spelling may differ: the
+    general way)."""
     inner, inner2 = nl + "  ", nl + "    "
     after_topic = f",{inner2}\"partition\": "
     after_partition = f",{inner2}\"committed\": "
@@ -83,6 +113,8 @@ def _exact_rows(rows: list, nl: str) -> str | None:
     text: list[str] = []
     topic_of: object = _NO_TOPIC
     head = ""
+    totals: dict = {}
+    total = None
     for row in rows:
         if type(row) is not OffsetRow:
             return None
@@ -96,16 +128,21 @@ def _exact_rows(rows: list, nl: str) -> str | None:
             return None
         if type(committed) is int and type(log_end) is int:
             lag = log_end - committed
-            middle = (f"{committed}{after_committed}{log_end}{after_log_end}"
-                      f"{lag if lag > 0 else 0}")
-        elif committed is None and log_end is None:
-            middle = f"null{after_committed}null{after_log_end}null"
-        elif committed is None and type(log_end) is int:
-            middle = f"null{after_committed}{log_end}{after_log_end}null"
-        elif type(committed) is int and log_end is None:
-            middle = f"{committed}{after_committed}null{after_log_end}null"
+            if lag < 0:
+                lag = 0
+            middle = f"{committed}{after_committed}{log_end}{after_log_end}{lag}"
+            totals[topic] = (totals.get(topic) or 0) + lag
+            total = lag if total is None else total + lag
         else:
-            return None
+            if committed is None and log_end is None:
+                middle = f"null{after_committed}null{after_log_end}null"
+            elif committed is None and type(log_end) is int:
+                middle = f"null{after_committed}{log_end}{after_log_end}null"
+            elif type(committed) is int and log_end is None:
+                middle = f"{committed}{after_committed}null{after_log_end}null"
+            else:
+                return None
+            totals.setdefault(topic, None)
         if member is None:
             member_text = "null"
         elif type(member) is str:
@@ -113,4 +150,4 @@ def _exact_rows(rows: list, nl: str) -> str | None:
         else:
             return None
         text.append(f"{head}{partition}{after_partition}{middle}{after_lag}{member_text}{end}")
-    return f"[{inner}{f',{inner}'.join(text)}{nl}]"
+    return f"[{inner}{f',{inner}'.join(text)}{nl}]", totals, total
