@@ -10,6 +10,7 @@ observe/describe.py) goes the general way through its to_dict().
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from ..observe.model import GroupDescription, OffsetRow
 from .output import _SCALARS, _STR, _indented, write_json_items
@@ -42,6 +43,7 @@ def indented_group(desc: GroupDescription, out: list[str], nl: str) -> None:
         out.append("{}")
         return
     standard = _standard_prefixes(inner)
+    pairs: Iterable[tuple[str, Any]]
     if len(data) == len(standard):  # to_dict's own keys, in its order (no extra key)
         pairs = zip(standard, data.values())
     else:
