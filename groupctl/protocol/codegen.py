@@ -15,7 +15,9 @@ from .types import DecodeError, Reader, uuid_to_str
 # ---- compiled decoders: (buf, pos) -> (value, new_pos) --------------------------------
 #
 # Each (struct, version) gets one generated function that reads the fields in wire order
-# into locals and returns them as one dict: no Python call per field, no Reader. The
+# into locals and returns them as one dict: no Python call per field, no Reader, and none
+# per struct inside it either (array items and non-null struct fields are read inline,
+# _emit_struct; a nullable struct is a call to its own reader). The
 # templates below, one per kind of value, are Python that reads a value from `buf` at
 # `pos` into a variable ($v) and advances `pos`; gen_struct_reader strings them together
 # and _gen_value_reader wraps one in a function of its own (for tagged fields). The code
