@@ -15,5 +15,8 @@ from pathlib import Path
 import groupctl
 
 
-def byte_compile_groupctl() -> None:
-    compileall.compile_dir(str(Path(groupctl.__file__).parent), quiet=1)
+def byte_compile_groupctl(tree: Path | None = None) -> None:
+    """The imported groupctl's modules, or those of the checkout `tree` (a --before tree:
+    its stale .pyc files would otherwise be recompiled on every timed run)."""
+    package = Path(groupctl.__file__).parent if tree is None else Path(tree) / "groupctl"
+    compileall.compile_dir(str(package), quiet=1)

@@ -7,15 +7,26 @@ command imports what it needs, then release() freezes everything built so far (m
 the permanent generation: never scanned again, and it lives as long as the process
 anyway) and turns the GC back on for the rest of the command. Code that calls neither
 (tests, other programs importing groupctl) keeps its GC as it was.
+
+A one-shot command that builds a large result, prints it and exits (`describe`, `list`)
+calls one_shot() instead: no cyclic collections for the rest of the process. Its result
+only grows until it is printed, and the collector walked it again and again without
+freeing anything: full collections each time the surviving objects grew by a quarter (ten
+passes at 20,000 groups, a fifth of the CPU) and every new object in two young ones (5 %
+more). What the command drops is freed by reference counting as always; the few cycles
+it makes (an exception and its traceback on a retried connection) wait for the exit,
+bounded by the command's --timeout: at 20,000 groups the peak RSS is the same either way.
 """
 import gc
 
 _held = False
+_console = False  # the console script started this process (hold() was called)
 
 
 def hold() -> None:
     """No cyclic collections until release(); a no-op when the GC is already off."""
-    global _held
+    global _held, _console
+    _console = True
     if gc.isenabled():
         gc.disable()
         _held = True
@@ -28,3 +39,12 @@ def release() -> None:
         _held = False
         gc.freeze()
         gc.enable()
+
+
+def one_shot() -> None:
+    """No cyclic collections from now on (see the module doc): in the console script
+    only, once start-up is released; a test or another program keeps its GC as it was."""
+    global _held
+    if _console:
+        _held = False  # release() leaves it off
+        gc.disable()

@@ -58,10 +58,12 @@ def list_cmd(
     """Every group on the cluster (asks every broker), with state, type and protocol type,
     sorted by group id. If some brokers fail, prints the groups of the others, then exits 7.
     """
+    from .. import startup
     from ..observe.listing import STATES, TYPES, failures_error, list_groups
     from ..render.output import emit
     from .common import make_cluster, run_async
 
+    startup.one_shot()  # a result held until printed, then exit: startup.py
     env = env_of(ctx)
     pattern = _regex(regex)
     states = check_choices(_split(state), STATES, "--state")
@@ -132,9 +134,11 @@ def _types(values: list[str] | None) -> list[str]:
 
 
 def _describe(env, groups: list[str], all_: bool, pattern, types: Sequence[str] = ()) -> None:
+    from .. import startup
     from ..observe.describe import describe_groups
-    from ..render.output import emit
     from .common import make_cluster, run_async
+
+    startup.one_shot()  # a result held until printed, then exit: startup.py
 
     async def main(progress):
         async with make_cluster(env) as cluster:
@@ -156,8 +160,29 @@ def _describe(env, groups: list[str], all_: bool, pattern, types: Sequence[str] 
     with _Progress(env) as progress:
         listed, described = run_async(env, main(progress))
     if described.groups or all_ or not described.failures:
-        emit(env, [g.to_dict() for g in described.groups], _describe_table)
+        _emit_groups(env, described.groups)
     _raise_failures(env, listed, described, all_)
+
+
+def _emit_groups(env, groups: list) -> None:
+    """The described groups in the -o format. json and ndjson are written one group at a
+    time (describe --all over a fleet: no dict of every group held at once; json's offset
+    rows straight from the row objects, render/describe_json.py)."""
+    fmt = env.settings.output
+    if fmt in ("json", "ndjson"):
+        if fmt == "json":
+            from ..render.describe_json import write_groups
+
+            write_groups(env.stdout, groups)
+        else:
+            from ..render.output import write_json_items
+
+            write_json_items(env.stdout, (g.to_dict() for g in groups), indent=None)
+        env.stdout.flush()
+        return
+    from ..render.output import emit
+
+    emit(env, [g.to_dict() for g in groups], _describe_table)
 
 
 def _describe_table(console, data, wide):

@@ -89,14 +89,17 @@ class DescribeResult:
     failures: dict[str, GroupctlError] = field(default_factory=dict)
 
 
-@dataclass
 class _Raw:
-    """What the coordinator said about one group."""
+    """What the coordinator said about one group (a plain class: one per group of a
+    fleet, and a dataclass's __init__ with a default factory costs twice as much)."""
 
-    described: dict = field(default_factory=dict)  # {type: groups[] entry of its API}
-    offsets: dict | GroupctlError | None = None
-    share_offsets: dict | None = None  # its groups[] entry of DescribeShareGroupOffsets
-    coordinator: BrokerInfo | None = None
+    __slots__ = ("described", "offsets", "share_offsets", "coordinator")
+
+    def __init__(self) -> None:
+        self.described: dict = {}  # {type: groups[] entry of its API}
+        self.offsets: dict | GroupctlError | None = None
+        self.share_offsets: dict | None = None  # its groups[] entry of DescribeShareGroupOffsets
+        self.coordinator: BrokerInfo | None = None
 
 
 class _RetryGroup(Exception):
@@ -144,10 +147,11 @@ async def describe_groups(cluster: ClusterLike, groups: list[str], *, listings: 
         reuse.update(fresh)
     if not offsets:
         return _ordered(wanted, described, failures)
-    metadata = await _metadata(cluster, described.values(), d)
+    partitions = {(row.topic, row.partition) for g in described.values() for row in g.offsets}
+    metadata = await _metadata(cluster, partitions, d)
     for desc in described.values():
         desc.coordinator_partition = _offsets_partition(desc.group, metadata)
-    await _fill_log_ends(cluster, metadata, list(described.values()), d)
+    await _fill_log_ends(cluster, metadata, partitions, list(described.values()), d)
     return _ordered(wanted, described, failures)
 
 
@@ -307,10 +311,10 @@ def _type_changed(raw: _Raw, group: str) -> _RetryGroup | None:
     return None
 
 
-async def _metadata(cluster: ClusterLike, groups, d):
-    """Metadata for __consumer_offsets and every topic in the groups' offset rows (which
-    hold every committed or owned partition)."""
-    topics = {OFFSETS_TOPIC} | {row.topic for g in groups for row in g.offsets}
+async def _metadata(cluster: ClusterLike, partitions: set, d):
+    """Metadata for __consumer_offsets and every topic of `partitions`, the groups' offset
+    rows' (topic, partition) (which hold every committed or owned partition)."""
+    topics = {OFFSETS_TOPIC} | {topic for topic, _ in partitions}
     return await cluster.metadata(sorted(topics), deadline=d)
 
 
@@ -398,12 +402,13 @@ def _message(entry: dict | None) -> str:
     return f": {msg}" if msg else ""
 
 
-async def _fill_log_ends(cluster: ClusterLike, metadata, groups: list[model.GroupDescription],
-                         d) -> None:
-    wanted = {(row.topic, row.partition) for g in groups for row in g.offsets}
+async def _fill_log_ends(cluster: ClusterLike, metadata, wanted: set,
+                         groups: list[model.GroupDescription], d) -> None:
+    """Each offset row's log-end offset; `wanted`: every row's (topic, partition)."""
     if not wanted:
         return
     log_end = await log_end_offsets(cluster, metadata, wanted, deadline=d)
+    end_of = log_end.get
     for g in groups:
         for row in g.offsets:
-            row.log_end = log_end.get((row.topic, row.partition))
+            row.log_end = end_of((row.topic, row.partition))

@@ -6,12 +6,12 @@ client-facing half lives in observe/describe.py.
 """
 from __future__ import annotations
 
+import operator
 import sys
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from ..protocol.consumer import decode_assignment, decode_subscription
 from ..protocol.types import DecodeError
 
 if TYPE_CHECKING:  # pragma: no cover - decoded bodies, for the type checker
@@ -53,11 +53,21 @@ SETTLED_STATES = frozenset({GroupState.STABLE, GroupState.EMPTY})
 _UTF16_NATIVE = "utf-16-le" if sys.byteorder == "little" else "utf-16-be"
 
 
+_POW31 = [1]  # 31**k mod 2**32 at k, grown on demand
+
+
 def java_string_hash(text: str) -> int:
-    """Java's String.hashCode over UTF-16 code units, as a signed 32-bit int."""
-    h = 0
-    for unit in memoryview(text.encode(_UTF16_NATIVE)).cast("H"):  # UTF-16 code units
-        h = (31 * h + unit) & 0xFFFFFFFF
+    """Java's String.hashCode over UTF-16 code units, as a signed 32-bit int: Java's
+    h = 31*h + unit (mod 2**32) unrolled into sum(unit * 31**(n-1-i)), in C (map and
+    sum), as describe --all places every group of a fleet."""
+    units = (text.encode("ascii") if text.isascii()  # an ASCII char is one code unit
+             else memoryview(text.encode(_UTF16_NATIVE)).cast("H"))  # UTF-16 code units
+    n = len(units)
+    if not n:
+        return 0
+    while len(_POW31) < n:
+        _POW31.append(_POW31[-1] * 31 & 0xFFFFFFFF)
+    h = sum(map(operator.mul, units, _POW31[n - 1::-1])) & 0xFFFFFFFF
     return h - (1 << 32) if h & 0x80000000 else h
 
 
@@ -218,7 +228,15 @@ class GroupDescription:
         totals: dict[str, int | None] = {}
         total: int | None = None
         for row in self._lag_rows():
-            lag = row.lag
+            if type(row) is OffsetRow:  # row.lag, inlined: the rows of a fleet add up
+                committed, log_end = row.committed, row.log_end
+                if committed is None or log_end is None:
+                    lag = None
+                else:
+                    lag = log_end - committed
+                    lag = lag if lag > 0 else 0
+            else:
+                lag = row.lag
             if lag is None:
                 totals.setdefault(row.topic, None)
             else:
@@ -226,9 +244,12 @@ class GroupDescription:
                 total = lag if total is None else total + lag
         return totals, total
 
-    def to_dict(self) -> dict:
-        lag_by_topic, lag_total = self._lags()
-        return {
+    def to_dict(self, *, row_dicts: bool = True, lags=None) -> dict:
+        """The JSON contract; `row_dicts=False`: "offsets" holds the OffsetRow objects
+        themselves, and `lags`: what _lags() returns, already summed (both for
+        render/describe_json.py, which writes the rows without a dict each)."""
+        lag_by_topic, lag_total = self._lags() if lags is None else lags
+        out = {
             "group": self.group, "type": self.type, "state": self.state,
             "protocol_type": self.protocol_type, "protocol": self.protocol,
             "generation": self.generation, "group_epoch": self.group_epoch,
@@ -237,10 +258,15 @@ class GroupDescription:
             "rebalancing": self.rebalancing,
             "classic_members": self.classic_members,
             "members": [m.to_dict() for m in self.members],
-            "offsets": [row.to_dict() for row in self.offsets],
+            "offsets": [row.to_dict() for row in self.offsets] if row_dicts else self.offsets,
             "lag_by_topic": lag_by_topic,
             "lag_total": lag_total,
-        } | self._typed() | ({"error": self.error} if self.error is not None else {})
+        }
+        if self.extra or self.share_offsets is not None:  # update = `|`: a key of extra's
+            out.update(self._typed())                     # own keeps its place above
+        if self.error is not None:
+            out["error"] = self.error
+        return out
 
     def _typed(self) -> dict:
         out = dict(self.extra)
@@ -265,6 +291,10 @@ def classic_member(raw: DescribeGroupsResponseGroupsMembers, protocol_type: str,
         member.raw_metadata = metadata or None
         member.raw_assignment = assignment or None
         return member
+    # imported here: a fleet's groups are mostly Empty, and describe --all need not load
+    # the consumer-protocol codecs for them (a few ms of every start)
+    from ..protocol.consumer import decode_assignment, decode_subscription
+
     if metadata:
         try:
             sub = decode_subscription(metadata)

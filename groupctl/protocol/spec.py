@@ -5,8 +5,8 @@ it may be null (`nullable`), and whether it travels as a tagged field (`tag`). T
 for every (api, version, direction) is built from the spec once and reads or writes a
 plain dict with snake_case keys: encoders are closures built on first use; decoders are
 Python functions generated from the spec (one per struct and version: fields read into
-locals, fixed-width runs with one struct unpack, partition lists with one unpack) on first
-use of that version. A decoded dict always carries every field of the spec: those absent
+locals, fixed-width runs with one struct unpack, partition lists with one unpack, the
+structs inside read inline) on first use of that version. A decoded dict always carries every field of the spec: those absent
 in the decoded version hold their default, so callers never branch on versions to read a
 response.
 

@@ -215,17 +215,21 @@ def _indented_list(value: list, out: list[str], nl: str) -> None:
     out.append(nl + "]")
 
 
-def write_json_items(stream, items, indent: int | None = 2) -> None:
+def write_json_items(stream, items, indent: int | None = 2,
+                     indented: Callable[[Any, list[str], str], None] | None = None) -> None:
     """Write an iterable as one JSON array (as dumps_json(list(items)) would), or as ndjson
-    lines (indent None), one item at a time: nothing but the current item is held."""
+    lines (indent None), one item at a time: nothing but the current item is held.
+    `indented(item, out, nl)`: a writer of one item's indented text (as _indented) for
+    items that are not plain data (describe's groups: render/describe_json.py)."""
     if indent is None:
         for item in items:
             stream.write(_compact(item) + "\n")
         return
+    write = indented or _indented
     sep = "[\n  "
     for item in items:
         out = [sep]
-        _indented(item, out, "\n  ")
+        write(item, out, "\n  ")
         stream.write("".join(out))
         sep = ",\n  "
     stream.write("[]\n" if sep == "[\n  " else "\n]\n")

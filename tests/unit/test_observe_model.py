@@ -31,6 +31,24 @@ def test_java_string_hash(text, expected):
     assert model.java_string_hash(text) == expected
 
 
+def test_java_string_hash_equals_javas_loop_on_random_text():
+    """The unrolled sum (ASCII fast path, UTF-16 code units otherwise) is Java's loop."""
+    import random
+
+    def java_loop(text: str) -> int:
+        h = 0
+        for unit in memoryview(text.encode("utf-16-le")).cast("H"):
+            h = (31 * h + unit) & 0xFFFFFFFF
+        return h - (1 << 32) if h & 0x80000000 else h
+
+    rng = random.Random(22)
+    for _ in range(2000):
+        text = "".join(chr(rng.randrange(128) if rng.random() < 0.8 else
+                           rng.choice([rng.randrange(0x80, 0xD800), rng.randrange(0x10000, 0x110000)]))
+                       for _ in range(rng.randrange(400)))
+        assert model.java_string_hash(text) == java_loop(text), text
+
+
 def test_coordinator_partition_uses_kafka_abs_and_the_partition_count():
     assert model.coordinator_partition("polygenelubricants") == 0  # MIN_VALUE -> 0
     assert model.coordinator_partition("abc") == 96354 % 50

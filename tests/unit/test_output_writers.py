@@ -83,3 +83,49 @@ def test_offset_rows_of_every_kind_as_json_writes_them():
            {**{k: rows[0][k] for k in reversed(list(rows[0]))}}]
     for data in ([{"offsets": rows}], rows, [rows], [{"offsets": rows + [o]} for o in odd]):
         assert dumps_json(data) == reference(data, 2)
+
+
+# ---- describe -o json straight from GroupDescriptions (render/describe_json.py) ----------
+
+ODD_NUMBERS = [True, 1.5, -1, 2**70]     # types or values describe never puts in a row
+ODD_TEXTS = [None, GroupState.EMPTY]
+
+
+def random_group(rng: random.Random, i: int):
+    from groupctl.observe.model import GroupDescription, TopicPartitions
+    from groupctl.observe.share import ShareOffsetRow
+
+    def odd(value, choices):  # now and then a value of a type describe never builds
+        return rng.choice(choices) if rng.random() < 0.03 else value
+
+    rows = [OffsetRow(odd(rng.choice(["t", "ü\"\\", "z"]), ODD_TEXTS), odd(p, ODD_NUMBERS),
+                      odd(rng.choice([None, 3, 10]), ODD_NUMBERS),
+                      odd(rng.choice([None, 5, 20]), ODD_NUMBERS),
+                      odd(rng.choice([None, "m-1", "ü"]), ODD_TEXTS))
+            for p in range(rng.randrange(6))]
+    members = [Member(f"m{j}", client_id=rng.choice([None, "c"]),
+                      assignment=[TopicPartitions("t", [0, 1])],
+                      subscription={"topics": ["t"]}) for j in range(rng.randrange(3))]
+    desc = GroupDescription(group=f"g{i}", type=rng.choice(["classic", "consumer", "share"]),
+                            state=rng.choice([GroupState.STABLE, "Empty", None]),
+                            coordinator={"id": 1, "host": "h", "port": 9092},
+                            generation=rng.choice([None, 3]), members=members, offsets=rows)
+    if rng.random() < 0.3:
+        desc.share_offsets = [ShareOffsetRow("t", 0, 5, 1, rng.choice([None, 4]), ["m0"])]
+    if rng.random() < 0.3:
+        desc.extra = rng.choice([{"topology": {"epoch": 1}}, {"offsets": [1, 2]}, {}])
+    if rng.random() < 0.2:
+        desc.error = "boom"
+    return desc
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_describe_json_writes_what_to_dict_writes(seed):
+    from groupctl.render.describe_json import write_groups
+
+    rng = random.Random(seed)
+    groups = [random_group(rng, i) for i in range(rng.randrange(4))]
+    fast, general = io.StringIO(), io.StringIO()
+    write_groups(fast, iter(groups))
+    write_json_items(general, [g.to_dict() for g in groups])
+    assert fast.getvalue() == general.getvalue() == reference([g.to_dict() for g in groups], 2) + "\n"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -343,6 +344,27 @@ def test_generated_decoder_source_is_inspectable():
     read = compile_reader(DESCRIBE_GROUPS.response, 6, True)
     assert read.source.startswith("def read_struct(buf, pos):")
     assert "# throttle_time_ms" in read.source and "# groups" in read.source
+
+
+def test_structs_inside_a_struct_are_read_inline():
+    """OffsetFetch v9: groups -> topics -> partitions in the one generated function (no
+    call per partition), giving what the wire holds."""
+    from groupctl.protocol.codegen import compile_reader
+    from groupctl.protocol.messages import OFFSET_FETCH
+    read = compile_reader(OFFSET_FETCH.response, 9, True)
+    assert read.source.count("def ") == 1
+    assert not re.search(r"_struct\d+\(", read.source)  # a nested struct's reader, called
+    body = {"throttle_time_ms": 0, "error_code": 0, "topics": [], "groups": [
+        {"group_id": f"g{g}", "error_code": g, "topics": [
+            {"name": "t", "partitions": [{"partition_index": p, "committed_offset": 10 * g + p,
+                                          "committed_leader_epoch": -1, "metadata": "m" * p,
+                                          "error_code": 0} for p in range(3)]}]}
+        for g in range(3)]}
+    decoded = OFFSET_FETCH.decode_response(9, OFFSET_FETCH.encode_response(9, body))
+    assert [[(p["partition_index"], p["committed_offset"], p["metadata"])
+             for t in g["topics"] for p in t["partitions"]] for g in decoded["groups"]] == [
+        [(p, 10 * g + p, "m" * p) for p in range(3)] for g in range(3)]
+    assert [g["error_code"] for g in decoded["groups"]] == [0, 1, 2]
 
 
 def test_huge_array_length_is_rejected_without_allocating():

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import gc
 import io
+import json
+import subprocess
+import sys
+import textwrap
 
 import pytest
 
@@ -21,6 +25,7 @@ def held():
     assert not gc.isenabled()
     yield
     startup._held = False
+    startup._console = False  # hold() stands for the console script: not this process
     gc.unfreeze()  # release() froze the test process's objects: give them back
     if was:
         gc.enable()
@@ -52,6 +57,50 @@ def test_a_command_without_run_async_releases_in_the_callback(held):
 
 def test_a_network_command_releases_in_run_async(held):
     env = Env(stdout=io.StringIO(), stderr=io.StringIO())
-    invoke(["-b", "127.0.0.1:1", "--timeout", "0.2", "describe", "g"], env)  # unreachable
+    invoke(["-b", "127.0.0.1:1", "--timeout", "0.2", "join", "g"], env)  # unreachable
     assert gc.isenabled()
 
+
+def test_a_one_shot_command_ends_start_up_with_the_collector_off(held):
+    env = Env(stdout=io.StringIO(), stderr=io.StringIO())
+    invoke(["-b", "127.0.0.1:1", "--timeout", "0.2", "describe", "g"], env)  # unreachable
+    assert not gc.isenabled() and not startup._held
+
+
+
+def test_one_shot_only_in_the_console_script(monkeypatch):
+    was = gc.isenabled()
+    gc.enable()
+    try:
+        monkeypatch.setattr(startup, "_console", False)
+        startup.one_shot()
+        assert gc.isenabled()  # a test process keeps its own GC
+        monkeypatch.setattr(startup, "_console", True)
+        monkeypatch.setattr(startup, "_held", True)
+        startup.one_shot()
+        assert not gc.isenabled()
+        startup.release()  # run_async's release leaves it off
+        assert not gc.isenabled()
+    finally:
+        if was:
+            gc.enable()
+
+
+@pytest.mark.parametrize("command,off", [(["describe", "g"], True), (["list"], True),
+                                         (["errors", "27"], False)])
+def test_the_console_script_runs_one_shot_commands_without_the_collector(command, off):
+    """describe and list (as the console script runs them) end with the collector off;
+    other commands with it on. An unreachable broker is enough to get there."""
+    probe = textwrap.dedent("""
+        import gc, json, sys
+        sys.argv = ["groupctl", "-b", "127.0.0.1:1", "--timeout", "0.3", *json.loads(sys.argv[1])]
+        from groupctl.__main__ import main
+        try:
+            main()
+        except SystemExit:
+            pass
+        sys.stderr.write("\\n" + json.dumps(gc.isenabled()) + "\\n")
+        """)
+    proc = subprocess.run([sys.executable, "-c", probe, json.dumps(command)],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert json.loads(proc.stderr.strip().splitlines()[-1]) is (not off), proc.stderr
