@@ -172,7 +172,7 @@ def python_pass(paths: list[Path]) -> dict:
                 line = raw.rstrip("\n")
                 candidate = " [GroupCoordinator " in line
                 if line and (not start_re.match(line) if line.startswith("[")
-                             else not cont_re.match(line)):
+                             else not (line[0] in "\t " or cont_re.match(line))):
                     counts["unparsed"] += 1          # garbage
                 if not candidate:
                     continue
@@ -311,7 +311,8 @@ def main() -> int:
         if not args.no_e2e:
             end_to_end(root, args.e2e_lines, args.repeat, args.before)
         (root / "warm").mkdir()
-        warm = generate(root / "warm", 20_000, 1, 10)
+        # as many files as the workload: every executor of a cluster gets a warm-up task
+        warm = generate(root / "warm", 20_000, args.files, 10)
 
         print(f"extraction: {load()}")
         py_s, py_counts = timed(lambda: python_pass(paths), args.repeat)

@@ -231,7 +231,8 @@ def analyze(spark, inputs: Inputs, options: Options = Options(),
     # rebalance once (checkpointed), then storms marked on them (checkpointed): every
     # table after them reads short checkpoints, never the episodes' plan again.
     with phase("episodes (checkpoints)"):
-        every = observed.witnessed(events).localCheckpoint()
+        every = observed.witnessed(events, records_given=bool(inputs.events),
+                                   client_logs_given=bool(inputs.client_logs)).localCheckpoint()
         base = observed.once(every).localCheckpoint()
     with phase("storms (checkpoint)"):
         episodes, _ = X.storms(base, options.storm_count, options.storm_window_s)
