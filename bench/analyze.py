@@ -224,7 +224,9 @@ def _process_s(argv: list[str], pythonpath: str) -> float:
     """Wall time of one fresh process (exit status must be 0, or 2 for an empty input)."""
     env = dict(os.environ, PYTHONPATH=pythonpath)
     t = time.perf_counter()
-    proc = subprocess.run(argv, env=env, capture_output=True, text=True)
+    # run in the checkout: `python -m` puts the working directory first on sys.path, so
+    # from another checkout's directory --before timed this one's code
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=pythonpath)
     took = time.perf_counter() - t
     assert proc.returncode in (0, 2), proc.stderr[-2000:]
     return took
