@@ -14,6 +14,7 @@ number of events per kind and of unparsed lines, which must agree.
 End to end first (issue 20: analyze at the speed of an incident), each a fresh process,
 the minimum of --repeat runs taken in turn:
   bare          a bare PySpark local[2] session start plus one trivial job (count 1,000 rows)
+  bare-short    the same with the JVM options analyze gives a tiny input (C1 compiler only)
   e2e           `groupctl analyze --broker-logs` on a --e2e-lines log (5,000), local[2]
                 ratio e2e / bare (target <= 1.5)
   before        the same command from another checkout (--before /work/main), if given
@@ -171,7 +172,7 @@ def python_pass(paths: list[Path]) -> dict:
                 line = raw.rstrip("\n")
                 candidate = " [GroupCoordinator " in line
                 if line and (not start_re.match(line) if line.startswith("[")
-                             else not cont_re.match(line)):
+                             else not (line[0] in "\t " or cont_re.match(line))):
                     counts["unparsed"] += 1          # garbage
                 if not candidate:
                     continue
@@ -215,13 +216,17 @@ def spark_pass(spark, paths: list[Path]) -> dict:
 
 BARE = ("from groupctl.analytics.session import build_session\n"
         "build_session('local[2]').range(1000).count()\n")
+# the same with the JVM options analyze gives a tiny input's session (short_run)
+BARE_SHORT = BARE.replace("'local[2]')", "'local[2]', short_run=True)")
 
 
 def _process_s(argv: list[str], pythonpath: str) -> float:
     """Wall time of one fresh process (exit status must be 0, or 2 for an empty input)."""
     env = dict(os.environ, PYTHONPATH=pythonpath)
     t = time.perf_counter()
-    proc = subprocess.run(argv, env=env, capture_output=True, text=True)
+    # run in the checkout: `python -m` puts the working directory first on sys.path, so
+    # from another checkout's directory --before timed this one's code
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=pythonpath)
     took = time.perf_counter() - t
     assert proc.returncode in (0, 2), proc.stderr[-2000:]
     return took
@@ -242,6 +247,7 @@ def end_to_end(root: Path, lines: int, repeat: int, before: str | None) -> None:
     runs: dict[str, list[float]] = collections.defaultdict(list)
     for _ in range(repeat):
         runs["bare"].append(_process_s([python, "-c", BARE], here))
+        runs["bare-short"].append(_process_s([python, "-c", BARE_SHORT], here))
         runs["e2e"].append(_process_s(analyze(log), here))
         if before:
             runs["before"].append(_process_s(analyze(log), before))
@@ -250,8 +256,10 @@ def end_to_end(root: Path, lines: int, repeat: int, before: str | None) -> None:
     print(f"end to end ({lines:,}-line broker log, local[2], best of {repeat}; all runs: "
           + ", ".join(f"{k} {' '.join(f'{x:.1f}' for x in v)}" for k, v in runs.items()) + ")")
     print(f"bare         {best['bare']:8.2f} s   session start + count(1000)")
+    print(f"bare-short   {best['bare-short']:8.2f} s   the same, short_run JVM options "
+          f"(session.SHORT_RUN_JVM_OPTIONS, as analyze of a tiny input)")
     print(f"e2e          {best['e2e']:8.2f} s   ratio e2e/bare = {best['e2e'] / best['bare']:.2f} "
-          f"(target <= 1.5)")
+          f"(target <= 1.5); e2e/bare-short = {best['e2e'] / best['bare-short']:.2f}")
     if before:
         print(f"before       {best['before']:8.2f} s   ratio before/bare = "
               f"{best['before'] / best['bare']:.2f}  ({before})")
@@ -305,7 +313,8 @@ def main() -> int:
         if not args.no_e2e:
             end_to_end(root, args.e2e_lines, args.repeat, args.before)
         (root / "warm").mkdir()
-        warm = generate(root / "warm", 20_000, 1, 10)
+        # as many files as the workload: every executor of a cluster gets a warm-up task
+        warm = generate(root / "warm", 20_000, args.files, 10)
 
         print(f"extraction: {load()}")
         py_s, py_counts = timed(lambda: python_pass(paths), args.repeat)

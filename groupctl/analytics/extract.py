@@ -28,7 +28,13 @@ INT_FIELDS = {f.name for f in EVENT_SCHEMA.fields
 
 def read_lines(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
     """(file, line, pos) of every line; .gz files are decompressed by Spark's codecs.
-    `pos` orders lines within a file (it grows along each file's splits)."""
+    `pos` orders lines within a file (it grows along each file's splits).
+    The files are cut into at least two splits per core (spark.sql.files.minPartitionNum;
+    Spark's default is one per core): with one split per core, a core whose split runs
+    slow (a cold executor JVM on a standalone cluster, another process on its core) held
+    the whole stage up while the others sat idle."""
+    spark.conf.set("spark.sql.files.minPartitionNum",
+                   str(2 * spark.sparkContext.defaultParallelism))
     return (spark.read.text(list(paths))
             .select(F.col("_metadata.file_path").alias("file"), F.col("value").alias("line"),
                     F.monotonically_increasing_id().alias("pos")))
@@ -95,6 +101,9 @@ def _garbage(line: Column, rdkafka: bool = False) -> Column:
     test = F.when(line.startswith("["), ~line.rlike(P.LOG4J_START))
     if rdkafka:
         test = test.when(line.startswith("%"), ~line.rlike(P.RDKAFKA_LINE))
+    # a tab or a space first is a continuation (CONTINUATION's `\s`) without a regex: most
+    # lines of a broker log are its config dumps' `\tkey = value` lines
+    test = test.when(line.startswith("\t") | line.startswith(" "), F.lit(False))
     return (line != "") & test.otherwise(~line.rlike(P.CONTINUATION))
 
 

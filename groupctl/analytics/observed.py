@@ -140,14 +140,21 @@ def client_episodes(events: DataFrame) -> DataFrame:
     return finish_episodes(both)
 
 
-def witnessed(events: DataFrame) -> DataFrame:
+def witnessed(events: DataFrame, records_given: bool = True,
+              client_logs_given: bool = True) -> DataFrame:
     """Every witness's episodes, `_witness` its rank in WITNESSES (checkpoint this: once()
-    reads it three times)."""
-    broker, records = broker_episodes(events), record_episodes(events)
-    exact = with_broker_reasons(records.filter(F.col("_exact")), broker)
-    others = records.filter(~F.col("_exact")).select(*EPISODE_COLUMNS)
-    told = [ep.withColumn("_witness", F.lit(i)) for i, ep in enumerate(
-        (exact, broker, others, client_episodes(events)))]
+    reads it three times). A witness whose input was not given is left out of the plan
+    (its episodes would be none; planning them is most of a small run's time)."""
+    broker = broker_episodes(events)
+    told = [broker.withColumn("_witness", F.lit(BROKER))]
+    if records_given:
+        records = record_episodes(events)
+        exact = with_broker_reasons(records.filter(F.col("_exact")), broker)
+        others = records.filter(~F.col("_exact")).select(*EPISODE_COLUMNS)
+        told = [exact.withColumn("_witness", F.lit(EXACT)), *told,
+                others.withColumn("_witness", F.lit(2))]
+    if client_logs_given:
+        told.append(client_episodes(events).withColumn("_witness", F.lit(3)))
     return reduce(DataFrame.unionByName, told)
 
 

@@ -89,6 +89,17 @@ def expand(patterns: Sequence[str], option: str) -> list[str]:
 SMALL_INPUT_BYTES = 256 << 20
 SMALL_JOB_CONF = {"spark.sql.shuffle.partitions": "1", "spark.sql.adaptive.enabled": "false"}
 LARGE_JOB_CONF = {"spark.sql.shuffle.partitions": "4", "spark.sql.adaptive.enabled": "true"}
+# Inputs up to this size (a few hundred thousand lines: an incident's logs) also run with
+# Spark's interpreted expressions instead of generated code. On a 5,000-line log the
+# pipeline's ~470 Janino compilations (every stage, projection and ordering; each query
+# compiles its own) cost more than the rows they run on; interpreted: ~30 compilations.
+# Spark tests both paths to give the same results. The session start does its part
+# (session.SHORT_RUN_JVM_OPTIONS, chosen by the CLI with is_tiny before Spark starts).
+TINY_INPUT_BYTES = 16 << 20
+TINY_JOB_CONF = {"spark.sql.codegen.wholeStage": "false",
+                 "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
+CODEGEN_JOB_CONF = {"spark.sql.codegen.wholeStage": "true",
+                    "spark.sql.codegen.factoryMode": "FALLBACK"}
 
 
 def input_bytes(inputs: Inputs) -> int | None:
@@ -97,6 +108,12 @@ def input_bytes(inputs: Inputs) -> int | None:
     if any("://" in p for p in paths):
         return None
     return sum(os.path.getsize(p) for p in paths)
+
+
+def is_tiny(inputs: Inputs) -> bool:
+    """Small enough for a short run (TINY_INPUT_BYTES): no URL among the inputs."""
+    size = input_bytes(inputs)
+    return size is not None and size <= TINY_INPUT_BYTES
 
 
 def empty_files(inputs: Inputs) -> list[str]:
@@ -174,7 +191,10 @@ def analyze(spark, inputs: Inputs, options: Options = Options(),
     phase = phases or Phases()
     size = input_bytes(inputs)
     small = size is not None and size <= SMALL_INPUT_BYTES
-    for key, value in (SMALL_JOB_CONF if small else LARGE_JOB_CONF).items():
+    tiny = size is not None and size <= TINY_INPUT_BYTES
+    conf = {**(SMALL_JOB_CONF if small else LARGE_JOB_CONF),
+            **(TINY_JOB_CONF if tiny else CODEGEN_JOB_CONF)}
+    for key, value in conf.items():
         spark.conf.set(key, value)
     parts = []
     with phase("plan extraction"):
@@ -212,7 +232,8 @@ def analyze(spark, inputs: Inputs, options: Options = Options(),
     # rebalance once (checkpointed), then storms marked on them (checkpointed): every
     # table after them reads short checkpoints, never the episodes' plan again.
     with phase("episodes (checkpoints)"):
-        every = observed.witnessed(events).localCheckpoint()
+        every = observed.witnessed(events, records_given=bool(inputs.events),
+                                   client_logs_given=bool(inputs.client_logs)).localCheckpoint()
         base = observed.once(every)
         # issue 19: the clients' own revoke -> assign figure of each classic round
         keep = lambda df: X.filter_events(df, options.since, options.until,  # noqa: E731

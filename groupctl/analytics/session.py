@@ -65,12 +65,25 @@ def _is_loopback(master: str) -> bool:
     return host in LOOPBACK
 
 
+# A short run's JVMs (a tiny input: pipeline.is_tiny): the C1 compiler only. Measured on a
+# 5,000-line log (bench/analyze.py; /proc per-thread CPU of the driver JVM): of 60 s of
+# JVM CPU, C2's compiler threads took 24 s and C1's 7 s, compiling Catalyst and Spark code
+# that a short run leaves before the compiled code pays back; with C1 alone the run took
+# 30 s of JVM CPU. A long run keeps C2 (its regex and row loops run for minutes).
+SHORT_RUN_JVM_OPTIONS = "-XX:TieredStopAtLevel=1"
+
+
 def build_session(master: str = "local[*]", *, progress: bool = False,
-                  app_name: str = "groupctl-analyze", extra: dict | None = None):
-    """Get (or create) the SparkSession. `progress`: Spark's stage progress bar on stderr."""
+                  app_name: str = "groupctl-analyze", extra: dict | None = None,
+                  short_run: bool = False):
+    """Get (or create) the SparkSession. `progress`: Spark's stage progress bar on stderr.
+    `short_run`: JVMs tuned for a run of seconds (SHORT_RUN_JVM_OPTIONS); only a new
+    session's JVM takes them."""
     from pyspark.sql import SparkSession
 
     java_opts = f"-Dlog4j2.configurationFile=file:{log4j_file()}"
+    if short_run:
+        java_opts += f" {SHORT_RUN_JVM_OPTIONS}"
     conf = {
         "spark.ui.showConsoleProgress": "true" if progress else "false",
         "spark.ui.enabled": "false",

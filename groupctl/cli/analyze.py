@@ -105,12 +105,12 @@ def _run(env, inputs, options, master: str, out: Path) -> int:
             env.stderr.write(f"analyze: {message}\n")
             env.stderr.flush()
 
-    from ..analytics.pipeline import Phases
+    from ..analytics.pipeline import Phases, is_tiny
 
     phases = Phases()
     say(f"starting Spark ({master})")
     with phases("start Spark"):
-        spark, owned = _session(master, progress)
+        spark, owned = _session(master, progress, is_tiny(inputs))
     phases.spark = spark
     try:
         from ..analytics import load, report
@@ -145,7 +145,7 @@ def _run(env, inputs, options, master: str, out: Path) -> int:
     return 0
 
 
-def _session(master: str, progress: bool):
+def _session(master: str, progress: bool, short_run: bool):
     try:
         from pyspark.sql import SparkSession
     except ImportError:
@@ -154,7 +154,7 @@ def _session(master: str, progress: bool):
 
     owned = SparkSession.getActiveSession() is None
     try:
-        return build_session(master, progress=progress), owned
+        return build_session(master, progress=progress, short_run=short_run), owned
     except Exception as exc:  # no Java, or the JVM would not start
         raise GroupctlError(f"Spark did not start ({type(exc).__name__}: {exc}); "
                             f"analyze needs Java 17+ on PATH or JAVA_HOME") from None
