@@ -167,14 +167,18 @@ def rdkafka_client_events(lines: DataFrame) -> DataFrame:
         "facility": F.regexp_extract(line, P.RDKAFKA_LINE, 3),
         "client_id": F.regexp_extract(line, P.RDKAFKA_LINE, 4),
         "instance": F.regexp_extract(line, P.RDKAFKA_LINE, 5),
-    }).filter(F.col("facility").isin(*P.RDKAFKA_FACILITIES) | F.col("_bad"))
-    df = df.withColumns({
-        "msg": F.when(~F.col("_bad"), F.regexp_extract(line, P.RDKAFKA_LINE, 6)),
-        "group_named": _nullif_empty(F.regexp_extract(line, r'Group "([^"]+)"', 1)),
     })
+    # The group context comes from any cgrp line naming the group, not only from the lines
+    # kept: a member's first JoinGroup answer may follow only CGRPCOORD / JOIN lines
+    # (`Joining group "G"`) when its first try was answered MEMBER_ID_REQUIRED.
+    ours = F.col("facility").isin(*P.RDKAFKA_FACILITIES) | F.col("_bad")
+    df = df.filter(ours | line.contains('roup "')).withColumn(
+        "group_named", _nullif_empty(F.regexp_extract(line, r'[Gg]roup "([^"]+)"', 1)))
     order = Window.partitionBy("file", "client_id", "instance").orderBy("pos") \
         .rowsBetween(Window.unboundedPreceding, 0)
-    df = df.withColumn("group_ctx", F.last("group_named", ignorenulls=True).over(order))
+    df = df.withColumn("group_ctx", F.last("group_named", ignorenulls=True).over(order)) \
+        .filter(ours).withColumn(
+            "msg", F.when(~F.col("_bad"), F.regexp_extract(line, P.RDKAFKA_LINE, 6)))
     df, fields = _classify(df.drop("_bad"), P.RDKAFKA_PATTERNS, ~parsed)
     fields = {**fields, "group": F.coalesce(fields["group"], F.col("group_ctx"))}
     seconds = F.col("epoch_s").try_cast(T.DecimalType(20, 3))
