@@ -31,11 +31,15 @@ def indented_group(desc: GroupDescription, out: list[str], nl: str) -> None:
     inner = nl + "  "
     rows_text, lags = "[]", None
     if rows:
-        fast = _exact_rows(rows, inner) if desc.share_offsets is None else None
-        if fast is None:
-            rows_text = _rows(rows, inner)
-        else:  # the rows' lags summed as they were written: to_dict need not again
-            rows_text, *lags = fast
+        fast = _exact_rows(rows, inner)
+        if fast is None:  # a row of other types: json's own spelling, the general way
+            out_rows: list[str] = []
+            _indented([row.to_dict() for row in rows], out_rows, inner)
+            rows_text = "".join(out_rows)
+        else:
+            rows_text = fast[0]
+            if desc.share_offsets is None:  # the lags summed as the rows were written:
+                lags = list(fast[1:])       # to_dict need not sum them again
     elif desc.share_offsets is None:
         lags = [{}, None]
     data = desc.to_dict(row_dicts=False, lags=lags)
@@ -85,19 +89,6 @@ def _standard_prefixes(inner: str) -> tuple[str, ...]:
         keys = GroupDescription(group="").to_dict(row_dicts=False)
         standard = _standard[inner] = tuple(_prefix(key, inner) for key in keys)
     return standard
-
-
-def _rows(rows: list, nl: str) -> str:
-    """The offset rows at the depth whose newline+indent is `nl`, as _indented writes
-    [row.to_dict() for row in rows]."""
-    if not rows:
-        return "[]"
-    fast = _exact_rows(rows, nl)
-    if fast is not None:
-        return fast[0]
-    out: list[str] = []
-    _indented([row.to_dict() for row in rows], out, nl)
-    return "".join(out)
 
 
 def _exact_rows(rows: list, nl: str) -> tuple[str, dict, int | None] | None:
