@@ -49,7 +49,8 @@ from . import observations as obs
 from .convergence import Behind, Convergence, HoldingUp
 from .model import (CLASSIC, CONSUMER, DEAD, REBALANCING_STATES, SETTLED_STATES, SHARE,
                     STREAMS, GroupDescription)
-from .story_stale import DEFER, RESTORE, SETTLE_HELD, Kept, StaleView, coordinator_id
+from .story_stale import (DEFER, RESTORE, SETTLE_HELD, Kept, StaleView, coordinator_id,
+                          shape)
 from .reasons import explain
 from .unowned import UnownedPartitions
 from .story_data import (  # noqa: F401 - MemberSnapshot, task_set, task_dict re-exported
@@ -252,10 +253,9 @@ class RebalanceStory:
 
     def _undone(self, now: dict, mark: int | None) -> bool:
         """The settled look shows the generation and the very members and assignments the
-        story held before the round."""
-        before = self._members
-        return before is not None and mark == self._generation and set(now) == set(before) \
-            and all(now[m].assignment == before[m].assignment for m in now)
+        story held before the round (the comparison story_stale makes of a held look)."""
+        kept = self._kept()
+        return kept is not None and shape(now, mark) == kept.shape
 
     def _type_of(self, desc: GroupDescription) -> list[Event]:
         """type_changed when the group is seen with another type than before (not on the
