@@ -156,6 +156,18 @@ def java_client_events(lines: DataFrame, tz: str = "UTC") -> DataFrame:
                     "group": F.col("group_id")})
 
 
+def rdkafka_group_context(line: Column, *instance: str) -> Column:
+    """The group of the client instance's latest line (by `pos`) naming one, this line
+    included. A JoinGroup answer names no group, and a member's first answer may follow
+    only CGRPSTATE / CGRPCOORD / JOIN lines naming it (when its first try was answered
+    MEMBER_ID_REQUIRED): the rows this runs over must keep every line naming a group
+    (line.contains(P.RDKAFKA_NAMES_GROUP)), not only the lines read for events."""
+    named = _nullif_empty(F.regexp_extract(line, P.RDKAFKA_GROUP_NAMED, 1))
+    upto = Window.partitionBy(*instance).orderBy("pos") \
+        .rowsBetween(Window.unboundedPreceding, 0)
+    return F.last(named, ignorenulls=True).over(upto)
+
+
 def rdkafka_client_events(lines: DataFrame) -> DataFrame:
     """librdkafka `debug=cgrp` lines (and damaged `%` lines). A JoinGroup response names no
     group: it takes the group of the same client instance's latest line that did."""
@@ -168,15 +180,9 @@ def rdkafka_client_events(lines: DataFrame) -> DataFrame:
         "client_id": F.regexp_extract(line, P.RDKAFKA_LINE, 4),
         "instance": F.regexp_extract(line, P.RDKAFKA_LINE, 5),
     })
-    # The group context comes from any cgrp line naming the group, not only from the lines
-    # kept: a member's first JoinGroup answer may follow only CGRPCOORD / JOIN lines
-    # (`Joining group "G"`) when its first try was answered MEMBER_ID_REQUIRED.
     ours = F.col("facility").isin(*P.RDKAFKA_FACILITIES) | F.col("_bad")
-    df = df.filter(ours | line.contains('roup "')).withColumn(
-        "group_named", _nullif_empty(F.regexp_extract(line, r'[Gg]roup "([^"]+)"', 1)))
-    order = Window.partitionBy("file", "client_id", "instance").orderBy("pos") \
-        .rowsBetween(Window.unboundedPreceding, 0)
-    df = df.withColumn("group_ctx", F.last("group_named", ignorenulls=True).over(order)) \
+    df = df.filter(ours | line.contains(P.RDKAFKA_NAMES_GROUP)) \
+        .withColumn("group_ctx", rdkafka_group_context(line, "file", "client_id", "instance")) \
         .filter(ours).withColumn(
             "msg", F.when(~F.col("_bad"), F.regexp_extract(line, P.RDKAFKA_LINE, 6)))
     df, fields = _classify(df.drop("_bad"), P.RDKAFKA_PATTERNS, ~parsed)

@@ -36,6 +36,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from . import patterns as P
+from .extract import rdkafka_group_context
 from .schema import CLIENT_COST_FIELDS, EPISODE_COLUMNS, EPISODE_TABLE_COLUMNS
 
 MEASURED = "client_logs"                  # per partition, named by the clients' lines
@@ -53,7 +54,6 @@ RD_REMOVED = (r'^Group "[^"]+": (\d+) partition\(s\) being removed from group as
 RD_DELEGATED = (r'^Group "[^"]+": delegating (incremental )?(revoke|assign) of (\d+) '
                 r"partition\(s\) to application")
 RD_JOINED = r"^JoinGroup response: GenerationId (\d+), .*: \(no error\)$"
-RD_GROUP = r'^Group "([^"]+)"'
 JAVA_LIST_SEP = ", "
 
 
@@ -63,15 +63,17 @@ def _ms(col: Column) -> Column:
 
 def rdkafka_lines(lines: DataFrame) -> DataFrame:
     """librdkafka lines this module reads, one row each: file, pos, key (the client
-    instance), ts, group (named, else the instance's last named), gen (its latest
+    instance), ts, group (extract.rdkafka_group_context), gen (its latest
     JoinGroup generation), kind (list / item / cleared / delegated / joined), tp (an
     item's `topic-partition`), verb / incremental / count (a delegation), named (the
     instance logs its assignment lists)."""
     line = F.col("line")
     wanted = reduce(lambda a, b: a | b, [line.contains(f"|{f}|") for f in RD_FACILITIES])
-    df = lines.filter(line.startswith("%") & wanted).select(
-        "file", "pos", *[F.regexp_extract(line, P.RDKAFKA_LINE, i).alias(name) for i, name in
-                         ((2, "epoch_s"), (3, "fac"), (4, "client"), (5, "instance"), (6, "msg"))])
+    df = lines.filter(line.startswith("%") & (wanted | line.contains(P.RDKAFKA_NAMES_GROUP))) \
+        .select("file", "pos", "line", *[
+            F.regexp_extract(line, P.RDKAFKA_LINE, i).alias(name) for i, name in
+            ((2, "epoch_s"), (3, "fac"), (4, "client"), (5, "instance"), (6, "msg"))])
+    df = df.withColumn("group", rdkafka_group_context(line, "file", "client", "instance"))
     msg, fac = F.col("msg"), F.col("fac")
     removed_all = (msg.rlike(RD_REMOVED) & (F.regexp_extract(msg, RD_REMOVED, 1)
                                              == F.regexp_extract(msg, RD_REMOVED, 2)))
@@ -85,7 +87,6 @@ def rdkafka_lines(lines: DataFrame) -> DataFrame:
     df = df.withColumns({
         "key": F.concat_ws("|", "file", "client", "instance"),
         "ts": F.timestamp_seconds(F.col("epoch_s").try_cast(T.DecimalType(20, 3))),
-        "_group": F.nullif(F.regexp_extract(msg, RD_GROUP, 1), F.lit("")),
         "tp": F.when(kind == "item", F.concat(F.regexp_extract(msg, RD_LIST_ITEM, 1), F.lit("-"),
                                               F.regexp_extract(msg, RD_LIST_ITEM, 2))),
         "_gen": F.when(kind == "joined", F.regexp_extract(msg, RD_JOINED, 1).cast("int")),
@@ -96,12 +97,10 @@ def rdkafka_lines(lines: DataFrame) -> DataFrame:
     whole = Window.partitionBy("key")
     upto = whole.orderBy("pos").rowsBetween(Window.unboundedPreceding, 0)
     return df.withColumns({
-        "group": F.coalesce(F.last("_group", ignorenulls=True).over(upto),
-                            F.first("_group", ignorenulls=True).over(whole)),
         "gen": F.last("_gen", ignorenulls=True).over(upto),
         "list_pos": F.last(F.when(kind == "list", F.col("pos")), ignorenulls=True).over(upto),
         "named": F.max((kind == "list").cast("int")).over(whole) == 1,
-    }).drop("_group", "_gen", "epoch_s", "msg", "fac")
+    }).drop("_gen", "epoch_s", "msg", "fac", "line")
 
 
 def rdkafka_edges(rd: DataFrame) -> DataFrame:

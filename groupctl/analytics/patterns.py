@@ -205,6 +205,9 @@ RDKAFKA_PATTERNS: tuple[LinePattern, ...] = (
                 {"group": 1, "reason": 2}),
 )
 # librdkafka facilities worth reading (everything else is ignored, not "unparsed")
+# a librdkafka cgrp line naming its group: `Group "G"...`, `Joining group "G" with ...`
+RDKAFKA_GROUP_NAMED = r'[Gg]roup "([^"]+)"'
+RDKAFKA_NAMES_GROUP = 'roup "'   # the literal every such line holds (a cheap pre-filter)
 RDKAFKA_FACILITIES = ("JOINGROUP", "REBALANCE", "ASSIGN", "LEAVE", "HEARTBEAT")
 
 # Reasons, as the broker words them -> the trigger member (first non-empty group wins)

@@ -35,3 +35,16 @@ def test_a_join_answer_takes_its_group_from_any_line_naming_it(spark, tmp_path):
     joined = events.filter(F.col("kind") == "joined").select("client", "generation", "group", "member")
     assert sorted(tuple(r) for r in joined.collect()) == [
         ("other", 7, None, "other-1"), ("rdkafka-debug", 4, G, M)]
+
+
+def test_the_clients_figure_reads_the_same_group_context(spark, tmp_path):
+    """analytics/handover.py reads the same lines for its own rows: the same rule
+    (extract.rdkafka_group_context), so its generation-4 join has the group too."""
+    from groupctl.analytics import handover
+
+    log = tmp_path / "rdkafka.log"
+    log.write_text("\n".join(LINES) + "\n")
+    rows = handover.rdkafka_lines(extract.read_lines(spark, [str(log)]))
+    joined = rows.filter(F.col("kind") == "joined").select("client", "gen", "group")
+    assert sorted(tuple(r) for r in joined.collect()) == [
+        ("other", 7, None), ("rdkafka-debug", 4, G)]
