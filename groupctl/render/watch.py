@@ -181,13 +181,12 @@ def lag_text(m: WatchModel, now: float | None) -> str:
     """watch --lag: the group's lag as last read (total, per topic, the largest partition's,
     and how old the read is); `-` until a read knows it (no commits yet, a failed read)."""
     s = m.status
+    age = None if s.lag_at is None or now is None else f"read {max(0.0, now - s.lag_at):.0f} s ago"
     if s.lag is None:
-        return "lag -" + ("" if s.lag_at is None or now is None
-                          else f"  (read {max(0.0, now - s.lag_at):.0f} s ago)")
+        return "lag -" + ("" if age is None else f"  ({age})")
     topics = ", ".join(f"{t} {n}" for t, n in sorted(s.lag_by_topic.items()))
-    age = "" if s.lag_at is None or now is None else f", read {max(0.0, now - s.lag_at):.0f} s ago"
     return (f"lag {s.lag}" + (f": {topics}" if len(s.lag_by_topic) > 1 else "")
-            + f"  (largest partition {show(s.lag_max)}{age})")
+            + f"  (largest partition {show(s.lag_max)}" + ("" if age is None else f", {age}") + ")")
 
 
 def render_model(m: WatchModel, now: float | None = None, lag: bool = False):
