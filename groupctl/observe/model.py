@@ -228,15 +228,7 @@ class GroupDescription:
         totals: dict[str, int | None] = {}
         total: int | None = None
         for row in self._lag_rows():
-            if type(row) is OffsetRow:  # row.lag, inlined: the rows of a fleet add up
-                committed, log_end = row.committed, row.log_end
-                if committed is None or log_end is None:
-                    lag = None
-                else:
-                    lag = log_end - committed
-                    lag = lag if lag > 0 else 0
-            else:
-                lag = row.lag
+            lag = row.lag
             if lag is None:
                 totals.setdefault(row.topic, None)
             else:
