@@ -35,6 +35,7 @@ from .transforms import broker_episodes, finish_episodes, trigger_member
 WITNESSES = ("coordinator-records", "broker-log", "records", "client-log")   # best first
 COORDINATOR_RECORDS = "records"   # the `source` of `history`'s events (events.Source.RECORDS)
 EXACT, BROKER = 0, 1              # the ranks whose episodes are each a distinct round
+OTHER_RECORDS, CLIENTS = 2, 3     # the ranks of the others (WITNESSES order)
 RECORD_TYPE_HINT = {"epoch_bumped": "consumer", "generation": "classic"}
 CLASSIC_START = ("joining", "rejoin_requested", "rebalance_started")
 CLASSIC_END = ("synced", "assigned")
@@ -152,9 +153,9 @@ def witnessed(events: DataFrame, records_given: bool = True,
         exact = with_broker_reasons(records.filter(F.col("_exact")), broker)
         others = records.filter(~F.col("_exact")).select(*EPISODE_COLUMNS)
         told = [exact.withColumn("_witness", F.lit(EXACT)), *told,
-                others.withColumn("_witness", F.lit(2))]
+                others.withColumn("_witness", F.lit(OTHER_RECORDS))]
     if client_logs_given:
-        told.append(client_episodes(events).withColumn("_witness", F.lit(3)))
+        told.append(client_episodes(events).withColumn("_witness", F.lit(CLIENTS)))
     return reduce(DataFrame.unionByName, told)
 
 
