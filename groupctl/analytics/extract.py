@@ -11,8 +11,9 @@ with its file: counted per file by the pipeline, never fatal.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from functools import reduce
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
@@ -24,6 +25,33 @@ from .schema import COST_FIELDS, EVENT_SCHEMA, conform
 UNPARSED = "unparsed"  # the kind of a damaged line's row (counted per file, then dropped)
 INT_FIELDS = {f.name for f in EVENT_SCHEMA.fields
               if isinstance(f.dataType, (T.IntegerType, T.LongType))}
+
+
+# The extraction's one stage runs without whole-stage code generation. Fused, its CASEs over
+# every pattern are generated inline into one method (Spark splits expressions into
+# methods only outside whole-stage code), far past the size HotSpot compiles
+# (HugeMethodLimit, 8,000 bytes of bytecode): -XX:+PrintCompilation never listed it, and JFR
+# put 42 % of the stage's samples in that code itself, interpreted. Unfused, each
+# projection's expressions are split into small methods the JIT compiles. Measured on 2M
+# broker-log lines (bench/analyze.py's extraction, one session, six passes each in turn,
+# warm): median 5.7 s against 8.7 s fused. The tables after it keep the session's setting.
+EXTRACT_CONF = {"spark.sql.codegen.wholeStage": "false"}
+
+
+@contextmanager
+def extraction_conf(spark: SparkSession) -> Iterator[None]:
+    """EXTRACT_CONF for the queries planned inside, the session's own values after."""
+    before: dict[str, str | None] = {key: spark.conf.get(key, None) for key in EXTRACT_CONF}
+    for key, value in EXTRACT_CONF.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, old in before.items():
+            if old is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, old)
 
 
 def read_lines(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
@@ -65,19 +93,55 @@ def _classify(df: DataFrame, pats: Sequence[P.LinePattern], bad: Column
           .filter(F.col("_pat").isNotNull() | F.col("_bad")))
     pat = F.col("_pat")
     kinds = F.array(*[F.lit(p.kind) for p in pats])
+    names = sorted({name for p in pats for name in p.fields})
+    df = df.withColumn("_parts", _all_groups(msg, pat, pats, names))
+    whole = F.size("_parts") == len(names)
     fields: dict[str, Column] = {
         "kind": F.when(pat.isNotNull(), F.element_at(kinds, pat + 1)).otherwise(F.lit(UNPARSED))}
-    for name in sorted({name for p in pats for name in p.fields}):
-        col = None
-        for i, p in enumerate(pats):
-            if name in p.fields:
-                value = F.regexp_extract(msg, p.regex, p.fields[name])
-                col = F.when(pat == i, value) if col is None else col.when(pat == i, value)
-        assert col is not None  # `name` is a field of some pattern
+    for slot, name in enumerate(names):
         # "" -> null outside the CASE: Spark evaluates a nullif's operand once (a common
-        # expression), where a nullif inside each branch ran its regex twice
-        fields[name] = F.nullif(col, F.lit(""))
+        # expression), where a nullif inside each branch ran its expression twice
+        value = F.when(whole, F.element_at("_parts", slot + 1)) \
+            .otherwise(_one_group(msg, pat, pats, name))
+        fields[name] = F.nullif(value, F.lit(""))
     return df, fields
+
+
+# Between a line's fields in _all_groups' result: a control character log lines do not
+# hold. A line that does (its field holds one) splits into too many parts and is read
+# field by field instead (_one_group), so it changes only the speed.
+FIELD_SEP = "\u0001"
+
+
+def _all_groups(msg: Column, pat: Column, pats: Sequence[P.LinePattern], names: list[str]
+                ) -> Column:
+    """Every field of the line's pattern from one regex run: the pattern rewrites the
+    message to its groups in `names` order, joined by FIELD_SEP (`$n`, or nothing for a
+    field the pattern has not), then split. Reading each field with its own
+    regexp_extract ran the pattern once per field: on 2M broker-log lines that was half
+    the extraction's time. `(?:regex)[\\s\\S]*` takes the rest of the message into the match
+    (each regex starts with `^`, so there is one match), leaving nothing else in the
+    result; the groups are those of the regex's first match, as regexp_extract's."""
+    out: Column | None = None
+    for i, p in enumerate(pats):
+        assert p.regex.startswith("^"), p.regex
+        template = FIELD_SEP.join(f"${p.fields[n]}" if n in p.fields else "" for n in names)
+        parts = F.split(F.regexp_replace(msg, f"(?:{p.regex})[\\s\\S]*", template), FIELD_SEP)
+        out = F.when(pat == i, parts) if out is None else out.when(pat == i, parts)
+    assert out is not None  # `pats` is not empty
+    return out
+
+
+def _one_group(msg: Column, pat: Column, pats: Sequence[P.LinePattern], name: str) -> Column:
+    """Field `name` of the line's pattern by its own regex run (NULL for a pattern
+    without it): what _all_groups does for a line whose fields hold FIELD_SEP."""
+    col = None
+    for i, p in enumerate(pats):
+        if name in p.fields:
+            value = F.regexp_extract(msg, p.regex, p.fields[name])
+            col = F.when(pat == i, value) if col is None else col.when(pat == i, value)
+    assert col is not None  # `name` is a field of some pattern
+    return col
 
 
 def _events(df: DataFrame, fields: dict[str, Column], source: str,

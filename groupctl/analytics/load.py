@@ -42,20 +42,31 @@ def write_csv(path: Path, columns: list[str], data: list[dict]) -> None:
             writer.writerow(["" if row[c] is None else row[c] for c in columns])
 
 
-def write_tables(tables: dict[str, DataFrame], out: Path, phase=None) -> dict[str, list[dict]]:
-    """Parquet + CSV of every table; returns each table's rows. `phase(name)`: a context
-    manager timing each table (pipeline.Phases)."""
+def write_tables(tables: dict[str, DataFrame], out: Path, phase=None,
+                 parallel: int = 2) -> dict[str, list[dict]]:
+    """Parquet + CSV of every table; returns each table's rows (in `tables`' order).
+    `parallel` tables at once, each from its own thread: a table's jobs are mostly the
+    driver planning and scheduling them on one thread, so a second table's planning runs
+    while the first's tasks do (local[2], 5,000-line log: the 8 tables took 4.1 s one by
+    one, 2.6 s two at a time). `phase(name)`: a context manager timing them
+    (pipeline.Phases); one phase for all, as the tables overlap."""
+    from concurrent.futures import ThreadPoolExecutor
+
     out.mkdir(parents=True, exist_ok=True)
-    collected = {}
-    for name, df in tables.items():
-        with phase(f"table {name}") if phase else contextlib.nullcontext():
-            df = df.persist()  # computed once, for the rows and the Parquet files
-            data = rows(df)
-            df.write.mode("overwrite").parquet(str(out / "parquet" / name))
-            df.unpersist()
-            write_csv(out / f"{name}.csv", df.columns, data)
-            collected[name] = data
-    return collected
+
+    def write(name: str, df: DataFrame) -> list[dict]:
+        df = df.persist()  # computed once, for the rows and the Parquet files
+        data = rows(df)
+        df.write.mode("overwrite").parquet(str(out / "parquet" / name))
+        df.unpersist()
+        write_csv(out / f"{name}.csv", df.columns, data)
+        return data
+
+    with phase(f"tables ({len(tables)}, {parallel} at a time)") if phase \
+            else contextlib.nullcontext():
+        with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="table") as pool:
+            done = {name: pool.submit(write, name, df) for name, df in tables.items()}
+            return {name: future.result() for name, future in done.items()}
 
 
 def metrics_json(metric_rows: list[dict]) -> list[dict]:

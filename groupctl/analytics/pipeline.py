@@ -218,7 +218,7 @@ def analyze(spark, inputs: Inputs, options: Options = Options(),
     # short plan instead of the extract's (regex CASEs per field), which each table
     # would otherwise carry several times over - megabytes of plan per job, planned again
     # for every job and kept in the driver's SQL history until its heap ran out.
-    with phase("extract (checkpoint)"):
+    with phase("extract (checkpoint)"), extract.extraction_conf(spark):
         raw = raw.localCheckpoint()
     is_bad = F.col("kind") == extract.UNPARSED
     files = (raw.groupBy("file").agg(F.sum((~is_bad).cast("long")).alias("events"),

@@ -14,9 +14,15 @@ import socket
 import threading
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from ..errors import UnreachableError, UsageError
+
+if TYPE_CHECKING:
+    import subprocess
+
+    from . import jvm_archive
 
 QUIET_LOG4J2 = """\
 status = error
@@ -79,11 +85,17 @@ def build_session(master: str = "local[*]", *, progress: bool = False,
     """Get (or create) the SparkSession. `progress`: Spark's stage progress bar on stderr.
     `short_run`: JVMs tuned for a run of seconds (SHORT_RUN_JVM_OPTIONS); only a new
     session's JVM takes them."""
+    global _archive
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
+
+    from . import jvm_archive
 
     java_opts = f"-Dlog4j2.configurationFile=file:{log4j_file()}"
     if short_run:
         java_opts += f" {SHORT_RUN_JVM_OPTIONS}"
+    # the class-data archive: only a JVM this call starts (the driver's own classpath)
+    archive = jvm_archive.plan() if short_run and SparkContext._gateway is None else None
     conf = {
         "spark.ui.showConsoleProgress": "true" if progress else "false",
         "spark.ui.enabled": "false",
@@ -92,7 +104,8 @@ def build_session(master: str = "local[*]", *, progress: bool = False,
         # the SQL tab's history (plans of finished queries) has no reader with the UI off
         "spark.sql.ui.retainedExecutions": "20",
         "spark.sql.adaptive.enabled": "true",
-        "spark.driver.extraJavaOptions": java_opts,
+        "spark.driver.extraJavaOptions": java_opts + (f" {archive.java_options}"
+                                                      if archive else ""),
         "spark.executor.extraJavaOptions": java_opts,
     }
     if _is_loopback(master):
@@ -106,7 +119,48 @@ def build_session(master: str = "local[*]", *, progress: bool = False,
     for key, value in conf.items():
         builder = builder.config(key, value)
     with _jvm_stderr_filtered():
-        return builder.getOrCreate()
+        spark = builder.getOrCreate()
+    _archive = archive
+    return spark
+
+
+_archive: "jvm_archive.Archive | None" = None   # of the JVM build_session started
+
+
+def stop_session(spark) -> bool:
+    """Stop Spark. True when its JVM is to write the class-data archive at exit (the first
+    short run): the JVM is then cut loose from this process's gateway (a later session
+    here starts a JVM of its own), and publish_archive() lets it exit and keeps the file."""
+    global _archive, _writer
+    from pyspark import SparkContext
+
+    spark.stop()
+    archive, _archive = _archive, None
+    if archive is None or archive.dump is None:
+        return False
+    gateway, SparkContext._gateway, SparkContext._jvm = SparkContext._gateway, None, None
+    try:
+        if gateway is not None:
+            gateway.shutdown()
+    except Exception:  # the connection may already be gone; the JVM's exit is what counts
+        pass
+    _writer = (archive, getattr(gateway, "proc", None))
+    return True
+
+
+_writer: "tuple[jvm_archive.Archive, subprocess.Popen | None] | None" = None   # after stop_session
+
+
+def publish_archive() -> None:
+    """Wait for the JVM stop_session cut loose to write its archive (10-20 s, once per
+    install: after the run's results are out), and keep it."""
+    global _writer
+    from . import jvm_archive
+
+    if _writer is not None:
+        archive, jvm = _writer
+        _writer = None
+        jvm_archive.finish(archive, jvm)
 
 
 # The JVM's notice about Spark's launch options, and Spark's "shell" banner (pyspark counts

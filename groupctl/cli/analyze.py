@@ -108,6 +108,7 @@ def _run(env, inputs, options, master: str, out: Path) -> int:
     from ..analytics.pipeline import Phases, is_tiny
 
     phases = Phases()
+    archiving = False
     say(f"starting Spark ({master})")
     with phases("start Spark"):
         spark, owned = _session(master, progress, is_tiny(inputs))
@@ -129,8 +130,10 @@ def _run(env, inputs, options, master: str, out: Path) -> int:
     finally:
         phases.spark = None   # (no job count or JVM across the stop)
         if owned:
+            from ..analytics.session import stop_session
+
             with phases("stop Spark"):
-                spark.stop()
+                archiving = stop_session(spark)
     if env.settings.debug:   # where the time went
         for line in phases.lines():
             env.stderr.write(f"analyze: {line}\n")
@@ -142,6 +145,12 @@ def _run(env, inputs, options, master: str, out: Path) -> int:
         emit(env, load.metrics_json(collected["metrics"]))
     else:
         emit(env, data, summary_table)
+    if owned and archiving:   # the results are out; the JVM's archive, once (session.py)
+        from ..analytics.session import publish_archive
+
+        say("saving the Spark driver's class-data archive (once; later runs start faster)")
+        env.stdout.flush()
+        publish_archive()
     return 0
 
 

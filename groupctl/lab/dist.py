@@ -26,7 +26,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from .. import jvm_cds
 from ..errors import LabError, UsageError
+from ..jvm_cds import cache_root
 
 DEFAULT_KAFKA_VERSION = "4.3.1"
 SLF4J_VERSION = "2.0.17"
@@ -39,12 +41,6 @@ LOCK_TIMEOUT = 1500.0   # another session may be resolving the same version
 
 _VERSION_RE = re.compile(r"^(\d+)\.(\d+)\.(\d+)(?:[-.][A-Za-z0-9.]+)?$")
 _BROKER_JAR_RE = re.compile(r"^kafka_2\.1[23]-(\d+\.\d+\.\d+[^/]*?)\.jar$")
-
-
-def cache_root() -> Path:
-    """``$GROUPCTL_CACHE`` or ``~/.cache/groupctl``."""
-    env = os.environ.get("GROUPCTL_CACHE")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "groupctl"
 
 
 def _check_version(version: str) -> tuple[int, int, int]:
@@ -288,58 +284,22 @@ TOOL_JVM_OPTS = ("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xs
                  "-Djava.awt.headless=true", "-Dlog4j2.level=WARN")
 
 
-# --- class-data sharing ---------------------------------------------------------------
-# A JVM loading Kafka's ~10k classes spends most of its start-up parsing them. The first
-# run of each kind dumps a dynamic CDS archive (-XX:ArchiveClassesAtExit) next to a temp
-# name; when it exits cleanly the archive is renamed into place and later runs map it
-# (-XX:SharedArchiveFile): about 0.6 s less per broker, 0.3 s per tool. The archive name
-# hashes the JVM and the jar list, so a different Java or Kafka never picks up a stale
-# one; a JVM that can't use an archive just ignores it (-Xshare:auto).
+# --- class-data sharing (groupctl/jvm_cds.py): about 0.6 s less per broker, 0.3 s per tool
 
 def cds_options(libs: Path, kind: str) -> tuple[list[str], Path | None]:
     """JVM flags to use (or to create) the `kind` archive for `libs`, and the temp file
     a creating run dumps to (hand it to cds_commit after the JVM exits)."""
     if os.environ.get("GROUPCTL_LAB_NO_CDS"):
         return [], None
+    java = java_cmd()
     try:
-        archive = _cds_path(libs, kind)
+        return jvm_cds.options(kind, [os.path.realpath(java), _JAVA_VERSION.get(java, ""),
+                                      str(Path(libs).resolve()), *jvm_cds.jar_stamps(libs)])
     except OSError:
         return [], None
-    if archive.is_file() and archive.stat().st_size > 0:
-        return [f"-XX:SharedArchiveFile={archive}"], None
-    tmp = archive.with_name(f"{archive.stem}.{os.getpid()}-{time.monotonic_ns()}.tmp")
-    return [f"-XX:ArchiveClassesAtExit={tmp}"], tmp
 
 
-def cds_commit(dump: Path | str | None, ok: bool) -> None:
-    """After the dumping JVM exited: keep its archive if it exited cleanly."""
-    if not dump:
-        return
-    dump = Path(dump)
-    final = dump.with_name(dump.name.split(".", 1)[0] + ".jsa")
-    try:
-        if ok and dump.is_file() and dump.stat().st_size > 0:
-            os.replace(dump, final)
-        else:
-            dump.unlink(missing_ok=True)
-    except OSError:
-        pass
-
-
-def _cds_path(libs: Path, kind: str) -> Path:
-    import hashlib
-
-    java = java_cmd()
-    h = hashlib.sha256()
-    h.update(os.path.realpath(java).encode())
-    h.update(_JAVA_VERSION.get(java, "").encode())
-    h.update(str(Path(libs).resolve()).encode())
-    for jar in sorted(Path(libs).iterdir()):
-        st = jar.stat()
-        h.update(f"{jar.name}:{st.st_size}:{int(st.st_mtime)}".encode())
-    directory = cache_root() / "cds"
-    directory.mkdir(parents=True, exist_ok=True)
-    return directory / f"{kind}-{h.hexdigest()[:16]}.jsa"
+cds_commit = jvm_cds.commit
 
 
 def format_storage(libs: Path, cluster_id: str, nodes: list[tuple[int, Path]],

@@ -34,14 +34,16 @@ def test_codegen_and_encoders_never_import_spec():
 # where they are: config under client (client properties, TLS/SASL), lab beside cli (a
 # local cluster, reached over client). The shared modules at the root: errors (its table
 # comes from protocol.errors), exitcodes, events, clock, environment (the table of the
-# variables groupctl reads), startup, and the package itself (__version__).
-SHARED = {"errors", "exitcodes", "events", "clock", "environment", "__init__"}
+# variables groupctl reads), jvm_cds (class-data archives of the JVMs the lab and analyze
+# start), startup, and the package itself (__version__).
+SHARED = {"errors", "exitcodes", "events", "clock", "environment", "jvm_cds", "__init__"}
 ALLOWED: dict[str, set[str]] = {
     "protocol": set(),
     "exitcodes": set(),
     "events": set(),
     "clock": set(),
     "environment": set(),
+    "jvm_cds": set(),
     "errors": {"exitcodes", "protocol"},
     "config": {"errors", "exitcodes"},
     "client": {"protocol", "config"} | SHARED,
@@ -49,7 +51,7 @@ ALLOWED: dict[str, set[str]] = {
     "coordinator": {"observe", "client", "protocol", "config"} | SHARED,
     "render": {"coordinator", "observe", "client", "protocol", "config"} | SHARED,
     "lab": {"client", "protocol", "config"} | SHARED,
-    "analytics": {"events", "errors"},
+    "analytics": {"events", "errors", "jvm_cds"},
     "startup": set(SHARED),
     "cli": {"render", "coordinator", "observe", "client", "protocol", "config", "lab",
             "analytics", "startup"} | SHARED,
