@@ -47,9 +47,9 @@ def write_tables(tables: dict[str, DataFrame], out: Path, phase=None,
     """Parquet + CSV of every table; returns each table's rows (in `tables`' order).
     `parallel` tables at once, each from its own thread: a table's jobs are mostly the
     driver planning and scheduling them on one thread, so a second table's planning runs
-    while the first's tasks do (local[2], 5,000-line log: the 8 tables took 4.1 s one by
-    one, 2.6 s two at a time). `phase(name)`: a context manager timing them
-    (pipeline.Phases); one phase for all, as the tables overlap."""
+    while the first's tasks do (5,000-line log, local[2], runs alternated: 4.95 and 5.01 s
+    one at a time, 3.75 and 3.72 s two at a time, the same JVM CPU). `phase(name)`: a
+    context manager timing them (pipeline.Phases); one phase for all, as they overlap."""
     from concurrent.futures import ThreadPoolExecutor
 
     out.mkdir(parents=True, exist_ok=True)
