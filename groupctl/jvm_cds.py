@@ -14,9 +14,18 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import time
 from pathlib import Path
 from typing import Iterable
+
+
+def java_path() -> str | None:
+    """The java executable groupctl starts: $JAVA_HOME/bin/java, else java on PATH."""
+    home = os.environ.get("JAVA_HOME")
+    if home and os.access(os.path.join(home, "bin", "java"), os.X_OK):
+        return os.path.join(home, "bin", "java")
+    return shutil.which("java")
 
 
 def cache_root() -> Path:

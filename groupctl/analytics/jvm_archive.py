@@ -13,7 +13,6 @@ standalone cluster has another JVM and classpath.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,10 +38,9 @@ def plan() -> Archive | None:
         return None
     import pyspark
 
-    java_home = os.environ.get("JAVA_HOME")
-    java = os.path.join(java_home, "bin", "java") if java_home else shutil.which("java")
+    java = jvm_cds.java_path()
     jars = Path(pyspark.__file__).parent / "jars"
-    if not java or not os.path.exists(java) or not jars.is_dir():
+    if not java or not jars.is_dir():
         return None
     real = os.path.realpath(java)
     try:

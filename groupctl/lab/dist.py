@@ -56,11 +56,7 @@ def _check_version(version: str) -> tuple[int, int, int]:
 @functools.lru_cache(maxsize=None)
 def java_cmd() -> str:
     """The java executable ($JAVA_HOME/bin/java, else java on PATH), checked to be 17+."""
-    java = None
-    home = os.environ.get("JAVA_HOME")
-    if home and os.access(os.path.join(home, "bin", "java"), os.X_OK):
-        java = os.path.join(home, "bin", "java")
-    java = java or shutil.which("java")
+    java = jvm_cds.java_path()
     if not java:
         raise LabError("java not found: the lab needs Java 17+ on PATH (or JAVA_HOME)")
     try:
