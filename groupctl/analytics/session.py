@@ -14,7 +14,7 @@ import socket
 import threading
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 from urllib.parse import urlparse
 
 from ..errors import UnreachableError, UsageError
@@ -127,17 +127,17 @@ def build_session(master: str = "local[*]", *, progress: bool = False,
 _archive: "jvm_archive.Archive | None" = None   # of the JVM build_session started
 
 
-def stop_session(spark) -> bool:
-    """Stop Spark. True when its JVM is to write the class-data archive at exit (the first
-    short run): the JVM is then cut loose from this process's gateway (a later session
-    here starts a JVM of its own), and publish_archive() lets it exit and keeps the file."""
+def stop_session(spark) -> None:
+    """Stop Spark. When its JVM is to write the class-data archive at exit (the first short
+    run), the JVM is cut loose from this process's gateway (a later session here starts a
+    JVM of its own), and publish_archive() lets it exit and keeps the file."""
     global _archive, _writer
     from pyspark import SparkContext
 
     spark.stop()
     archive, _archive = _archive, None
     if archive is None or archive.dump is None:
-        return False
+        return
     gateway, SparkContext._gateway, SparkContext._jvm = SparkContext._gateway, None, None
     try:
         if gateway is not None:
@@ -145,21 +145,21 @@ def stop_session(spark) -> bool:
     except Exception:  # the connection may already be gone; the JVM's exit is what counts
         pass
     _writer = (archive, getattr(gateway, "proc", None))
-    return True
 
 
 _writer: "tuple[jvm_archive.Archive, subprocess.Popen | None] | None" = None   # after stop_session
 
 
-def publish_archive() -> None:
+def publish_archive(note: Callable[[str], None] = lambda _: None) -> None:
     """Wait for the JVM stop_session cut loose to write its archive (10-20 s, once per
-    install: after the run's results are out), and keep it."""
+    install: after the run's results are out), and keep it. Nothing when no JVM writes."""
     global _writer
     from . import jvm_archive
 
     if _writer is not None:
         archive, jvm = _writer
         _writer = None
+        note("saving the Spark driver's class-data archive (once; later runs start faster)")
         jvm_archive.finish(archive, jvm)
 
 

@@ -108,7 +108,6 @@ def _run(env, inputs, options, master: str, out: Path) -> int:
     from ..analytics.pipeline import Phases, is_tiny
 
     phases = Phases()
-    archiving = False
     say(f"starting Spark ({master})")
     with phases("start Spark"):
         spark, owned = _session(master, progress, is_tiny(inputs))
@@ -133,7 +132,7 @@ def _run(env, inputs, options, master: str, out: Path) -> int:
             from ..analytics.session import stop_session
 
             with phases("stop Spark"):
-                archiving = stop_session(spark)
+                stop_session(spark)
     if env.settings.debug:   # where the time went
         for line in phases.lines():
             env.stderr.write(f"analyze: {line}\n")
@@ -145,12 +144,11 @@ def _run(env, inputs, options, master: str, out: Path) -> int:
         emit(env, load.metrics_json(collected["metrics"]))
     else:
         emit(env, data, summary_table)
-    if owned and archiving:   # the results are out; the JVM's archive, once (session.py)
+    if owned:   # the results are out: the JVM's archive, if this run writes it (once)
         from ..analytics.session import publish_archive
 
-        say("saving the Spark driver's class-data archive (once; later runs start faster)")
         env.stdout.flush()
-        publish_archive()
+        publish_archive(say)
     return 0
 
 
