@@ -28,8 +28,14 @@ def test_the_first_run_writes_the_archive_and_the_next_maps_it(fixture_dir, tmp_
     archives = list((cache / "cds").glob("spark-driver-*.jsa"))
     assert len(archives) == 1 and archives[0].stat().st_size > 10 << 20
     assert not list((cache / "cds").glob("*.tmp"))
+    written = archives[0].stat()
     second = _analyze(fixture_dir, tmp_path / "out2", cache)
     assert second.returncode == 0, second.stderr
+    # the second run mapped the archive: it wrote none (a run that dumps renames a new file
+    # over it), and nothing else is in the cache
+    kept = archives[0].stat()
+    assert (kept.st_ino, kept.st_mtime_ns) == (written.st_ino, written.st_mtime_ns)
+    assert sorted((cache / "cds").iterdir()) == archives
     assert first.stdout == second.stdout
     groups = json.loads(second.stdout)
     assert sorted(g["group"] for g in groups) == [
