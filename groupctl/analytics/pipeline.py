@@ -210,8 +210,8 @@ def analyze(spark, inputs: Inputs, options: Options = Options(),
         if inputs.events:
             progress(f"reading {len(inputs.events)} event record file(s)")
             parts.append(extract.record_events(spark, inputs.events))
-        raw = empty_events(spark)
-        for part in parts:
+        raw = parts[0] if parts else empty_events(spark)
+        for part in parts[1:]:
             raw = raw.unionByName(part)
     # One pass over the input: events and damaged lines together, split after it. A local
     # checkpoint rather than persist(): every table below starts from the checkpoint's

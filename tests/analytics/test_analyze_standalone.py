@@ -1,9 +1,13 @@
 """The same job on a real Spark standalone cluster (a master and two workers on 127.0.0.1,
 started from the pyspark install, stopped by pid) gives output identical to local mode:
-the same `-o json` and byte-identical CSV files."""
+the same `-o json` and byte-identical CSV files. Both runs have no Python for Spark's
+executors (PYSPARK_PYTHON names no file): every input kind is read and every table
+computed in the JVM, with no Python worker started (an earlier `createDataFrame([])`
+started them on every run)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -23,7 +27,8 @@ def _analyze(fixture_dir, out, *extra: str) -> subprocess.CompletedProcess:
     whatever goes wrong beside the standalone cluster cannot take the other tests down."""
     return subprocess.run([sys.executable, "-m", "groupctl", "-o", "json",
                            *fixture_args(fixture_dir, out), *extra],
-                          capture_output=True, text=True, timeout=840)
+                          capture_output=True, text=True, timeout=840,
+                          env=dict(os.environ, PYSPARK_PYTHON=str(out / "no-python-here")))
 
 
 def test_standalone_cluster_output_is_identical_to_local(fixture_dir, tmp_path):
