@@ -104,6 +104,9 @@ def build_session(master: str = "local[*]", *, progress: bool = False,
         # the SQL tab's history (plans of finished queries) has no reader with the UI off
         "spark.sql.ui.retainedExecutions": "20",
         "spark.sql.adaptive.enabled": "true",
+        # pyspark's call-site capture for error messages: six py4j round trips per
+        # DataFrame call (planning the extraction: 6,271 calls, 2.5 s; without: 1,925)
+        "spark.python.sql.dataFrameDebugging.enabled": "false",
         "spark.driver.extraJavaOptions": java_opts + (f" {archive.java_options}"
                                                       if archive else ""),
         "spark.executor.extraJavaOptions": java_opts,
