@@ -10,9 +10,9 @@ collected rows: one file each, the same bytes from local mode and from a cluster
 """
 from __future__ import annotations
 
-import contextlib
 import csv
 from pathlib import Path
+from typing import Callable
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -42,31 +42,49 @@ def write_csv(path: Path, columns: list[str], data: list[dict]) -> None:
             writer.writerow(["" if row[c] is None else row[c] for c in columns])
 
 
-def write_tables(tables: dict[str, DataFrame], out: Path, phase=None,
-                 parallel: int = 2) -> dict[str, list[dict]]:
-    """Parquet + CSV of every table; returns each table's rows (in `tables`' order).
-    `parallel` tables at once, each from its own thread: a table's jobs are mostly the
-    driver planning and scheduling them on one thread, so a second table's planning runs
-    while the first's tasks do (5,000-line log, local[2], runs alternated: 4.95 and 5.01 s
-    one at a time, 3.75 and 3.72 s two at a time, the same JVM CPU). `phase(name)`: a
-    context manager timing them (pipeline.Phases); one phase for all, as they overlap."""
-    from concurrent.futures import ThreadPoolExecutor
+class TableWriter:
+    """Each table's Parquet and CSV files under `out`, and its rows, from `parallel` threads,
+    a table begun as soon as it is submitted: the pipeline hands over the tables that read
+    only the events (pipeline.EVENT_TABLES) while it builds the episodes. A table's jobs are
+    mostly the driver planning and scheduling them on one thread, so one table's planning
+    runs while another's tasks do (5,000-line log, local[2], runs alternated: 4.95 and
+    5.01 s one at a time, 3.75 and 3.72 s two at a time, the same JVM CPU). Leaving the
+    `with` block waits for the tables begun and drops those not begun."""
 
-    out.mkdir(parents=True, exist_ok=True)
+    def __init__(self, out: Path, parallel: int = 2):
+        from concurrent.futures import ThreadPoolExecutor
 
-    def write(name: str, df: DataFrame) -> list[dict]:
-        df = df.persist()  # computed once, for the rows and the Parquet files
-        data = rows(df)
-        df.write.mode("overwrite").parquet(str(out / "parquet" / name))
-        df.unpersist()
-        write_csv(out / f"{name}.csv", df.columns, data)
-        return data
+        out.mkdir(parents=True, exist_ok=True)
+        self.out = out
+        self._pool = ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="table")
+        self._begun: dict = {}   # name -> Future of its rows
 
-    with phase(f"tables ({len(tables)}, {parallel} at a time)") if phase \
-            else contextlib.nullcontext():
-        with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="table") as pool:
-            done = {name: pool.submit(write, name, df) for name, df in tables.items()}
-            return {name: future.result() for name, future in done.items()}
+    def __enter__(self) -> "TableWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def submit(self, name: str, table: Callable[[], DataFrame]) -> None:
+        """Begin writing table `name`, planned by `table()` on the writing thread (once: a
+        second submit of a name is ignored)."""
+        if name not in self._begun:
+            self._begun[name] = self._pool.submit(_write, self.out, name, table)
+
+    def rows(self, tables: dict[str, Callable[[], DataFrame]]) -> dict[str, list[dict]]:
+        """Write every table of `tables` not begun yet; each table's rows, in their order."""
+        for name, table in tables.items():
+            self.submit(name, table)
+        return {name: self._begun[name].result() for name in tables}
+
+
+def _write(out: Path, name: str, table: Callable[[], DataFrame]) -> list[dict]:
+    df = table().persist()  # computed once, for the rows and the Parquet files
+    data = rows(df)
+    df.write.mode("overwrite").parquet(str(out / "parquet" / name))
+    df.unpersist()
+    write_csv(out / f"{name}.csv", df.columns, data)
+    return data
 
 
 def metrics_json(metric_rows: list[dict]) -> list[dict]:

@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import glob
 import os
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from ..errors import UsageError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
 
 @dataclass
@@ -41,18 +45,41 @@ class Options:
     log_timezone: str = "UTC"
 
 
+class Once:
+    """A table's DataFrame, planned by whichever thread asks first, once. Planning a table
+    is the driver's work (hundreds of py4j calls and the JVM's analysis): the thread that
+    writes the table does it, while the others plan or run theirs."""
+
+    def __init__(self, make: Callable[[], DataFrame]):
+        self._make: Callable[[], DataFrame] | None = make
+        self._df: DataFrame | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self) -> DataFrame:
+        with self._lock:
+            if self._make is not None:
+                self._df, self._make = self._make(), None
+            assert self._df is not None
+            return self._df
+
+
+TABLE_NAMES = ("episodes", "metrics", "storms", "hourly", "flapping", "members", "files",
+               "moves")
+
+
 @dataclass
 class Tables:
+    """`events`, and each of TABLE_NAMES by attribute (tables.metrics) or in `planned`:
+    name -> Once of its DataFrame."""
     events: object
-    episodes: object
-    metrics: object
-    storms: object
-    hourly: object
-    flapping: object
-    members: object
-    files: object
-    moves: object = None
+    planned: dict
     cached: tuple = ()
+
+    def __getattr__(self, name: str):
+        planned = self.__dict__.get("planned", {})
+        if name in planned:
+            return planned[name]()
+        raise AttributeError(name)
 
     def release(self) -> None:
         """Drop the checkpointed blocks (a session that runs more jobs): each cached
@@ -63,9 +90,7 @@ class Tables:
                 plan.rdd().unpersist(False)
 
     def named(self) -> dict:
-        return {"episodes": self.episodes, "metrics": self.metrics, "storms": self.storms,
-                "hourly": self.hourly, "flapping": self.flapping, "members": self.members,
-                "files": self.files, "moves": self.moves}
+        return {name: self.planned[name]() for name in TABLE_NAMES}
 
 
 def expand(patterns: Sequence[str], option: str) -> list[str]:
@@ -180,9 +205,17 @@ class Phases:
         return out + [f"{'total':<24} {sum(d[1] for d in self.done):7.2f} s"]
 
 
+# The tables that read only the events, in the order `ready` gets them: begun while the
+# episodes are built (load.TableWriter), they use the cores the episodes' planning leaves.
+EVENT_TABLES = ("members", "flapping", "moves", "files")
+
+
 def analyze(spark, inputs: Inputs, options: Options = Options(),
             progress: Callable[[str], None] = lambda _: None,
-            phases: Phases | None = None) -> Tables:
+            phases: Phases | None = None,
+            ready: Callable[[str, Callable[[], DataFrame]], None] | None = None) -> Tables:
+    """The tables of `inputs`, each planned when first asked for (Once). `ready(name,
+    table)`, when given, gets each of EVENT_TABLES as soon as the events are extracted."""
     from pyspark.sql import functions as F
 
     from . import extract, handover, observed, transforms as X
@@ -226,6 +259,15 @@ def analyze(spark, inputs: Inputs, options: Options = Options(),
              .select(*FILE_STATS_COLUMNS).orderBy("file"))
     events = X.filter_events(raw.filter(~is_bad), options.since, options.until,
                              options.group_regex)
+    planned = {
+        "members": Once(lambda: X.member_outcomes(events).orderBy("group", "ts", "member")),
+        "flapping": Once(lambda: X.flapping_members(events, options.flap_cycles)),
+        "moves": Once(lambda: X.coordinator_moves(events)),
+        "files": Once(lambda: files),
+    }
+    if ready is not None:   # EVENT_TABLES: written while the episodes are built
+        for name in EVENT_TABLES:
+            ready(name, planned[name])
 
     progress("building rebalance episodes")
     # Each witness's episodes (checkpointed: the dedupe reads them three times), every
@@ -244,12 +286,10 @@ def analyze(spark, inputs: Inputs, options: Options = Options(),
     with phase("storms (checkpoint)"):
         episodes, _ = X.storms(base, options.storm_count, options.storm_window_s)
         episodes = episodes.orderBy("group", "started", "to_generation").localCheckpoint()
-    storms = X.storm_table(episodes)
-    members = X.member_outcomes(events).orderBy("group", "ts", "member")
-    flapping = X.flapping_members(events, options.flap_cycles)
-    metrics = X.group_metrics(events, episodes, storms, flapping, members)
-    hourly = X.hourly(episodes)
-    moves = X.coordinator_moves(events)
-
-    return Tables(events, episodes, metrics, storms, hourly, flapping, members, files,
-                  moves, cached=(raw, every, base, episodes))
+    planned["episodes"] = Once(lambda: episodes)
+    planned["storms"] = Once(lambda: X.storm_table(episodes))
+    planned["metrics"] = Once(lambda: X.group_metrics(
+        events, episodes, planned["storms"](), planned["flapping"](), planned["members"]()))
+    planned["hourly"] = Once(lambda: X.hourly(episodes))
+    return Tables(events, {name: planned[name] for name in TABLE_NAMES},
+                  cached=(raw, every, base, episodes))

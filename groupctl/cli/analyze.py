@@ -117,10 +117,12 @@ def _run(env, inputs, options, master: str, out: Path) -> int:
         from ..analytics.pipeline import analyze as run_pipeline
         from .outdir import replaced_atomically
 
-        tables = run_pipeline(spark, inputs, options, say, phases)
-        say(f"writing {out}")
         with replaced_atomically(out) as staging:  # whole or not at all (a full disk)
-            collected = load.write_tables(tables.named(), staging, phases)
+            with load.TableWriter(staging) as writer:
+                tables = run_pipeline(spark, inputs, options, say, phases, writer.submit)
+                say(f"writing {out}")
+                with phases("tables (the rest; 2 at a time)"):
+                    collected = writer.rows(tables.planned)
             with phases("report.html"):
                 report.write_report(staging / "report.html", collected,
                                     "groupctl analyze: rebalances")
