@@ -55,7 +55,7 @@ class TableWriter:
         from concurrent.futures import ThreadPoolExecutor
 
         out.mkdir(parents=True, exist_ok=True)
-        self.out = out
+        self.out, self.parallel = out, parallel
         self._pool = ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="table")
         self._begun: dict = {}   # name -> Future of its rows
 

@@ -121,7 +121,7 @@ def _run(env, inputs, options, master: str, out: Path) -> int:
             with load.TableWriter(staging) as writer:
                 tables = run_pipeline(spark, inputs, options, say, phases, writer.submit)
                 say(f"writing {out}")
-                with phases("tables (the rest; 2 at a time)"):
+                with phases(f"tables (the rest; {writer.parallel} at a time)"):
                     collected = writer.rows(tables.planned)
             with phases("report.html"):
                 report.write_report(staging / "report.html", collected,
