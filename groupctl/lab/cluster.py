@@ -23,6 +23,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from .. import jvm_cds
 from ..errors import LabError, UsageError
 from . import dist, process
 from . import sasl as labsasl
@@ -293,7 +294,7 @@ class Lab:
         killed = process.stop([n.proc() for n in nodes if n.pid], timeout=timeout)
         for n in nodes:
             if n.cds_dump:
-                dist.cds_commit(n.cds_dump, n.pid not in killed)
+                jvm_cds.commit(n.cds_dump, n.pid not in killed)
                 n.cds_dump = None
         return killed
 

@@ -266,10 +266,10 @@ def java_tool(libs: Path, main_class: str, *args: str, timeout: float = 60,
         proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
                               timeout=timeout)
     except subprocess.TimeoutExpired as exc:
-        cds_commit(dump, False)
+        jvm_cds.commit(dump, False)
         raise LabError(f"{main_class.rsplit('.', 1)[-1]} did not finish in {timeout:.0f}s"
                        f"{_tail(exc.stderr)}") from None
-    cds_commit(dump, proc.returncode == 0)
+    jvm_cds.commit(dump, proc.returncode == 0)
     return proc
 
 
@@ -284,7 +284,7 @@ TOOL_JVM_OPTS = ("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xs
 
 def cds_options(libs: Path, kind: str) -> tuple[list[str], Path | None]:
     """JVM flags to use (or to create) the `kind` archive for `libs`, and the temp file
-    a creating run dumps to (hand it to cds_commit after the JVM exits)."""
+    a creating run dumps to (hand it to jvm_cds.commit after the JVM exits)."""
     if os.environ.get("GROUPCTL_LAB_NO_CDS"):
         return [], None
     java = java_cmd()
@@ -294,8 +294,6 @@ def cds_options(libs: Path, kind: str) -> tuple[list[str], Path | None]:
     except OSError:
         return [], None
 
-
-cds_commit = jvm_cds.commit
 
 
 def format_storage(libs: Path, cluster_id: str, nodes: list[tuple[int, Path]],
@@ -325,7 +323,7 @@ def format_storage(libs: Path, cluster_id: str, nodes: list[tuple[int, Path]],
         if p.returncode != 0:
             errors.append(f"node {node_id}: StorageTool format failed "
                           f"(exit {p.returncode}){_tail(out, 8)}")
-    cds_commit(dump, not errors)
+    jvm_cds.commit(dump, not errors)
     if errors:
         raise LabError("; ".join(errors))
 
