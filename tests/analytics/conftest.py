@@ -6,7 +6,8 @@ pipeline's result over all of them, computed once.
     fixture_dir     tests/fixtures/analyze (real Kafka 4.3 / client lines, 3.x lines
                     written from the 3.x format strings, damaged lines)
     fixture_inputs  Inputs over every fixture file (the mixed run)
-    fixture_result  {table: rows} of that run (load.rows), plus "events" rows
+    fixture_result  {table: rows} of that run (load.rows), plus "events" rows, and "ready":
+                    (name, the same table as returned, phases done) per table handed early
 """
 from __future__ import annotations
 
@@ -47,10 +48,17 @@ def fixture_inputs():
 @pytest.fixture(scope="session")
 def fixture_result(spark, fixture_inputs):
     from groupctl.analytics import load
-    from groupctl.analytics.pipeline import analyze
+    from groupctl.analytics.pipeline import Phases, analyze
 
-    tables = analyze(spark, fixture_inputs)
+    phases, handed = Phases(), []
+
+    def ready(name, table):   # what the CLI's TableWriter gets early, and when
+        handed.append((name, table, [done[0] for done in phases.done]))
+
+    tables = analyze(spark, fixture_inputs, phases=phases, ready=ready)
     result = {name: load.rows(df) for name, df in tables.named().items()}
     result["events"] = load.rows(tables.events)
+    result["ready"] = [(name, table is tables.planned[name], done)
+                       for name, table, done in handed]
     tables.release()
     return result

@@ -214,3 +214,12 @@ def test_java_kip848_consumer_client_lines(fixture_result):
     assert {e["member"] for e in java if e["member"]} == {"T4FZ4BQCRb-BMMKQJhxCpw"}
     assert [e["partitions"] for e in java if e["kind"] == "revoked"] == [
         "harvest-java-t-2, harvest-java-t-3"]
+
+
+def test_the_events_tables_are_handed_over_before_the_episodes_are_built(fixture_result):
+    # the CLI writes these while the episodes are built (load.TableWriter): each is handed
+    # over once, after the extraction and before the episodes, as the very table (Once)
+    # analyze returns, so it is planned once whichever thread asks first
+    assert fixture_result["ready"] == [
+        (name, True, ["plan extraction", "extract (checkpoint)"])
+        for name in ("members", "flapping", "moves", "files")]
