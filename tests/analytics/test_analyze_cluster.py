@@ -146,9 +146,11 @@ def test_the_move_is_told_once_per_group(moved):
         sorted([(classic, old, new), (kip848, old, new)])
     episodes = _table(out, "episodes")
     for m in moves:
-        # between the group's last round on the old coordinator and its first on the new
+        # between the group's last round on the old coordinator and its first on the new.
+        # The old node's last line and the new one's first can share a millisecond (the
+        # stopped node unloads the group as the new one loads it; CI saw .252 on both)
         eps = [e for e in episodes if e["group"] == m["group"]]
         last_old = max(e["ended"] for e in eps if int(e["broker"]) == old)
         first_new = min(e["started"] for e in eps if int(e["broker"]) == new)
-        assert last_old <= m["last_on_old"] < m["ts"] <= first_new, (m, eps)
+        assert last_old <= m["last_on_old"] <= m["ts"] <= first_new, (m, eps)
         assert m["members"] == "2"   # what the new coordinator loaded: the two members
