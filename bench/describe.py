@@ -71,7 +71,7 @@ def commit_groups(bootstrap: str, topic: str, groups: list[str]) -> None:
             try:
                 consumer.commit(offsets=offsets, asynchronous=False)
                 break
-            except KafkaException as exc:
+            except KafkaException:
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.2)  # backoff before retrying, e.g. NOT_COORDINATOR

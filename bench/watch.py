@@ -67,7 +67,7 @@ async def latency(bootstrap: str, rounds: int) -> dict[str, list[float]]:
         wait_balanced(members, [(topic, p) for p in range(PARTITIONS)])
         async with Cluster([bootstrap], timeout=30) as cluster:
             tasks = []
-            for name, (seen, interval) in observers.items():
+            for seen, interval in observers.values():
                 if interval is None:
                     probe = Probe(cluster, ProbeSettings(group=group), emit=seen)
                     tasks.append(asyncio.create_task(probe.watch(duration_s=None)))

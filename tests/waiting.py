@@ -31,3 +31,20 @@ def wait_until(check: Callable[[], T], timeout: float = 30.0, what: str = "condi
         time.sleep(min(pause, left))
         if interval is None:
             pause = min(pause * 1.5, 0.5)
+
+
+async def wait_until_async(check: Callable[[], T], timeout: float = 10.0,
+                           what: str = "condition", interval: float = 0.005) -> T:
+    """wait_until inside an event loop (unit tests' fake brokers): await a short pause
+    between checks, so the tasks that make the condition true run; AssertionError after
+    `timeout` seconds."""
+    import asyncio
+
+    deadline = time.monotonic() + timeout
+    while True:
+        last = check()
+        if last:
+            return last
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"no {what} within {timeout:g}s; last: {last!r}")
+        await asyncio.sleep(interval)

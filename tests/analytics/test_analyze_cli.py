@@ -7,7 +7,6 @@ import csv
 import json
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 

@@ -212,7 +212,7 @@ def test_every_fault_is_exit_3_in_time(own_lab, command):
     finally:
         for server in servers.values():
             server.close()
-    for fault, (code, elapsed, _out, err) in results.items():
+    for fault, (code, elapsed, _out, _err) in results.items():
         _table_row(command, fault, code, elapsed, base)
     for fault, (code, elapsed, _out, err) in results.items():
         line = assert_one_error_line(err)

@@ -48,7 +48,10 @@ def test_list_shows_state_type_and_protocol_type(kafka, three_groups):
 
 def test_list_filters(kafka, three_groups):
     names, prefix = three_groups
-    groups = lambda *a: [g["group"] for g in _list(kafka, "--regex", prefix, *a)]
+
+    def groups(*a: str) -> list[str]:
+        return [g["group"] for g in _list(kafka, "--regex", prefix, *a)]
+
     assert groups("--state", "stable") == [names["classic"], names["consumer"]]
     assert groups("--state", "Empty,Stable") == [names["empty"], names["classic"], names["consumer"]]
     assert groups("--state", "Empty", "--state", "PreparingRebalance") == [names["empty"]]

@@ -296,9 +296,9 @@ def test_signals_leave_the_consumer_group_within_a_second(kafka, topic_factory,
         assert proc.wait(10) == 0, proc.stderr.read()
         rest = [json.loads(line) for line in proc.stdout]
         assert rest and rest[-1]["event"] == "probe" and rest[-1]["action"] == "left"
-        broker_left = wait_until(lambda: left_at(kafka, unique_group, me), 10,
+        broker_left = wait_until(lambda me=me: left_at(kafka, unique_group, me), 10,
                                  "the coordinator's line for the probe's leave")
-        wait_until(lambda: me not in members(kafka, unique_group), 10, "the probe gone")
+        wait_until(lambda me=me: me not in members(kafka, unique_group), 10, "the probe gone")
         # the broker's stamp has millisecond resolution: allow that much before the signal
         delays.append(round(broker_left - signalled, 3))
         assert delays[-1] >= -0.002, delays

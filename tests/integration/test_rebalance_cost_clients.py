@@ -78,8 +78,9 @@ def test_clients_figure_matches_their_callbacks(kafka, topic_factory, unique_gro
                 marks = {x.name: len(x.callbacks()) for x in made}
                 act()
                 done, _ = _rebalance(watch, members, at + 1, f"the rebalance of the {name}")
-                wait_until(lambda: balanced(live(), every), 60, f"balanced after the {name}")
-                gen = wait_until(lambda: max(stabilized(kafka, g)) > before_gen
+                wait_until(lambda live=live: balanced(live(), every), 60,
+                           f"balanced after the {name}")
+                gen = wait_until(lambda after=before_gen: max(stabilized(kafka, g)) > after
                                  and max(stabilized(kafka, g)), 30, "the round's Stabilized")
                 told = [e for e in watch.out.items[at + 1:done + 1]
                         if e.get("event") == "rebalance"]

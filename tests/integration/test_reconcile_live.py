@@ -149,7 +149,7 @@ def test_each_member_reconciles_on_its_own_time(kind, kafka, topic_factory, cons
         if e["event"] == "assignment" and "target" in e:
             told.setdefault(e["member_id"], []).append(e)
     assert set(told) == set(real)   # the probe's assignment never moved: nothing told
-    for mid, consumer in real.items():
+    for mid in real:
         last = told[mid][-1]
         assert _tps(last["assigned"]) == _tps(last["target"]) == holds[mid], mid
         assert final["assignments"][mid] == last["assigned"]

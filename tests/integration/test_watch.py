@@ -126,7 +126,6 @@ def test_read_only_and_max_rebalances(kafka, topic_factory, consumer_factory, un
         members = []
         for n in range(3):
             members.append(consumer_factory(g, topic, name=f"{g}-{n}"))
-            ids = [m.member_id for m in members]
             wait_until(lambda: all(m.member_id for m in members), 30, "member ids")
             if n < 2:
                 _rebalance_to(watch, [m.member_id for m in members], 0)

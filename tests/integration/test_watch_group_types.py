@@ -12,7 +12,7 @@ import pytest
 
 from groupctl.lab.workload import create_topic
 
-from describe_support import cgc_rows, cli, tool_rows, wait_until
+from describe_support import cgc_rows, cli, tool_rows
 from group_types_support import ShareMembers, StreamsApp, streams_tasks
 from watch_support import WatchProcess
 

@@ -43,7 +43,7 @@ def test_tables_by_attribute_and_by_name():
     assert sorted(made) == sorted(TABLE_NAMES)
     assert set(EVENT_TABLES) < set(TABLE_NAMES)
     with pytest.raises(AttributeError):
-        tables.nothing
+        _ = tables.nothing
 
 
 @pytest.fixture

@@ -19,6 +19,7 @@ from groupctl.coordinator.driver.member_driver import MemberDriver
 from groupctl.errors import AuthError, DeadlineError, KafkaError, UnreachableError
 from groupctl.observe.model import GroupDescription, Member, TopicPartitions
 from groupctl.protocol.errors import ErrorCode
+from waiting import wait_until_async
 
 G = "orders"
 HB = "ConsumerGroupHeartbeat"
@@ -231,8 +232,8 @@ def test_cancelled_while_the_join_is_in_flight_leaves():
 
     async def main():
         task = asyncio.ensure_future(r(snapshots(group(5))))
-        while links.heartbeats() != [0]:
-            await asyncio.sleep(0.001)
+        await wait_until_async(lambda: links.heartbeats() == [0], what="the join in flight",
+                               interval=0.001)
         task.cancel()   # what Ctrl-C and SIGTERM do to the command's task
         with pytest.raises(asyncio.CancelledError):
             await task

@@ -61,8 +61,8 @@ def test_crash_definition():
         h.one_input(b"\x00\x00")
     original = h.one_input
     try:
-        h.one_input = lambda data: [][1]
-        with pytest.raises(IndexError):
+        h.one_input = lambda data: {}["no such key"]
+        with pytest.raises(KeyError):
             h.check(b"")
     finally:
         h.one_input = original

@@ -207,7 +207,7 @@ def test_join_and_control_routes_use_separate_connections():
     run(main())
     by_api = {}
     for conn in RecordingConn.opened:
-        for api, timeout in conn.sent:
+        for api, _timeout in conn.sent:
             by_api.setdefault(api, set()).add(id(conn))
     assert by_api["JoinGroup"] == by_api["SyncGroup"]
     assert by_api["Heartbeat"] == by_api["LeaveGroup"]

@@ -17,11 +17,12 @@ from groupctl.client.partition_reader import TopicAuthorizationError
 from groupctl.client.topic_tail import Chunk, Restart, Resumed, Stalled, TopicTail
 from groupctl.exitcodes import ExitCode
 from groupctl.observe.model import coordinator_partition
-from groupctl.observe.observations import Appeared, ContactLost, ContactRegained, Missing, Seen
+from groupctl.observe.observations import Appeared, ContactLost, ContactRegained, Seen
 from groupctl.observe.records_source import RecordsTail
 from groupctl.protocol.errors import ErrorCode
 from groupctl.protocol.records.batch import encode_batch
 from test_record_batches import group_metadata_v3, key
+from waiting import wait_until_async
 
 TOPIC = "__consumer_offsets"
 
@@ -250,8 +251,7 @@ async def observe(source: RecordsTail, broker: Broker, then=None, seconds: float
         async for o in source.observations(until=loop.time() + seconds):
             out.append(o)
     task = asyncio.create_task(run())
-    while not source._looked and not task.done():
-        await asyncio.sleep(0.01)
+    await wait_until_async(lambda: source._looked or task.done(), what="the first look")
     if then is not None:
         then()
     await task
@@ -363,11 +363,10 @@ def test_the_watcher_tells_records_as_history_does_and_a_fault_blinds_nothing():
             notice=notices.append, poll_deadline=2)
 
         async def churn():
-            while not watcher.source._looked:
-                await asyncio.sleep(0.01)
+            await wait_until_async(lambda: watcher.source._looked, what="the first look")
             broker.fail_next[1] = 1
-            while not notices:   # the contact lost before the next record is written
-                await asyncio.sleep(0.01)
+            # the contact lost before the next record is written
+            await wait_until_async(lambda: notices, what="the contact-lost notice")
             classic_group(broker, "g", 2, 2000)
         await asyncio.gather(watcher.run(), churn())
         kinds = [e["event"] for e in events]

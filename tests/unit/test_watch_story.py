@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
 
 from story_support import look
 from groupctl.errors import NotFoundError, UnreachableError
