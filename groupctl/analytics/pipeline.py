@@ -93,6 +93,11 @@ class Tables:
         return {name: self.planned[name]() for name in TABLE_NAMES}
 
 
+# What a directory given to each option usually holds, for the error that asks for its files
+_FILES_IN_A_DIRECTORY = {"--broker-logs": "server.log*", "--client-logs": "*.log",
+                         "--events": "*.ndjson"}
+
+
 def expand(patterns: Sequence[str], option: str) -> list[str]:
     """Files matching each glob (sorted, deduplicated); UsageError if one matches nothing."""
     out: list[str] = []
@@ -101,7 +106,13 @@ def expand(patterns: Sequence[str], option: str) -> list[str]:
             out.append(pattern)
             continue
         path = os.path.expanduser(pattern)
-        matches = sorted(p for p in glob.glob(path, recursive=True) if os.path.isfile(p))
+        found = glob.glob(path, recursive=True)
+        matches = sorted(p for p in found if os.path.isfile(p))
+        if not matches and found:
+            # a log directory holds other logs too (controller.log, GC logs): say which files
+            example = os.path.join(pattern, _FILES_IN_A_DIRECTORY.get(option, "*"))
+            raise UsageError(f"{option} {pattern}: a directory, not a file "
+                             f"(give its files, e.g. '{example}')")
         if not matches:
             raise UsageError(f"{option} {pattern}: no such file (the pattern matches nothing)")
         out.extend(os.path.abspath(m) for m in matches)

@@ -75,6 +75,11 @@ def test_table_output_is_a_summary(spark, fixture_dir, tmp_path):
 @pytest.mark.parametrize("args,message", [
     (["analyze"], "nothing to analyze"),
     (["analyze", "--broker-logs", "/nonexistent/server.log*"], "matches nothing"),
+    # a log directory given as it is: its files asked for, the broker's own named
+    (["analyze", "--broker-logs", "{fx}"],
+     "--broker-logs {fx}: a directory, not a file (give its files, e.g. '{fx}/server.log*')"),
+    (["analyze", "--events", "{fx}/"],
+     "--events {fx}/: a directory, not a file (give its files, e.g. '{fx}/*.ndjson')"),
     (["analyze", "--events", "{fx}/probe.ndjson", "--group", "(["], "not a regular expression"),
     (["analyze", "--events", "{fx}/probe.ndjson", "--since", "yesterday"], "ISO-8601"),
     (["analyze", "--events", "{fx}/probe.ndjson", "--log-timezone", "Mars/Olympus"],
