@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from functools import reduce
-from typing import Iterator, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
@@ -54,7 +54,28 @@ def extraction_conf(spark: SparkSession) -> Iterator[None]:
                 spark.conf.set(key, old)
 
 
-def read_lines(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
+def file_column(spark: SparkSession, renamed: Mapping[str, str] | None = None) -> Column:
+    """The file a row came from, as Spark names it (`file:/a%20b/x.log`); the rows of a
+    damaged file's plain copy (damage.salvage: {copy: original}) named as the original."""
+    path = F.col("_metadata.file_path")
+    if not renamed:
+        return path
+    pairs = [(path == _spark_name(spark, copy), F.lit(_spark_name(spark, original)))
+             for copy, original in renamed.items()]
+    named = F.when(*pairs[0])
+    for is_copy, original in pairs[1:]:
+        named = named.when(is_copy, original)
+    return named.otherwise(path)
+
+
+def _spark_name(spark: SparkSession, path: str) -> str:
+    """A local file's name in Spark's `_metadata.file_path`: Hadoop's URI of the path."""
+    jvm: Any = spark._jvm   # a classic (py4j) session's gateway
+    return "file:" + jvm.org.apache.hadoop.fs.Path(path).toUri().toString()
+
+
+def read_lines(spark: SparkSession, paths: Sequence[str],
+               renamed: Mapping[str, str] | None = None) -> DataFrame:
     """(file, line, pos) of every line; .gz files are decompressed by Spark's codecs.
     `pos` orders lines within a file (it grows along each file's splits).
     The files are cut into at least two splits per core (spark.sql.files.minPartitionNum;
@@ -64,7 +85,7 @@ def read_lines(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
     spark.conf.set("spark.sql.files.minPartitionNum",
                    str(2 * spark.sparkContext.defaultParallelism))
     return (spark.read.text(list(paths))
-            .select(F.col("_metadata.file_path").alias("file"), F.col("value").alias("line"),
+            .select(file_column(spark, renamed).alias("file"), F.col("value").alias("line"),
                     F.monotonically_increasing_id().alias("pos")))
 
 
@@ -281,12 +302,13 @@ RECORD_KINDS = {"member_joined": "member_joined", "member_left": "member_left",
                 "assignment": "assignment"}
 
 
-def record_events(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
+def record_events(spark: SparkSession, paths: Sequence[str],
+                  renamed: Mapping[str, str] | None = None) -> DataFrame:
     """groupctl's own §4 ndjson records (`watch` / `join --watch --record`); a line that is
     not a §4 record becomes an `unparsed` row."""
     raw = (spark.read.schema(RECORD_SCHEMA).option("mode", "PERMISSIVE")
            .option("columnNameOfCorruptRecord", "_corrupt_record").json(list(paths))
-           .withColumn("file", F.col("_metadata.file_path")))
+           .withColumn("file", file_column(spark, renamed)))
     ts = F.try_to_timestamp(F.col("ts"))
     good = (F.col("_corrupt_record").isNull() & ts.isNotNull() & F.col("event").isNotNull()
             & F.col("group").isNotNull())

@@ -29,9 +29,19 @@ class Inputs:
     broker_logs: list[str] = field(default_factory=list)
     client_logs: list[str] = field(default_factory=list)
     events: list[str] = field(default_factory=list)
+    # plain copies read in place of damaged .gz files (damage.salvage): {copy: original};
+    # the copies' rows are named as their originals
+    renamed: dict[str, str] = field(default_factory=dict)
 
     def empty(self) -> bool:
         return not (self.broker_logs or self.client_logs or self.events)
+
+    def reading(self, copies: dict[str, str]) -> Inputs:
+        """These inputs with each original in `copies` replaced by its copy."""
+        copy_of = {original: copy for copy, original in copies.items()}
+        swap = lambda paths: [copy_of.get(p, p) for p in paths]  # noqa: E731
+        return Inputs(swap(self.broker_logs), swap(self.client_logs), swap(self.events),
+                      {**self.renamed, **copies})
 
 
 @dataclass(frozen=True)  # frozen: analyze()'s default instance is shared
@@ -244,16 +254,17 @@ def analyze(spark, inputs: Inputs, options: Options = Options(),
     with phase("plan extraction"):
         if inputs.broker_logs:
             progress(f"reading {len(inputs.broker_logs)} broker log file(s)")
-            parts.append(extract.broker_events(extract.read_lines(spark, inputs.broker_logs),
-                                               options.log_timezone))
+            parts.append(extract.broker_events(
+                extract.read_lines(spark, inputs.broker_logs, inputs.renamed),
+                options.log_timezone))
         client_lines = None
         if inputs.client_logs:
             progress(f"reading {len(inputs.client_logs)} client log file(s)")
-            client_lines = extract.read_lines(spark, inputs.client_logs)
+            client_lines = extract.read_lines(spark, inputs.client_logs, inputs.renamed)
             parts.append(extract.client_events(client_lines, options.log_timezone))
         if inputs.events:
             progress(f"reading {len(inputs.events)} event record file(s)")
-            parts.append(extract.record_events(spark, inputs.events))
+            parts.append(extract.record_events(spark, inputs.events, inputs.renamed))
         raw = parts[0] if parts else empty_events(spark)
         for part in parts[1:]:
             raw = raw.unionByName(part)

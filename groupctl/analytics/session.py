@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import socket
 import threading
 import tempfile
@@ -24,14 +25,17 @@ if TYPE_CHECKING:
 
     from . import jvm_archive
 
-QUIET_LOG4J2 = """\
+# Spark's log: its errors only, or nothing. A failed job's errors (a task's Java stack
+# trace, hundreds of lines) reach the CLI as the job's exception too, which it says in one
+# line (spark_failure); `analyze --debug` lets Spark's errors through as well.
+LOG4J2 = """\
 status = error
 appender.console.type = Console
 appender.console.name = console
 appender.console.target = SYSTEM_ERR
 appender.console.layout.type = PatternLayout
-appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
-rootLogger.level = error
+appender.console.layout.pattern = %d{{HH:mm:ss}} %p %c{{1}}: %m%n
+rootLogger.level = {level}
 rootLogger.appenderRef.console.ref = console
 logger.jetty.name = org.sparkproject.jetty
 logger.jetty.level = off
@@ -39,13 +43,39 @@ logger.jetty.level = off
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
-def log4j_file() -> Path:
-    path = Path(tempfile.gettempdir()) / f"groupctl-spark-log4j2-{os.getuid()}.properties"
-    if not path.exists() or path.read_text() != QUIET_LOG4J2:
+def log4j_file(level: str = "error") -> Path:
+    """Spark's log4j2 configuration logging at `level` (error, off)."""
+    text = LOG4J2.format(level=level)
+    path = Path(tempfile.gettempdir()) / f"groupctl-spark-log4j2-{os.getuid()}-{level}.properties"
+    if not path.exists() or path.read_text() != text:
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(QUIET_LOG4J2)
+        tmp.write_text(text)
         tmp.replace(path)
     return path
+
+
+def spark_failure(exc: BaseException) -> str | None:
+    """One line for a failed Spark job or call: the innermost Java exception's class and
+    message (py4j's Py4JJavaError, pyspark's captured exceptions), else the error's first
+    line; None for an error that is not Spark's."""
+    if not type(exc).__module__.startswith(("py4j.", "pyspark.")):
+        return None
+    chain = []
+    java = getattr(exc, "java_exception", None) or getattr(exc, "_origin", None)
+    try:
+        while java is not None and len(chain) < 100:   # a cycle must not hang the exit
+            chain.append(str(java.toString()))
+            java = java.getCause()
+    except Exception:  # the JVM may be gone (the reason the job failed)
+        pass
+    text = chain[-1] if chain else next(
+        (line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+    # Spark's FAILED_READ_FILE names the file; its cause (e.g. "not a gzip file") does not
+    read = next((m.group(1) for m in map(_READING.search, chain) if m), None)
+    return " ".join(text.split())[:400] + (f" (reading {read})" if read else "")
+
+
+_READING = re.compile(r"while reading file (\S+?)\.?(?:\s|$)")
 
 
 def check_master(master: str, timeout: float) -> None:
@@ -81,17 +111,19 @@ SHORT_RUN_JVM_OPTIONS = "-XX:TieredStopAtLevel=1"
 
 def build_session(master: str = "local[*]", *, progress: bool = False,
                   app_name: str = "groupctl-analyze", extra: dict | None = None,
-                  short_run: bool = False):
+                  short_run: bool = False, spark_errors: bool = True):
     """Get (or create) the SparkSession. `progress`: Spark's stage progress bar on stderr.
     `short_run`: JVMs tuned for a run of seconds (SHORT_RUN_JVM_OPTIONS); only a new
-    session's JVM takes them."""
+    session's JVM takes them. `spark_errors`: Spark logs its errors on stderr (the CLI
+    says a failure in one line, and lets them through with --debug only)."""
     global _archive
     from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
     from . import jvm_archive
 
-    java_opts = f"-Dlog4j2.configurationFile=file:{log4j_file()}"
+    log_level = "error" if spark_errors else "off"
+    java_opts = f"-Dlog4j2.configurationFile=file:{log4j_file(log_level)}"
     if short_run:
         java_opts += f" {SHORT_RUN_JVM_OPTIONS}"
     # the class-data archive: only a JVM this call starts (the driver's own classpath)

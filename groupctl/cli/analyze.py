@@ -10,6 +10,7 @@ Exit 0; 2 for no input, a glob matching nothing or an --out that cannot be writt
 from __future__ import annotations
 
 import re
+import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import List, Optional
@@ -60,7 +61,7 @@ def analyze(
     assignment), with the broker's reason (KIP-800, the client's own reason included) and
     the member that triggered it. Consumer (KIP-848), share (KIP-932) and streams (KIP-1071)
     groups: group-epoch bumps up to the new target assignment. Lines that are not log records (garbage, cut short) are counted
-    per file and reported, never fatal. Runs on local[*], or on any Spark cluster with
+    per file and reported, never fatal; a damaged .gz is said and read up to the damage. Runs on local[*], or on any Spark cluster with
     --master (the input paths must then be readable by the executors).
 
     Writes CSV and Parquet tables and a self-contained report.html under --out, and prints
@@ -95,6 +96,33 @@ def analyze(
 
 
 def _run(env, inputs, options, master: str, out: Path) -> int:
+    from ..analytics import damage
+
+    damaged = damage.in_background([*inputs.broker_logs, *inputs.client_logs, *inputs.events])
+    with tempfile.TemporaryDirectory(prefix="groupctl-analyze-") as copies:
+        try:
+            return _run_spark(env, inputs, options, master, out,
+                              lambda: _salvaged(env, damaged.result(), Path(copies)))
+        except Exception as exc:
+            from ..analytics.session import spark_failure
+
+            said = spark_failure(exc)
+            if said is None:
+                raise
+            raise GroupctlError(f"Spark failed: {said}") from exc
+
+
+def _salvaged(env, damaged: list[tuple[str, str]], into: Path) -> dict[str, str]:
+    """Each damaged .gz input said, and a plain copy of its text up to the damage made:
+    {copy: original}."""
+    from ..analytics.damage import salvage
+
+    for path, what in damaged:
+        env.warn(f"{path}: {what}")
+    return salvage(damaged, into)
+
+
+def _run_spark(env, inputs, options, master: str, out: Path, salvaged) -> int:
     from ..render.analyze import summary_table
     from ..render.output import emit
 
@@ -110,9 +138,11 @@ def _run(env, inputs, options, master: str, out: Path) -> int:
     phases = Phases()
     say(f"starting Spark ({master})")
     with phases("start Spark"):
-        spark, owned = _session(master, progress, is_tiny(inputs))
+        spark, owned = _session(master, progress, is_tiny(inputs), env.settings.debug)
     phases.spark = spark
     try:
+        with phases("damaged .gz inputs"):   # read while the JVM started
+            inputs = inputs.reading(salvaged())
         from ..analytics import load, report
         from ..analytics.pipeline import analyze as run_pipeline
         from .outdir import replaced_atomically
@@ -154,7 +184,7 @@ def _run(env, inputs, options, master: str, out: Path) -> int:
     return 0
 
 
-def _session(master: str, progress: bool, short_run: bool):
+def _session(master: str, progress: bool, short_run: bool, debug: bool):
     try:
         from pyspark.sql import SparkSession
     except ImportError:
@@ -163,7 +193,8 @@ def _session(master: str, progress: bool, short_run: bool):
 
     owned = SparkSession.getActiveSession() is None
     try:
-        return build_session(master, progress=progress, short_run=short_run), owned
+        return build_session(master, progress=progress, short_run=short_run,
+                             spark_errors=debug), owned
     except Exception as exc:  # no Java, or the JVM would not start
         raise GroupctlError(f"Spark did not start ({type(exc).__name__}: {exc}); "
                             f"analyze needs Java 17+ on PATH or JAVA_HOME") from None
