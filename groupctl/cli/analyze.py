@@ -119,7 +119,11 @@ def _salvaged(env, damaged: list[tuple[str, str]], into: Path) -> dict[str, str]
 
     for path, what in damaged:
         env.warn(f"{path}: {what}")
-    return salvage(damaged, into)
+    try:
+        return salvage(damaged, into)
+    except OSError as exc:   # the temp directory full, most likely
+        raise UsageError(f"cannot copy the text of the damaged .gz input(s) into {into} "
+                         f"(TMPDIR): {exc.strerror or exc}") from None
 
 
 def _run_spark(env, inputs, options, master: str, out: Path, salvaged) -> int:

@@ -153,3 +153,22 @@ def test_a_spark_failure_is_one_line_naming_the_cause_and_the_file():
     loop.cause = loop
     assert spark_failure(_spark_error("py4j.protocol", loop)) == "java.lang.RuntimeException: a"
     assert spark_failure(ValueError("not Spark's")) is None
+
+
+def test_no_room_for_the_copies_is_a_usage_error(monkeypatch, tmp_path):
+    import errno
+
+    from groupctl.cli.analyze import _salvaged
+    from groupctl.cli.env import Env
+    from groupctl.errors import UsageError
+
+    def full(damaged, into):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(damage, "salvage", full)
+    err = io.StringIO()
+    with pytest.raises(UsageError) as caught:
+        _salvaged(Env(stdout=io.StringIO(), stderr=err), [("/l/a.gz", "cut short")], tmp_path)
+    assert str(caught.value) == (f"cannot copy the text of the damaged .gz input(s) into "
+                                 f"{tmp_path} (TMPDIR): No space left on device")
+    assert err.getvalue() == "groupctl: warning: /l/a.gz: cut short\n"
