@@ -67,7 +67,7 @@ def analyze(
     Writes CSV and Parquet tables and a self-contained report.html under --out, and prints
     a summary (with -o json/yaml: one object per group). Exit 2 for no input, a glob
     matching nothing or an --out that is not a writable directory, 3 when a spark://
-    master does not answer."""
+    master does not answer, 1 when a Spark job fails (one line: its Java cause)."""
     env = ctx.find_root().obj
     from ..analytics.pipeline import Inputs, Options, empty_files, expand
 
