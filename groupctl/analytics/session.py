@@ -60,7 +60,7 @@ def spark_failure(exc: BaseException) -> str | None:
     line; None for an error that is not Spark's."""
     if not type(exc).__module__.startswith(("py4j.", "pyspark.")):
         return None
-    chain = []
+    chain: list[str] = []
     java = getattr(exc, "java_exception", None) or getattr(exc, "_origin", None)
     try:
         while java is not None and len(chain) < 100:   # a cycle must not hang the exit
