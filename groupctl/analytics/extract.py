@@ -60,7 +60,7 @@ def file_column(spark: SparkSession, renamed: Mapping[str, str] | None = None) -
     path = F.col("_metadata.file_path")
     if not renamed:
         return path
-    pairs = [(path == _spark_name(spark, copy), F.lit(_spark_name(spark, original)))
+    pairs = [(path == spark_name(spark, copy), F.lit(spark_name(spark, original)))
              for copy, original in renamed.items()]
     named = F.when(*pairs[0])
     for is_copy, original in pairs[1:]:
@@ -68,7 +68,7 @@ def file_column(spark: SparkSession, renamed: Mapping[str, str] | None = None) -
     return named.otherwise(path)
 
 
-def _spark_name(spark: SparkSession, path: str) -> str:
+def spark_name(spark: SparkSession, path: str) -> str:
     """A local file's name in Spark's `_metadata.file_path`: Hadoop's URI of the path."""
     jvm: Any = spark._jvm   # a classic (py4j) session's gateway
     return "file:" + jvm.org.apache.hadoop.fs.Path(path).toUri().toString()

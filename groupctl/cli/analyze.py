@@ -9,6 +9,7 @@ Exit 0; 2 for no input, a glob matching nothing or an --out that cannot be writt
 """
 from __future__ import annotations
 
+import os
 import re
 import tempfile
 from datetime import datetime, timezone
@@ -162,6 +163,7 @@ def _run_spark(env, inputs, options, master: str, out: Path, salvaged) -> int:
                                     "groupctl analyze: rebalances")
         report_path = out / "report.html"
         tables.release()
+        unread = _nothing_read(spark, inputs, collected["files"])
     finally:
         phases.spark = None   # (no job count or JVM across the stop)
         if owned:
@@ -175,6 +177,8 @@ def _run_spark(env, inputs, options, master: str, out: Path, salvaged) -> int:
     for f in collected["files"]:
         if f["unparsed"]:
             env.warn(f"{f['file']}: {f['unparsed']} line(s) not understood (skipped)")
+    for name, what in unread:
+        env.warn(f"{name}: no {what} in it")
     data = {**collected, "out": str(out), "report": str(report_path)}
     if env.settings.output in ("json", "yaml", "ndjson"):
         emit(env, load.metrics_json(collected["metrics"]))
@@ -186,6 +190,30 @@ def _run_spark(env, inputs, options, master: str, out: Path, salvaged) -> int:
         env.stdout.flush()
         publish_archive(say)
     return 0
+
+
+# What each kind of input is read for (the files table counts the rows read from each)
+_READ_FOR = (("broker_logs", "group coordinator line"),
+             ("client_logs", "consumer group coordination line"),
+             ("events", "groupctl record"))
+
+
+def _nothing_read(spark, inputs, files: list[dict]) -> list[tuple[str, str]]:
+    """(file, what it was read for) for each local input with no row in the files table:
+    a wrong file given (controller.log), or a log of a broker that coordinated no group
+    then. A damaged .gz of which nothing could be read was said already."""
+    from ..analytics.extract import spark_name
+
+    seen = {f["file"] for f in files}
+    unread = []
+    for option, what in _READ_FOR:
+        for path in getattr(inputs, option):
+            if "://" in path or (path in inputs.renamed and not os.path.getsize(path)):
+                continue
+            name = spark_name(spark, inputs.renamed.get(path, path))
+            if name not in seen:
+                unread.append((name, what))
+    return unread
 
 
 def _session(master: str, progress: bool, short_run: bool, debug: bool):

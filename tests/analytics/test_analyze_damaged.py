@@ -104,3 +104,21 @@ def test_a_spark_failure_is_one_line_and_out_is_kept(fixture_dir, tmp_path):
     assert "ERROR Executor: Exception in task" in stderr and "Traceback" in stderr
     assert stderr.splitlines()[-1] == ("groupctl: error: Spark failed: java.io.IOException: "
                                        f"not a gzip file (reading file://{bad})")
+
+
+def test_a_file_with_nothing_to_read_is_said(spark, fixture_dir, tmp_path):
+    # a broker's log lines, none of them the group coordinator's (a controller.log given
+    # by mistake, or a broker that coordinated no group then), beside a real one
+    lines = (fixture_dir / "kafka4-server.log").read_text().splitlines(keepends=True)
+    assert not any("GroupCoordinator" in line for line in lines[:300])
+    (tmp_path / "controller.log").write_text("".join(lines[:300]))
+    client = tmp_path / "app.log"   # an application's log, nothing of the consumer's
+    client.write_text("[2026-11-24 10:00:00,000] INFO started (com.example.App)\n")
+    code, out, err = run(["-o", "json", "analyze", "--broker-logs", str(tmp_path / "con*.log"),
+                          "--broker-logs", str(fixture_dir / "kafka4-server.log"),
+                          "--client-logs", str(client), "--out", str(tmp_path / "out")])
+    assert code == 0, err
+    assert err.splitlines() == [
+        f"groupctl: warning: file:{tmp_path}/controller.log: no group coordinator line in it",
+        f"groupctl: warning: file:{client}: no consumer group coordination line in it"]
+    assert json.loads(out)   # the real log's groups
