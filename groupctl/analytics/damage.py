@@ -119,7 +119,7 @@ def check(paths: Iterable[str]) -> list[tuple[str, str]]:
 
 
 def in_background(paths: Iterable[str]) -> Future[list[tuple[str, str]]]:
-    """check(paths) on a thread of its own (its result when the run's tables are out)."""
+    """check(paths) on a thread of its own (the CLI takes its result once Spark started)."""
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gzip-check")
     try:
         return pool.submit(check, list(paths))

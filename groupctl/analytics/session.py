@@ -1,6 +1,7 @@
 """The SparkSession `groupctl analyze` runs on: local[*] by default, any master Spark
-accepts with --master. Spark's own log is quiet (errors only, through our log4j2 file);
-stage progress goes to stderr when it is a terminal (Spark's console progress bar).
+accepts with --master. Spark's own log is off for the CLI (its errors only with --debug,
+through our log4j2 file; a failure is said in one line: spark_failure); stage progress
+goes to stderr when it is a terminal (Spark's console progress bar).
 
 A `spark://HOST:PORT` master is checked with a TCP connect first: Spark itself would retry
 an unreachable standalone master for a minute before giving up, and the CLI owes the user
