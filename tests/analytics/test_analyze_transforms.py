@@ -115,7 +115,8 @@ def test_filters_apply_to_time_and_group(spark):
 def test_coordinator_moves_are_told_once_per_change_of_broker(spark):
     """Lines of one group from broker 2, then 3 (the old one's unload and the new one's
     load in the same millisecond: unload first), then 3 only; another group never moves.
-    A line without a broker (a client's) changes nothing."""
+    A line without a broker (a client's) changes nothing. A third group's old coordinator
+    unloads it 17 ms after the new one loaded it (a 3-broker lab did): one move, not three."""
     def event(group, ms, broker, kind, members=None, source="broker-log"):
         row = dict.fromkeys(f.name for f in EVENT_SCHEMA.fields)
         row.update(group=group, ts=T0 + timedelta(milliseconds=ms), broker=broker, kind=kind,
@@ -127,8 +128,12 @@ def test_coordinator_moves_are_told_once_per_change_of_broker(spark):
         event("g", 500, 3, "loaded", members=2), event("g", 500, 2, "unloaded"),
         event("g", 900, 3, "prepare"), event("g", 950, 3, "stabilized"),
         event("h", 0, 1, "stabilized"), event("h", 700, 1, "loaded", members=1),
+        event("k", 0, 3, "stabilized"), event("k", 401, 2, "loaded", members=2),
+        event("k", 418, 3, "unloaded"), event("k", 1651, 2, "prepare"),
     ], EVENT_SCHEMA)
     rows = [r.asDict() for r in X.coordinator_moves(events).collect()]
     assert rows == [{"group": "g", "ts": T0 + timedelta(milliseconds=500), "from_broker": 2,
                      "to_broker": 3, "last_on_old": T0 + timedelta(milliseconds=500),
-                     "members": 2}]
+                     "members": 2},
+                    {"group": "k", "ts": T0 + timedelta(milliseconds=401), "from_broker": 3,
+                     "to_broker": 2, "last_on_old": T0, "members": 2}]
