@@ -22,6 +22,14 @@ def fixture_args(fixture_dir: Path, out: Path) -> list[str]:
             "--events", str(fixture_dir / "probe*.ndjson"), "--out", str(out)]
 
 
+def csv_table(out: Path, name: str) -> list[dict]:
+    """`analyze --out`'s table `name` (its CSV), a dict per row."""
+    import csv
+
+    with open(out / f"{name}.csv") as f:
+        return list(csv.DictReader(f))
+
+
 def run_process(args: list[str], timeout: float = 840) -> tuple[int, str, str]:
     """`groupctl ARGS` in its own process (its own Spark): for tests that also run a lab
     and consumers in this one, so that nothing of theirs shares Spark's JVM gateway."""

@@ -17,13 +17,12 @@ once), and the consumers' own assignments.
 """
 from __future__ import annotations
 
-import csv
 import json
 import re
 import uuid
 
 import pytest
-from analyze_support import run, run_process
+from analyze_support import csv_table, run, run_process
 from waiting import wait_until
 
 # a 3-broker lab, six consumers, a broker stopped and started, Spark in its own process:
@@ -117,14 +116,9 @@ def moved(kafka3, tmp_path_factory):
     return classic, kip848, old, new, truth, out, json.loads(stdout)
 
 
-def _table(out, name: str) -> list[dict]:
-    with open(out / f"{name}.csv") as f:
-        return list(csv.DictReader(f))
-
-
 def test_every_round_once_across_the_nodes(moved):
     classic, kip848, old, new, truth, out, metrics = moved
-    episodes = _table(out, "episodes")
+    episodes = csv_table(out, "episodes")
     # the rounds before the move were coordinated (and logged) by `old`, the last by `new`
     assert len(truth[classic]) >= 3 and len(truth[kip848]) >= 3, truth
     for group in (classic, kip848):
@@ -141,10 +135,10 @@ def test_every_round_once_across_the_nodes(moved):
 
 def test_the_move_is_told_once_per_group(moved):
     classic, kip848, old, new, truth, out, _ = moved
-    moves = _table(out, "moves")
+    moves = csv_table(out, "moves")
     assert [(m["group"], int(m["from_broker"]), int(m["to_broker"])) for m in moves] == \
         sorted([(classic, old, new), (kip848, old, new)])
-    episodes = _table(out, "episodes")
+    episodes = csv_table(out, "episodes")
     for m in moves:
         # between the group's last round on the old coordinator and its first on the new.
         # The old node's last line and the new one's first can share a millisecond (the

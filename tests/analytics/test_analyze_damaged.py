@@ -6,28 +6,11 @@ damage, under the damaged files' own names. A failure Spark still meets (a URL g
 does not read first) is one line on stderr, and --out is left as it was."""
 from __future__ import annotations
 
-import csv
 import gzip
 import json
-import zlib
 
-from analyze_support import run, run_process
-
-
-def _zcat(data: bytes) -> bytes:
-    """What `zcat` writes for `data` before its error (zlib a byte at a time)."""
-    d, out = zlib.decompressobj(16 + zlib.MAX_WBITS), []
-    for i in range(len(data)):
-        try:
-            out.append(d.decompress(data[i:i + 1]))
-        except zlib.error:
-            break
-    return b"".join(out)
-
-
-def _rows(path) -> list[dict]:
-    with open(path) as f:
-        return list(csv.DictReader(f))
+from analyze_support import csv_table, run, run_process
+from gzip_oracle import zcat_text
 
 
 def test_damaged_gz_inputs_are_read_up_to_the_damage(spark, fixture_dir, tmp_path):
@@ -39,7 +22,7 @@ def test_damaged_gz_inputs_are_read_up_to_the_damage(spark, fixture_dir, tmp_pat
         packed = gzip.compress((fixture_dir / name).read_bytes(), mtime=0)
         cut[name] = packed[:len(packed) * 9 // 10]     # cut inside a line of each
         (damaged / f"{name}.gz").write_bytes(cut[name])
-        (plain / name).write_bytes(_zcat(cut[name]))
+        (plain / name).write_bytes(zcat_text(cut[name]))
     (damaged / "notgzip.log.gz").write_bytes((fixture_dir / "kafka4-server.log").read_bytes())
 
     def analyze(where, names, out):
@@ -52,7 +35,7 @@ def test_damaged_gz_inputs_are_read_up_to_the_damage(spark, fixture_dir, tmp_pat
     code, out, err = analyze(damaged, ["kafka4-server.log.gz", "probe.ndjson.gz"],
                              tmp_path / "out-damaged")
     assert code == 0, err
-    text = {name: len(_zcat(data)) for name, data in cut.items()}
+    text = {name: len(zcat_text(data)) for name, data in cut.items()}
     said = err.splitlines()
     assert said[:3] == [
         f"groupctl: warning: {damaged}/kafka4-server.log.gz: cut short after "
@@ -73,13 +56,13 @@ def test_damaged_gz_inputs_are_read_up_to_the_damage(spark, fixture_dir, tmp_pat
     assert code == 0, plain_err
     assert json.loads(out) == json.loads(plain_out) and json.loads(out)
     for table in ("episodes", "members", "storms"):
-        assert _rows(tmp_path / "out-damaged" / f"{table}.csv") == \
-            _rows(tmp_path / "out-plain" / f"{table}.csv"), table
-    files = _rows(tmp_path / "out-damaged" / "files.csv")
+        assert csv_table(tmp_path / "out-damaged", table) == \
+            csv_table(tmp_path / "out-plain", table), table
+    files = csv_table(tmp_path / "out-damaged", "files")
     assert [(f["file"], f["events"], f["unparsed"]) for f in files] == [
         (f"file:{damaged}/{name}.gz", p["events"], p["unparsed"])
         for name, p in zip(("kafka4-server.log", "probe.ndjson"),
-                           _rows(tmp_path / "out-plain" / "files.csv"))]
+                           csv_table(tmp_path / "out-plain", "files"))]
     # some of the broker log's coordinator lines are read (52 in the whole file), not all
     assert 0 < int(files[0]["events"]) < 52 and int(files[1]["events"]) > 0, files
 

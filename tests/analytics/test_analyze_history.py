@@ -9,13 +9,12 @@ lines and the members' own ids (librdkafka consumers' callbacks), not groupctl's
 """
 from __future__ import annotations
 
-import csv
 import json
 import re
 import uuid
 
 import pytest
-from analyze_support import run, run_process
+from analyze_support import csv_table, run, run_process
 from waiting import wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]   # Spark twice, in its own process
@@ -30,11 +29,6 @@ def _history(kafka, group: str) -> list[dict]:
     code, out, err = run(["-b", kafka.bootstrap, "-o", "ndjson", "history", group])
     assert code == 0, err
     return [json.loads(line) for line in out.splitlines() if line.strip()]
-
-
-def _episodes(out) -> list[dict]:
-    with open(out / "episodes.csv") as f:
-        return list(csv.DictReader(f))
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +70,7 @@ def history_run(kafka, tmp_path_factory):
         code, _, err = run_process(["-o", "json", "analyze", "--events", str(events), *extra,
                             "--group", f"^{group}$", "--out", str(out)])
         assert code == 0, err
-        runs[name] = [e for e in _episodes(out) if e["group"] == group]
+        runs[name] = [e for e in csv_table(out, "episodes") if e["group"] == group]
     return group, records, preparing, stabilized, joiners, leaver.member_id, runs
 
 
