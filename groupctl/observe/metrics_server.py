@@ -17,13 +17,27 @@ import struct
 import threading
 import zlib
 from socketserver import ThreadingMixIn
-from typing import TYPE_CHECKING
+from typing import Any, Iterator, Protocol
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from ..errors import UsageError
 
-if TYPE_CHECKING:
-    from .metrics import Scrape, WatchMetrics
+
+class Pieces(Protocol):
+    """One scrape's text in keyed pieces (metrics.Scrape)."""
+
+    def pieces(self) -> Iterator: ...
+    def text(self) -> bytes: ...
+
+
+class Scraped(Protocol):
+    """What the server serves: a scrape and the health /healthz says (watch's WatchMetrics;
+    the canary's CanaryMetrics, whose `unhealthy_text` says why it is not healthy)."""
+
+    @property
+    def healthy(self) -> bool: ...
+    def scrape(self) -> Pieces: ...
+
 
 TEXT_FORMAT = "text/plain; version=0.0.4; charset=utf-8"
 GZIP_LEVEL = 1   # quick: a piece is compressed at every change of one of its groups
@@ -101,7 +115,7 @@ class _Gzip:
         self.lock = threading.Lock()
         self.kept: dict[object, _Packed] = {}
 
-    def body(self, scrape: "Scrape") -> bytes:
+    def body(self, scrape: Pieces) -> bytes:
         out, crc, size = [GZIP_HEADER], 0, 0
         with self.lock:
             kept: dict[object, _Packed] = {}
@@ -131,8 +145,8 @@ class _Quiet(WSGIRequestHandler):
 class MetricsServer:
     """`/metrics` (Prometheus text format) and `/healthz`, in a thread of their own."""
 
-    def __init__(self, metrics: "WatchMetrics", host: str, port: int):
-        self.metrics = metrics
+    def __init__(self, metrics: Scraped, host: str, port: int):
+        self.metrics: Any = metrics   # watch reads its own metrics back through it
         self.gzip = _Gzip()
         try:
             self.httpd = make_server(host, port, self._app, _Server, handler_class=_Quiet)
@@ -152,7 +166,8 @@ class MetricsServer:
             ok = self.metrics.healthy
             start_response("200 OK" if ok else "503 Service Unavailable",
                            [("Content-Type", "text/plain; charset=utf-8")])
-            return [b"ok\n" if ok else b"no successful describe round\n"]
+            return [b"ok\n" if ok else getattr(self.metrics, "unhealthy_text",
+                                                b"no successful describe round\n")]
         if path == "/metrics":
             return self._metrics(environ, start_response)
         start_response("404 Not Found", [("Content-Type", "text/plain; charset=utf-8")])
