@@ -238,3 +238,10 @@ def test_usage_errors(args, words):
     err = env.stderr.getvalue()
     assert code == 2 and env.stdout.getvalue() == ""
     assert err.startswith("groupctl: error: ") and words in err and err.count("\n") == 1
+
+
+def test_an_unreachable_cluster_is_exit_3():
+    env = Env(stdout=io.StringIO(), stderr=io.StringIO())
+    code = invoke(["-b", "127.0.0.1:1", "--timeout", "1", "canary"], env)
+    err = env.stderr.getvalue()
+    assert code == 3 and err.startswith("groupctl: error: ") and err.count("\n") == 1, err

@@ -102,9 +102,12 @@ class CanaryRunner:
         d = self.cluster.deadline(self.settings.round.timeout_s)
         md = await self.cluster.metadata([OFFSETS_TOPIC], deadline=d)
         topic = md.topics.get(OFFSETS_TOPIC)
-        if topic is None or topic.error_code or not topic.partitions:
+        created = topic is None or bool(topic.error_code) or not topic.partitions
+        if created:
             # a new cluster: the first FindCoordinator creates the topic, as a consumer's
             # first one does (the lookup waits for its leaders)
+            self.notice(f"{OFFSETS_TOPIC} does not exist: creating it (a new cluster), "
+                        f"then waiting for its coordinators to load")
             await self.cluster.find_coordinator(f"{self.settings.prefix}first", deadline=d)
             md = await self.cluster.metadata([OFFSETS_TOPIC], deadline=d)
             topic = md.topics.get(OFFSETS_TOPIC)
@@ -115,7 +118,19 @@ class CanaryRunner:
         self.leaders = {p: info.leader for p, info in topic.partitions.items()}
         protocols = await self._supported(d)
         self.canaries = plan(self.settings.prefix, protocols, self.leaders, self.canaries)
+        if created:
+            await self._loaded(d)
         return self.canaries
+
+    async def _loaded(self, d) -> None:
+        """Wait until each canary group's coordinator answers for it: a partition just
+        created is led before its coordinator has loaded it (NOT_COORDINATOR), which says
+        nothing of the coordinator's health (send_to_coordinator rediscovers and waits)."""
+        for c in self.canaries:
+            await self.cluster.send_to_coordinator(
+                c.group, M.DESCRIBE_GROUPS, {"groups": [c.group],
+                                             "include_authorized_operations": False},
+                deadline=d)
 
     async def once(self) -> list[RoundResult]:
         """Place the canaries, run one round of each."""
