@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Awaitable, Callable
 
 from ...clock import SYSTEM_CLOCK, Clock
-from ...errors import GroupctlError
+from ...errors import AuthError, GroupctlError
 from ...exitcodes import ExitCode
 from ...observe.describe import OFFSETS_TOPIC
 from ...protocol import messages as M
@@ -102,6 +102,10 @@ class CanaryRunner:
         d = self.cluster.deadline(self.settings.round.timeout_s)
         md = await self.cluster.metadata([OFFSETS_TOPIC], deadline=d)
         topic = md.topics.get(OFFSETS_TOPIC)
+        if topic is not None and topic.error_code == ErrorCode.TOPIC_AUTHORIZATION_FAILED:
+            raise AuthError(f"canary: not authorized to describe topic {OFFSETS_TOPIC}: the "
+                            f"canary places its groups by its partitions' leaders (grant "
+                            f"DESCRIBE on topic {OFFSETS_TOPIC})")
         created = topic is None or bool(topic.error_code) or not topic.partitions
         if created:
             # a new cluster: the first FindCoordinator creates the topic, as a consumer's
