@@ -106,7 +106,9 @@ def tracer_for(env):
     if env.tracer is None:
         from ..client.trace import Tracer
 
-        env.tracer = Tracer(env.stderr)
+        from ..render.visible import visible
+
+        env.tracer = Tracer(env.stderr, shown=visible)
     return env.tracer
 
 
@@ -126,9 +128,8 @@ def make_cluster(env, **kwargs) -> Cluster:
 
 
 def _say_retrying(env, servers: list[str], seconds: float) -> None:
-    env.stderr.write(f"groupctl: connecting to {','.join(servers)} (no answer yet; retrying "
-                     f"for up to {seconds:g} s) ...\n")
-    env.stderr.flush()
+    env.note(f"groupctl: connecting to {','.join(servers)} (no answer yet; retrying "
+             f"for up to {seconds:g} s) ...")
 
 
 class _Box:

@@ -50,8 +50,9 @@ def _confirm(env, command: str, summary: str, question: str, yes: bool) -> None:
     if yes:
         return
     _can_confirm(env, command, yes)
-    env.stderr.write(f"{summary}\n{question} [y/N] ")
-    env.stderr.flush()
+    for line in summary.split("\n"):   # its own lines; a name's newline shown as \n
+        env.note(line)
+    env.note(f"{question} [y/N] ", end="")
     answer = (env.stdin.readline() or "").strip().lower()
     if answer not in ("y", "yes"):
         raise NotConfirmed(f"{command}: not confirmed; nothing was changed")
@@ -194,8 +195,7 @@ def _debug_line(env):
         return None
 
     def line(text: str) -> None:
-        env.stderr.write(f"groupctl: force-rebalance: {text}\n")
-        env.stderr.flush()
+        env.note(f"groupctl: force-rebalance: {text}")
 
     return line
 
@@ -209,8 +209,7 @@ def _phase_reporter(env):
     async def on_phase(name: str, info: dict) -> None:
         if show:
             extra = " ".join(f"{k}={v}" for k, v in info.items())
-            env.stderr.write(f"groupctl: force-rebalance: {name} {extra}\n".replace(" \n", "\n"))
-            env.stderr.flush()
+            env.note(f"groupctl: force-rebalance: {name} {extra}".rstrip(" "))
         if name == pause_at and seconds:
             import asyncio
 
