@@ -89,7 +89,17 @@ def configured_cluster(env) -> tuple[list[str], SecurityConfig, str] | None:
         security = ctx.security()
     else:
         security = PLAINTEXT
+    if security.tls and not security.ssl_verify and not env.said_unverified_tls:
+        env.said_unverified_tls = True   # once a run, however many clusters it makes
+        env.warn(UNVERIFIED_TLS.format(where=security.source or source))
     return bootstrap, security, source
+
+
+# said on every run whose TLS settings turn the certificate check off (librdkafka's property;
+# Kafka's Java tools ignore it, so a properties file safe with them is not safe here)
+UNVERIFIED_TLS = ("enable.ssl.certificate.verification=false ({where}): the brokers' TLS "
+                  "certificates are not checked, so anyone on the network path can pose as "
+                  "a broker and read what groupctl sends, SASL passwords included")
 
 
 def _context_bootstrap(ctx) -> list[str]:

@@ -45,6 +45,7 @@ class Env:
     settings: Settings = field(default_factory=Settings)
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     tracer: Any = field(default=None, repr=False)   # the --debug protocol tracer, made once
+    said_unverified_tls: bool = False   # the unverified-TLS warning is given once a run
 
     def monotonic(self) -> float:
         return self.clock.monotonic()
