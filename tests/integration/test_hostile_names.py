@@ -16,11 +16,13 @@ no control sequence but rich's own (colours, and the live view's cursor moves).
 """
 from __future__ import annotations
 
+import getpass
 import glob
 import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import uuid
@@ -178,5 +180,10 @@ def test_hostile_names_in_a_real_terminal(kafka, topic_factory, consumer_factory
         screen = term.run(gc + ["remove-member", group, "--instance-id", f"i{CORPUS}", "--yes"])
         assert screen.exit == 0, screen.text
         screen.check("remove-member")
+
+        # the reason the broker logged names no user and no host (issue 36)
+        log = kafka.log_file.read_text(errors="replace")
+        assert "groupctl force-rebalance: no reason given" in log
+        assert f"{getpass.getuser()}@{socket.gethostname()}" not in log
     finally:
         term.kill()
