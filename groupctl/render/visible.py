@@ -52,19 +52,26 @@ _UNSAFE = re.compile(
     "\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]")
 
 
+_ASCII_UNSAFE = re.compile("[\x00-\x1f\x7f]")
+
+
 def visible(text: str) -> str:
     """`text` with every character a terminal would obey or hide shown as an escape."""
-    if _UNSAFE.search(text) is None:   # the common case: one scan, no copy
+    if text.isascii():   # known without a scan: only C0 and DEL to look for
+        if _ASCII_UNSAFE.search(text) is None:
+            return text
+    elif _UNSAFE.search(text) is None:
         return text
     return _UNSAFE.sub(lambda m: _escape(m.group()), text)
 
 
 def visible_data(value: Any) -> Any:
-    """Plain data with every string (keys too) made visible; other values as they are."""
+    """Plain data with every string (str keys too) made visible; other values as they
+    are."""
     if type(value) is str:
         return visible(value)
     if isinstance(value, dict):
-        return {visible_data(k): visible_data(v) for k, v in value.items()}
+        return {visible(k) if type(k) is str else k: visible_data(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [visible_data(v) for v in value]
     return value
