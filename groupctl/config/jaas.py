@@ -33,8 +33,8 @@ class Token:
 
 
 def _is_word(ch: str) -> bool:
-    code = ord(ch)
-    return (32 < code <= 128 and ch not in ";=/\"'") or code >= 160
+    point = ord(ch)
+    return (32 < point <= 128 and ch not in ";=/\"'") or point >= 160
 
 
 def tokens(source: str):

@@ -34,15 +34,15 @@ def _escape(ch: str) -> str:
     named = _NAMED.get(ch)
     if named is not None:
         return named
-    code = ord(ch)
-    if code <= 0xFF:
-        return f"\\x{code:02x}"
-    if code <= 0xFFFF:
-        return f"\\u{code:04x}"
-    return f"\\U{code:08x}"
+    point = ord(ch)
+    if point <= 0xFF:
+        return f"\\x{point:02x}"
+    if point <= 0xFFFF:
+        return f"\\u{point:04x}"
+    return f"\\U{point:08x}"
 
 
-# Every code point of those categories (tests/unit/test_visible.py checks the class against
+# Every point point of those categories (tests/unit/test_visible.py checks the class against
 # the running Python's Unicode tables; Egyptian format controls up to U+1343F are Cf from
 # Unicode 15 on).
 _UNSAFE = re.compile(
