@@ -49,7 +49,6 @@ def test_tls_verification_off_is_said_on_every_run(secure_lab, tmp_path):
 def test_history_and_the_records_watch_show_only_groups_the_principal_may_describe(
         secure_lab, topic_factory, consumer_factory):
     from test_probe_acl import allow
-    from waiting import wait_until
 
     topic = topic_factory(2, cluster=secure_lab)
     run = uuid.uuid4().hex[:8]
@@ -61,6 +60,32 @@ def test_history_and_the_records_watch_show_only_groups_the_principal_may_descri
     allow(secure_lab, ResourceType.TOPIC, "__consumer_offsets", AclOperation.READ)
     allow(secure_lab, ResourceType.TOPIC, "__consumer_offsets", AclOperation.DESCRIBE)
     allow(secure_lab, ResourceType.GROUP, shown, AclOperation.DESCRIBE)
+    try:
+        _shown_and_hidden(secure_lab, shown, hidden, run)
+    finally:   # the session lab's guest has no ACL on the topic again
+        _remove_topic_acls(secure_lab)
+
+
+def _remove_topic_acls(lab) -> None:
+    from confluent_kafka.admin import (
+        AclBindingFilter, AclPermissionType, AdminClient, ResourcePatternType,
+    )
+    from test_lab_tls import _props
+    from tls_support import LIBRDKAFKA_UNKNOWN
+
+    conf = {k: v for k, v in _props(lab.sasl["command_configs"]["PLAIN"]).items()
+            if k not in LIBRDKAFKA_UNKNOWN}
+    admin = AdminClient({**conf, "bootstrap.servers": lab.sasl_bootstrap})
+    gone = [AclBindingFilter(ResourceType.TOPIC, "__consumer_offsets",
+                             ResourcePatternType.LITERAL, "User:guest", "*", operation,
+                             AclPermissionType.ALLOW)
+            for operation in (AclOperation.READ, AclOperation.DESCRIBE)]
+    for future in admin.delete_acls(gone).values():
+        future.result(timeout=30)
+
+
+def _shown_and_hidden(secure_lab, shown: str, hidden: str, run: str) -> None:
+    from waiting import wait_until
 
     def history_of_shown():
         code, out, err = guest(secure_lab, "history", shown)
