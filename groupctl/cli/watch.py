@@ -173,8 +173,7 @@ def _run(env, settings, record: str | None, metrics_at: tuple[str, int | None],
     box: dict = {}
 
     def notice(text: str) -> None:
-        env.stderr.write(f"groupctl: watch: {text}\n")
-        env.stderr.flush()
+        env.note(f"groupctl: watch: {text}")
 
     async def main():
         async with make_cluster(env) as cluster:
