@@ -1,7 +1,8 @@
-"""Generate the man page and shell completions from the typer app.
+"""Generate the man page, shell completions and the docs site's references from the code.
 
-    python -m groupctl.cli.docs          # rewrite man/groupctl.1, completions/* and the
-                                         # README's generated tables
+    python -m groupctl.cli.docs          # rewrite man/groupctl.1, completions/*, the
+                                         # README's generated tables and the generated
+                                         # blocks of docs/ (groupctl.cli.docs_pages)
     python -m groupctl.cli.docs --check  # exit 1 if any committed file is stale
 
 The man page's EXIT STATUS and ENVIRONMENT and the README's exit-code and environment
@@ -148,18 +149,23 @@ def completion_script(shell: str) -> str:
     return get_completion_script(prog_name="groupctl", complete_var="_GROUPCTL_COMPLETE", shell=shell)
 
 
-def generated_files() -> dict[Path, str]:
+def generated_files(*, site: bool = True) -> dict[Path, str]:
     files = {ROOT / "man" / "groupctl.1": man_page(),
              ROOT / "README.md": readme((ROOT / "README.md").read_text())}
     for shell, name in COMPLETION_FILES.items():
         files[ROOT / "completions" / name] = completion_script(shell).rstrip("\n") + "\n"
+    if site:
+        from .docs_pages import generated_pages
+
+        files.update(generated_pages(ROOT))
     return files
 
 
 def main(argv: list[str]) -> int:
     check = "--check" in argv
     stale = []
-    for path, text in generated_files().items():
+    site = (ROOT / "docs").is_dir()   # an installed copy (site-packages) has no docs/
+    for path, text in generated_files(site=site).items():
         current = path.read_text() if path.exists() else None
         if current == text:
             continue
