@@ -83,7 +83,8 @@ def _canary_scrape() -> str:
     from ..coordinator.canary.plan import Canary
     from ..coordinator.canary.rounds import RoundResult
 
-    steps = {"find_coordinator": 1.0, "join": 8.0, "sync": 2.0, "heartbeat": 2.0, "leave": 2.0}
+    steps: dict[str, float | None] = {"find_coordinator": 1.0, "join": 8.0, "sync": 2.0,
+                                      "heartbeat": 2.0, "leave": 2.0}
     ok = RoundResult(Canary("groupctl-canary-1-classic", "classic", 1, 0), 1, True, None, None,
                      steps, 15.0, T0, "m")
     failed = RoundResult(Canary("groupctl-canary-1-consumer", "consumer", 1, 0), 1, False,

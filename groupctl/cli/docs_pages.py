@@ -101,7 +101,8 @@ def global_options_block() -> str:
 
 
 # ---- events ------------------------------------------------------------------------------
-def _event_classes() -> list[type]:
+def _event_classes() -> list:
+    """Every event dataclass with a type (events.Event subclasses)."""
     from .. import events
 
     return [c for c in vars(events).values()
