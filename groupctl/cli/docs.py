@@ -19,19 +19,13 @@ import sys
 from pathlib import Path
 
 from ..environment import ENVIRONMENT
-from ..exitcodes import MEANINGS, ExitCode
+from .docs_source import exit_codes as _exit_codes
+from .docs_source import root_command as _root_command
+from .docs_source import table_block as readme_block
+from .docs_source import walk as _walk
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPLETION_FILES = {"bash": "groupctl.bash", "zsh": "_groupctl", "fish": "groupctl.fish"}
-
-
-def _root_command():
-    import typer
-
-    from .app import _register_commands, app
-
-    _register_commands()
-    return typer.main.get_command(app)
 
 
 def _roff(text: str) -> str:
@@ -48,22 +42,6 @@ def _options_roff(command, ctx) -> list[str]:
         names, help_text = record
         lines += [".TP", f"\\fB{_roff(names)}\\fR", _roff(help_text)]
     return lines
-
-
-def _walk(command, ctx, path: list[str]):
-    """Yield (path, command, ctx) for every command below `command`, sorted by name."""
-    import typer._click as click  # vendored click in typer >= 0.20
-
-    subcommands = getattr(command, "commands", None)
-    if not subcommands:
-        return
-    for name in sorted(subcommands):
-        sub = subcommands[name]
-        if getattr(sub, "hidden", False):
-            continue
-        sub_ctx = click.Context(sub, info_name=name, parent=ctx)
-        yield path + [name], sub, sub_ctx
-        yield from _walk(sub, sub_ctx, path + [name])
 
 
 def man_page() -> str:
@@ -98,13 +76,6 @@ def man_page() -> str:
     return "\n".join(out) + "\n"
 
 
-def _exit_codes() -> list[tuple[int, str]]:
-    missing = [code.name for code in ExitCode if code not in MEANINGS]
-    if missing:
-        raise SystemExit(f"groupctl.exitcodes.MEANINGS lacks {', '.join(missing)}")
-    return [(int(code), MEANINGS[code]) for code in ExitCode]
-
-
 def _plain(markdown: str) -> str:
     return markdown.replace("`", "")
 
@@ -116,16 +87,6 @@ README_BLOCKS = ("exit-codes", "environment")
 def _markers(block: str) -> tuple[str, str]:
     return (f"<!-- generated: {block} (python -m groupctl.cli.docs) -->",
             f"<!-- end generated: {block} -->")
-
-
-def readme_block(block: str) -> str:
-    if block == "exit-codes":
-        rows = [f"| {code} | {meaning} |" for code, meaning in _exit_codes()]
-        head = ["| code | meaning |", "|---|---|"]
-    else:
-        rows = [f"| `{name}` | {meaning} |" for name, meaning in ENVIRONMENT]
-        head = ["| variable | meaning |", "|---|---|"]
-    return "\n".join(head + rows)
 
 
 def readme(text: str) -> str:

@@ -81,7 +81,8 @@ def command_blocks() -> dict[str, str]:
     """{top-level command: its generated block} (subcommands inside their parent's)."""
     import typer._click as click
 
-    from .docs import _root_command, _walk
+    from .docs_source import root_command as _root_command
+    from .docs_source import walk as _walk
 
     root = _root_command()
     ctx = click.Context(root, info_name="groupctl")
@@ -94,7 +95,7 @@ def command_blocks() -> dict[str, str]:
 def global_options_block() -> str:
     import typer._click as click
 
-    from .docs import _root_command
+    from .docs_source import root_command as _root_command
 
     root = _root_command()
     return "\n".join(_options_md(root, click.Context(root, info_name="groupctl")))
@@ -179,15 +180,15 @@ def json_fields_block() -> str:
 
 # ---- exit codes, environment -------------------------------------------------------------
 def exit_codes_block() -> str:
-    from .docs import readme_block
+    from .docs_source import table_block
 
-    return readme_block("exit-codes")
+    return table_block("exit-codes")
 
 
 def environment_block() -> str:
-    from .docs import readme_block
+    from .docs_source import table_block
 
-    return readme_block("environment")
+    return table_block("environment")
 
 
 REFERENCE_BLOCKS = {
