@@ -1,5 +1,5 @@
 """`groupctl watch GROUP... | --all`: follow groups passively (observe.watch), without
-joining them: the rebalance story of DESIGN §4 as events, a live view on a terminal."""
+joining them: the rebalance story as events (docs/reference/events.md), a live view on a terminal."""
 from __future__ import annotations
 
 from typing import List, Optional
@@ -72,7 +72,7 @@ def watch_cmd(
     know the groups as they are, tells them once, then every record after that; a leader
     move or broker restart resumes at the first record not read; it needs READ and
     DESCRIBE on topic __consumer_offsets (exit 4 names the ACL otherwise). A live view on
-    a terminal; one line per event otherwise; -o ndjson streams the events (DESIGN §4).
+    a terminal; one line per event otherwise; -o ndjson streams the events (docs/reference/events.md).
     A broker restart or coordinator move is said once on stderr; the watch reconnects
     with back-off and carries on without repeating events. A deleted group is a `state`
     Dead event. Ctrl-C / SIGTERM or the end of --duration: exit 0, with a summary per
@@ -86,7 +86,7 @@ def watch_cmd(
     was entered, generation or epochs, members, members behind their target, rebalances
     by reason kind and their durations, unowned-partition time, the last rebalance's
     time; groupctl's own: up, describe rounds and their duration, failed rounds, contact
-    lost, groups followed; the README lists every metric) and /healthz (200 after a successful describe round, 503 before the first
+    lost, groups followed; docs/reference/metrics.md lists every metric) and /healthz (200 after a successful describe round, 503 before the first
     and after 3 failed rounds in a row). A port that cannot be bound: exit 2.
     --view top: one row per group, most recent activity first (state, type, members,
     generation or group/assignment epochs, rebalances in the last 5 minutes, the last
