@@ -37,6 +37,8 @@ def main() -> int:
     args = ap.parse_args()
     pairs = ([tuple(p.split(":")) for p in args.only.split(",")] if args.only else
              [(s, c) for s in sc.SCENARIOS for c in sc.CLIENTS])
+    three = [p for p in pairs if p[0] in sc.CLUSTER3]
+    pairs = [p for p in pairs if p[0] not in sc.CLUSTER3]
     from groupctl.lab.cluster import Lab
 
     started = time.monotonic()
@@ -52,10 +54,22 @@ def main() -> int:
             if args.keep:
                 Path(args.keep).mkdir(parents=True, exist_ok=True)
             work = Path(args.keep or tmp)
-            cells, runs = truth_run.run_matrix(lab, pairs, work, wave_size=args.wave)
-            ran = time.monotonic() - started
-            if not args.no_analyze:
+            cells, runs = truth_run.run_matrix(lab, pairs, work, wave_size=args.wave) if pairs else ({}, [])
+            if not args.no_analyze and runs:
                 cells.update(truth_analyze.analyze_cells(lab, runs, work))
+            if three:   # a lab of three brokers of its own, for the coordinator's move
+                lab3 = Lab.up(name=f"truth3-{int(time.time())}", brokers=3,
+                              root=Path(tempfile.mkdtemp()), tie_to_parent=True)
+                try:
+                    (work / "three").mkdir(exist_ok=True)
+                    more, runs3 = truth_run.run_matrix(lab3, three, work / "three")
+                    cells.update(more)
+                    if not args.no_analyze:
+                        cells.update(truth_analyze.analyze_cells(lab3, runs3, work / "three"))
+                    runs += runs3
+                finally:
+                    lab3.down()
+            ran = time.monotonic() - started
     finally:
         if own is not None:
             own.down()
@@ -64,11 +78,11 @@ def main() -> int:
         for note in c.notes:
             print(f"note {c.scenario}/{c.client}: {note}")
     took = time.monotonic() - started
-    print(f"\n{len(pairs)} scenarios, {len(cells)} cells: "
+    print(f"\n{len(pairs) + len(three)} scenarios, {len(cells)} cells: "
           f"{sum(c.verdict == 'agree' for c in cells.values())} agree, "
           f"{sum(c.verdict == 'disagree' for c in cells.values())} disagree, "
           f"{sum(c.verdict == 'cannot know' for c in cells.values())} cannot know; "
-          f"scenarios and witnesses {ran:.0f} s, all {took:.0f} s")
+          f"scenarios, witnesses and analyze {ran:.0f} s, all {took:.0f} s")
     if args.json:
         Path(args.json).write_text(json.dumps(
             {"/".join(k): {"verdict": v.verdict, "text": v.text} for k, v in cells.items()}, indent=1))

@@ -111,11 +111,12 @@ def judge(episodes: list[dict], summary: dict | None, truth, has_start: bool) ->
     if summary is None:
         cell.problems.append("no metrics row")
     else:
-        if summary.get("rebalances") != len(keys):
-            emptied = sum(1 for r in truth.rounds if r.members == 0)
+        rounds = [r for r in truth.rounds if not r.superseded]
+        if summary.get("rebalances") != len(rounds):
+            emptied = sum(1 for r in rounds if r.members == 0)
             why = (" (not the rounds that emptied the group)"
-                   if summary.get("rebalances") == len(keys) - emptied else "")
-            cell.problems.append(f"rebalances {summary.get('rebalances')}{why}, broker {len(keys)}")
+                   if summary.get("rebalances") == len(rounds) - emptied else "")
+            cell.problems.append(f"rebalances {summary.get('rebalances')}{why}, broker {len(rounds)}")
         known = [_int(e.get("duration_ms")) for e in episodes if e.get("duration_ms") not in (None, "")]
         if not known and (summary.get("duration_ms_max") == 0 or summary.get("time_rebalancing_ms") == 0):
             cell.problems.append("unknown durations as 0 "

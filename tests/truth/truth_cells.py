@@ -90,7 +90,8 @@ def describe_blind(rounds: list[Round], i: int, interval_ms: float, reads_genera
 def rounds_cell(events: list[dict], truth: LogTruth, *, interval_s: float | None,
                 reads_generation: bool, looks: bool = True,
                 records: list[RecordRound] | None = None,
-                window: tuple[int, int] | None = None, summary: dict | None = None) -> Cell:
+                window: tuple[int, int] | None = None, summary: dict | None = None,
+                handovers: dict[int, int] | None = None) -> Cell:
     """The rounds a witness told (its `rebalance` events) against the broker's.
 
     interval_s: the witness's poll (or heartbeat) interval (None: the records, exact).
@@ -98,7 +99,9 @@ def rounds_cell(events: list[dict], truth: LogTruth, *, interval_s: float | None
     reads_generation: the witness's rebalances carry the broker's generation/epoch.
     records: Kafka's decoding of the group's records (a records witness cannot tell a
     generation never written there).
-    window: (from, to) ms: only the rounds that ended inside count (the probe's stay)."""
+    window: (from, to) ms: only the rounds that ended inside count (the probe's stay).
+    handovers: {round key: the longest revoke -> assign of one partition in it, ms, from
+    the clients' own callbacks} (see client_handovers)."""
     cell = Cell()
     rebalances = [e for e in events if e["event"] == "rebalance"]
     rounds = [r for r in truth.rounds if window is None or window[0] <= r.end_ms <= window[1]]
@@ -145,7 +148,9 @@ def rounds_cell(events: list[dict], truth: LogTruth, *, interval_s: float | None
             continue
         told += 1
         merged = i > 0 and not matched.get(rounds[i - 1].key)
-        _durations(cell, got[0], r, interval_ms, records, merged)
+        _durations(cell, got[0], r, interval_ms, records, merged, (handovers or {}).get(r.key))
+        if handovers and r.key in handovers and not merged:
+            _handover(cell, got[0], r, handovers[r.key], interval_ms)
     if rebalances and not cell.problems and told != len(rounds) - len(cell.unknowable):
         cell.problems.append(f"{told} rounds told, broker {len(rounds)}")
     if summary is not None:
@@ -165,7 +170,7 @@ def _truth_duration(r: Round, records: list[RecordRound] | None) -> int | None:
 
 
 def _durations(cell: Cell, e: dict, r: Round, interval_ms: float,
-               records: list[RecordRound] | None, merged: bool) -> None:
+               records: list[RecordRound] | None, merged: bool, clients_ms: int | None) -> None:
     truth = _truth_duration(r, records)
     d = e.get("duration_ms")
     if truth is not None and d is not None and not merged:
@@ -179,11 +184,47 @@ def _durations(cell: Cell, e: dict, r: Round, interval_ms: float,
             cell.problems.append(f"{name(r)} {d} ms (broker {truth} ms)")
     longest = e.get("unowned_partitions_max_ms")
     if longest is not None and truth is not None and not merged:
-        bound = truth + 2 * interval_ms + SYNC_MS
+        # a member may hold nothing for longer than the broker's round (it revoked, then the
+        # broker restarted): the clients' own longest handover counts too
+        bound = max(truth, clients_ms or 0) + 2 * interval_ms + SYNC_MS
         if longest > bound:
             cell.problems.append(f"{name(r)} unowned {longest} ms > round bound {bound:.0f} ms")
     if e.get("unowned_basis") is None and e.get("unowned_partition_ms") == 0:
         cell.problems.append(f"{name(r)} unowned 0 ms with no basis")
+
+
+def _handover(cell: Cell, e: dict, r: Round, clients_ms: int, interval_ms: float) -> None:
+    """The longest unowned partition against the clients' own longest handover: an upper
+    bound is never below it, a lower bound never above it, a measured figure within the
+    witness's interval (+ BOUND_MS) of it."""
+    longest, basis = e.get("unowned_partitions_max_ms"), e.get("unowned_basis")
+    if longest is None or basis is None:
+        return
+    slack = interval_ms + BOUND_MS
+    if basis == "upper_bound" and longest + CLOCK_MS < clients_ms:
+        cell.problems.append(f"{name(r)} unowned bound {longest} ms < clients' {clients_ms} ms")
+    elif basis == "lower_bound" and longest > clients_ms + slack:
+        cell.problems.append(f"{name(r)} unowned at least {longest} ms > clients' {clients_ms} ms")
+    elif basis == "measured" and abs(longest - clients_ms) > slack:
+        cell.problems.append(f"{name(r)} unowned {longest} ms, clients' {clients_ms} ms")
+
+
+def client_handovers(gaps: list[tuple[float, float, tuple]], truth: LogTruth,
+                     records: list[RecordRound]) -> dict[int, int]:
+    """{round key: longest gap (ms)}: each callback gap (truth_ground.callback_gaps) goes to
+    the round in whose window its assign falls (a classic round: Preparing to Stabilized +
+    SYNC_MS; a consumer round: its bump to all at target + SYNC_MS)."""
+    ends = {rr.key: rr.end_ms for rr in records}
+    out: dict[int, int] = {}
+    for r in truth.rounds:
+        start = r.start_ms
+        end = (r.end_ms if r.kind == "classic" else ends.get(r.key)) or None
+        if start is None or end is None:
+            continue
+        inside = [(b - a) * 1000 for a, b, _ in gaps if start <= b * 1000 <= end + SYNC_MS]
+        if inside:
+            out[r.key] = round(max(inside))
+    return out
 
 
 def _summary(cell: Cell, summary: dict, rebalances: list[dict]) -> None:

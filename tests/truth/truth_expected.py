@@ -8,8 +8,9 @@ EXPECTED  (scenario, client, witness) -> "ok" (agree, or cannot know with its re
           disagreeing until the fix lands; then change it to "ok")
 DEFECTS   key -> the defect, in the words of issue 30
 
-A cell of the subset not in EXPECTED is not in the suite: its verdict today depends on where
-a describe look falls in a round (the bench shows it, tests/truth/README.md says why).
+A cell of the subset not in EXPECTED is not in the suite: its verdict today depends on
+timing (where a describe look falls in a round; whether a records watch tells a KIP-848
+group's first epoch): the bench shows it, tests/truth/README.md says why.
 """
 from __future__ import annotations
 

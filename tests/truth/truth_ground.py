@@ -29,6 +29,7 @@ _STABLE = re.compile(r"Stabilized group (\S+) generation (\d+) with (\d+) member
 _EMPTY = re.compile(r"Group (\S+) with generation (\d+) is now empty")
 _BUMP = re.compile(r"\[GroupId (\S+)\] Bumped group epoch to (\d+)(?: with metadata hash (-?\d+))?")
 _TARGET = re.compile(r"\[GroupId (\S+)\] Computed a new target assignment for epoch (\d+)")
+_LOADED = re.compile(r"Loaded \w+ group (\S+) with \d+ members")
 _FAILED = re.compile(r"Member (\S+) in group (\S+) has failed")
 _FENCED = re.compile(r"\[GroupId (\S+)\] Member (\S+) fenced from the group")
 
@@ -80,7 +81,9 @@ def broker_truth(lines: list[tuple[int, str]], group: str) -> LogTruth:
     for ms, text in lines:
         if group not in text:
             continue
-        if (m := _PREPARE.search(text)) and m.group(1) == group:
+        if (m := _LOADED.search(text)) and m.group(1) == group:
+            prepared = None   # a new coordinator starts from the group's last written state
+        elif (m := _PREPARE.search(text)) and m.group(1) == group:
             if prepared is None:
                 prepared = (ms, m.group(3))
         elif ((m := _STABLE.search(text)) or (m := _EMPTY.search(text))) and m.group(1) == group:

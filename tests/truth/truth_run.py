@@ -17,8 +17,9 @@ from pathlib import Path
 sys.path[:0] = [str(Path(__file__).resolve().parents[1] / d) for d in ("", "integration")]
 
 import truth_scenarios as sc  # noqa: E402
-from truth_cells import Cell, ms, rounds_cell, metrics_cell  # noqa: E402
-from truth_ground import broker_truth, dump_records, log_lines, record_rounds  # noqa: E402
+from truth_cells import Cell, client_handovers, metrics_cell, ms, rounds_cell  # noqa: E402
+from truth_ground import (  # noqa: E402
+    broker_truth, callback_gaps, dump_records, log_lines, record_rounds)
 from truth_witness import Watches, history, reading  # noqa: E402
 
 PROBE_LEAVE_MS = 50   # the probe tells `left` as it sends LeaveGroup: a round after is its leave's
@@ -70,8 +71,11 @@ def run_matrix(lab, pairs, workdir: Path, wave_size: int = 8):
     runs = []
     readings = []
     tag = f"{int(time.time()) % 100000}"
-    for i in range(0, len(pairs), wave_size):
-        ctxs, read = run_wave(lab, pairs[i:i + wave_size], workdir, f"{tag}{i // wave_size}")
+    shared = [p for p in pairs if p[0] not in sc.EXCLUSIVE]
+    waves = [shared[i:i + wave_size] for i in range(0, len(shared), wave_size)]
+    waves += [[p] for p in pairs if p[0] in sc.EXCLUSIVE]
+    for i, wave in enumerate(waves):
+        ctxs, read = run_wave(lab, wave, workdir, f"{tag}{i}")
         runs += ctxs
         readings.append((ctxs, read))
     hist = history(lab, [c.group for c in runs])
@@ -88,6 +92,7 @@ def run_matrix(lab, pairs, workdir: Path, wave_size: int = 8):
 def judge(c, read: dict, hist, lines, records) -> dict:
     truth = broker_truth(lines, c.group)
     rec = record_rounds(records, c.group)
+    hand = client_handovers(callback_gaps([*c.consumers, *c.callbacks]), truth, rec)
     _keep(c, truth, rec, read, hist)
     out: dict[tuple[str, str, str], Cell] = {}
 
@@ -107,14 +112,14 @@ def judge(c, read: dict, hist, lines, records) -> dict:
         put(name, rounds_cell(events, truth, interval_s=r.interval,
                               reads_generation=gens or c.client == "848",
                               records=rec if c.client == "848" else None,
-                              summary=r.summaries.get(c.group)))
+                              summary=r.summaries.get(c.group), handovers=hand))
     put("metrics", metrics_cell(read["metrics"].summaries.get(c.group), read["describe-1"].of(c.group),
                                 len(truth.rounds), out[(c.scenario, c.client, "describe-1")]))
     put("records", rounds_cell(read["records"].of(c.group), truth, interval_s=None,
-                               reads_generation=True, records=rec,
+                               reads_generation=True, records=rec, handovers=hand,
                                summary=read["records"].summaries.get(c.group)))
     put("history", rounds_cell(hist.of(c.group), truth, interval_s=None, reads_generation=True,
-                               records=rec))
+                               records=rec, handovers=hand))
     if c.probe_lines:
         probe = reading("probe", None, c.probe_lines)
         events = probe.of(c.group)
@@ -123,7 +128,8 @@ def judge(c, read: dict, hist, lines, records) -> dict:
         # its stay: from its first look to its leave (the round its leave makes is not its own)
         window = (min(times), (left or times)[-1] - PROBE_LEAVE_MS)
         put("probe", rounds_cell(events, truth, interval_s=1.0, reads_generation=True, looks=False,
-                                 records=rec, window=window, summary=probe.summaries.get(c.group)))
+                                 records=rec, window=window, summary=probe.summaries.get(c.group),
+                                 handovers=hand))
     return out
 
 
@@ -137,6 +143,8 @@ def _keep(c, truth, rec, read, hist) -> None:
                                              "unowned_partition_ms", "unowned_partitions_max_ms",
                                              "unowned_basis", "state", "reason") if k in e}
     data = {"truth": [dataclasses.asdict(r) for r in truth.rounds],
+            "callbacks": [{"name": x.name, "events": [(e.ts, e.kind, sorted(e.partitions))
+                                                      for e in x.events]} for x in [*c.consumers, *c.callbacks]],
             "records": [dataclasses.asdict(r) for r in rec], "notes": c.notes, "failure": c.failure,
             "witnesses": {name: [brief(e) for e in r.of(c.group) if e["event"] in ("rebalance", "state")]
                           for name, r in [*read.items(), ("history", hist)] if name != "metrics"},

@@ -18,6 +18,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1] / d) for d in ("", "integration")]
 
@@ -49,7 +50,7 @@ from confluent_kafka import Consumer
 bootstrap, group, topic, name, options = sys.argv[1:6]
 options = json.loads(options)
 conf = {"bootstrap.servers": bootstrap, "group.id": group, "client.id": name,
-        "group.protocol": options["protocol"], "enable.auto.commit": False}
+        "group.protocol": options["protocol"], "enable.auto.commit": False, "log_level": 2}
 if options["protocol"] == "classic":
     conf.update({"session.timeout.ms": 10000, "heartbeat.interval.ms": 1000,
                  "partition.assignment.strategy": options["assignor"]})
@@ -76,6 +77,7 @@ class Ctx:
     workdir: Path
     watches: object = None                  # truth_witness.Watches, set before the run
     consumers: list = field(default_factory=list)
+    callbacks: list = field(default_factory=list)   # others' callbacks: .name, .events
     probe_lines: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     readings: dict = field(default_factory=dict)   # witness -> truth_witness.Reading
@@ -87,6 +89,7 @@ class Ctx:
 
     def consumer(self, name: str, **options) -> LabConsumer:
         opts = {**CLIENTS[self.client], **options}
+        opts["config"] = {"log_level": 2, **opts.get("config", {})}   # librdkafka: critical only
         c = LabConsumer(self.lab.bootstrap, self.group, [self.topic], name=f"{self.group}-{name}",
                         stats_interval_ms=STATS_MS, **opts)
         self.consumers.append(c)
@@ -187,7 +190,11 @@ def kill(ctx: Ctx) -> None:
         before = ctx.rounds()
     finally:
         proc.kill()
-        proc.wait(10)
+        out, _ = proc.communicate(timeout=10)
+        # its callbacks, up to its death, are ground truth as the others' are
+        ctx.callbacks.append(SimpleNamespace(name=f"{ctx.group}-killed", events=[
+            SimpleNamespace(ts=e["ts"], kind=e["kind"], partitions=frozenset(map(tuple, e["partitions"])))
+            for e in map(json.loads, out.splitlines())]))
     ctx.wait_rounds(before + 1, 60)   # the session expiry
     ctx.balanced([a])
     ctx.witnessed(1)
@@ -262,14 +269,67 @@ def rejected(ctx: Ctx) -> None:
     a, b = ctx.consumer("a"), ctx.consumer("b")
     ctx.balanced([a, b])
     ctx.witnessed(2)
+    opts = REJECTED[ctx.client]
     r = LabConsumer(ctx.lab.bootstrap, ctx.group, [ctx.topic], name=f"{ctx.group}-rejected",
-                    **REJECTED[ctx.client]).start()
+                    **{**opts, "config": {"log_level": 0, **opts.get("config", {})}}).start()
     try:
         r.wait_for(lambda c: bool(c.errors), 30, "the refused join's error")
         ctx.notes.append(f"refused: {r.errors[0][:120]}")
     finally:
         r.close()
     ctx.balanced([a, b])
+    ctx.close_all()
+
+
+def _prepares(ctx: Ctx) -> int:
+    """Rounds begun: classic "Preparing to rebalance" lines, consumer epoch bumps."""
+    import re
+
+    if ctx.client == "848":
+        return ctx.rounds()
+    pattern = re.compile(rf"Preparing to rebalance group {re.escape(ctx.group)} ")
+    return sum(1 for _, text in log_lines(ctx.lab) if pattern.search(text))
+
+
+def broker_restart(ctx: Ctx) -> None:
+    """A third member joins; as soon as the broker has begun the round, it is restarted
+    (the lab's only node: every witness loses contact)."""
+    from waiting import wait_until
+
+    a, b = ctx.consumer("a"), ctx.consumer("b")
+    ctx.balanced([a, b])
+    ctx.witnessed(2)
+    begun = _prepares(ctx)
+    c = ctx.consumer("c")
+    wait_until(lambda: _prepares(ctx) > begun, 60, "the round begun in the broker log", interval=0.02)
+    node = ctx.lab.nodes[0].node_id
+    ctx.lab.stop_node(node)
+    ctx.lab.start_node(node)
+    ctx.balanced([a, b, c], timeout=120)
+    ctx.witnessed(3)
+    ctx.close_all()
+
+
+def coordinator_move(ctx: Ctx) -> None:
+    """Three brokers: the group's coordinator stops (the group moves to another node, its
+    members follow), then starts again."""
+    import re
+
+    a, b = ctx.consumer("a"), ctx.consumer("b")
+    ctx.balanced([a, b])
+    ctx.witnessed(2)
+    proc = ctx.lab.consumer_group_command("--describe", "--group", ctx.group, "--state")
+    m = re.search(r"\((\d+)\)", proc.stdout)
+    assert m, f"no coordinator in ConsumerGroupCommand's answer: {proc.stdout} {proc.stderr}"
+    node = int(m.group(1))
+    ctx.notes.append(f"coordinator {node} stopped")
+    ctx.lab.stop_node(node)
+    try:
+        ctx.balanced([a, b], timeout=120)
+        ctx.witnessed(2)
+    finally:
+        ctx.lab.start_node(node)
+    ctx.balanced([a, b], timeout=120)
     ctx.close_all()
 
 
@@ -282,7 +342,13 @@ SCENARIOS = {
     "force-rebalance": force,
     "static-restart": static_restart,
     "rejected-join": rejected,
+    "broker-restart": broker_restart,
+    "coordinator-move": coordinator_move,
 }
+# scenarios that touch the whole lab: each runs alone (a wave of its own); coordinator-move
+# needs a lab of three brokers
+EXCLUSIVE = {"broker-restart", "coordinator-move"}
+CLUSTER3 = {"coordinator-move"}
 PARTITIONS = {"more-members": 2}
 
 
