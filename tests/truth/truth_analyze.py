@@ -102,7 +102,8 @@ def judge(episodes: list[dict], summary: dict | None, truth, has_start: bool) ->
             continue
         if not has_start and d is not None:
             no_start.append((r.key, d))
-        elif d is not None and r.duration_ms is not None and abs(d - r.duration_ms) > SYNC_MS:
+        elif d is not None and r.duration_ms is not None and not (
+                r.duration_ms - SYNC_MS <= d <= r.end_ms - (r.begun_ms or r.start_ms or 0) + SYNC_MS):
             cell.problems.append(f"gen {r.key} {d} ms (broker {r.duration_ms} ms)")
     if no_start:
         gens = ",".join(str(k) for k, _ in no_start)

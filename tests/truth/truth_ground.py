@@ -48,6 +48,8 @@ class Round:
     kind: str = "classic"
     reason: str | None = None
     superseded: bool = False     # consumer: a newer epoch came before its target was computed
+    begun_ms: int | None = None  # classic: the first Preparing line, before a reload began it
+                                 # again (start_ms is the last one)
 
     @property
     def duration_ms(self) -> int | None:
@@ -78,22 +80,33 @@ def broker_truth(lines: list[tuple[int, str]], group: str) -> LogTruth:
     truth = LogTruth()
     seen: set[int] = set()
     prepared: tuple[int, str] | None = None
+    begun: tuple[int, str] | None = None
+    reloaded = False
     for ms, text in lines:
         if group not in text:
             continue
         if (m := _LOADED.search(text)) and m.group(1) == group:
-            prepared = None   # a new coordinator starts from the group's last written state
+            # a coordinator (new, or the same restarted) starts from the group's last written
+            # state: a round under way is begun again, a generation not written is made again
+            begun = begun or prepared
+            prepared = None
+            reloaded = True
         elif (m := _PREPARE.search(text)) and m.group(1) == group:
             if prepared is None:
                 prepared = (ms, m.group(3))
         elif ((m := _STABLE.search(text)) or (m := _EMPTY.search(text))) and m.group(1) == group:
             gen = int(m.group(2))
+            if gen in seen and reloaded:
+                truth.rounds = [r for r in truth.rounds if r.key != gen]
+                seen.discard(gen)
             if gen not in seen:
                 seen.add(gen)
                 members = int(m.group(3)) if m.re is _STABLE else 0
+                first = begun or prepared
                 truth.rounds.append(Round(gen, ms, prepared[0] if prepared else None, members,
-                                          "classic", prepared[1] if prepared else None))
-            prepared = None
+                                          "classic", prepared[1] if prepared else None,
+                                          begun_ms=first[0] if first else None))
+            prepared = begun = None
         elif (m := _BUMP.search(text)) and m.group(1) == group:
             epoch = int(m.group(2))
             if epoch not in seen:
