@@ -75,6 +75,9 @@ def main() -> int:
             own.down()
     print(truth_run.table(cells, truth_run.WITNESSES + truth_analyze.WITNESSES))
     for c in runs:
+        if c.failure:
+            print(f"note {c.scenario}/{c.client}: the scenario failed (its cells judge what the "
+                  f"broker did): {c.failure}")
         for note in c.notes:
             print(f"note {c.scenario}/{c.client}: {note}")
     took = time.monotonic() - started

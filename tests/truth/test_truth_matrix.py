@@ -37,3 +37,9 @@ def test_cell(matrix, cell):
 def test_every_expected_cell_is_a_defect_or_ok():
     assert {d for v in EXPECTED.values() for d in defects(v)} <= set(DEFECTS)
     assert {(s, c) for s, c, _ in EXPECTED} <= set(SUBSET)
+
+
+def test_every_scenario_ran_to_its_end(matrix):
+    """A cell of a scenario whose clients never reached a step would judge another story."""
+    _, runs = matrix
+    assert not [(c.scenario, c.client, c.failure) for c in runs if c.failure]
