@@ -189,7 +189,7 @@ def _durations(cell: Cell, e: dict, r: Round, interval_ms: float,
     if longest is not None and truth is not None and not merged:
         # a member may hold nothing for longer than the broker's round (it revoked, then the
         # broker restarted): the clients' own longest handover counts too
-        bound = max(truth, clients_ms or 0) + 2 * interval_ms + SYNC_MS
+        bound = max(longest_truth or truth, clients_ms or 0) + 2 * interval_ms + SYNC_MS
         if longest > bound:
             cell.problems.append(f"{name(r)} unowned {longest} ms > round bound {bound:.0f} ms")
     if e.get("unowned_basis") is None and e.get("unowned_partition_ms") == 0:
