@@ -24,8 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
 from watch_support import WatchProcess  # noqa: E402
 
 WATCHES = {   # name -> (interval in seconds or None for records, extra args)
-    "describe-0.5": (0.5, ("--interval", "0.5")),
-    "describe-1": (1.0, ("--interval", "1", "--metrics-port", "0")),
+    # the source named: a new default source must not change what these columns hold
+    "describe-0.5": (0.5, ("--source", "describe", "--interval", "0.5")),
+    "describe-1": (1.0, ("--source", "describe", "--interval", "1", "--metrics-port", "0")),
     "records": (None, ("--source", "records")),
 }
 _PORT = re.compile(r"serving metrics on http://[^:]+:(\d+)/metrics")
