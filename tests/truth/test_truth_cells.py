@@ -1,0 +1,128 @@
+"""The matrix's judge on made-up stories (no broker): a cell says disagree for each kind of
+lie the matrix exists to find, and agree or cannot know where it should."""
+from __future__ import annotations
+
+from truth_cells import client_handovers, metrics_cell, rounds_cell
+from truth_ground import LogTruth, RecordRound, Round, broker_truth
+
+T0 = 1_800_000_000_000   # ms
+
+
+def iso(ms: int) -> str:
+    from groupctl.events import iso_ts
+    return iso_ts(ms / 1000)
+
+
+def rebalance(to: int | None, end: int, duration: int | None = None, members: int = 1, **more):
+    return {"event": "rebalance", "ts": iso(end), "to_generation": to, "ended": iso(end),
+            "duration_ms": duration, "members_after": [f"m{i}" for i in range(members)], **more}
+
+
+def classic(*spans: tuple[int, int, int]) -> LogTruth:
+    """(start, end, members) per generation, from 1, ms after T0."""
+    return LogTruth(rounds=[Round(i + 1, T0 + e, T0 + s, m) for i, (s, e, m) in enumerate(spans)])
+
+
+TRUTH = classic((0, 50, 1), (2000, 2400, 2), (5000, 5100, 0))
+
+
+def test_a_story_told_once_with_its_durations_agrees():
+    told = [rebalance(1, T0 + 60, 40), rebalance(2, T0 + 2410, 380, 2), rebalance(3, T0 + 5110, 90, 0)]
+    assert rounds_cell(told, TRUTH, interval_s=None, reads_generation=True).verdict == "agree"
+
+
+def test_a_missed_a_twice_told_and_a_phantom_round_disagree():
+    missed = rounds_cell([rebalance(1, T0 + 60), rebalance(3, T0 + 5110, members=0)], TRUTH,
+                         interval_s=None, reads_generation=True)
+    assert missed.problems == ["missed gen 2"]
+    twice = rounds_cell([rebalance(1, T0 + 60), rebalance(2, T0 + 2410), rebalance(2, T0 + 2500),
+                         rebalance(3, T0 + 5110)], TRUTH, interval_s=None, reads_generation=True)
+    assert twice.problems == ["gen 2 told 2x"]
+    phantom = rounds_cell([rebalance(None, T0 - 500)], TRUTH, interval_s=1, reads_generation=False)
+    assert phantom.verdict == "disagree" and "phantom" in phantom.problems[0]
+
+
+def test_describe_matches_rounds_on_time_and_knows_what_it_cannot_see():
+    # an eager group's describe gives no generation: matched on the time it told each round
+    told = [rebalance(None, T0 + 900, 0), rebalance(None, T0 + 2900, 400, 2),
+            rebalance(None, T0 + 5900, None, 0)]
+    assert rounds_cell(told, TRUTH, interval_s=1, reads_generation=False).verdict == "agree"
+    # generation 2 lived 100 ms: a look every second cannot see it
+    short = classic((0, 50, 1), (2000, 2400, 2), (2500, 2600, 1))
+    cell = rounds_cell([rebalance(None, T0 + 900), rebalance(None, T0 + 3000, members=1)], short,
+                       interval_s=1, reads_generation=False)
+    assert cell.verdict == "cannot know" and "gen 2 lived 100 ms" in cell.text
+
+
+def test_unknown_told_as_0_and_summed_as_0_disagree():
+    zero = rounds_cell([rebalance(1, T0 + 60), rebalance(2, T0 + 2410, 0, 2), rebalance(3, T0 + 5110)],
+                       TRUTH, interval_s=None, reads_generation=True)
+    assert zero.problems == ["gen 2 in 0 ms (broker 400 ms)"]
+    told = [rebalance(1, T0 + 60), rebalance(2, T0 + 2410, members=2), rebalance(3, T0 + 5110)]
+    summed = rounds_cell(told, TRUTH, interval_s=None, reads_generation=True,
+                         summary={"rebalances": 3, "rebalancing_ms_total": 0})
+    assert summed.problems == ["summary 0 ms rebalancing with 3 unknown durations"]
+
+
+def test_unowned_longer_than_its_round_or_below_the_clients_disagrees():
+    gap = [rebalance(1, T0 + 60), rebalance(3, T0 + 5110),
+           rebalance(2, T0 + 2410, unowned_partitions_max_ms=2360, unowned_basis="upper_bound")]
+    cell = rounds_cell(gap, TRUTH, interval_s=None, reads_generation=True)
+    assert cell.problems == ["gen 2 unowned 2360 ms > round bound 900 ms"]
+    low = [rebalance(1, T0 + 60), rebalance(3, T0 + 5110),
+           rebalance(2, T0 + 2410, unowned_partitions_max_ms=200, unowned_basis="upper_bound")]
+    cell = rounds_cell(low, TRUTH, interval_s=None, reads_generation=True, handovers={2: 350})
+    assert cell.problems == ["gen 2 unowned bound 200 ms < clients' 350 ms"]
+
+
+def test_client_handovers_go_to_the_round_whose_window_holds_the_assign():
+    gaps = [((T0 + 2100) / 1000, (T0 + 2420) / 1000, ("t", 0)),   # revoked in gen 2's round
+            ((T0 + 100) / 1000, (T0 + 9000) / 1000, ("t", 1))]    # assigned in no round
+    assert client_handovers(gaps, TRUTH, []) == {2: 320}
+
+
+def test_metrics_count_the_rounds_their_watch_could_see():
+    told = [rebalance(1, T0 + 900, 0), rebalance(2, T0 + 2900, 400, 2, unowned_partition_ms=800),
+            rebalance(3, T0 + 5900, None, 0)]
+    seen = rounds_cell(told, TRUTH, interval_s=1, reads_generation=False)
+    good = {"groupctl_group_rebalances_total": 3.0,
+            "groupctl_group_rebalance_duration_seconds_count": 2.0,
+            "groupctl_group_unowned_partition_seconds_total": 0.8}
+    assert metrics_cell(good, told, 3, seen).verdict == "agree"
+    bad = {**good, "groupctl_group_rebalances_total": 2.0,
+           "groupctl_group_rebalance_duration_seconds_count": 3.0}
+    assert metrics_cell(bad, told, 3, seen).problems == [
+        "rebalances_total 2, broker 3 seeable", "duration histogram counts 3, 2 known"]
+
+
+def test_the_broker_log_gives_each_generation_once_a_reload_begins_a_round_again():
+    lines = [(T0, "Preparing to rebalance group g in state PreparingRebalance with old generation 0 "
+                  "(reason: Adding new member m1; client reason: not provided)."),
+             (T0 + 20, "Stabilized group g generation 1 with 1 members."),
+             (T0 + 1000, "Preparing to rebalance group g in state PreparingRebalance with old "
+                         "generation 1 (reason: join)."),
+             (T0 + 1100, "Stabilized group g generation 2 with 2 members."),   # not written
+             (T0 + 9000, "Loaded classic group g with 2 members."),
+             (T0 + 9100, "Preparing to rebalance group g in state PreparingRebalance with old "
+                         "generation 1 (reason: join)."),
+             (T0 + 9300, "Stabilized group g generation 2 with 2 members."),
+             (T0 + 9500, "Stabilized group gg generation 7 with 1 members."),
+             (T0 + 9900, "Group g with generation 3 is now empty.")]
+    truth = broker_truth(lines, "g")
+    assert [(r.key, r.duration_ms, r.members) for r in truth.rounds] == [(1, 20, 1), (2, 200, 2),
+                                                                       (3, None, 0)]
+
+
+def test_a_consumer_epoch_superseded_before_its_target_is_one_no_witness_can_tell():
+    lines = [(T0, "[GroupId g] Bumped group epoch to 2 with metadata hash 5."),
+             (T0 + 1, "[GroupId g] Computed a new target assignment for epoch 2 with 'uniform' "
+                      "assignor in 0ms."),
+             (T0 + 900, "[GroupId g] Bumped group epoch to 3 with metadata hash 5."),
+             (T0 + 950, "[GroupId g] Bumped group epoch to 4 with metadata hash 0.")]
+    truth = broker_truth(lines, "g")
+    assert [(r.key, r.superseded, r.members) for r in truth.rounds] == [(2, False, None),
+                                                                       (3, True, None), (4, False, 0)]
+    records = [RecordRound(2, T0 + 5, T0 + 2)]
+    cell = rounds_cell([rebalance(2, T0 + 5, 3), rebalance(4, T0 + 960, 0, 0)], truth,
+                       interval_s=None, reads_generation=True, records=records)
+    assert cell.verdict == "cannot know" and "epoch 3 superseded" in cell.text
