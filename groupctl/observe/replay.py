@@ -16,11 +16,18 @@ epoch bump already read; a second classic generation) is cut as well. Every grou
 and generation the coordinator wrote is therefore one snapshot.
 
 What the records hold, and so what a snapshot can say:
-- classic: GroupMetadata is the whole group, written when a generation completes (members
-  with subscriptions and assignments), when it empties, and on a static member's
-  replacement. The start of a round (PreparingRebalance) is never written: a classic
-  snapshot is Stable (every member has an assignment), CompletingRebalance (some have
-  none yet) or Empty.
+- classic: GroupMetadata is the whole group, written when the group is created (Empty,
+  generation 0), when the leader's SyncGroup completes a generation (members with
+  subscriptions and the leader's assignments; a member the leader gave nothing has a
+  zero-byte assignment: a probe, a member beyond the partitions), when a generation
+  completes with no member ("is now empty") and on a static member's replacement. As
+  the broker replays it (GroupMetadataManager: `members.isEmpty() ? EMPTY : STABLE`), a
+  classic snapshot is Stable with members and Empty without: the start of a round
+  (PreparingRebalance) and its join phase are never written. Its `current_state_timestamp`
+  is when the group entered the state it was in at the write: for a generation, the end
+  of its join phase (the broker's "Stabilized group G generation N" line), kept as
+  `extra["joined_ms"]`; with the record's own time it bounds the generation's sync phase,
+  the one part of a classic round the records hold (observe.unowned).
 - consumer / share / streams: the group epoch, each member's metadata, the target
   assignment (epoch, timestamp, per member) and each member's current assignment (member
   epoch, previous epoch, state, partitions pending revocation). The group state is derived
@@ -37,6 +44,7 @@ from dataclasses import dataclass, field
 from .model import CLASSIC, CONSUMER, SHARE, STREAMS, GroupDescription, Member, classic_member, topic_list
 
 GROUP_METADATA = 2
+JOINED = "joined_ms"   # a classic generation's record: when its join phase ended (module doc)
 EPOCH = {3: CONSUMER, 11: SHARE, 17: STREAMS}
 MEMBER_METADATA = {5: CONSUMER, 10: SHARE, 19: STREAMS}
 TARGET_METADATA = {6: CONSUMER, 12: SHARE, 20: STREAMS}
@@ -181,16 +189,13 @@ def _classic(group: str, v: dict) -> GroupDescription:
                                "member_metadata": m["subscription"],
                                "member_assignment": m["assignment"]},
                               protocol_type or "", v["protocol"]) for m in v["members"]]
-    if not members:
-        state = "Empty"
-    elif all(m["assignment"] for m in v["members"]):
-        state = "Stable"
-    else:
-        state = "CompletingRebalance"
+    state_ms = v.get("current_state_timestamp")
     return GroupDescription(
-        group=group, type=CLASSIC, state=state, protocol_type=protocol_type,
-        protocol=v["protocol"], generation=v["generation"], members=members,
-        extra={"leader": v["leader"], "state_timestamp_ms": v.get("current_state_timestamp")})
+        group=group, type=CLASSIC, state="Stable" if members else "Empty",
+        protocol_type=protocol_type, protocol=v["protocol"], generation=v["generation"],
+        members=members,
+        extra={"leader": v["leader"], "state_timestamp_ms": state_ms,
+               JOINED: state_ms if members and state_ms is not None and state_ms >= 0 else None})
 
 
 def _partitions(items, names: dict[str, str]):
