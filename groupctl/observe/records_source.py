@@ -16,7 +16,10 @@ records are the only thing that can say it exactly: each followed partition is r
 its earliest offset up to its end at the start (ListOffsets LATEST), replayed without
 telling anything (offset commits skipped on their key type, unread), and then each group
 is told once as it stands (the first look: a `snapshot`, at the local time of the look);
-every record after that end is told as it comes. Reading from the end only would leave the
+every record after that end is told as it comes, in order after the first looks, even when
+the same Fetch answer read it (a generation written while the watch started is news). A
+topic that did not exist at the start (no group was ever coordinated) holds only news:
+nothing of it is replayed untold. Reading from the end only would leave the
 story blind until each group's next full write (a classic group's next generation), and a
 consumer group's members are written only when they change: they would never be known.
 
@@ -31,8 +34,12 @@ Groups: the named ones (their partitions only: abs(hashCode) % partitions, as th
 places them); a named group without records is `Missing` (told `state` Dead) until it has
 members (a classic group's creation record, Empty at generation 0, is not told: its first
 generation is the rebalance from nothing, as a describe would see it). `--all`: every
-group with group records in any partition (`regex` filters names), a group created
-meanwhile `Appeared` once it has members, a deleted one `Missing` once and then forgotten.
+group with records in any partition (`regex` filters names), a group created meanwhile
+`Appeared` once it has members, a deleted one `Missing` once and then forgotten. A group
+that only committed offsets (most of a fleet: no member ever joined it) exists as
+DescribeGroups shows it, an Empty classic group with no protocol type: its commits are
+passed over unread but their keys name it (client.topic_tail's `skipped`), so it is told
+once as it stands (and `Appeared` when it first commits during the watch).
 """
 from __future__ import annotations
 
@@ -47,7 +54,7 @@ from ..events import Source
 from .model import DEAD, GroupDescription, coordinator_partition
 from .observations import Appeared, ContactLost, ContactRegained, Missing, Observation, Seen
 from .records import coordinator_batches
-from .replay import GroupRecords, apply, describe
+from .replay import GROUP_METADATA, GroupRecords, apply, describe
 
 TOPIC = "__consumer_offsets"
 RECORDS = Source.RECORDS.value
@@ -82,6 +89,7 @@ class RecordsTail:
         self._unnamed: set[str] = set()            # ids no metadata names (deleted topics)
         self._quiet: dict[int, int] = {}           # partition -> offset to replay up to, untold
         self._looked = False                       # the first look was told
+        self._waiting: list = []                   # batches after the start, read before it
         self._until: float | None = None           # loop time: the end of --duration
 
     def follows(self, group: str) -> bool:
@@ -125,7 +133,10 @@ class RecordsTail:
                 except asyncio.TimeoutError:
                     return
             if not self._looked and not self._quiet:
-                out += self._first_looks()
+                try:
+                    out += await self._bounded(self._caught_up())
+                except asyncio.TimeoutError:
+                    return
             for o in out:
                 yield o
 
@@ -133,19 +144,22 @@ class RecordsTail:
         from ..client.topic_tail import TopicTail
 
         tail = self.tail = TopicTail(self.cluster, TOPIC, [], max_wait_ms=self.max_wait_ms,
-                                     timeout=self.timeout, skip_keys=OFFSET_COMMIT_KEYS)
-        await self._topic_located(tail)   # its partitions and their leaders; authorization
+                                     timeout=self.timeout, skip_keys=OFFSET_COMMIT_KEYS,
+                                     collect_skipped=True)
+        # no topic at the start: no group had a record then, and all it holds is news
+        created = await self._topic_located(tail)   # its partitions, leaders; authorization
         await self._name_topics(None)
-        await self._restart(tail, tail.partitions)
+        await self._restart(tail, tail.partitions, replay=not created)
         if self.on_round is not None:
             tail.on_fetch = self.on_round
         return tail
 
-    async def _topic_located(self, tail) -> None:
+    async def _topic_located(self, tail) -> bool:
         """The topic located, and the followed partitions' leaders. On a cluster where no
         group was ever coordinated it does not exist yet: FindCoordinator of a named group
         has the broker create it (as a describe or any consumer would), and it is looked
-        for again until it appears with its leaders elected."""
+        for again until it appears with its leaders elected. Whether it had to be waited
+        for."""
         from ..client.retry import Backoff
         from ..errors import GroupctlError, NotFoundError
 
@@ -170,16 +184,17 @@ class RecordsTail:
                                    sorted({coordinator_partition(g, count) for g in self.named}))
                 await tail.locate()
                 if all(tail.leaders.get(p) is not None for p in tail.partitions):
-                    return
+                    return asked
+                asked = True   # its leaders not elected yet: it was just created
             await asyncio.sleep(backoff.next())
 
-    async def _restart(self, tail, parts: list[int]) -> None:
-        """Read `parts` again from their earliest offsets, untold up to their ends now;
-        their groups' records start over."""
+    async def _restart(self, tail, parts: list[int], replay: bool = True) -> None:
+        """Read `parts` again from their earliest offsets, untold up to their ends now
+        (`replay` False: nothing untold); their groups' records start over."""
         from ..client.topic_tail import EARLIEST, LATEST
 
         starts = await tail.offsets_at(EARLIEST, parts)
-        ends = await tail.offsets_at(LATEST, parts)
+        ends = await tail.offsets_at(LATEST, parts) if replay else starts
         for group in [g for g in self._records if self._partition(g) in parts]:
             del self._records[group]
         for p in parts:   # untold until its first answer (READ proven), and its end now
@@ -197,31 +212,76 @@ class RecordsTail:
 
     # ---- one answer -----------------------------------------------------------------------
     async def _chunk(self, chunk) -> list[Observation]:
+        """One answer's batches in order. Up to a partition's end at the start (`_quiet`)
+        they are replayed untold; the batches after it are told as they come, once every
+        followed partition has reached its end and the first looks are told (until then
+        they wait, unread: `_waiting`), so a change made while the watch started is told,
+        not folded into the first look."""
         for damaged in chunk.damaged:
             self.notice(f"{TOPIC}-{chunk.partition}: {damaged}")
+        p, out = chunk.partition, []
         groups = None if self.all_groups else set(self.named)
-        out: list[Observation] = []
-        quiet_until = self._quiet.get(chunk.partition)
-        for _, recs in coordinator_batches(chunk.batches, groups=groups):
-            await self._name_topics(recs)
-            touched: dict[str, float] = {}
-            for rec in recs:
-                group = rec.group
-                if group is None or rec.error is not None or rec.type is None:
-                    continue
-                if not self._wanted(group):
-                    continue
-                if apply(self._records.setdefault(group, GroupRecords()), rec):
-                    touched[group] = max(touched.get(group, 0.0), rec.timestamp / 1000)
-            if quiet_until is None and self._looked:
-                for group, at in touched.items():
-                    out += self._look(group, at)
+        commits = _commits_by_batch(chunk)
+        for batch, recs in coordinator_batches(chunk.batches, groups=groups):
+            base = getattr(batch, "base_offset", -1)   # (a chunk's batches are not damaged)
+            quiet_until = self._quiet.get(p)
+            if quiet_until is not None and base >= quiet_until:
+                out += await self._caught_up(p)   # this batch is the first after the start
+            done = commits.get(base, {})
+            if not self._looked and p not in self._quiet:
+                self._waiting.append((recs, done))   # told after the first looks
+                continue
+            out += await self._apply(recs, done, tell=p not in self._quiet)
+        quiet_until = self._quiet.get(p)
         if quiet_until is not None and self.tail is not None and \
-                self.tail.offsets.get(chunk.partition, 0) >= quiet_until:
-            del self._quiet[chunk.partition]
-            if self._looked:   # a partition read again (truncated): what differs, told
-                out += self._relook(chunk.partition)
+                self.tail.offsets.get(p, 0) >= quiet_until:
+            out += await self._caught_up(p)
         return out
+
+    async def _caught_up(self, partition: int | None = None) -> list[Observation]:
+        """`partition` read up to its end at the start: a partition read again (truncated)
+        tells what differs; the last one of the start tells the first looks, then what
+        waited for them."""
+        if partition is not None:
+            del self._quiet[partition]
+            if self._looked:
+                return self._relook(partition)
+        if self._looked or self._quiet:
+            return []
+        out = self._first_looks()
+        waiting, self._waiting = self._waiting, []
+        for recs, done in waiting:
+            out += await self._apply(recs, done, tell=True)
+        return out
+
+    async def _apply(self, recs, commits: dict, *, tell: bool) -> list[Observation]:
+        """One batch's group records, and its offset commits (`commits`: group -> (its
+        last commit's offset, the batch's time)), into the groups' records; each group
+        this changed looked at (`tell`). A group that committed is known to exist."""
+        await self._name_topics(recs)
+        touched: dict[str, float] = {}
+        deleted: dict[str, int] = {}   # group -> offset of its tombstone in this batch
+        for rec in recs:
+            group = rec.group
+            if group is None or rec.error is not None or rec.type is None:
+                continue
+            if not self._wanted(group):
+                continue
+            records = self._records.setdefault(group, GroupRecords())
+            if apply(records, rec):
+                touched[group] = max(touched.get(group, 0.0), rec.timestamp / 1000)
+                if rec.type == GROUP_METADATA and rec.value is None:
+                    deleted[group] = rec.offset
+        for group, (offset, at) in commits.items():
+            if not self._wanted(group) or offset < deleted.get(group, -1):
+                continue   # (committed, then deleted in the same batch)
+            records = self._records.setdefault(group, GroupRecords())
+            if not records.committed:
+                records.committed = True
+                touched[group] = max(touched.get(group, 0.0), at)
+        if not tell:
+            return []
+        return [o for group, at in touched.items() for o in self._look(group, at)]
 
     def _relook(self, partition: int) -> list[Observation]:
         at = self.clock()
@@ -235,8 +295,10 @@ class RecordsTail:
         shown = None if desc is None or desc.state == DEAD else desc.to_dict()
         if group in self._told and self._told[group] == shown:
             return []
-        if desc is not None and self._told.get(group) is None and not desc.members \
-                and desc.state == "Empty":
+        before = self._told.get(group)
+        if desc is not None and not desc.members and desc.state == "Empty" \
+                and desc.generation is not None and (before is None or (
+                    not before["members"] and before["state"] == "Empty")):
             return []   # created (a classic group's generation 0): told once it has members
         new = group not in self.groups
         self._told[group] = shown
@@ -291,6 +353,29 @@ class RecordsTail:
         self._names = {t.topic_id: name for name, t in md.topics.items() if t.topic_id}
         if recs is not None:
             self._unnamed |= ids - self._names.keys()
+
+
+def _commits_by_batch(chunk) -> dict[int, dict[str, tuple[int, float]]]:
+    """The offset commits of a chunk (passed over unread: chunk.skipped, (offset, key)) by
+    the batch that holds them: base offset -> {group: (its last commit's offset, the
+    batch's time)}. A commit key (types 0 and 1) begins with the group id (int16 length,
+    UTF-8)."""
+    out: dict[int, dict[str, tuple[int, float]]] = {}
+    if not chunk.skipped:
+        return out
+    batches = iter(b for b in chunk.batches if hasattr(b, "base_offset"))
+    batch = next(batches, None)
+    for offset, key in chunk.skipped:
+        while batch is not None and batch.last_offset < offset:
+            batch = next(batches, None)
+        if batch is None:
+            break
+        size = int.from_bytes(key[2:4], "big", signed=True)
+        if size < 0 or len(key) < 4 + size:
+            continue
+        group = key[4:4 + size].decode("utf-8", "replace")
+        out.setdefault(batch.base_offset, {})[group] = (offset, batch.max_timestamp / 1000)
+    return out
 
 
 def _topic_ids(value: dict | None) -> Iterable[str]:

@@ -75,6 +75,8 @@ class GroupRecords:
     classic: dict | None = None       # the last GroupMetadata value
     modern: _Modern | None = None
     seen: bool = False                # any record of the group so far
+    committed: bool = False           # it committed offsets since its last deletion (the
+                                      # records tail tells a group that did nothing else)
 
 
 # records that open a write of a modern group: a member's metadata (joining, or changing
@@ -145,6 +147,8 @@ def apply(g: GroupRecords, rec) -> bool:
     t, v = rec.type, rec.value
     if t == GROUP_METADATA:
         g.classic, g.seen = v, True
+        if v is None:
+            g.committed = False   # deleted, its offsets with it
         return True
     kind = (EPOCH.get(t) or MEMBER_METADATA.get(t) or TARGET_METADATA.get(t)
             or TARGET_MEMBER.get(t) or CURRENT_MEMBER.get(t))
@@ -178,7 +182,16 @@ def describe(group: str, g: GroupRecords, names: dict[str, str]) -> GroupDescrip
         return _modern(group, g.modern, names)
     if g.classic is not None:
         return _classic(group, g.classic)
+    if g.committed:
+        return commit_only(group)
     return GroupDescription(group=group, state="Dead", error="deleted")
+
+
+def commit_only(group: str) -> GroupDescription:
+    """A group that only committed offsets (no member ever joined it, or its group records
+    were deleted since): as DescribeGroups shows it, an Empty classic group with no
+    protocol type and no generation."""
+    return GroupDescription(group=group, type=CLASSIC, state="Empty")
 
 
 def _classic(group: str, v: dict) -> GroupDescription:

@@ -404,3 +404,103 @@ def test_list_offsets_waits_for_a_leader_not_ready_yet_within_the_timeout():
             await tail.offsets_at(-1)
         assert "NOT_LEADER_OR_FOLLOWER" in str(err.value) and "within 0.3 s" in str(err.value)
     asyncio.run(main())
+
+
+# ---- issue 30 / 32: what a watch started meanwhile tells ---------------------------------
+
+def test_a_record_written_while_the_watch_starts_is_told_not_folded_into_the_first_look():
+    """Generation 4 is written after the start's ListOffsets (the end to replay up to) and
+    before the first Fetch answer: it is news, told after the first look, not read as the
+    state at the start (the first look was generation 4 and no rebalance was told)."""
+    async def main():
+        broker = Broker({p: [] for p in range(COUNT)}, {p: 1 for p in range(COUNT)})
+        classic_group(broker, "g", 3, 3000)
+        cluster = Cluster(broker, COUNT)
+        answer = cluster.request
+
+        async def then_generation_4(api, body, node_id=None, deadline=None):
+            resp = await answer(api, body, node_id=node_id, deadline=deadline)
+            if body["topics"][0]["partitions"][0]["timestamp"] == -1:   # LATEST: the end
+                classic_group(broker, "g", 4, 9000)
+            return resp
+        cluster.request = then_generation_4
+        got = await observe(RecordsTail(cluster, ["g"], timeout=2), broker)
+        assert [(type(o).__name__, o.desc.generation) for o in got] == [("Seen", 3), ("Seen", 4)]
+        assert got[-1].at == 9.0
+    asyncio.run(main())
+
+
+def test_a_watch_started_before_the_topic_existed_tells_the_first_generation():
+    """No __consumer_offsets at the start (no group was ever coordinated): everything the
+    topic holds once it appears was written after the start, so the group's creation is
+    told from nothing (Missing, then generation 1), not taken as its state at the start."""
+    async def main():
+        from groupctl.client.metadata import ClusterMetadata
+
+        broker = Broker({p: [] for p in range(COUNT)}, {p: 1 for p in range(COUNT)})
+        cluster = Cluster(broker, COUNT)
+        metadata, asked = cluster.metadata, []
+
+        async def not_yet(topics, deadline=None):
+            asked.append(topics)
+            if len(asked) == 1:   # the consumers create it meanwhile, and the group
+                empty_group(broker, "g", 1000)
+                classic_group(broker, "g", 1, 1100)
+                return ClusterMetadata("c", 1, {}, {})
+            return await metadata(topics, deadline=deadline)
+        cluster.metadata = not_yet
+        got = await observe(RecordsTail(cluster, ["g"], timeout=2), broker)
+        assert [(type(o).__name__, getattr(o, "desc", None) and o.desc.generation)
+                for o in got] == [("Missing", None), ("Seen", 1)]
+    asyncio.run(main())
+
+
+def commit(broker: Broker, group: str, ts: int, value: bytes | None = b"\x00\x03offset") -> None:
+    import struct
+
+    broker.append(coordinator_partition(group, COUNT), key(1, group, "t") + struct.pack(">i", 0),
+                  value, ts)
+
+
+def test_groups_that_only_committed_offsets_are_told_once_as_they_stand():
+    """Issue 32: most groups of a fleet only commit offsets (no GroupMetadata record): each
+    is told once, Empty, classic, no protocol type, as describe --all shows it; one that
+    commits for the first time during the watch appears; one deleted (its tombstones)
+    is gone; one that later gets members is told from nothing."""
+    async def main():
+        broker = Broker({p: [] for p in range(COUNT)}, {p: 1 for p in range(COUNT)})
+        for g in ("c1", "c2", "c3"):
+            commit(broker, g, 500)
+        commit(broker, "c2", 600)
+        source = RecordsTail(Cluster(broker, COUNT), all_groups=True, timeout=2)
+
+        def meanwhile():
+            commit(broker, "c4", 1000)
+            commit(broker, "c1", 1100)   # nothing new: told already
+            commit(broker, "c3", 1200, value=None)   # DeleteGroups: offsets' tombstones ...
+            broker.append(coordinator_partition("c3", COUNT), key(2, "c3"), None, 1200)
+            empty_group(broker, "c2", 1300)   # a member joins c2: its creation, generation 1
+            classic_group(broker, "c2", 1, 1400)
+        got = await observe(source, broker, meanwhile)
+        told = [(type(o).__name__, o.group, getattr(o, "desc", None) and
+                 (o.desc.type, o.desc.state, o.desc.protocol_type, o.desc.generation))
+                for o in got]
+        first = [t for t in told[:3]]
+        assert sorted(first) == [("Seen", g, ("classic", "Empty", None, None))
+                                 for g in ("c1", "c2", "c3")]
+        assert sorted(told[3:], key=lambda t: (t[1], t[0])) == [
+            ("Seen", "c2", ("classic", "Stable", "consumer", 1)),
+            ("Missing", "c3", None),
+            ("Appeared", "c4", None), ("Seen", "c4", ("classic", "Empty", None, None))]
+    asyncio.run(main())
+
+
+def test_a_named_group_that_only_committed_offsets_exists():
+    async def main():
+        broker = Broker({p: [] for p in range(COUNT)}, {p: 1 for p in range(COUNT)})
+        commit(broker, "c1", 500)
+        got = await observe(RecordsTail(Cluster(broker, COUNT), ["c1", "nobody"], timeout=2),
+                            broker)
+        assert [(type(o).__name__, o.group, getattr(o, "desc", None) and o.desc.state)
+                for o in got] == [("Seen", "c1", "Empty"), ("Missing", "nobody", None)]
+    asyncio.run(main())
