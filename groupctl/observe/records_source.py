@@ -53,7 +53,9 @@ from typing import TYPE_CHECKING
 from ..events import Source
 from .model import DEAD, GroupDescription, coordinator_partition
 from .observations import Appeared, ContactLost, ContactRegained, Missing, Observation, Seen
-from .records import coordinator_batches
+from .records import commits_by_batch, coordinator_batches
+from .records_assignors import DefaultAssignors
+from .records_past import RecordsPast
 from .replay import GROUP_METADATA, GroupRecords, apply, describe
 
 TOPIC = "__consumer_offsets"
@@ -90,6 +92,9 @@ class RecordsTail:
         self._quiet: dict[int, int] = {}           # partition -> offset to replay up to, untold
         self._looked = False                       # the first look was told
         self._waiting: list = []                   # batches after the start, read before it
+        self.past = RecordsPast(getattr(cluster, "cluster_id", None))   # replayed, untold
+        self._recent: dict[str, list[dict]] = {}   # group -> its past, for its first look
+        self.assignors = DefaultAssignors(cluster, timeout)   # not in the records: asked
         self._until: float | None = None           # loop time: the end of --duration
 
     def follows(self, group: str) -> bool:
@@ -221,7 +226,7 @@ class RecordsTail:
             self.notice(f"{TOPIC}-{chunk.partition}: {damaged}")
         p, out = chunk.partition, []
         groups = None if self.all_groups else set(self.named)
-        commits = _commits_by_batch(chunk)
+        commits = commits_by_batch(chunk)
         for batch, recs in coordinator_batches(chunk.batches, groups=groups):
             base = getattr(batch, "base_offset", -1)   # (a chunk's batches are not damaged)
             quiet_until = self._quiet.get(p)
@@ -248,6 +253,7 @@ class RecordsTail:
                 return self._relook(partition)
         if self._looked or self._quiet:
             return []
+        await self.assignors.learn(self._records)
         out = self._first_looks()
         waiting, self._waiting = self._waiting, []
         for recs, done in waiting:
@@ -279,7 +285,13 @@ class RecordsTail:
             if not records.committed:
                 records.committed = True
                 touched[group] = max(touched.get(group, 0.0), at)
-        if not tell:
+        if tell:
+            await self.assignors.learn({g: self._records[g] for g in touched})
+        else:
+            if not self._looked:   # the past, told with the first looks (records_past)
+                for group, at in touched.items():
+                    self.past.look(group, at, describe(group, self._records[group],
+                                                      self._names, self.assignors.known))
             return []
         return [o for group, at in touched.items() for o in self._look(group, at)]
 
@@ -291,7 +303,8 @@ class RecordsTail:
     def _look(self, group: str, at: float) -> list[Observation]:
         """The group as its records now say, if that differs from what was told."""
         records = self._records.get(group)
-        desc = None if records is None else describe(group, records, self._names)
+        desc = None if records is None else describe(group, records, self._names,
+                                                     self.assignors.known)
         shown = None if desc is None or desc.state == DEAD else desc.to_dict()
         if group in self._told and self._told[group] == shown:
             return []
@@ -323,7 +336,7 @@ class RecordsTail:
             records = self._records.get(group)
             desc: GroupDescription | None = None
             if records is not None:
-                desc = describe(group, records, self._names)
+                desc = describe(group, records, self._names, self.assignors.known)
             if desc is None or desc.state == DEAD:
                 self._told[group] = None
                 if not self.all_groups:
@@ -331,8 +344,21 @@ class RecordsTail:
                 continue
             self.groups[group] = None
             self._told[group] = desc.to_dict()
+            self._recent[group] = self.past.take(group)
             out.append(Seen(group, at, self.label, desc))
+        self.past.clear()
         return out
+
+    def amend(self, event: dict, desc: GroupDescription) -> dict:
+        """An event told from a look of this source: what the records cannot say null
+        (records_event); a group's first look (`snapshot`) with the rebalances its records
+        held before the watch (`recent_rebalances`, oldest first: records_past)."""
+        event = records_event(event, desc)
+        if event["event"] == "snapshot":
+            recent = self._recent.pop(event["group"], None)
+            if recent:
+                event["recent_rebalances"] = recent
+        return event
 
     async def _name_topics(self, recs) -> None:
         """Topic ids named from the cluster's metadata, fetched again when a record names
@@ -353,29 +379,6 @@ class RecordsTail:
         self._names = {t.topic_id: name for name, t in md.topics.items() if t.topic_id}
         if recs is not None:
             self._unnamed |= ids - self._names.keys()
-
-
-def _commits_by_batch(chunk) -> dict[int, dict[str, tuple[int, float]]]:
-    """The offset commits of a chunk (passed over unread: chunk.skipped, (offset, key)) by
-    the batch that holds them: base offset -> {group: (its last commit's offset, the
-    batch's time)}. A commit key (types 0 and 1) begins with the group id (int16 length,
-    UTF-8)."""
-    out: dict[int, dict[str, tuple[int, float]]] = {}
-    if not chunk.skipped:
-        return out
-    batches = iter(b for b in chunk.batches if hasattr(b, "base_offset"))
-    batch = next(batches, None)
-    for offset, key in chunk.skipped:
-        while batch is not None and batch.last_offset < offset:
-            batch = next(batches, None)
-        if batch is None:
-            break
-        size = int.from_bytes(key[2:4], "big", signed=True)
-        if size < 0 or len(key) < 4 + size:
-            continue
-        group = key[4:4 + size].decode("utf-8", "replace")
-        out.setdefault(batch.base_offset, {})[group] = (offset, batch.max_timestamp / 1000)
-    return out
 
 
 def _topic_ids(value: dict | None) -> Iterable[str]:

@@ -177,9 +177,12 @@ def apply(g: GroupRecords, rec) -> bool:
     return True
 
 
-def describe(group: str, g: GroupRecords, names: dict[str, str]) -> GroupDescription:
+def describe(group: str, g: GroupRecords, names: dict[str, str],
+             default_assignors: dict[str, str] | None = None) -> GroupDescription:
+    """`default_assignors`: group type -> the broker's default server assignor, where known
+    (not in the records: observe.records_assignors)."""
     if g.modern is not None and g.modern.epoch is not None:
-        return _modern(group, g.modern, names)
+        return _modern(group, g.modern, names, default_assignors or {})
     if g.classic is not None:
         return _classic(group, g.classic)
     if g.committed:
@@ -223,7 +226,8 @@ def _tasks(value: dict | None, suffix: str = "") -> dict | None:
                    for t in value.get(f"{kind}_tasks{suffix}") or ()] for kind in TASK_KINDS}
 
 
-def _modern(group: str, m: _Modern, names: dict[str, str]) -> GroupDescription:
+def _modern(group: str, m: _Modern, names: dict[str, str], defaults: dict[str, str]
+            ) -> GroupDescription:
     members = []
     for mid in sorted(set(m.metadata) | set(m.current)):
         meta, cur, target = m.metadata.get(mid) or {}, m.current.get(mid), m.target.get(mid)
@@ -253,9 +257,12 @@ def _modern(group: str, m: _Modern, names: dict[str, str]) -> GroupDescription:
                 member.extra["partitions_pending_revocation"] = [
                     tp.to_dict() for tp in _partitions(cur["partitions_pending_revocation"], names)]
         members.append(member)
+    from .records_assignors import preferred
+
+    assignor = None if m.type == STREAMS else preferred(m.metadata) or defaults.get(m.type)
     return GroupDescription(
         group=group, type=m.type, state=_modern_state(m), protocol_type=m.type,
-        group_epoch=m.epoch, assignment_epoch=m.assignment_epoch, members=members,
+        protocol=assignor, group_epoch=m.epoch, assignment_epoch=m.assignment_epoch, members=members,
         extra={"assignment_timestamp_ms": m.assignment_timestamp})
 
 

@@ -8,6 +8,7 @@ from .notation import partitions_text, plural, show
 
 _tps = partitions_text   # describe's notation: orders:0-1
 UNKNOWN_GENERATION = "librdkafka eager clients don't report it"
+PASSIVE = ("describe", "records")   # the sources of `watch`
 
 
 def _tasks(tasks: dict | None) -> str:
@@ -28,7 +29,8 @@ def plain_line(e: dict, said: set | None = None) -> str:
     text = _PLAIN.get(kind, lambda e, said: kind)(e, said)
     if e.get("member_epoch") is not None:   # a KIP-848 probe's own events
         text += f" member_epoch={e['member_epoch']}"
-    return f"{ts} {e['group']} {text}" if e.get("source") == "describe" else f"{ts} {text}"
+    # a passive watch may follow several groups (the probe's story is its one group's)
+    return f"{ts} {e['group']} {text}" if e.get("source") in PASSIVE else f"{ts} {text}"
 
 
 def _once(note: str, said: set | None) -> str:

@@ -222,3 +222,21 @@ def test_all_tells_groups_that_only_committed_offsets(kafka, topic_factory, uniq
         assert (e["state"], e["type"], e["generation"], e["members"]) == (
             d["state"], d["type"], d["generation"], d["members"]) == ("Empty", "classic", None, [])
     assert "Traceback" not in watch.stderr()
+
+
+def test_a_consumer_groups_assignor_is_told_as_describe_tells_it(kafka, topic_factory,
+                                                                  consumer_factory, unique_group):
+    """Issue 32 (screen): the records watch's header said `assignor -` where describe says
+    `uniform` (the broker's default: no record holds it; the members name none)."""
+    topic = topic_factory(2)
+    a = consumer_factory(unique_group, topic, protocol="consumer", name=f"{unique_group}-a")
+    a.wait_assigned(count=2, timeout=60)
+    watch = WatchProcess(kafka, unique_group, "--source", "records", "--timeout", "5")
+    try:
+        _, first = watch.wait_event(lambda e: e["event"] == "snapshot", 60, "the first look")
+        assert watch.stop() == 0
+    finally:
+        watch.stop()
+    code, out, err = cli(kafka, "describe", unique_group, "-o", "json")
+    assert code == 0, err
+    assert first["protocol"] == json.loads(out)[0]["protocol"] == "uniform"

@@ -42,11 +42,11 @@ def epoch(e, ts, group="g"):
     return rec(3, {"group_id": group}, {"epoch": e, "metadata_hash": 1}, ts)
 
 
-def member(mid, ts, group="g", classic_meta=None):
+def member(mid, ts, group="g", classic_meta=None, assignor=None):
     return rec(5, {"group_id": group, "member_id": mid}, {
         "instance_id": None, "rack_id": None, "client_id": f"c-{mid}", "client_host": "/h",
         "subscribed_topic_names": ["orders"], "subscribed_topic_regex": "",
-        "rebalance_timeout_ms": 300000, "server_assignor": None,
+        "rebalance_timeout_ms": 300000, "server_assignor": assignor,
         "classic_member_metadata": classic_meta}, ts)
 
 
@@ -328,3 +328,19 @@ def test_eager_unowned_without_a_sync_phase_of_the_round_is_null():
                      [classic(2, [("a", [0]), ("b", [1])], 60000, joined=1500)]])[-1]
     assert (r["unowned_partition_ms"], r["unowned_partitions_max_ms"], r["unowned_basis"]) == (
         None, None, None)
+
+
+def test_a_consumer_groups_assignor_is_the_one_most_members_name_else_the_brokers_default():
+    """As the broker picks it (computePreferredServerAssignor, else the first of
+    group.consumer.assignors, which no record holds: asked of the broker once)."""
+    from groupctl.observe.replay import GroupRecords, apply, describe
+
+    g = GroupRecords()
+    for r in [member("m1", 1000), epoch(1, 1000)]:
+        apply(g, r)
+    assert describe("g", g, NAMES).protocol is None                       # not known
+    assert describe("g", g, NAMES, {"consumer": "uniform"}).protocol == "uniform"
+    for r in [member("m2", 2000, assignor="range"), member("m3", 2000, assignor="range"),
+              member("m4", 2000, assignor="uniform")]:
+        apply(g, r)
+    assert describe("g", g, NAMES, {"consumer": "uniform"}).protocol == "range"

@@ -504,3 +504,35 @@ def test_a_named_group_that_only_committed_offsets_exists():
         assert [(type(o).__name__, o.group, getattr(o, "desc", None) and o.desc.state)
                 for o in got] == [("Seen", "c1", "Empty"), ("Missing", "nobody", None)]
     asyncio.run(main())
+
+
+def test_the_first_look_brings_the_rebalances_the_records_held_before_the_watch():
+    """Issue 32 (screen): the records watch replays every group's history before its first
+    look; the live view started with `last rebalance -` and an empty timeline all the same.
+    The first look's snapshot carries the past rounds (as history tells them), which fill
+    the timeline without counting as rebalances of the watch."""
+    from groupctl.observe.watch import Watcher, WatchSettings
+    from groupctl.render.watch import WatchModel, header_text
+
+    async def main():
+        broker = Broker({p: [] for p in range(COUNT)}, {p: 1 for p in range(COUNT)})
+        empty_group(broker, "g", 1000)
+        for gen in (1, 2, 3):
+            classic_group(broker, "g", gen, 1000 * gen + 500)
+        events: list[dict] = []
+        watcher = Watcher(Cluster(broker, COUNT), WatchSettings(
+            groups=["g"], duration=0.5, source="records"), emit=events.append, poll_deadline=2)
+        await watcher.run()
+        return watcher, events
+    watcher, events = asyncio.run(main())
+    assert events[0]["event"] == "snapshot" and "rebalance" not in [e["event"] for e in events]
+    recent = events[0]["recent_rebalances"]
+    assert [(r["from_generation"], r["to_generation"], r["source"]) for r in recent] == [
+        (0, 1, "records"), (1, 2, "records"), (2, 3, "records")]
+    assert recent[-1]["ended"] == "1970-01-01T00:00:03.500Z" and recent[-1]["duration_ms"] is None
+    status = watcher.reducer.groups["g"]
+    assert status.rebalances == 0 and len(status.timeline) == 3
+    model = WatchModel()
+    for e in events:
+        model.apply(e)
+    assert "last rebalance 10 s ago" in header_text(model, now=13.5)
