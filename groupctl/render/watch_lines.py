@@ -124,8 +124,9 @@ def _snapshot_line(e, said) -> str:
     if e.get("group_epoch") is not None or e.get("assignment_epoch") is not None:
         numbers = (f"group epoch {show(e.get('group_epoch'))} assignment epoch "
                    f"{show(e.get('assignment_epoch'))} assignor {show(e.get('protocol'))}")
-    else:
-        numbers = (f"generation {_generation(e.get('generation'), said)} "
+    else:   # no members (a group that only committed offsets): no generation to explain
+        generation = e.get("generation")
+        numbers = (f"generation {_generation(generation, said) if e.get('members') else show(generation)} "
                    f"protocol {show(e.get('protocol'))}")
     members = e.get("members") or []
     held = "; ".join(f"{m.get('member_id')} {_tps(m.get('assignment'))}" for m in members)

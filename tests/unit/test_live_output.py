@@ -129,6 +129,10 @@ def test_a_records_watch_line_names_its_group_as_the_describe_one_does():
         assert " g group state - -> Stable" in line, (source, line)
     line = plain_line(ev({"event": "probe", "action": "joined", "member_id": "m"}, "probe"))
     assert " g " not in line
+    # a group that only committed offsets has no generation: nothing to explain
+    line = plain_line(ev({"event": "snapshot", "state": "Empty", "type": "classic",
+                          "generation": None, "members": []}, "records"), set())
+    assert line.endswith(" g snapshot state Empty type classic generation - protocol - members 0")
 
 
 def test_a_rebalance_under_way_at_the_first_look_reads_as_a_lower_bound():
