@@ -109,3 +109,11 @@ def commits_by_batch(chunk) -> dict[int, dict[str, tuple[int, float]]]:
         group = key[4:4 + size].decode("utf-8", "replace")
         out.setdefault(batch.base_offset, {})[group] = (offset, batch.max_timestamp / 1000)
     return out
+
+
+def topic_ids(value: dict | None) -> Iterable[str]:
+    """The topic ids a record's value names (assignments: [{topic_id, partitions}])."""
+    if not value:
+        return ()
+    return [item["topic_id"] for field in value.values() if isinstance(field, list)
+            for item in field if isinstance(item, dict) and item.get("topic_id")]

@@ -53,10 +53,10 @@ from typing import TYPE_CHECKING
 from ..events import Source
 from .model import DEAD, GroupDescription, coordinator_partition
 from .observations import Appeared, ContactLost, ContactRegained, Missing, Observation, Seen
-from .records import commits_by_batch, coordinator_batches
+from .records import commits_by_batch, coordinator_batches, topic_ids
 from .records_assignors import DefaultAssignors
 from .records_past import RecordsPast
-from .replay import GROUP_METADATA, GroupRecords, apply, describe
+from .replay import GROUP_METADATA, GroupRecords, Write, apply, describe
 
 TOPIC = "__consumer_offsets"
 RECORDS = Source.RECORDS.value
@@ -263,37 +263,47 @@ class RecordsTail:
     async def _apply(self, recs, commits: dict, *, tell: bool) -> list[Observation]:
         """One batch's group records, and its offset commits (`commits`: group -> (its
         last commit's offset, the batch's time)), into the groups' records; each group
-        this changed looked at (`tell`). A group that committed is known to exist."""
+        looked at after each coordinator write this changed (a batch may hold several:
+        replay.Write), told (`tell`) or, before the first looks, kept as its past. A group
+        that committed is known to exist."""
         await self._name_topics(recs)
-        touched: dict[str, float] = {}
-        deleted: dict[str, int] = {}   # group -> offset of its tombstone in this batch
+        writes: dict[str, Write] = {}    # group -> its write being read
+        deleted: dict[str, int] = {}     # group -> offset of its tombstone in this batch
+        out: list[Observation] = []
         for rec in recs:
             group = rec.group
             if group is None or rec.error is not None or rec.type is None:
                 continue
             if not self._wanted(group):
                 continue
-            records = self._records.setdefault(group, GroupRecords())
-            if apply(records, rec):
-                touched[group] = max(touched.get(group, 0.0), rec.timestamp / 1000)
+            write = writes.get(group)
+            if write is not None and write.ends_before(rec):   # the write before it, seen
+                out += self._after_write(group, writes.pop(group).timestamp / 1000, tell)
+            if apply(self._records.setdefault(group, GroupRecords()), rec):
+                writes.setdefault(group, Write(rec.timestamp)).add(rec)
                 if rec.type == GROUP_METADATA and rec.value is None:
                     deleted[group] = rec.offset
+        ends = {group: write.timestamp / 1000 for group, write in writes.items()}
         for group, (offset, at) in commits.items():
             if not self._wanted(group) or offset < deleted.get(group, -1):
                 continue   # (committed, then deleted in the same batch)
             records = self._records.setdefault(group, GroupRecords())
             if not records.committed:
                 records.committed = True
-                touched[group] = max(touched.get(group, 0.0), at)
+                ends[group] = max(ends.get(group, at), at)
         if tell:
-            await self.assignors.learn({g: self._records[g] for g in touched})
-        else:
-            if not self._looked:   # the past, told with the first looks (records_past)
-                for group, at in touched.items():
-                    self.past.look(group, at, describe(group, self._records[group],
-                                                      self._names, self.assignors.known))
-            return []
-        return [o for group, at in touched.items() for o in self._look(group, at)]
+            await self.assignors.learn({g: self._records[g] for g in ends})
+        for group, at in ends.items():
+            out += self._after_write(group, at, tell)
+        return out
+
+    def _after_write(self, group: str, at: float, tell: bool) -> list[Observation]:
+        if tell:
+            return self._look(group, at)
+        if not self._looked:   # the past, told with the first looks (records_past)
+            self.past.look(group, at, describe(group, self._records[group], self._names,
+                                               self.assignors.known))
+        return []
 
     def _relook(self, partition: int) -> list[Observation]:
         at = self.clock()
@@ -365,7 +375,7 @@ class RecordsTail:
         an id not known yet (a topic created during the watch): before the group is
         described, so an assignment never changes from an id to a name."""
         if recs is not None:
-            ids = {i for rec in recs for i in _topic_ids(rec.value)}
+            ids = {i for rec in recs for i in topic_ids(rec.value)}
             if not ids - self._names.keys() - self._unnamed:
                 return
         try:
@@ -379,14 +389,6 @@ class RecordsTail:
         self._names = {t.topic_id: name for name, t in md.topics.items() if t.topic_id}
         if recs is not None:
             self._unnamed |= ids - self._names.keys()
-
-
-def _topic_ids(value: dict | None) -> Iterable[str]:
-    """The topic ids a record's value names (assignments: [{topic_id, partitions}])."""
-    if not value:
-        return ()
-    return [item["topic_id"] for field in value.values() if isinstance(field, list)
-            for item in field if isinstance(item, dict) and item.get("topic_id")]
 
 
 def records_event(event: dict, desc: GroupDescription) -> dict:

@@ -86,7 +86,7 @@ _LEAVING = frozenset(CURRENT_MEMBER) | frozenset(TARGET_MEMBER)
 
 
 @dataclass
-class _Write:
+class Write:
     """The records of one coordinator write of one group, as far as read."""
 
     timestamp: int                    # ms: every record of a write has the same
@@ -114,9 +114,9 @@ def replay(batches: Iterable[list], topic_names: dict[str, str] | None = None
     names = topic_names or {}
     groups: dict[str, GroupRecords] = {}
     last: dict[str, dict] = {}
-    writes: dict[str, _Write] = {}    # group -> its write being read (this batch)
+    writes: dict[str, Write] = {}    # group -> its write being read (this batch)
 
-    def snapshot(group: str, write: _Write):
+    def snapshot(group: str, write: Write):
         desc = describe(group, groups[group], names)
         shown = desc.to_dict()
         if shown != last.get(group):
@@ -135,7 +135,7 @@ def replay(batches: Iterable[list], topic_names: dict[str, str] | None = None
                 if (snap := snapshot(group, write)) is not None:
                     yield snap
             if apply(groups.setdefault(group, GroupRecords()), rec):
-                writes.setdefault(group, _Write(rec.timestamp)).add(rec)
+                writes.setdefault(group, Write(rec.timestamp)).add(rec)
         for group, write in writes.items():
             if (snap := snapshot(group, write)) is not None:
                 yield snap

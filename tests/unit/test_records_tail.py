@@ -536,3 +536,22 @@ def test_the_first_look_brings_the_rebalances_the_records_held_before_the_watch(
     for e in events:
         model.apply(e)
     assert "last rebalance 10 s ago" in header_text(model, now=13.5)
+
+
+def test_two_generations_in_one_batch_are_each_told():
+    """The coordinator lingers before it appends: two writes of a group may share a batch
+    (as history cuts them: replay.Write); each generation is told, not only the last."""
+    async def main():
+        broker = Broker({p: [] for p in range(COUNT)}, {p: 1 for p in range(COUNT)})
+        classic_group(broker, "g", 1, 1000)
+        source = RecordsTail(Cluster(broker, COUNT), ["g"], timeout=2)
+
+        def two_at_once():
+            p = coordinator_partition("g", COUNT)
+            offset = broker.end(p)
+            broker.partitions[p].append((offset, encode_batch(
+                [(0, key(2, "g"), group_metadata_v3(2)), (2, key(2, "g"), group_metadata_v3(3))],
+                base_offset=offset, base_timestamp=2000)))
+        got = await observe(source, broker, two_at_once)
+        assert [(o.desc.generation, o.at) for o in got] == [(1, got[0].at), (2, 2.0), (3, 2.002)]
+    asyncio.run(main())
