@@ -1,56 +1,66 @@
 """The past the records watch replays before its first look (records_source.RecordsTail):
 each group's last rebalances, as `history` tells them, told with the group's first look.
 
-    past = RecordsPast(cluster_id)
-    past.look(group, at, desc)       # every change of a group while replaying, untold
-    past.take(group)                 # its last rebalances (envelopes), once, at its first look
+    past = RecordsPast(cluster_id, writes=PAST_WRITES)
+    past.keep(group, at, records)        # after each write of a group while replaying, untold
+    past.take(group, names, assignors)   # its last rebalances (envelopes), once, at its first look
 
 The tail replays each followed partition from its earliest offset before it tells anything;
 what the records held of each group's past is known then, and a view started on a group
 should show it (its timeline, the time since its last rebalance) rather than nothing until
 the group's next round. The rebalances go with the `snapshot` event as its extra field
 `recent_rebalances`: they are no events of the watch (not counted, not in the metrics).
+
+Cost: while replaying, a group's state after each of its last `writes` writes is kept (a
+reference; a consumer group's member tables copied); the story runs over them only at the
+group's first look, so a long history costs no more than its last writes. A classic round
+is one write; a consumer group's round is several (its epoch bump, then each member
+reaching its target), so the rounds told are those the last writes hold.
 """
 from __future__ import annotations
 
 from collections import deque
 
 from ..events import EventKind, envelope
-from .model import DEAD, GroupDescription
+from .model import DEAD
 from .observations import Missing, Seen
 from .reducer import TIMELINE
+from .replay import GroupRecords, describe
 from .story import RebalanceStory
 
 RECORDS = "records"
+PAST_WRITES = 100        # a named group's writes kept for its first look
+PAST_WRITES_ALL = 2      # --all: a classic group's last rebalance (the top view shows it)
 
 
 class RecordsPast:
-    def __init__(self, cluster_id: str | None = None):
+    def __init__(self, cluster_id: str | None = None, writes: int = PAST_WRITES):
         self.cluster_id = cluster_id
-        self._stories: dict[str, RebalanceStory] = {}
-        self._recent: dict[str, deque] = {}
+        self.writes = writes
+        self._kept: dict[str, deque] = {}   # group -> (at, GroupRecords) after its writes
 
-    def look(self, group: str, at: float, desc: GroupDescription | None) -> None:
-        """The group as its records stood after a write at `at` (None, Dead: gone)."""
+    def keep(self, group: str, at: float, records: GroupRecords) -> None:
+        kept = self._kept.get(group)
+        if kept is None:
+            kept = self._kept[group] = deque(maxlen=self.writes)
+        kept.append((at, records.copy()))
+
+    def take(self, group: str, names: dict[str, str], assignors: dict[str, str]) -> list[dict]:
+        """The group's last rebalances before the watch, oldest first (told once)."""
         from .history import amend_from_records
 
-        story = self._stories.get(group)
-        if story is None:
-            story = self._stories[group] = RebalanceStory(group)
-        if desc is None or desc.state == DEAD:
-            story.feed(Missing(group, at, RECORDS))
-            return
-        for event in story.feed(Seen(group, at, RECORDS, desc)):
-            if event.KIND == EventKind.REBALANCE:
-                told = amend_from_records(envelope(event, group=group, cluster=self.cluster_id,
-                                                   source=RECORDS, at=at), desc)
-                self._recent.setdefault(group, deque(maxlen=TIMELINE)).append(told)
-
-    def take(self, group: str) -> list[dict]:
-        """The group's last rebalances before the watch, oldest first (told once)."""
-        self._stories.pop(group, None)
-        return list(self._recent.pop(group, ()))
+        story = RebalanceStory(group)
+        recent: deque[dict] = deque(maxlen=TIMELINE)
+        for at, records in self._kept.pop(group, ()):
+            desc = describe(group, records, names, assignors)
+            if desc.state == DEAD:
+                story.feed(Missing(group, at, RECORDS))
+                continue
+            for event in story.feed(Seen(group, at, RECORDS, desc)):
+                if event.KIND == EventKind.REBALANCE:
+                    recent.append(amend_from_records(envelope(
+                        event, group=group, cluster=self.cluster_id, source=RECORDS, at=at), desc))
+        return list(recent)
 
     def clear(self) -> None:
-        self._stories.clear()
-        self._recent.clear()
+        self._kept.clear()

@@ -16,10 +16,9 @@ records are the only thing that can say it exactly: each followed partition is r
 its earliest offset up to its end at the start (ListOffsets LATEST), replayed without
 telling anything (offset commits skipped on their key type, unread), and then each group
 is told once as it stands (the first look: a `snapshot`, at the local time of the look);
-every record after that end is told as it comes, in order after the first looks, even when
-the same Fetch answer read it (a generation written while the watch started is news). A
-topic that did not exist at the start (no group was ever coordinated) holds only news:
-nothing of it is replayed untold. Reading from the end only would leave the
+every record after that end is told as it comes, after the first looks, even one the same
+Fetch answer read (a generation written while the watch started is news). A topic that did
+not exist at the start holds only news: nothing of it is replayed untold. Reading from the end only would leave the
 story blind until each group's next full write (a classic group's next generation), and a
 consumer group's members are written only when they change: they would never be known.
 
@@ -55,7 +54,7 @@ from .model import DEAD, GroupDescription, coordinator_partition
 from .observations import Appeared, ContactLost, ContactRegained, Missing, Observation, Seen
 from .records import commits_by_batch, coordinator_batches, topic_ids
 from .records_assignors import DefaultAssignors
-from .records_past import RecordsPast
+from .records_past import PAST_WRITES, PAST_WRITES_ALL, RecordsPast
 from .replay import GROUP_METADATA, GroupRecords, Write, apply, describe
 
 TOPIC = "__consumer_offsets"
@@ -92,7 +91,8 @@ class RecordsTail:
         self._quiet: dict[int, int] = {}           # partition -> offset to replay up to, untold
         self._looked = False                       # the first look was told
         self._waiting: list = []                   # batches after the start, read before it
-        self.past = RecordsPast(getattr(cluster, "cluster_id", None))   # replayed, untold
+        self.past = RecordsPast(getattr(cluster, "cluster_id", None),   # replayed, untold
+                                PAST_WRITES_ALL if all_groups else PAST_WRITES)
         self._recent: dict[str, list[dict]] = {}   # group -> its past, for its first look
         self.assignors = DefaultAssignors(cluster, timeout)   # not in the records: asked
         self._until: float | None = None           # loop time: the end of --duration
@@ -300,9 +300,9 @@ class RecordsTail:
     def _after_write(self, group: str, at: float, tell: bool) -> list[Observation]:
         if tell:
             return self._look(group, at)
-        if not self._looked:   # the past, told with the first looks (records_past)
-            self.past.look(group, at, describe(group, self._records[group], self._names,
-                                               self.assignors.known))
+        records = self._records[group]
+        if not self._looked and records.seen:   # the past, told with the first looks
+            self.past.keep(group, at, records)   # (records_past; commits alone: none)
         return []
 
     def _relook(self, partition: int) -> list[Observation]:
@@ -354,7 +354,7 @@ class RecordsTail:
                 continue
             self.groups[group] = None
             self._told[group] = desc.to_dict()
-            self._recent[group] = self.past.take(group)
+            self._recent[group] = self.past.take(group, self._names, self.assignors.known)
             out.append(Seen(group, at, self.label, desc))
         self.past.clear()
         return out

@@ -78,6 +78,14 @@ class GroupRecords:
     committed: bool = False           # it committed offsets since its last deletion (the
                                       # records tail tells a group that did nothing else)
 
+    def copy(self) -> "GroupRecords":
+        """The state as of now, unchanged by later records (a GroupMetadata value is
+        replaced whole, never changed: shared)."""
+        m = self.modern
+        return GroupRecords(self.classic, None if m is None else _Modern(
+            m.type, m.epoch, m.assignment_epoch, m.assignment_timestamp, dict(m.metadata),
+            dict(m.target), dict(m.current)), self.seen, self.committed)
+
 
 # records that open a write of a modern group: a member's metadata (joining, or changing
 # its subscription) and the tombstones of a leaving member come before the epoch bump

@@ -555,3 +555,22 @@ def test_two_generations_in_one_batch_are_each_told():
         got = await observe(source, broker, two_at_once)
         assert [(o.desc.generation, o.at) for o in got] == [(1, got[0].at), (2, 2.0), (3, 2.002)]
     asyncio.run(main())
+
+
+@pytest.mark.parametrize("all_groups, told", [(False, 10), (True, 1)])
+def test_the_past_costs_the_last_writes_only(all_groups, told):
+    """A group with 150 generations before the watch: its first look brings the last 10
+    rebalances (the live view's timeline), `--all` the last one (the top view's column);
+    the story runs over the last writes kept, not the whole history."""
+    async def main():
+        broker = Broker({p: [] for p in range(COUNT)}, {p: 1 for p in range(COUNT)})
+        for gen in range(1, 151):
+            classic_group(broker, "g", gen, 1000 * gen)
+        source = RecordsTail(Cluster(broker, COUNT), ["g"] if not all_groups else (),
+                             all_groups=all_groups, timeout=2)
+        got = await observe(source, broker)
+        assert [o.desc.generation for o in got] == [150]
+        event = source.amend({"event": "snapshot", "group": "g"}, got[0].desc)
+        return event["recent_rebalances"]
+    recent = asyncio.run(main())
+    assert [r["to_generation"] for r in recent] == list(range(151 - told, 151))
