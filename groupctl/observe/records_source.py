@@ -5,11 +5,11 @@
         ...
 
 The same GroupSource interface as the describe poller (source.py), and the same replay of
-the coordinator's records as `history` (replay.py): every batch the coordinator writes to
-`__consumer_offsets` is one change of a group, told with the broker's record timestamp
-(source "records"). Nothing is polled: the partitions are tailed with long-poll Fetch
-(client.topic_tail: max_wait_ms 500, answered as soon as a record is committed), so no
-change falls between two looks.
+the coordinator's records as `history` (replay.py): each write of the coordinator is one
+change of a group (a batch may hold several: replay.Write), told with the broker's record
+timestamp (source "records"). Nothing is polled: long-poll Fetch (client.topic_tail:
+max_wait_ms 500, answered as soon as a record is committed), so no change falls between
+two looks.
 
 Start: the story needs the groups as they are now before it can tell a change, and the
 records are the only thing that can say it exactly: each followed partition is read from
@@ -17,10 +17,10 @@ its earliest offset up to its end at the start (ListOffsets LATEST), replayed wi
 telling anything (offset commits skipped on their key type, unread), and then each group
 is told once as it stands (the first look: a `snapshot`, at the local time of the look);
 every record after that end is told as it comes, after the first looks, even one the same
-Fetch answer read (a generation written while the watch started is news). A topic that did
-not exist at the start holds only news: nothing of it is replayed untold. Reading from the end only would leave the
-story blind until each group's next full write (a classic group's next generation), and a
-consumer group's members are written only when they change: they would never be known.
+Fetch answer read (a generation written while the watch started is news); a topic that did
+not exist at the start holds only news. Reading from the end only would leave the story
+blind until each group's next full write, and a consumer group's members are written only
+when they change. The first look carries the group's past (records_past).
 
 Faults: a lost leader, a broker restart or a coordinator move stalls the tail, which
 resumes at the next offset it has not read (nothing told twice, nothing skipped); said
@@ -233,6 +233,8 @@ class RecordsTail:
             if quiet_until is not None and base >= quiet_until:
                 out += await self._caught_up(p)   # this batch is the first after the start
             done = commits.get(base, {})
+            if p in self._quiet:   # (compaction's gaps: records_past)
+                self.past.batch(p, batch)
             if not self._looked and p not in self._quiet:
                 self._waiting.append((recs, done))   # told after the first looks
                 continue
@@ -298,11 +300,11 @@ class RecordsTail:
         return out
 
     def _after_write(self, group: str, at: float, tell: bool) -> list[Observation]:
+        records = self._records[group]
         if tell:
             return self._look(group, at)
-        records = self._records[group]
-        if not self._looked and records.seen:   # the past, told with the first looks
-            self.past.keep(group, at, records)   # (records_past; commits alone: none)
+        if not self._looked and records.seen:   # its past, with its first look (no commits)
+            self.past.keep(group, self._partition(group), at, records)
         return []
 
     def _relook(self, partition: int) -> list[Observation]:
@@ -360,10 +362,13 @@ class RecordsTail:
         return out
 
     def amend(self, event: dict, desc: GroupDescription) -> dict:
-        """An event told from a look of this source: what the records cannot say null
-        (records_event); a group's first look (`snapshot`) with the rebalances its records
-        held before the watch (`recent_rebalances`, oldest first: records_past)."""
-        event = records_event(event, desc)
+        """An event told from a look of this source, as `history` tells it (what the
+        records cannot say null: a classic round's start and duration); a group's first
+        look (`snapshot`) with the rebalances its records held before the watch
+        (`recent_rebalances`, oldest first: records_past)."""
+        from .history import amend_from_records
+
+        event = amend_from_records(event, desc)
         if event["event"] == "snapshot":
             recent = self._recent.pop(event["group"], None)
             if recent:
@@ -390,11 +395,3 @@ class RecordsTail:
         if recs is not None:
             self._unnamed |= ids - self._names.keys()
 
-
-def records_event(event: dict, desc: GroupDescription) -> dict:
-    """An event told from the records, as `history` tells it: a classic round's start is
-    not in the records (no start, no duration); the generation's leader and a modern
-    member's epochs and state are."""
-    from .history import amend_from_records
-
-    return amend_from_records(event, desc)

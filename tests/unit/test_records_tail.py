@@ -574,3 +574,19 @@ def test_the_past_costs_the_last_writes_only(all_groups, told):
         return event["recent_rebalances"]
     recent = asyncio.run(main())
     assert [r["to_generation"] for r in recent] == list(range(151 - told, 151))
+
+
+def test_the_past_of_a_group_whose_first_write_has_members_starts_from_nothing():
+    """As history tells it: a group's first record on a partition read with no gap is its
+    creation, so a first write that already holds members (a consumer group's join and
+    assignment in one write; a classic group on a broker that wrote no creation record)
+    is a rebalance from nothing."""
+    async def main():
+        broker = Broker({p: [] for p in range(COUNT)}, {p: 1 for p in range(COUNT)})
+        classic_group(broker, "g", 1, 1000)
+        classic_group(broker, "g", 2, 2000)
+        source = RecordsTail(Cluster(broker, COUNT), ["g"], timeout=2)
+        got = await observe(source, broker)
+        return source.amend({"event": "snapshot", "group": "g"}, got[0].desc)
+    recent = asyncio.run(main())["recent_rebalances"]
+    assert [(r["from_generation"], r["to_generation"]) for r in recent] == [(0, 1), (1, 2)]
