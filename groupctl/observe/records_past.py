@@ -62,7 +62,7 @@ class RecordsPast:
 
     def take(self, group: str, names: dict[str, str], assignors: dict[str, str]) -> list[dict]:
         """The group's last rebalances before the watch, oldest first (told once)."""
-        from .history import amend_from_records, created_from_nothing
+        from .history import amend_from_records, created_from_nothing, unowned_unknown
 
         story = RebalanceStory(group)
         recent: deque[dict] = deque(maxlen=TIMELINE)
@@ -77,8 +77,9 @@ class RecordsPast:
                 continue
             for event in story.feed(Seen(group, at, RECORDS, desc)):
                 if event.KIND == EventKind.REBALANCE:
-                    recent.append(amend_from_records(envelope(
-                        event, group=group, cluster=self.cluster_id, source=RECORDS, at=at), desc))
+                    recent.append(unowned_unknown(amend_from_records(envelope(
+                        event, group=group, cluster=self.cluster_id, source=RECORDS, at=at),
+                        desc), desc))
         return list(recent)
 
     def clear(self) -> None:

@@ -366,9 +366,9 @@ class RecordsTail:
         records cannot say null: a classic round's start and duration); a group's first
         look (`snapshot`) with the rebalances its records held before the watch
         (`recent_rebalances`, oldest first: records_past)."""
-        from .history import amend_from_records
+        from .history import amend_from_records, unowned_unknown
 
-        event = amend_from_records(event, desc)
+        event = unowned_unknown(amend_from_records(event, desc), desc)
         if event["event"] == "snapshot":
             recent = self._recent.pop(event["group"], None)
             if recent:

@@ -3,7 +3,9 @@ rebalance story (as `history` does), on small hand-made records; the partition o
 group (Java's String.hashCode, abs(Integer.MIN_VALUE)); completeness from offset gaps."""
 from __future__ import annotations
 
-from groupctl.observe.history import GapTracker, amend_from_records, created_from_nothing
+from groupctl.observe.history import (
+    GapTracker, amend_from_records, created_from_nothing, unowned_unknown,
+)
 from groupctl.observe.model import coordinator_partition, java_string_hash
 from groupctl.observe.observations import Seen
 from groupctl.observe.replay import replay
@@ -301,7 +303,7 @@ def _rebalances(batches) -> list[dict]:
     for i, (at, desc) in enumerate(replay(batches, NAMES)):
         if i == 0:
             story.feed(Seen(desc.group, at, "records", created_from_nothing(desc)))
-        events += [amend_from_records(e.to_dict(), desc)
+        events += [unowned_unknown(amend_from_records(e.to_dict(), desc), desc)
                    for e in story.feed(Seen(desc.group, at, "records", desc))]
     return [e for e in events if e["event"] == "rebalance"]
 
@@ -316,6 +318,7 @@ def test_eager_unowned_from_records_is_the_sync_phase_not_the_gap_between_genera
                           [classic(1, [("a", [0, 1])], 2000, joined=1990)],
                           [classic(2, [("a", [0]), ("b", [1])], 60000, joined=59995)]])
     assert (r1["unowned_partition_ms"], r1["unowned_basis"]) == (0, "measured")
+    assert "unowned_unknown" not in r1 and "unowned_unknown" not in r2
     assert (r2["unowned_partition_ms"], r2["unowned_partitions_max_ms"], r2["unowned_basis"]) \
         == (10, 5, "lower_bound")
     assert [(x["partition"], x["ms"]) for x in r2["unowned_longest"]] == [(0, 5), (1, 5)]
@@ -328,6 +331,11 @@ def test_eager_unowned_without_a_sync_phase_of_the_round_is_null():
                      [classic(2, [("a", [0]), ("b", [1])], 60000, joined=1500)]])[-1]
     assert (r["unowned_partition_ms"], r["unowned_partitions_max_ms"], r["unowned_basis"]) == (
         None, None, None)
+    assert "no sync phase of this round" in r["unowned_unknown"]   # and the output says why
+    from groupctl.render.watch_lines import plain_line
+
+    line = plain_line({**r, "ts": "T", "group": "g", "source": "records"}, set())
+    assert "; partitions unowned: unknown (the records hold no sync phase" in line, line
 
 
 def test_a_consumer_groups_assignor_is_the_one_most_members_name_else_the_brokers_default():
