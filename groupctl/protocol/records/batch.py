@@ -94,8 +94,10 @@ def read_batches(buf: bytes, *, base_position: int = 0, check_crc: bool = True,
     decompression) hold no match is passed over whole, its records unread (`records`
     empty, `count` from its header; still CRC-checked): one search in C instead of a walk
     through every record (`history`: a key of one of its groups' records). `skipped`: a
-    list that gets (offset, key) of each record passed over by `skip_keys` whose value is
-    not null (the records tail: which groups committed offsets, without decoding them)."""
+    list that gets (offset, head) of the records passed over by `skip_keys` whose value is
+    not null, head being the key's type and first string (int16 length, bytes: an offset
+    commit's group); a record whose head is the one before's is not added again (the
+    records tail: which groups committed offsets, without decoding them)."""
     crc32c = _crc32c() if check_crc else None
     view = memoryview(buf)
     pos, end = 0, len(buf)
@@ -174,6 +176,7 @@ def _parse_records(body: bytes, count: int, base_offset: int, append_time: int |
                    base_ts: int, skip_keys=None, skipped=None) -> list[Record]:
     out = []
     pos, end = 0, len(body)
+    head = b""   # the last head added to `skipped`
     for _ in range(count):
         # Varints inline (one or two bytes: almost every one in practice; longer ones
         # through _varint): this loop runs once per record of the partition.
@@ -208,8 +211,10 @@ def _parse_records(body: bytes, count: int, base_offset: int, append_time: int |
             key = None
         else:
             if skip_keys is not None and body[pos:pos + 2] in skip_keys:
-                if skipped is not None and body[pos + n] != 1:   # 1: a null value's length
-                    skipped.append((base_offset + off_delta, body[pos:pos + n]))
+                if skipped is not None and body[pos + n] != 1 and not (   # 1: null value
+                        head and body.startswith(head, pos)):
+                    head = body[pos:pos + 4 + ((body[pos + 2] << 8) | body[pos + 3])]
+                    skipped.append((base_offset + off_delta, head))
                 pos = stop   # passed over unread (history: offset commits)
                 continue
             key, pos = body[pos:pos + n], pos + n
