@@ -51,6 +51,8 @@ class Chunk:
     batches: list[Batch]
     high_watermark: int
     damaged: list[BatchError] = field(default_factory=list)
+    # (offset, key) of the records passed over by skip_keys that have a value (collect_skipped)
+    skipped: list[tuple[int, bytes]] = field(default_factory=list)
 
 
 @dataclass
@@ -82,13 +84,14 @@ _Item = Chunk | Stalled | Resumed | Restart
 class TopicTail:
     def __init__(self, cluster, topic: str, partitions: Iterable[int], *,
                  max_wait_ms: int = 500, timeout: float = 10.0,
-                 skip_keys: frozenset | None = None):
+                 skip_keys: frozenset | None = None, collect_skipped: bool = False):
         self.cluster = cluster
         self.topic = topic
         self.partitions = sorted(set(partitions))
         self.max_wait_ms = max_wait_ms
         self.timeout = timeout
         self.skip_keys = skip_keys
+        self.collect_skipped = collect_skipped
         self.offsets: dict[int, int] = {}            # partition -> next offset to read
         self.leaders: dict[int, int | None] = {}
         self.topic_id: str | None = None
@@ -323,7 +326,9 @@ class TopicTail:
         offset, hw = self.offsets[partition], p["high_watermark"]
         data = p["records"] or b""
         chunk = Chunk(partition, [], hw)
-        for batch in read_batches(data, partial_tail=True, skip_keys=self.skip_keys):
+        skipped: list | None = [] if self.collect_skipped else None
+        for batch in read_batches(data, partial_tail=True, skip_keys=self.skip_keys,
+                                  skipped=skipped):
             if isinstance(batch, BatchError):
                 chunk.damaged.append(batch)
                 if batch.offset is not None and batch.offset >= offset:
@@ -333,6 +338,9 @@ class TopicTail:
             if batch.last_offset >= offset:
                 chunk.batches.append(batch)
                 offset = batch.last_offset + 1
+        if skipped:   # those of the batches handed out only
+            start = self.offsets[partition]
+            chunk.skipped = [s for s in skipped if start <= s[0] < offset]
         if not data and offset < hw and not limited:
             offset = hw   # no batch left below the high watermark (compacted away)
         self.offsets[partition] = offset

@@ -178,8 +178,9 @@ async def _replay_partition(reader, read: PartitionRead, start, end, tell_from, 
             # (its events are not told: the story only learns where the group started)
             stories[desc.group].feed(Seen(desc.group, at, RECORDS, created_from_nothing(desc)))
         seen.add(desc.group)
-        events = [amend_from_records(envelope(event, group=desc.group, cluster=cluster.cluster_id,
-                                   source=RECORDS, at=at), desc)
+        events = [unowned_unknown(amend_from_records(envelope(
+                      event, group=desc.group, cluster=cluster.cluster_id, source=RECORDS, at=at),
+                      desc), desc)
                   for event in stories[desc.group].feed(Seen(desc.group, at, RECORDS, desc))]
         events += member_transitions(desc, events, members.setdefault(desc.group, {}),
                                      cluster.cluster_id, at)
@@ -234,6 +235,21 @@ def member_transitions(desc, told: list[dict], last: dict, cluster: str | None,
     for gone in set(last) - {m.member_id for m in desc.members}:
         del last[gone]
     return out
+
+
+def unowned_unknown(event: dict, desc) -> dict:
+    """A classic `rebalance` from the records whose unowned figures are null although
+    members held partitions before it: why, in words (`unowned_unknown`)."""
+    if event["event"] != "rebalance" or desc.type != CLASSIC or not event.get("members_before") \
+            or event.get("unowned_partition_ms") is not None:
+        return event
+    assignments = event.get("assignments")
+    if assignments is None or any(a is None for a in assignments.values()):
+        event["unowned_unknown"] = "the members' assignments are not the consumer protocol's"
+    else:
+        event["unowned_unknown"] = ("the records hold no sync phase of this round (its record "
+                                    "gives no join end after the generation before)")
+    return event
 
 
 def amend_from_records(event: dict, desc) -> dict:

@@ -86,3 +86,34 @@ def coordinator_batches(batches: Iterable[Batch | BatchError], *, groups=None,
             out.append(decode_record(rec.offset, rec.timestamp, key, rec.value,
                                      consumer_protocol=consumer_protocol))
         yield batch, out
+
+
+def commits_by_batch(chunk) -> dict[int, dict[str, tuple[int, float]]]:
+    """The offset commits of a chunk (passed over unread: chunk.skipped, (offset, key)) by
+    the batch that holds them: base offset -> {group: (its last commit's offset, the
+    batch's time)}. A commit key (types 0 and 1) begins with the group id (int16 length,
+    UTF-8)."""
+    out: dict[int, dict[str, tuple[int, float]]] = {}
+    if not chunk.skipped:
+        return out
+    batches = iter(b for b in chunk.batches if hasattr(b, "base_offset"))
+    batch = next(batches, None)
+    for offset, key in chunk.skipped:
+        while batch is not None and batch.last_offset < offset:
+            batch = next(batches, None)
+        if batch is None:
+            break
+        size = int.from_bytes(key[2:4], "big", signed=True)
+        if size < 0 or len(key) < 4 + size:
+            continue
+        group = key[4:4 + size].decode("utf-8", "replace")
+        out.setdefault(batch.base_offset, {})[group] = (offset, batch.max_timestamp / 1000)
+    return out
+
+
+def topic_ids(value: dict | None) -> Iterable[str]:
+    """The topic ids a record's value names (assignments: [{topic_id, partitions}])."""
+    if not value:
+        return ()
+    return [item["topic_id"] for field in value.values() if isinstance(field, list)
+            for item in field if isinstance(item, dict) and item.get("topic_id")]

@@ -5,20 +5,22 @@
         ...
 
 The same GroupSource interface as the describe poller (source.py), and the same replay of
-the coordinator's records as `history` (replay.py): every batch the coordinator writes to
-`__consumer_offsets` is one change of a group, told with the broker's record timestamp
-(source "records"). Nothing is polled: the partitions are tailed with long-poll Fetch
-(client.topic_tail: max_wait_ms 500, answered as soon as a record is committed), so no
-change falls between two looks.
+the coordinator's records as `history` (replay.py): each write of the coordinator is one
+change of a group (a batch may hold several: replay.Write), told with the broker's record
+timestamp (source "records"). Nothing is polled: long-poll Fetch (client.topic_tail:
+max_wait_ms 500, answered as soon as a record is committed), so no change falls between
+two looks.
 
 Start: the story needs the groups as they are now before it can tell a change, and the
 records are the only thing that can say it exactly: each followed partition is read from
 its earliest offset up to its end at the start (ListOffsets LATEST), replayed without
 telling anything (offset commits skipped on their key type, unread), and then each group
 is told once as it stands (the first look: a `snapshot`, at the local time of the look);
-every record after that end is told as it comes. Reading from the end only would leave the
-story blind until each group's next full write (a classic group's next generation), and a
-consumer group's members are written only when they change: they would never be known.
+every record after that end is told as it comes, after the first looks, even one the same
+Fetch answer read (a generation written while the watch started is news); a topic that did
+not exist at the start holds only news. Reading from the end only would leave the story
+blind until each group's next full write, and a consumer group's members are written only
+when they change. The first look carries the group's past (records_past).
 
 Faults: a lost leader, a broker restart or a coordinator move stalls the tail, which
 resumes at the next offset it has not read (nothing told twice, nothing skipped); said
@@ -33,8 +35,12 @@ Groups: the named ones (their partitions only: abs(hashCode) % partitions, as th
 places them); a named group without records is `Missing` (told `state` Dead) until it has
 members (a classic group's creation record, Empty at generation 0, is not told: its first
 generation is the rebalance from nothing, as a describe would see it). `--all`: every
-group with group records in any partition (`regex` filters names), a group created
-meanwhile `Appeared` once it has members, a deleted one `Missing` once and then forgotten.
+group with records in any partition (`regex` filters names), a group created meanwhile
+`Appeared` once it has members, a deleted one `Missing` once and then forgotten. A group
+that only committed offsets (most of a fleet: no member ever joined it) exists as
+DescribeGroups shows it, an Empty classic group with no protocol type: its commits are
+passed over unread but their keys name it (client.topic_tail's `skipped`), so it is told
+once as it stands (and `Appeared` when it first commits during the watch).
 """
 from __future__ import annotations
 
@@ -48,8 +54,10 @@ from typing import TYPE_CHECKING
 from ..events import Source
 from .model import DEAD, GroupDescription, coordinator_partition
 from .observations import Appeared, ContactLost, ContactRegained, Missing, Observation, Seen
-from .records import coordinator_batches
-from .replay import GroupRecords, apply, describe
+from .records import commits_by_batch, coordinator_batches, topic_ids
+from .records_assignors import DefaultAssignors
+from .records_past import PAST_WRITES, PAST_WRITES_ALL, RecordsPast
+from .replay import GROUP_METADATA, GroupRecords, Write, apply, describe
 
 TOPIC = "__consumer_offsets"
 RECORDS = Source.RECORDS.value
@@ -84,6 +92,11 @@ class RecordsTail:
         self._unnamed: set[str] = set()            # ids no metadata names (deleted topics)
         self._quiet: dict[int, int] = {}           # partition -> offset to replay up to, untold
         self._looked = False                       # the first look was told
+        self._waiting: list = []                   # batches after the start, read before it
+        self.past = RecordsPast(getattr(cluster, "cluster_id", None),   # replayed, untold
+                                PAST_WRITES_ALL if all_groups else PAST_WRITES)
+        self._recent: dict[str, list[dict]] = {}   # group -> its past, for its first look
+        self.assignors = DefaultAssignors(cluster, timeout)   # not in the records: asked
         self._until: float | None = None           # loop time: the end of --duration
         self._describable: dict[str, bool] = {}    # group -> may this principal describe it
 
@@ -150,7 +163,10 @@ class RecordsTail:
                 except asyncio.TimeoutError:
                     return
             if not self._looked and not self._quiet:
-                out += self._first_looks()
+                try:
+                    out += await self._bounded(self._caught_up())
+                except asyncio.TimeoutError:
+                    return
             for o in out:
                 yield o
 
@@ -158,20 +174,23 @@ class RecordsTail:
         from ..client.topic_tail import TopicTail
 
         tail = self.tail = TopicTail(self.cluster, TOPIC, [], max_wait_ms=self.max_wait_ms,
-                                     timeout=self.timeout, skip_keys=OFFSET_COMMIT_KEYS)
-        await self._topic_located(tail)   # its partitions and their leaders; authorization
+                                     timeout=self.timeout, skip_keys=OFFSET_COMMIT_KEYS,
+                                     collect_skipped=True)
+        # no topic at the start: no group had a record then, and all it holds is news
+        created = await self._topic_located(tail)   # its partitions, leaders; authorization
         await self._check_describable(self.named)   # Read on the topic is not enough
         await self._name_topics(None)
-        await self._restart(tail, tail.partitions)
+        await self._restart(tail, tail.partitions, replay=not created)
         if self.on_round is not None:
             tail.on_fetch = self.on_round
         return tail
 
-    async def _topic_located(self, tail) -> None:
+    async def _topic_located(self, tail) -> bool:
         """The topic located, and the followed partitions' leaders. On a cluster where no
         group was ever coordinated it does not exist yet: FindCoordinator of a named group
         has the broker create it (as a describe or any consumer would), and it is looked
-        for again until it appears with its leaders elected."""
+        for again until it appears with its leaders elected. Whether it had to be waited
+        for."""
         from ..client.retry import Backoff
         from ..errors import GroupctlError, NotFoundError
 
@@ -196,16 +215,17 @@ class RecordsTail:
                                    sorted({coordinator_partition(g, count) for g in self.named}))
                 await tail.locate()
                 if all(tail.leaders.get(p) is not None for p in tail.partitions):
-                    return
+                    return asked
+                asked = True   # its leaders not elected yet: it was just created
             await asyncio.sleep(backoff.next())
 
-    async def _restart(self, tail, parts: list[int]) -> None:
-        """Read `parts` again from their earliest offsets, untold up to their ends now;
-        their groups' records start over."""
+    async def _restart(self, tail, parts: list[int], replay: bool = True) -> None:
+        """Read `parts` again from their earliest offsets, untold up to their ends now
+        (`replay` False: nothing untold); their groups' records start over."""
         from ..client.topic_tail import EARLIEST, LATEST
 
         starts = await tail.offsets_at(EARLIEST, parts)
-        ends = await tail.offsets_at(LATEST, parts)
+        ends = await tail.offsets_at(LATEST, parts) if replay else starts
         for group in [g for g in self._records if self._partition(g) in parts]:
             del self._records[group]
         for p in parts:   # untold until its first answer (READ proven), and its end now
@@ -223,33 +243,99 @@ class RecordsTail:
 
     # ---- one answer -----------------------------------------------------------------------
     async def _chunk(self, chunk) -> list[Observation]:
+        """One answer's batches in order. Up to a partition's end at the start (`_quiet`)
+        they are replayed untold; the batches after it are told as they come, once every
+        followed partition has reached its end and the first looks are told (until then
+        they wait, unread: `_waiting`), so a change made while the watch started is told,
+        not folded into the first look."""
         for damaged in chunk.damaged:
             self.notice(f"{TOPIC}-{chunk.partition}: {damaged}")
+        p, out = chunk.partition, []
         groups = None if self.all_groups else set(self.named)
-        out: list[Observation] = []
-        quiet_until = self._quiet.get(chunk.partition)
-        for _, recs in coordinator_batches(chunk.batches, groups=groups):
-            await self._name_topics(recs)
-            await self._check_describable({r.group for r in recs if r.group is not None
-                                           and self._wanted(r.group)})
-            touched: dict[str, float] = {}
-            for rec in recs:
-                group = rec.group
-                if group is None or rec.error is not None or rec.type is None:
-                    continue
-                if not self._wanted(group) or not self._describable.get(group):
-                    continue
-                if apply(self._records.setdefault(group, GroupRecords()), rec):
-                    touched[group] = max(touched.get(group, 0.0), rec.timestamp / 1000)
-            if quiet_until is None and self._looked:
-                for group, at in touched.items():
-                    out += self._look(group, at)
+        commits = commits_by_batch(chunk)
+        for batch, recs in coordinator_batches(chunk.batches, groups=groups):
+            base = getattr(batch, "base_offset", -1)   # (a chunk's batches are not damaged)
+            quiet_until = self._quiet.get(p)
+            if quiet_until is not None and base >= quiet_until:
+                out += await self._caught_up(p)   # this batch is the first after the start
+            done = commits.get(base, {})
+            if p in self._quiet:   # (compaction's gaps: records_past)
+                self.past.batch(p, batch)
+            if not self._looked and p not in self._quiet:
+                self._waiting.append((recs, done))   # told after the first looks
+                continue
+            out += await self._apply(recs, done, tell=p not in self._quiet)
+        quiet_until = self._quiet.get(p)
         if quiet_until is not None and self.tail is not None and \
-                self.tail.offsets.get(chunk.partition, 0) >= quiet_until:
-            del self._quiet[chunk.partition]
-            if self._looked:   # a partition read again (truncated): what differs, told
-                out += self._relook(chunk.partition)
+                self.tail.offsets.get(p, 0) >= quiet_until:
+            out += await self._caught_up(p)
         return out
+
+    async def _caught_up(self, partition: int | None = None) -> list[Observation]:
+        """`partition` read up to its end at the start: a partition read again (truncated)
+        tells what differs; the last one of the start tells the first looks, then what
+        waited for them."""
+        if partition is not None:
+            del self._quiet[partition]
+            if self._looked:
+                return self._relook(partition)
+        if self._looked or self._quiet:
+            return []
+        await self.assignors.learn(self._records)
+        out = self._first_looks()
+        waiting, self._waiting = self._waiting, []
+        for recs, done in waiting:
+            out += await self._apply(recs, done, tell=True)
+        return out
+
+    async def _apply(self, recs, commits: dict, *, tell: bool) -> list[Observation]:
+        """One batch's group records, and its offset commits (`commits`: group -> (its
+        last commit's offset, the batch's time)), into the groups' records; each group
+        looked at after each coordinator write this changed (a batch may hold several:
+        replay.Write), told (`tell`) or, before the first looks, kept as its past. A group
+        that committed is known to exist."""
+        await self._name_topics(recs)
+        await self._check_describable({r.group for r in recs if r.group is not None
+                                       and self._wanted(r.group)}
+                                      | {g for g in commits if self._wanted(g)})
+        writes: dict[str, Write] = {}    # group -> its write being read
+        deleted: dict[str, int] = {}     # group -> offset of its tombstone in this batch
+        out: list[Observation] = []
+        for rec in recs:
+            group = rec.group
+            if group is None or rec.error is not None or rec.type is None:
+                continue
+            if not self._wanted(group) or not self._describable.get(group):
+                continue
+            write = writes.get(group)
+            if write is not None and write.ends_before(rec):   # the write before it, seen
+                out += self._after_write(group, writes.pop(group).timestamp / 1000, tell)
+            if apply(self._records.setdefault(group, GroupRecords()), rec):
+                writes.setdefault(group, Write(rec.timestamp)).add(rec)
+                if rec.type == GROUP_METADATA and rec.value is None:
+                    deleted[group] = rec.offset
+        ends = {group: write.timestamp / 1000 for group, write in writes.items()}
+        for group, (offset, at) in commits.items():
+            if not self._wanted(group) or not self._describable.get(group) \
+                    or offset < deleted.get(group, -1):
+                continue   # (committed, then deleted in the same batch)
+            records = self._records.setdefault(group, GroupRecords())
+            if not records.committed:
+                records.committed = True
+                ends[group] = max(ends.get(group, at), at)
+        if tell:
+            await self.assignors.learn({g: self._records[g] for g in ends})
+        for group, at in ends.items():
+            out += self._after_write(group, at, tell)
+        return out
+
+    def _after_write(self, group: str, at: float, tell: bool) -> list[Observation]:
+        records = self._records[group]
+        if tell:
+            return self._look(group, at)
+        if not self._looked and records.seen:   # its past, with its first look (no commits)
+            self.past.keep(group, self._partition(group), at, records)
+        return []
 
     def _relook(self, partition: int) -> list[Observation]:
         at = self.clock()
@@ -259,12 +345,15 @@ class RecordsTail:
     def _look(self, group: str, at: float) -> list[Observation]:
         """The group as its records now say, if that differs from what was told."""
         records = self._records.get(group)
-        desc = None if records is None else describe(group, records, self._names)
+        desc = None if records is None else describe(group, records, self._names,
+                                                     self.assignors.known)
         shown = None if desc is None or desc.state == DEAD else desc.to_dict()
         if group in self._told and self._told[group] == shown:
             return []
-        if desc is not None and self._told.get(group) is None and not desc.members \
-                and desc.state == "Empty":
+        before = self._told.get(group)
+        if desc is not None and not desc.members and desc.state == "Empty" \
+                and desc.generation is not None and (before is None or (
+                    not before["members"] and before["state"] == "Empty")):
             return []   # created (a classic group's generation 0): told once it has members
         new = group not in self.groups
         self._told[group] = shown
@@ -289,7 +378,7 @@ class RecordsTail:
             records = self._records.get(group)
             desc: GroupDescription | None = None
             if records is not None:
-                desc = describe(group, records, self._names)
+                desc = describe(group, records, self._names, self.assignors.known)
             if desc is None or desc.state == DEAD:
                 self._told[group] = None
                 if not self.all_groups:
@@ -297,15 +386,31 @@ class RecordsTail:
                 continue
             self.groups[group] = None
             self._told[group] = desc.to_dict()
+            self._recent[group] = self.past.take(group, self._names, self.assignors.known)
             out.append(Seen(group, at, self.label, desc))
+        self.past.clear()
         return out
+
+    def amend(self, event: dict, desc: GroupDescription) -> dict:
+        """An event told from a look of this source, as `history` tells it (what the
+        records cannot say null: a classic round's start and duration); a group's first
+        look (`snapshot`) with the rebalances its records held before the watch
+        (`recent_rebalances`, oldest first: records_past)."""
+        from .history import amend_from_records, unowned_unknown
+
+        event = unowned_unknown(amend_from_records(event, desc), desc)
+        if event["event"] == "snapshot":
+            recent = self._recent.pop(event["group"], None)
+            if recent:
+                event["recent_rebalances"] = recent
+        return event
 
     async def _name_topics(self, recs) -> None:
         """Topic ids named from the cluster's metadata, fetched again when a record names
         an id not known yet (a topic created during the watch): before the group is
         described, so an assignment never changes from an id to a name."""
         if recs is not None:
-            ids = {i for rec in recs for i in _topic_ids(rec.value)}
+            ids = {i for rec in recs for i in topic_ids(rec.value)}
             if not ids - self._names.keys() - self._unnamed:
                 return
         try:
@@ -320,19 +425,3 @@ class RecordsTail:
         if recs is not None:
             self._unnamed |= ids - self._names.keys()
 
-
-def _topic_ids(value: dict | None) -> Iterable[str]:
-    """The topic ids a record's value names (assignments: [{topic_id, partitions}])."""
-    if not value:
-        return ()
-    return [item["topic_id"] for field in value.values() if isinstance(field, list)
-            for item in field if isinstance(item, dict) and item.get("topic_id")]
-
-
-def records_event(event: dict, desc: GroupDescription) -> dict:
-    """An event told from the records, as `history` tells it: a classic round's start is
-    not in the records (no start, no duration); the generation's leader and a modern
-    member's epochs and state are."""
-    from .history import amend_from_records
-
-    return amend_from_records(event, desc)

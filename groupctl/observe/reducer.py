@@ -143,6 +143,9 @@ class GroupStatus:
             self.active_at = _seconds(e.get("ts"))
 
     def _snapshot(self, e: dict) -> None:
+        for r in e.get("recent_rebalances") or ():   # the records' past (records_past)
+            self.last_rebalance = r
+            self.timeline.append(r)
         self.state, self.type, self.protocol = e.get("state"), e.get("type"), e.get("protocol")
         self.generation = e.get("generation")
         self.group_epoch, self.assignment_epoch = e.get("group_epoch"), e.get("assignment_epoch")

@@ -16,11 +16,18 @@ epoch bump already read; a second classic generation) is cut as well. Every grou
 and generation the coordinator wrote is therefore one snapshot.
 
 What the records hold, and so what a snapshot can say:
-- classic: GroupMetadata is the whole group, written when a generation completes (members
-  with subscriptions and assignments), when it empties, and on a static member's
-  replacement. The start of a round (PreparingRebalance) is never written: a classic
-  snapshot is Stable (every member has an assignment), CompletingRebalance (some have
-  none yet) or Empty.
+- classic: GroupMetadata is the whole group, written when the group is created (Empty,
+  generation 0), when the leader's SyncGroup completes a generation (members with
+  subscriptions and the leader's assignments; a member the leader gave nothing has a
+  zero-byte assignment: a probe, a member beyond the partitions), when a generation
+  completes with no member ("is now empty") and on a static member's replacement. As
+  the broker replays it (GroupMetadataManager: `members.isEmpty() ? EMPTY : STABLE`), a
+  classic snapshot is Stable with members and Empty without: the start of a round
+  (PreparingRebalance) and its join phase are never written. Its `current_state_timestamp`
+  is when the group entered the state it was in at the write: for a generation, the end
+  of its join phase (the broker's "Stabilized group G generation N" line), kept as
+  `extra["joined_ms"]`; with the record's own time it bounds the generation's sync phase,
+  the one part of a classic round the records hold (observe.unowned).
 - consumer / share / streams: the group epoch, each member's metadata, the target
   assignment (epoch, timestamp, per member) and each member's current assignment (member
   epoch, previous epoch, state, partitions pending revocation). The group state is derived
@@ -37,6 +44,7 @@ from dataclasses import dataclass, field
 from .model import CLASSIC, CONSUMER, SHARE, STREAMS, GroupDescription, Member, classic_member, topic_list
 
 GROUP_METADATA = 2
+JOINED = "joined_ms"   # a classic generation's record: when its join phase ended (module doc)
 EPOCH = {3: CONSUMER, 11: SHARE, 17: STREAMS}
 MEMBER_METADATA = {5: CONSUMER, 10: SHARE, 19: STREAMS}
 TARGET_METADATA = {6: CONSUMER, 12: SHARE, 20: STREAMS}
@@ -67,6 +75,16 @@ class GroupRecords:
     classic: dict | None = None       # the last GroupMetadata value
     modern: _Modern | None = None
     seen: bool = False                # any record of the group so far
+    committed: bool = False           # it committed offsets since its last deletion (the
+                                      # records tail tells a group that did nothing else)
+
+    def copy(self) -> "GroupRecords":
+        """The state as of now, unchanged by later records (a GroupMetadata value is
+        replaced whole, never changed: shared)."""
+        m = self.modern
+        return GroupRecords(self.classic, None if m is None else _Modern(
+            m.type, m.epoch, m.assignment_epoch, m.assignment_timestamp, dict(m.metadata),
+            dict(m.target), dict(m.current)), self.seen, self.committed)
 
 
 # records that open a write of a modern group: a member's metadata (joining, or changing
@@ -76,7 +94,7 @@ _LEAVING = frozenset(CURRENT_MEMBER) | frozenset(TARGET_MEMBER)
 
 
 @dataclass
-class _Write:
+class Write:
     """The records of one coordinator write of one group, as far as read."""
 
     timestamp: int                    # ms: every record of a write has the same
@@ -104,9 +122,9 @@ def replay(batches: Iterable[list], topic_names: dict[str, str] | None = None
     names = topic_names or {}
     groups: dict[str, GroupRecords] = {}
     last: dict[str, dict] = {}
-    writes: dict[str, _Write] = {}    # group -> its write being read (this batch)
+    writes: dict[str, Write] = {}    # group -> its write being read (this batch)
 
-    def snapshot(group: str, write: _Write):
+    def snapshot(group: str, write: Write):
         desc = describe(group, groups[group], names)
         shown = desc.to_dict()
         if shown != last.get(group):
@@ -125,7 +143,7 @@ def replay(batches: Iterable[list], topic_names: dict[str, str] | None = None
                 if (snap := snapshot(group, write)) is not None:
                     yield snap
             if apply(groups.setdefault(group, GroupRecords()), rec):
-                writes.setdefault(group, _Write(rec.timestamp)).add(rec)
+                writes.setdefault(group, Write(rec.timestamp)).add(rec)
         for group, write in writes.items():
             if (snap := snapshot(group, write)) is not None:
                 yield snap
@@ -137,6 +155,8 @@ def apply(g: GroupRecords, rec) -> bool:
     t, v = rec.type, rec.value
     if t == GROUP_METADATA:
         g.classic, g.seen = v, True
+        if v is None:
+            g.committed = False   # deleted, its offsets with it
         return True
     kind = (EPOCH.get(t) or MEMBER_METADATA.get(t) or TARGET_METADATA.get(t)
             or TARGET_MEMBER.get(t) or CURRENT_MEMBER.get(t))
@@ -165,12 +185,24 @@ def apply(g: GroupRecords, rec) -> bool:
     return True
 
 
-def describe(group: str, g: GroupRecords, names: dict[str, str]) -> GroupDescription:
+def describe(group: str, g: GroupRecords, names: dict[str, str],
+             default_assignors: dict[str, str] | None = None) -> GroupDescription:
+    """`default_assignors`: group type -> the broker's default server assignor, where known
+    (not in the records: observe.records_assignors)."""
     if g.modern is not None and g.modern.epoch is not None:
-        return _modern(group, g.modern, names)
+        return _modern(group, g.modern, names, default_assignors or {})
     if g.classic is not None:
         return _classic(group, g.classic)
+    if g.committed:
+        return commit_only(group)
     return GroupDescription(group=group, state="Dead", error="deleted")
+
+
+def commit_only(group: str) -> GroupDescription:
+    """A group that only committed offsets (no member ever joined it, or its group records
+    were deleted since): as DescribeGroups shows it, an Empty classic group with no
+    protocol type and no generation."""
+    return GroupDescription(group=group, type=CLASSIC, state="Empty")
 
 
 def _classic(group: str, v: dict) -> GroupDescription:
@@ -181,16 +213,13 @@ def _classic(group: str, v: dict) -> GroupDescription:
                                "member_metadata": m["subscription"],
                                "member_assignment": m["assignment"]},
                               protocol_type or "", v["protocol"]) for m in v["members"]]
-    if not members:
-        state = "Empty"
-    elif all(m["assignment"] for m in v["members"]):
-        state = "Stable"
-    else:
-        state = "CompletingRebalance"
+    state_ms = v.get("current_state_timestamp")
     return GroupDescription(
-        group=group, type=CLASSIC, state=state, protocol_type=protocol_type,
-        protocol=v["protocol"], generation=v["generation"], members=members,
-        extra={"leader": v["leader"], "state_timestamp_ms": v.get("current_state_timestamp")})
+        group=group, type=CLASSIC, state="Stable" if members else "Empty",
+        protocol_type=protocol_type, protocol=v["protocol"], generation=v["generation"],
+        members=members,
+        extra={"leader": v["leader"], "state_timestamp_ms": state_ms,
+               JOINED: state_ms if members and state_ms is not None and state_ms >= 0 else None})
 
 
 def _partitions(items, names: dict[str, str]):
@@ -205,7 +234,8 @@ def _tasks(value: dict | None, suffix: str = "") -> dict | None:
                    for t in value.get(f"{kind}_tasks{suffix}") or ()] for kind in TASK_KINDS}
 
 
-def _modern(group: str, m: _Modern, names: dict[str, str]) -> GroupDescription:
+def _modern(group: str, m: _Modern, names: dict[str, str], defaults: dict[str, str]
+            ) -> GroupDescription:
     members = []
     for mid in sorted(set(m.metadata) | set(m.current)):
         meta, cur, target = m.metadata.get(mid) or {}, m.current.get(mid), m.target.get(mid)
@@ -235,9 +265,12 @@ def _modern(group: str, m: _Modern, names: dict[str, str]) -> GroupDescription:
                 member.extra["partitions_pending_revocation"] = [
                     tp.to_dict() for tp in _partitions(cur["partitions_pending_revocation"], names)]
         members.append(member)
+    from .records_assignors import preferred
+
+    assignor = None if m.type == STREAMS else preferred(m.metadata) or defaults.get(m.type)
     return GroupDescription(
         group=group, type=m.type, state=_modern_state(m), protocol_type=m.type,
-        group_epoch=m.epoch, assignment_epoch=m.assignment_epoch, members=members,
+        protocol=assignor, group_epoch=m.epoch, assignment_epoch=m.assignment_epoch, members=members,
         extra={"assignment_timestamp_ms": m.assignment_timestamp})
 
 

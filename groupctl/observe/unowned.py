@@ -14,11 +14,21 @@ The story (observe/story.py) hands every look whose assignments are all known to
     streams groups: from members' assignment changes. Cooperative classic groups: a
     revoked partition is unowned from the Stable generation that took it away to the one
     that gave it out again (their assignments are known only when Stable);
-  * "upper_bound": eager classic groups. The coordinator voids every assignment when the
-    round starts, but a member stops only when it hears so (its next heartbeat), which no
-    observer sees: every partition given out counts as unowned for the whole window the
-    observer knows holds the round (from the last look before it to the look that showed
-    it over). `analyze` gives the clients' own figure from their logs;
+  * "upper_bound": eager classic groups, described. The coordinator voids every assignment
+    when the round starts, but a member stops only when it hears so (its next heartbeat),
+    which no observer sees: every partition given out counts as unowned for the whole
+    window the observer knows holds the round (from the last look before it to the look
+    that showed it over). `analyze` gives the clients' own figure from their logs;
+  * "lower_bound" for eager classic groups read from the coordinator's records: they hold
+    no start of a round (the looks are the generations themselves, so the window between
+    two looks is the time between two rounds, no bound of either). What they hold is the
+    generation's sync phase: its join phase ended at the record's `current_state_timestamp`
+    (the broker's "Stabilized" line: replay.JOINED) and its assignments were written at
+    the record's time. Every member revoked all it held before it rejoined (eager) and
+    gets its new assignment only from that write on, so each partition held before the
+    round and given out by it was unowned at least over that phase (partitions nobody
+    held before lost no owner: not counted). No such phase known (a record without the
+    timestamp, or one older than the generation before): the figures are null;
   * "lower_bound": part of the round was not seen (it was under way at the first look, or
     contact was lost): gaps count from the first look that showed them.
 - `unowned_unsubscribed`: partitions left without an owner that no live member subscribes
@@ -34,6 +44,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from ..events import tp_list
+from .replay import JOINED
 
 MEASURED, UPPER_BOUND, LOWER_BOUND = "measured", "upper_bound", "lower_bound"
 BASES = (MEASURED, UPPER_BOUND, LOWER_BOUND)
@@ -97,6 +108,7 @@ class UnownedPartitions:
         self._gaps: dict[TP, float] = {}        # closed gaps this round, seconds (summed)
         self._known_at: float | None = None     # the last look with every assignment known
         self._known_before: float | None = None  # the one before it
+        self._held_prior: dict[TP, frozenset[str]] | None = None   # holders at that one
         self._before_round: float | None = None  # that look, as of the round's first unknown
         self._blind = False                      # contact lost since: gaps start unseen
         self._round_blind = False                # a look after lost contact this round
@@ -128,17 +140,18 @@ class UnownedPartitions:
                 for tp in set(held) & set(self._held):
                     if held[tp] != self._held[tp] and tp not in self._gaps:
                         self._bounded[tp] = at - self._known_at
-        if at != self._known_at:
-            self._known_before = self._known_at
+        if at != self._known_at or held != self._held:   # (a record's looks may share a ms)
+            self._known_before, self._held_prior = self._known_at, self._held
         self._held, self._known_at = held, at
         self._round_blind = self._round_blind or self._blind
         self._blind = False
 
     def settle(self, members, at: float, *, eager: bool, converged: bool,
-               seen_whole: bool) -> UnownedFigures:
+               seen_whole: bool, desc=None) -> UnownedFigures:
         """The figures of the round settled at `at` with `members`, and a new round.
         `converged`: every member is at its target (epoch groups), so a partition nobody
-        holds is one nobody is meant to; `seen_whole`: the round's start was seen."""
+        holds is one nobody is meant to; `seen_whole`: the round's start was seen; `desc`:
+        the look that settled it (a record's tells its sync phase: module doc)."""
         # eager: the round lies after the last look that showed the assignments before it
         self.look(members, at)
         started = self._before_round if self._before_round is not None else self._known_before
@@ -146,6 +159,9 @@ class UnownedPartitions:
         apart = self._unsubscribed(members, everything=converged)
         gaps, self._gaps, self._before_round = self._gaps, {}, None
         bounded, self._bounded = self._bounded, {}
+        if eager and desc is not None and JOINED in desc.extra:   # the coordinator's records
+            return self._sync_phase(self._held_prior, self._known_before, members, at,
+                                    desc.extra[JOINED], apart)
         if eager:
             return self._upper_bound(members, at, started, apart)
         basis = MEASURED if seen_whole and not blind else LOWER_BOUND
@@ -166,6 +182,23 @@ class UnownedPartitions:
         window = at - started
         return UnownedFigures(_ms(window * len(held)), _ms(window) if held else 0, UPPER_BOUND,
                               _named({tp: window for tp in held}), apart)
+
+    def _sync_phase(self, before, looked_before: float | None, members, at: float,
+                    joined_ms: int | None, apart: list[dict] | None) -> UnownedFigures:
+        """Eager, from the records: each partition held before the round and given out by
+        it, unowned at least from the end of the join phase to the write (module doc)."""
+        held = _held(members)
+        if held is None or before is None:
+            return UnownedFigures(unsubscribed=apart)
+        given_again = set(before) & set(held)
+        if not given_again:   # nothing held before lost its owner
+            return UnownedFigures(0, 0, MEASURED, [], apart)
+        joined = None if joined_ms is None else joined_ms / 1000
+        if joined is None or joined >= at or (looked_before is not None and joined < looked_before):
+            return UnownedFigures(unsubscribed=apart)   # no sync phase of this round known
+        window = at - joined
+        return UnownedFigures(_ms(window * len(given_again)), _ms(window), LOWER_BOUND,
+                              _named({tp: window for tp in given_again}), apart)
 
     def _unsubscribed(self, members, *, everything: bool) -> list[dict] | None:
         """Partitions still unowned that no live member subscribes to (all of them once an

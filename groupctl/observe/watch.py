@@ -41,7 +41,7 @@ from ..exitcodes import ExitCode
 from .lag import LagPoller
 from .lag_rounds import LagRounds
 from .observations import FAULTS, Observation, Seen
-from .records_source import RecordsTail, records_event
+from .records_source import RecordsTail
 from .reducer import GroupStatus, Reducer
 from .source import DescribePoller
 from .story import RebalanceStory
@@ -169,7 +169,7 @@ class Watcher:
             told = envelope(event, group=group, source=o.source, at=o.at,
                             cluster=getattr(self.cluster, "cluster_id", None))
             if isinstance(o, Seen) and isinstance(self.source, RecordsTail):
-                told = records_event(told, o.desc)   # what the records cannot say: null
+                told = self.source.amend(told, o.desc)   # what the records cannot say: null
             if self.lag is None:
                 self._deliver(told)
             else:

@@ -8,6 +8,7 @@ from .notation import partitions_text, plural, show
 
 _tps = partitions_text   # describe's notation: orders:0-1
 UNKNOWN_GENERATION = "librdkafka eager clients don't report it"
+PASSIVE = ("describe", "records")   # the sources of `watch`
 
 
 def _tasks(tasks: dict | None) -> str:
@@ -28,7 +29,8 @@ def plain_line(e: dict, said: set | None = None) -> str:
     text = _PLAIN.get(kind, lambda e, said: kind)(e, said)
     if e.get("member_epoch") is not None:   # a KIP-848 probe's own events
         text += f" member_epoch={e['member_epoch']}"
-    return f"{ts} {e['group']} {text}" if e.get("source") == "describe" else f"{ts} {text}"
+    # a passive watch may follow several groups (the probe's story is its one group's)
+    return f"{ts} {e['group']} {text}" if e.get("source") in PASSIVE else f"{ts} {text}"
 
 
 def _once(note: str, said: set | None) -> str:
@@ -95,6 +97,8 @@ def _cost_text(e: dict) -> str:
                            for x in e.get("unowned_longest") or ())
         out += (f"; partitions unowned {e['unowned_partition_ms']} ms in all "
                 f"({show(e.get('unowned_basis'))}), longest {longest or '-'}")
+    elif e.get("unowned_unknown"):   # no honest bound: said why (observe.history)
+        out += f"; partitions unowned: unknown ({e['unowned_unknown']})"
     if e.get("unowned_unsubscribed"):
         out += f"; unowned, not subscribed: {_tps(e['unowned_unsubscribed'])}"
     if e.get("slowest_member") is not None:
@@ -122,8 +126,9 @@ def _snapshot_line(e, said) -> str:
     if e.get("group_epoch") is not None or e.get("assignment_epoch") is not None:
         numbers = (f"group epoch {show(e.get('group_epoch'))} assignment epoch "
                    f"{show(e.get('assignment_epoch'))} assignor {show(e.get('protocol'))}")
-    else:
-        numbers = (f"generation {_generation(e.get('generation'), said)} "
+    else:   # no members (a group that only committed offsets): no generation to explain
+        generation = e.get("generation")
+        numbers = (f"generation {_generation(generation, said) if e.get('members') else show(generation)} "
                    f"protocol {show(e.get('protocol'))}")
     members = e.get("members") or []
     held = "; ".join(f"{m.get('member_id')} {_tps(m.get('assignment'))}" for m in members)

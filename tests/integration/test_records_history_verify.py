@@ -28,6 +28,7 @@ import re
 import time
 
 from test_records_history import history
+from waiting import wait_until
 from watch_support import KillableConsumer, stabilized
 
 
@@ -98,8 +99,12 @@ def test_classic_static_restart_and_sigkill_generations_are_the_broker_logs(
         g4 = wait_stabilized(kafka, g, g3, 2, timeout=60)
     finally:
         k.kill()
-    code, events, err = history(kafka, g)
-    assert code == 0, err
+
+    def told_g4():   # the Stabilized line ends the join phase; the record follows the sync
+        run = history(kafka, g)
+        assert run[0] == 0, run[2]
+        return run if g4 in [gen for gen, _ in generations(run[1])] else None
+    code, events, err = wait_until(told_g4, 30, f"history telling generation {g4}")
     logged = stabilized(kafka, g)
     told = generations(events)
     # every generation with members, in order, with the broker's member count

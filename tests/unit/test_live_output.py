@@ -122,6 +122,19 @@ def test_a_kip848_probe_line_shows_its_member_epoch_not_gen_none():
     assert "gen" not in line and line.endswith("added=(none) revoked=(none) member_epoch=4")
 
 
+def test_a_records_watch_line_names_its_group_as_the_describe_one_does():
+    """Issue 32: `watch --source records g1 g2` into a pipe: which group a line is of."""
+    for source in ("describe", "records"):
+        line = plain_line(ev({"event": "state", "state": "Stable", "previous": None}, source))
+        assert " g group state - -> Stable" in line, (source, line)
+    line = plain_line(ev({"event": "probe", "action": "joined", "member_id": "m"}, "probe"))
+    assert " g " not in line
+    # a group that only committed offsets has no generation: nothing to explain
+    line = plain_line(ev({"event": "snapshot", "state": "Empty", "type": "classic",
+                          "generation": None, "members": []}, "records"), set())
+    assert line.endswith(" g snapshot state Empty type classic generation - protocol - members 0")
+
+
 def test_a_rebalance_under_way_at_the_first_look_reads_as_a_lower_bound():
     r = {"event": "rebalance", "from_generation": 4, "to_generation": 5, "started": None,
          "ended": iso_ts(1.0), "duration_ms": 1000, "members_after": ["a"],

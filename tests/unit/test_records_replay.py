@@ -3,7 +3,9 @@ rebalance story (as `history` does), on small hand-made records; the partition o
 group (Java's String.hashCode, abs(Integer.MIN_VALUE)); completeness from offset gaps."""
 from __future__ import annotations
 
-from groupctl.observe.history import GapTracker, amend_from_records, created_from_nothing
+from groupctl.observe.history import (
+    GapTracker, amend_from_records, created_from_nothing, unowned_unknown,
+)
 from groupctl.observe.model import coordinator_partition, java_string_hash
 from groupctl.observe.observations import Seen
 from groupctl.observe.replay import replay
@@ -23,10 +25,12 @@ def rec(rtype, key, value, ts):
                              value, value is None)
 
 
-def classic(gen, members, ts, group="g"):
+def classic(gen, members, ts, group="g", joined=None):
+    """`joined`: the end of the generation's join phase (its current_state_timestamp)."""
     return rec(2, {"group": group}, {
         "protocol_type": "consumer", "generation": gen, "protocol": "range" if members else None,
-        "leader": members[0][0] if members else None, "current_state_timestamp": ts,
+        "leader": members[0][0] if members else None,
+        "current_state_timestamp": ts if joined is None else joined,
         "members": [{"member_id": m, "group_instance_id": None, "client_id": f"c-{m}",
                      "client_host": "/10.0.0.1", "rebalance_timeout": 300000,
                      "session_timeout": 10000,
@@ -40,11 +44,11 @@ def epoch(e, ts, group="g"):
     return rec(3, {"group_id": group}, {"epoch": e, "metadata_hash": 1}, ts)
 
 
-def member(mid, ts, group="g", classic_meta=None):
+def member(mid, ts, group="g", classic_meta=None, assignor=None):
     return rec(5, {"group_id": group, "member_id": mid}, {
         "instance_id": None, "rack_id": None, "client_id": f"c-{mid}", "client_host": "/h",
         "subscribed_topic_names": ["orders"], "subscribed_topic_regex": "",
-        "rebalance_timeout_ms": 300000, "server_assignor": None,
+        "rebalance_timeout_ms": 300000, "server_assignor": assignor,
         "classic_member_metadata": classic_meta}, ts)
 
 
@@ -74,19 +78,45 @@ def snapshots(batches):
 
 
 def test_classic_generations_states_and_deletion():
+    """One GroupMetadata record per generation, written when the leader's SyncGroup
+    completes it: Stable with members, whatever their assignments (b got zero bytes: a
+    probe's empty subscription, a member beyond the partitions), Empty without; as the
+    broker replays it (GroupMetadataManager: members.isEmpty() ? EMPTY : STABLE)."""
     out = snapshots([[classic(0, [], 1000)],
                      [classic(1, [("a", [0, 1])], 2000)],
-                     [classic(2, [("a", [0]), ("b", None)], 3000)],   # b has no assignment yet
-                     [classic(2, [("a", [0]), ("b", [1])], 3500)],
-                     [classic(3, [], 4000)],
+                     [classic(2, [("a", [0, 1]), ("b", None)], 3000)],   # b: zero-byte assignment
+                     [classic(3, [("a", [0]), ("b", [1])], 3500)],
+                     [classic(4, [], 4000)],
                      [tomb(2, {"group": "g"}, 5000)]])
     assert [(at, d.state, d.generation) for at, d in out] == [
-        (1.0, "Empty", 0), (2.0, "Stable", 1), (3.0, "CompletingRebalance", 2),
-        (3.5, "Stable", 2), (4.0, "Empty", 3), (5.0, "Dead", None)]
+        (1.0, "Empty", 0), (2.0, "Stable", 1), (3.0, "Stable", 2),
+        (3.5, "Stable", 3), (4.0, "Empty", 4), (5.0, "Dead", None)]
+    given_nothing = out[2][1].members[1]
+    assert (given_nothing.member_id, given_nothing.assignment) == ("b", [])
     stable = out[3][1]
     assert {m.member_id: [tp.to_dict() for tp in m.assignment] for m in stable.members} == {
         "a": [{"topic": "orders", "partitions": [0]}], "b": [{"topic": "orders", "partitions": [1]}]}
     assert stable.extra["leader"] == "a" and stable.protocol == "range"
+
+
+def test_history_of_a_group_with_a_member_given_nothing_tells_every_generation():
+    """Issue 30: a probe (or a member beyond the partitions) holds a zero-byte assignment in
+    every generation it is in; each generation is still told once, the group never held in
+    CompletingRebalance (it was told "rebalance 1 -> 4" and CompletingRebalance throughout)."""
+    batches = [[classic(0, [], 1000)], [classic(1, [("a", [0, 1])], 2000)],
+               [classic(2, [("a", [0, 1]), ("probe", None)], 3000)],
+               [classic(3, [("a", [0]), ("b", [1]), ("probe", None)], 4000)],
+               [classic(4, [("a", [0, 1])], 5000)]]
+    story, events = RebalanceStory("g"), []
+    for i, (at, desc) in enumerate(replay(batches, NAMES)):
+        if i == 0:
+            story.feed(Seen(desc.group, at, "records", created_from_nothing(desc)))
+        events += [amend_from_records(e.to_dict(), desc)
+                   for e in story.feed(Seen(desc.group, at, "records", desc))]
+    assert [e["generation"] for e in events if e["event"] == "generation"] == [1, 2, 3, 4]
+    assert [(e["from_generation"], e["to_generation"]) for e in events
+            if e["event"] == "rebalance"] == [(0, 1), (1, 2), (2, 3), (3, 4)]
+    assert [e["state"] for e in events if e["event"] == "state"] == ["Stable"]
 
 
 def test_consumer_group_state_follows_the_broker():
@@ -266,3 +296,59 @@ def test_a_member_epoch_with_the_same_assignment_is_told():
     m1 = [(e["member_epoch"], e["member_state"], e["added"]) for e in told
           if e["event"] == "assignment" and e["member_id"] == "m1"]
     assert m1 == [(1, "STABLE", [{"topic": "orders", "partitions": [0]}]), (2, "STABLE", [])]
+
+
+def _rebalances(batches) -> list[dict]:
+    story, events = RebalanceStory("g"), []
+    for i, (at, desc) in enumerate(replay(batches, NAMES)):
+        if i == 0:
+            story.feed(Seen(desc.group, at, "records", created_from_nothing(desc)))
+        events += [unowned_unknown(amend_from_records(e.to_dict(), desc), desc)
+                   for e in story.feed(Seen(desc.group, at, "records", desc))]
+    return [e for e in events if e["event"] == "rebalance"]
+
+
+def test_eager_unowned_from_records_is_the_sync_phase_not_the_gap_between_generations():
+    """Issue 30: the records hold no start of a classic round. Generation 2 came 58 s after
+    generation 1; its join phase ended at 59.995 s (the broker's Stabilized line) and its
+    assignments were written at 60.0 s. Both partitions were held before and given out
+    again (eager: revoked before the rejoin): each unowned at least those 5 ms, never the
+    58 s between the two generations. The first generation took nothing from anyone."""
+    r1, r2 = _rebalances([[classic(0, [], 1000)],
+                          [classic(1, [("a", [0, 1])], 2000, joined=1990)],
+                          [classic(2, [("a", [0]), ("b", [1])], 60000, joined=59995)]])
+    assert (r1["unowned_partition_ms"], r1["unowned_basis"]) == (0, "measured")
+    assert "unowned_unknown" not in r1 and "unowned_unknown" not in r2
+    assert (r2["unowned_partition_ms"], r2["unowned_partitions_max_ms"], r2["unowned_basis"]) \
+        == (10, 5, "lower_bound")
+    assert [(x["partition"], x["ms"]) for x in r2["unowned_longest"]] == [(0, 5), (1, 5)]
+
+
+def test_eager_unowned_without_a_sync_phase_of_the_round_is_null():
+    """A generation whose record gives no join end inside the round (older than the
+    generation before, or none): no honest bound, so null, never the gap nor 0."""
+    r = _rebalances([[classic(1, [("a", [0, 1])], 2000, joined=1990)],
+                     [classic(2, [("a", [0]), ("b", [1])], 60000, joined=1500)]])[-1]
+    assert (r["unowned_partition_ms"], r["unowned_partitions_max_ms"], r["unowned_basis"]) == (
+        None, None, None)
+    assert "no sync phase of this round" in r["unowned_unknown"]   # and the output says why
+    from groupctl.render.watch_lines import plain_line
+
+    line = plain_line({**r, "ts": "T", "group": "g", "source": "records"}, set())
+    assert "; partitions unowned: unknown (the records hold no sync phase" in line, line
+
+
+def test_a_consumer_groups_assignor_is_the_one_most_members_name_else_the_brokers_default():
+    """As the broker picks it (computePreferredServerAssignor, else the first of
+    group.consumer.assignors, which no record holds: asked of the broker once)."""
+    from groupctl.observe.replay import GroupRecords, apply, describe
+
+    g = GroupRecords()
+    for r in [member("m1", 1000), epoch(1, 1000)]:
+        apply(g, r)
+    assert describe("g", g, NAMES).protocol is None                       # not known
+    assert describe("g", g, NAMES, {"consumer": "uniform"}).protocol == "uniform"
+    for r in [member("m2", 2000, assignor="range"), member("m3", 2000, assignor="range"),
+              member("m4", 2000, assignor="uniform")]:
+        apply(g, r)
+    assert describe("g", g, NAMES, {"consumer": "uniform"}).protocol == "range"

@@ -404,3 +404,189 @@ def test_list_offsets_waits_for_a_leader_not_ready_yet_within_the_timeout():
             await tail.offsets_at(-1)
         assert "NOT_LEADER_OR_FOLLOWER" in str(err.value) and "within 0.3 s" in str(err.value)
     asyncio.run(main())
+
+
+# ---- issue 30 / 32: what a watch started meanwhile tells ---------------------------------
+
+def test_a_record_written_while_the_watch_starts_is_told_not_folded_into_the_first_look():
+    """Generation 4 is written after the start's ListOffsets (the end to replay up to) and
+    before the first Fetch answer: it is news, told after the first look, not read as the
+    state at the start (the first look was generation 4 and no rebalance was told)."""
+    async def main():
+        broker = Broker({p: [] for p in range(COUNT)}, {p: 1 for p in range(COUNT)})
+        classic_group(broker, "g", 3, 3000)
+        cluster = Cluster(broker, COUNT)
+        answer = cluster.request
+
+        async def then_generation_4(api, body, node_id=None, deadline=None):
+            resp = await answer(api, body, node_id=node_id, deadline=deadline)
+            if body["topics"][0]["partitions"][0]["timestamp"] == -1:   # LATEST: the end
+                classic_group(broker, "g", 4, 9000)
+            return resp
+        cluster.request = then_generation_4
+        got = await observe(RecordsTail(cluster, ["g"], timeout=2), broker)
+        assert [(type(o).__name__, o.desc.generation) for o in got] == [("Seen", 3), ("Seen", 4)]
+        assert got[-1].at == 9.0
+    asyncio.run(main())
+
+
+def test_a_watch_started_before_the_topic_existed_tells_the_first_generation():
+    """No __consumer_offsets at the start (no group was ever coordinated): everything the
+    topic holds once it appears was written after the start, so the group's creation is
+    told from nothing (Missing, then generation 1), not taken as its state at the start."""
+    async def main():
+        from groupctl.client.metadata import ClusterMetadata
+
+        broker = Broker({p: [] for p in range(COUNT)}, {p: 1 for p in range(COUNT)})
+        cluster = Cluster(broker, COUNT)
+        metadata, asked = cluster.metadata, []
+
+        async def not_yet(topics, deadline=None):
+            asked.append(topics)
+            if len(asked) == 1:   # the consumers create it meanwhile, and the group
+                empty_group(broker, "g", 1000)
+                classic_group(broker, "g", 1, 1100)
+                return ClusterMetadata("c", 1, {}, {})
+            return await metadata(topics, deadline=deadline)
+        cluster.metadata = not_yet
+        got = await observe(RecordsTail(cluster, ["g"], timeout=2), broker)
+        assert [(type(o).__name__, getattr(o, "desc", None) and o.desc.generation)
+                for o in got] == [("Missing", None), ("Seen", 1)]
+    asyncio.run(main())
+
+
+def commit(broker: Broker, group: str, ts: int, value: bytes | None = b"\x00\x03offset") -> None:
+    import struct
+
+    broker.append(coordinator_partition(group, COUNT), key(1, group, "t") + struct.pack(">i", 0),
+                  value, ts)
+
+
+def test_groups_that_only_committed_offsets_are_told_once_as_they_stand():
+    """Issue 32: most groups of a fleet only commit offsets (no GroupMetadata record): each
+    is told once, Empty, classic, no protocol type, as describe --all shows it; one that
+    commits for the first time during the watch appears; one deleted (its tombstones)
+    is gone; one that later gets members is told from nothing."""
+    async def main():
+        broker = Broker({p: [] for p in range(COUNT)}, {p: 1 for p in range(COUNT)})
+        for g in ("c1", "c2", "c3"):
+            commit(broker, g, 500)
+        commit(broker, "c2", 600)
+        source = RecordsTail(Cluster(broker, COUNT), all_groups=True, timeout=2)
+
+        def meanwhile():
+            commit(broker, "c4", 1000)
+            commit(broker, "c1", 1100)   # nothing new: told already
+            commit(broker, "c3", 1200, value=None)   # DeleteGroups: offsets' tombstones ...
+            broker.append(coordinator_partition("c3", COUNT), key(2, "c3"), None, 1200)
+            empty_group(broker, "c2", 1300)   # a member joins c2: its creation, generation 1
+            classic_group(broker, "c2", 1, 1400)
+        got = await observe(source, broker, meanwhile)
+        told = [(type(o).__name__, o.group, getattr(o, "desc", None) and
+                 (o.desc.type, o.desc.state, o.desc.protocol_type, o.desc.generation))
+                for o in got]
+        first = [t for t in told[:3]]
+        assert sorted(first) == [("Seen", g, ("classic", "Empty", None, None))
+                                 for g in ("c1", "c2", "c3")]
+        assert sorted(told[3:], key=lambda t: (t[1], t[0])) == [
+            ("Seen", "c2", ("classic", "Stable", "consumer", 1)),
+            ("Missing", "c3", None),
+            ("Appeared", "c4", None), ("Seen", "c4", ("classic", "Empty", None, None))]
+    asyncio.run(main())
+
+
+def test_a_named_group_that_only_committed_offsets_exists():
+    async def main():
+        broker = Broker({p: [] for p in range(COUNT)}, {p: 1 for p in range(COUNT)})
+        commit(broker, "c1", 500)
+        got = await observe(RecordsTail(Cluster(broker, COUNT), ["c1", "nobody"], timeout=2),
+                            broker)
+        assert [(type(o).__name__, o.group, getattr(o, "desc", None) and o.desc.state)
+                for o in got] == [("Seen", "c1", "Empty"), ("Missing", "nobody", None)]
+    asyncio.run(main())
+
+
+def test_the_first_look_brings_the_rebalances_the_records_held_before_the_watch():
+    """Issue 32 (screen): the records watch replays every group's history before its first
+    look; the live view started with `last rebalance -` and an empty timeline all the same.
+    The first look's snapshot carries the past rounds (as history tells them), which fill
+    the timeline without counting as rebalances of the watch."""
+    from groupctl.observe.watch import Watcher, WatchSettings
+    from groupctl.render.watch import WatchModel, header_text
+
+    async def main():
+        broker = Broker({p: [] for p in range(COUNT)}, {p: 1 for p in range(COUNT)})
+        empty_group(broker, "g", 1000)
+        for gen in (1, 2, 3):
+            classic_group(broker, "g", gen, 1000 * gen + 500)
+        events: list[dict] = []
+        watcher = Watcher(Cluster(broker, COUNT), WatchSettings(
+            groups=["g"], duration=0.5, source="records"), emit=events.append, poll_deadline=2)
+        await watcher.run()
+        return watcher, events
+    watcher, events = asyncio.run(main())
+    assert events[0]["event"] == "snapshot" and "rebalance" not in [e["event"] for e in events]
+    recent = events[0]["recent_rebalances"]
+    assert [(r["from_generation"], r["to_generation"], r["source"]) for r in recent] == [
+        (0, 1, "records"), (1, 2, "records"), (2, 3, "records")]
+    assert recent[-1]["ended"] == "1970-01-01T00:00:03.500Z" and recent[-1]["duration_ms"] is None
+    status = watcher.reducer.groups["g"]
+    assert status.rebalances == 0 and len(status.timeline) == 3
+    model = WatchModel()
+    for e in events:
+        model.apply(e)
+    assert "last rebalance 10 s ago" in header_text(model, now=13.5)
+
+
+def test_two_generations_in_one_batch_are_each_told():
+    """The coordinator lingers before it appends: two writes of a group may share a batch
+    (as history cuts them: replay.Write); each generation is told, not only the last."""
+    async def main():
+        broker = Broker({p: [] for p in range(COUNT)}, {p: 1 for p in range(COUNT)})
+        classic_group(broker, "g", 1, 1000)
+        source = RecordsTail(Cluster(broker, COUNT), ["g"], timeout=2)
+
+        def two_at_once():
+            p = coordinator_partition("g", COUNT)
+            offset = broker.end(p)
+            broker.partitions[p].append((offset, encode_batch(
+                [(0, key(2, "g"), group_metadata_v3(2)), (2, key(2, "g"), group_metadata_v3(3))],
+                base_offset=offset, base_timestamp=2000)))
+        got = await observe(source, broker, two_at_once)
+        assert [(o.desc.generation, o.at) for o in got] == [(1, got[0].at), (2, 2.0), (3, 2.002)]
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize("all_groups, told", [(False, 10), (True, 1)])
+def test_the_past_costs_the_last_writes_only(all_groups, told):
+    """A group with 150 generations before the watch: its first look brings the last 10
+    rebalances (the live view's timeline), `--all` the last one (the top view's column);
+    the story runs over the last writes kept, not the whole history."""
+    async def main():
+        broker = Broker({p: [] for p in range(COUNT)}, {p: 1 for p in range(COUNT)})
+        for gen in range(1, 151):
+            classic_group(broker, "g", gen, 1000 * gen)
+        source = RecordsTail(Cluster(broker, COUNT), ["g"] if not all_groups else (),
+                             all_groups=all_groups, timeout=2)
+        got = await observe(source, broker)
+        assert [o.desc.generation for o in got] == [150]
+        event = source.amend({"event": "snapshot", "group": "g"}, got[0].desc)
+        return event["recent_rebalances"]
+    recent = asyncio.run(main())
+    assert [r["to_generation"] for r in recent] == list(range(151 - told, 151))
+
+
+def test_the_past_of_a_group_whose_first_write_has_members_starts_from_nothing():
+    """As history tells it: a group's first record on a partition read with no gap is its
+    creation, so a first write that already holds members (a consumer group's join and
+    assignment in one write; a classic group on a broker that wrote no creation record)
+    is a rebalance from nothing."""
+    async def main():
+        broker = Broker({p: [] for p in range(COUNT)}, {p: 1 for p in range(COUNT)})
+        classic_group(broker, "g", 1, 1000)
+        classic_group(broker, "g", 2, 2000)
+        source = RecordsTail(Cluster(broker, COUNT), ["g"], timeout=2)
+        got = await observe(source, broker)
+        return source.amend({"event": "snapshot", "group": "g"}, got[0].desc)
+    recent = asyncio.run(main())["recent_rebalances"]
+    assert [(r["from_generation"], r["to_generation"]) for r in recent] == [(0, 1), (1, 2)]

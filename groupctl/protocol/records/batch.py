@@ -86,13 +86,18 @@ def _crc32c():
 
 def read_batches(buf: bytes, *, base_position: int = 0, check_crc: bool = True,
                  partial_tail: bool = False, skip_keys: frozenset | None = None,
-                 keep: re.Pattern[bytes] | None = None) -> Iterator[Batch | BatchError]:
+                 keep: re.Pattern[bytes] | None = None,
+                 skipped: list | None = None) -> Iterator[Batch | BatchError]:
     """`skip_keys`: records whose key starts with one of these byte strings are passed
     over unread (not in `records`; `count` still counts them): `history` skips offset
     commits (key types 0 and 1) this way. `keep`: a batch whose records' bytes (after
     decompression) hold no match is passed over whole, its records unread (`records`
     empty, `count` from its header; still CRC-checked): one search in C instead of a walk
-    through every record (`history`: a key of one of its groups' records)."""
+    through every record (`history`: a key of one of its groups' records). `skipped`: a
+    list that gets (offset, head) of the records passed over by `skip_keys` whose value is
+    not null, head being the key's type and first string (int16 length, bytes: an offset
+    commit's group); a record whose head is the one before's is not added again (the
+    records tail: which groups committed offsets, without decoding them)."""
     crc32c = _crc32c() if check_crc else None
     view = memoryview(buf)
     pos, end = 0, len(buf)
@@ -118,12 +123,12 @@ def read_batches(buf: bytes, *, base_position: int = 0, check_crc: bool = True,
         if magic != 2:
             yield BatchError(base_offset, where, f"magic {magic}: only record batch v2 is read")
         else:
-            yield _batch(buf, view, pos, size, where, crc32c, skip_keys, keep)
+            yield _batch(buf, view, pos, size, where, crc32c, skip_keys, keep, skipped)
         pos += size
 
 
-def _batch(buf, view, pos: int, size: int, where: int, crc32c, skip_keys=None, keep=None
-           ) -> Batch | BatchError:
+def _batch(buf, view, pos: int, size: int, where: int, crc32c, skip_keys=None, keep=None,
+           skipped=None) -> Batch | BatchError:
     (base_offset, _, leader_epoch, _, crc, attrs, last_delta, base_ts, max_ts, _, _, _,
      count) = HEADER.unpack_from(buf, pos)
     if crc32c is not None:
@@ -138,13 +143,13 @@ def _batch(buf, view, pos: int, size: int, where: int, crc32c, skip_keys=None, k
             if keep is None or keep.search(buf, pos + HEADER_SIZE, pos + size) is not None:
                 records = _records(bytes(view[pos + HEADER_SIZE:pos + size]), count,
                                    base_offset, max_ts if attrs & ATTR_LOG_APPEND_TIME else None,
-                                   base_ts, skip_keys)
+                                   base_ts, skip_keys, skipped)
         else:
             body = decompress(codec, bytes(view[pos + HEADER_SIZE:pos + size]))
             if keep is None or keep.search(body) is not None:
                 records = _records(body, count, base_offset,
                                    max_ts if attrs & ATTR_LOG_APPEND_TIME else None, base_ts,
-                                   skip_keys)
+                                   skip_keys, skipped)
     except DecodeError as exc:
         return BatchError(base_offset, where, str(exc))
     return Batch(base_offset, base_offset + last_delta, where, size, codec,
@@ -154,11 +159,12 @@ def _batch(buf, view, pos: int, size: int, where: int, crc32c, skip_keys=None, k
 
 
 def _records(body: bytes, count: int, base_offset: int, append_time: int | None,
-             base_ts: int, skip_keys=None) -> list[Record]:
+             base_ts: int, skip_keys=None, skipped=None) -> list[Record]:
     if count < 0 or count > len(body):
         raise DecodeError(f"record count {count} cannot fit in {len(body)} bytes")
     try:
-        return _parse_records(body, count, base_offset, append_time, base_ts, skip_keys)
+        return _parse_records(body, count, base_offset, append_time, base_ts, skip_keys,
+                              skipped)
     except IndexError:
         raise DecodeError("truncated record") from None
 
@@ -167,9 +173,10 @@ _NO_HEADERS: tuple = ()
 
 
 def _parse_records(body: bytes, count: int, base_offset: int, append_time: int | None,
-                   base_ts: int, skip_keys=None) -> list[Record]:
+                   base_ts: int, skip_keys=None, skipped=None) -> list[Record]:
     out = []
     pos, end = 0, len(body)
+    head = b""   # the last head added to `skipped`
     for _ in range(count):
         # Varints inline (one or two bytes: almost every one in practice; longer ones
         # through _varint): this loop runs once per record of the partition.
@@ -204,6 +211,10 @@ def _parse_records(body: bytes, count: int, base_offset: int, append_time: int |
             key = None
         else:
             if skip_keys is not None and body[pos:pos + 2] in skip_keys:
+                if skipped is not None and body[pos + n] != 1 and not (   # 1: null value
+                        head and body.startswith(head, pos)):
+                    head = body[pos:pos + 4 + ((body[pos + 2] << 8) | body[pos + 3])]
+                    skipped.append((base_offset + off_delta, head))
                 pos = stop   # passed over unread (history: offset commits)
                 continue
             key, pos = body[pos:pos + n], pos + n
