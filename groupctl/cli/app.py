@@ -76,6 +76,7 @@ def main(
         raise UsageError("--timeout must be positive")
     if command_config is not None:
         _check_command_config(command_config)
+    _check_cache()
     env = ctx.obj if isinstance(ctx.obj, Env) else Env.from_system()
     if _from_environment(ctx, "bootstrap_server"):  # Env reads the variable itself
         bootstrap_server = None
@@ -84,6 +85,18 @@ def main(
     ctx.obj = env
     if ctx.invoked_subcommand not in STARTUP_ENDS_IN_RUN_ASYNC:
         startup.release()
+
+
+def _check_cache() -> None:
+    """groupctl runs code from its cache (decoders, Kafka's jars, JVM archives): a cache
+    another local user could write to is refused before any command starts."""
+    from ..safe_files import UnsafePath, check_cache
+
+    try:
+        check_cache()
+    except UnsafePath as exc:
+        raise UsageError(f"cache {exc}; set GROUPCTL_CACHE to a directory of your own") \
+            from None
 
 
 def _from_environment(ctx: typer.Context, param: str) -> bool:
