@@ -108,8 +108,8 @@ def watch_cmd(
     default 10 s; batched OffsetFetch and ListOffsets per partition leader, read-only):
     each `rebalance` event gets `lag_before` and `lag_after` (the group's total lag read
     nearest the round's start and first after its end, null when unknown), and with
-    --metrics-port the lag per group and topic (kafka_consumergroup_group_sum_lag,
-    kafka_consumergroup_group_topic_sum_lag, kafka_consumergroup_group_max_lag); on a
+    --metrics-port the lag per group and topic (groupctl_group_lag,
+    groupctl_group_topic_lag, groupctl_group_lag_max); on a
     terminal, a lag line under each group shown in full and a LAG column in the top view."""
     from ..observe.watch import WatchSettings
     from ..render.watch import VIEWS

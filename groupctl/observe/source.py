@@ -69,6 +69,7 @@ class DescribePoller:
         self._built: dict = {}   # the last round's descriptions, reused when unchanged
         # each round's outcome (seconds, failed as a whole): watch --metrics-port
         self.on_round: Callable[[float, bool], None] | None = None
+        self.first_round = asyncio.Event()   # set once a round is over (watch --lag waits)
 
     def follows(self, group: str) -> bool:
         return group in self.groups
@@ -94,6 +95,7 @@ class DescribePoller:
                         return
                     raise
             failed = self._lost_at is not None
+            self.first_round.set()
             if self.on_round is not None:
                 self.on_round(loop.time() - started, failed)
             for o in told:

@@ -79,7 +79,7 @@ def _settled(base: str, kafka, group: str, members: int):
         if not gens or d is None or d["group_state"] != "Stable" or len(d["members"]) != members:
             return seen
         if (s.get(("groupctl_group_state", "Stable")) == 1 and s.get("type") == "classic"
-                and s.get("kafka_consumergroup_members") == members):
+                and s.get("groupctl_group_members") == members):
             return s, d, gens
         return seen
     return wait_until(check, 60, f"a scrape of {group} Stable with {members} members")
@@ -157,7 +157,7 @@ def test_a_broker_restart_takes_up_to_0_and_back_counters_never_fall(own_lab, co
         watch.wait_event(lambda e: e["group"] == g, 60, "the first look at the group")
         a = consumer_factory(g, topic, cluster=own_lab, name=f"{g}-a")
         a.wait_assigned()
-        before = wait_until(lambda: (s := _scrape(base, g)).get("kafka_consumergroup_members") == 1
+        before = wait_until(lambda: (s := _scrape(base, g)).get("groupctl_group_members") == 1
                             and s.get("groupctl_group_rebalances_total") == 1 and s, 30,
                             "the group's first rebalance")
         assert before["groupctl_up"] == 1 and _get(base + "/healthz")[0] == 200
