@@ -28,7 +28,9 @@ MEANINGS = {
                     "(found before any work starts); also a file that cannot be written "
                     "later, e.g. a full disk (`--record`, `--out`, the config file: the old "
                     "file stays, nothing half-written)",
-    ExitCode.UNREACHABLE: "no broker reachable (refused, DNS, TLS handshake, not a Kafka broker)",
+    ExitCode.UNREACHABLE: "no broker reachable (refused, DNS, TLS handshake, not a Kafka "
+                          "broker, an answer that does not decode or is over what groupctl "
+                          "reads)",
     ExitCode.AUTH: "authentication or authorization failed",
     ExitCode.NOT_FOUND: "group not found (or Empty where a live group is required)",
     ExitCode.TIMEOUT: "timeout: the condition was not reached in time",

@@ -38,6 +38,7 @@ from .trace import Tracer, current_tracer
 Body = Union[dict, Callable[[BrokerConnection], dict]]
 DEFAULT_CONNECT_TIMEOUT = 10.0
 SLOW_BOOTSTRAP_NOTICE = 1.0  # seconds without a connection before on_slow_bootstrap
+FAN_OUT = 8   # brokers for_each_broker asks at once
 
 
 class Cluster(CoordinatorMixin):
@@ -339,11 +340,16 @@ class Cluster(CoordinatorMixin):
         d = self.deadline(deadline)
         await self.metadata([], deadline=d)
         ids = sorted(self.nodes)
+        # at most FAN_OUT brokers at once: the cluster says how many brokers there are,
+        # and each answer is held until all are in (150 advertised brokers x a hostile
+        # answer each took gigabytes)
+        gate = asyncio.Semaphore(FAN_OUT)
 
         async def one(node_id: int):
             try:
-                return await self.request(api, body, node_id=node_id, version=version,
-                                          min_version=min_version, deadline=d)
+                async with gate:
+                    return await self.request(api, body, node_id=node_id, version=version,
+                                              min_version=min_version, deadline=d)
             except GroupctlError as exc:
                 return exc
 

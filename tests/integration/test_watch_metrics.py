@@ -177,3 +177,33 @@ def test_a_broker_restart_takes_up_to_0_and_back_counters_never_fall(own_lab, co
     finally:
         code = watch.stop()
     assert code == 0, watch.stderr()
+
+
+def test_healthz_is_503_from_the_first_round_a_frozen_broker_fails(own_lab, unique_group):
+    """A broker that stops answering (SIGSTOP: its connections stay open, nothing comes
+    back): /healthz turns 503 with the first failed round, as groupctl_up falls (it stayed
+    200 through three failed rounds, 24 s at the default --timeout)."""
+    import os
+    import signal
+
+    watch = WatchProcess(own_lab, unique_group, "--interval", "0.2", "--timeout", "2",
+                         "--metrics-port", "0")
+    pid = own_lab.nodes[0].pid
+    try:
+        _, line = watch.err.wait(lambda ln: "serving metrics on" in ln, 30, "the metrics address")
+        base = re.search(r"(http://\S+)/metrics", line).group(1)
+        wait_until(lambda: _get(base + "/healthz")[0] == 200, 30, "/healthz 200")
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            def unhealthy():
+                s = _scrape(base, unique_group)   # before /healthz: its count is no later
+                return _get(base + "/healthz")[0] == 503 and s
+            s = wait_until(unhealthy, 60, "/healthz 503 while the broker is frozen")
+            assert s["groupctl_describe_rounds_failed_total"] <= 1, s
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        wait_until(lambda: _get(base + "/healthz")[0] == 200, 60, "/healthz 200 again")
+        assert _scrape(base, unique_group)["groupctl_up"] == 1
+    finally:
+        code = watch.stop()
+    assert code == 0, watch.stderr()
