@@ -15,7 +15,7 @@ import typer
 from typer._click import exceptions as click_exc  # typer 0.26-0.28 vendor click (pyproject)
 
 from .. import __version__, startup
-from ..errors import GroupctlError, UsageError
+from ..errors import DESCRIPTORS_ERRNOS, GroupctlError, OutOfDescriptors, UsageError
 from ..exitcodes import ExitCode
 from .env import Env, Settings
 
@@ -202,5 +202,11 @@ def invoke(argv: list[str], env: Env | None = None) -> int:
     except BrokenPipeError:
         env.silence_broken_pipe()
         return ExitCode.OK
+    except OSError as exc:
+        if exc.errno not in DESCRIPTORS_ERRNOS:
+            return env.fail(f"internal error: {type(exc).__name__}: {exc}", ExitCode.INTERNAL,
+                            debug)
+        err = OutOfDescriptors.from_os_error(exc)   # e.g. while importing a module
+        return env.fail(str(err), err.exit_code, debug)
     except Exception as exc:  # the one place an unexpected error becomes exit 1
         return env.fail(f"internal error: {type(exc).__name__}: {exc}", ExitCode.INTERNAL, debug)

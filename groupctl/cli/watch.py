@@ -10,6 +10,7 @@ from ..errors import UsageError
 from .app import app
 from .complete import complete_groups
 from .env import env_of
+from .group_ids import check as check_group_ids
 
 
 @app.command("watch")
@@ -17,7 +18,8 @@ def watch_cmd(
     ctx: typer.Context,
     groups: Optional[List[str]] = typer.Argument(None, metavar="GROUP...",
                                                  help="The groups to watch.",
-                                                 autocompletion=complete_groups),
+                                                 autocompletion=complete_groups,
+                                                 callback=check_group_ids),
     all_groups: bool = typer.Option(False, "--all", help="Watch every group of the cluster, "
                                     "following groups that appear and disappear."),
     regex: Optional[str] = typer.Option(None, "--regex", metavar="RE",
@@ -84,7 +86,9 @@ def watch_cmd(
     Dead event. Ctrl-C / SIGTERM or the end of --duration: exit 0, with a summary per
     group (rebalances, time spent rebalancing, members that flapped; -o yaml: YAML, -o
     json/ndjson: JSON lines). A closed pipe (`| head -1`): exit 0 at once, no summary.
-    --record FILE must be writable (exit 2 otherwise, before anything is sent).
+    --record FILE must be writable (exit 2 otherwise, before anything is sent). A named
+    group the principal may not describe: exit 4 at once (a gate never passes on a group
+    it cannot see).
     --max-rebalances N (with --duration): exit 8 as soon as a group rebalances more than
     N times, e.g. `groupctl watch orders --duration 600 --max-rebalances 2 || rollback`.
     --metrics-port PORT: also serve Prometheus metrics of the same story on

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import Union
 
 from ..config import PLAINTEXT, SecurityConfig, split_host_port
-from ..errors import GroupctlError, UnreachableError
+from ..errors import GroupctlError, OutOfDescriptors, UnreachableError
 from ..protocol.messages import METADATA
 from ..protocol.spec import R, Api
 from .connection import DEFAULT_REQUEST_TIMEOUT, BrokerConnection, format_address, is_permanent
@@ -350,6 +350,8 @@ class Cluster(CoordinatorMixin):
                 async with gate:
                     return await self.request(api, body, node_id=node_id, version=version,
                                               min_version=min_version, deadline=d)
+            except OutOfDescriptors:
+                raise   # the machine's limit: no broker's fault, said once for the command
             except GroupctlError as exc:
                 return exc
 

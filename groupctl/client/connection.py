@@ -27,7 +27,7 @@ from typing import Any
 
 from .. import __version__
 from ..config import PLAINTEXT, SecurityConfig
-from ..errors import GroupctlError, UnreachableError
+from ..errors import DESCRIPTORS_ERRNOS, GroupctlError, OutOfDescriptors, UnreachableError
 from ..protocol.frame import (
     MAX_FRAME,
     decode_response,
@@ -146,6 +146,8 @@ class BrokerConnection:
         except ConnectionRefusedError:
             raise UnreachableError(f"{self.address}: connection refused") from None
         except (ConnectionError, OSError) as exc:
+            if exc.errno in DESCRIPTORS_ERRNOS:   # no retry will help: said at once
+                raise OutOfDescriptors.from_os_error(exc) from None
             why = exc.strerror or str(exc) or type(exc).__name__
             if ctx is not None:  # a plaintext listener drops a TLS ClientHello
                 raise _permanent(UnreachableError(

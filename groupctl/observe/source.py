@@ -29,7 +29,7 @@ import time
 from typing import AsyncIterator, Callable, Iterable, Protocol
 
 from ..client.retry import Backoff
-from ..errors import GroupctlError, NotFoundError
+from ..errors import AuthError, GroupctlError, NotFoundError
 from ..events import Source
 from .observations import (
     Appeared, ContactLost, ContactRegained, Missing, Observation, Seen,
@@ -130,9 +130,16 @@ class DescribePoller:
             result = await describe.describe_groups(self.cluster, names, listings=self.listings,
                                                     deadline=d, offsets=self.offsets,
                                                     built=self._built)
+            denied = [e for e in result.failures.values() if isinstance(e, AuthError)]
+            if denied and not self.all_groups:
+                # a group named that the principal may not describe: no round will show
+                # it (a watch gate would pass on nothing seen); exit 4 as describe's
+                raise _Denied(denied[0])
             failed = [e for e in result.failures.values() if not isinstance(e, NotFoundError)]
             if failed and len(failed) == len(names):
                 raise failed[0]  # nothing answered: contact lost, not a group's own trouble
+        except _Denied as denial:
+            raise denial.error from None
         except GroupctlError as exc:
             if self._lost_at is not None:
                 return []
@@ -167,6 +174,13 @@ class DescribePoller:
                 if not first:   # new since the last list: told from nothing
                     out.append(Appeared(g, now, self.label))
         return out
+
+
+class _Denied(Exception):
+    """Carries a named group's AuthError past the contact-lost handling of a round."""
+
+    def __init__(self, error: GroupctlError):
+        self.error = error
 
 
 async def looks(source: GroupSource) -> AsyncIterator:
