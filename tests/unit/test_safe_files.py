@@ -177,3 +177,16 @@ def test_a_failed_analyze_leaves_no_empty_out_behind(tmp_path):
             raise OSError(28, os.strerror(28))
     assert not out.exists()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_sparks_log4j_configuration_is_written_in_the_private_cache(cache):
+    """It was /tmp/groupctl-spark-log4j2-UID-LEVEL.properties: a name any local user could
+    take first (the JVM runs what a log4j configuration says)."""
+    from groupctl.analytics.session import log4j_file
+
+    path = log4j_file("error")
+    assert path.parent == cache / "spark"
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert "rootLogger.level = error" in path.read_text()
+    assert log4j_file("error") == path   # kept while its text is the same
