@@ -90,3 +90,12 @@ def test_lab_secrets_stay_private_and_port_pins_every_listener(lab_home):  # noq
     holding = [str(p) for p in lab_dir.rglob("*") if p.is_file()
                and any(pw.encode() in p.read_bytes() for pw in passwords)]
     assert holding == []
+
+
+def test_port_leaves_room_for_every_listener(lab_home):  # noqa: F811
+    code, out, err = run_cli("lab", "up", "--port", "65535", "--name", "high")
+    assert (code, out) == (2, "")
+    assert err == ("groupctl: error: --port must be a TCP port number of 1..65534 (this lab "
+                   "takes 2 ports from it), not 65535\n")
+    code, _, err = run_cli("lab", "up", "--sasl", "--tls", "--port", "65532", "--name", "high")
+    assert code == 2 and "1..65531 (this lab takes 5 ports" in err
