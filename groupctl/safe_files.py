@@ -45,10 +45,8 @@ def unsafe_reason(path: str | os.PathLike) -> str | None:
     cannot, or it does not exist yet)."""
     try:
         st = os.lstat(path)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        return f"cannot be read ({exc.strerror or exc})"
+    except OSError:   # missing, or cannot be (a file on its path): nothing planted there;
+        return None   # making it fails later with its own message
     if stat.S_ISLNK(st.st_mode):
         return "is a symbolic link (the cache must be a directory of its own)"
     if not stat.S_ISDIR(st.st_mode):
