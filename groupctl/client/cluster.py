@@ -140,6 +140,7 @@ class Cluster(CoordinatorMixin):
         try:
             while pending and winner is None:
                 done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                unexpected = None   # raised once every task done is read (none unretrieved)
                 for t in done:
                     exc = t.exception()
                     if exc is None:
@@ -150,7 +151,11 @@ class Cluster(CoordinatorMixin):
                     elif isinstance(exc, GroupctlError):
                         failed.append((tasks[t], exc))
                     else:
-                        raise exc
+                        unexpected = unexpected or exc
+                if unexpected is not None:
+                    if winner is not None:
+                        await winner.close()
+                    raise unexpected
         finally:
             for t in pending:
                 t.cancel()

@@ -29,7 +29,7 @@ import time
 from typing import AsyncIterator, Callable, Iterable, Protocol
 
 from ..client.retry import Backoff
-from ..errors import AuthError, GroupctlError, NotFoundError
+from ..errors import AuthError, GroupctlError, NotFoundError, OutOfDescriptors
 from ..events import Source
 from .observations import (
     Appeared, ContactLost, ContactRegained, Missing, Observation, Seen,
@@ -140,6 +140,8 @@ class DescribePoller:
                 raise failed[0]  # nothing answered: contact lost, not a group's own trouble
         except _Denied as denial:
             raise denial.error from None
+        except OutOfDescriptors:
+            raise   # the machine's limit, not lost contact: no later round does better
         except GroupctlError as exc:
             if self._lost_at is not None:
                 return []
