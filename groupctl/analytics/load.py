@@ -11,6 +11,7 @@ collected rows: one file each, the same bytes from local mode and from a cluster
 from __future__ import annotations
 
 import csv
+import re
 from pathlib import Path
 from typing import Callable
 
@@ -34,12 +35,29 @@ def rows(df: DataFrame) -> list[dict]:
     return [r.asDict() for r in plain(df).collect()]
 
 
+# A text cell a spreadsheet would read as a formula (OWASP's CSV injection: = + - @, tab,
+# carriage return first) is written after a `'`, which makes it text; numbers (typed
+# numbers, and text that is a plain number such as -1) are written as they are.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"[+-]?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?")
+
+
+def csv_cell(value):
+    """One CSV cell: None empty, a text that would start a formula made text."""
+    if value is None:
+        return ""
+    if isinstance(value, str) and value.startswith(_FORMULA_START) \
+            and not _PLAIN_NUMBER.fullmatch(value):
+        return "'" + value
+    return value
+
+
 def write_csv(path: Path, columns: list[str], data: list[dict]) -> None:
     with open(path, "w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(columns)
+        writer.writerow([csv_cell(c) for c in columns])
         for row in data:
-            writer.writerow(["" if row[c] is None else row[c] for c in columns])
+            writer.writerow([csv_cell(row[c]) for c in columns])
 
 
 class TableWriter:

@@ -135,8 +135,7 @@ def _run_spark(env, inputs, options, master: str, out: Path, salvaged) -> int:
 
     def say(message: str) -> None:
         if progress:
-            env.stderr.write(f"analyze: {message}\n")
-            env.stderr.flush()
+            env.note(f"analyze: {message}")
 
     from ..analytics.pipeline import Phases, is_tiny
 
@@ -173,7 +172,7 @@ def _run_spark(env, inputs, options, master: str, out: Path, salvaged) -> int:
                 stop_session(spark)
     if env.settings.debug:   # where the time went
         for line in phases.lines():
-            env.stderr.write(f"analyze: {line}\n")
+            env.note(f"analyze: {line}")
     for f in collected["files"]:
         if f["unparsed"]:
             env.warn(f"{f['file']}: {f['unparsed']} line(s) not understood (skipped)")

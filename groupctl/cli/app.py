@@ -144,7 +144,7 @@ COMMAND_MODULES = {"list": "groups", "describe": "groups", "join": "join", "demo
                    "config": "config_cmd",
                    "force-rebalance": "steer", "wait": "steer", "remove-member": "steer",
                    "analyze": "analyze", "history": "records",
-                   "watch": "watch"}
+                   "watch": "watch", "canary": "canary"}
 
 
 def command_name(argv: list[str]) -> str | None:

@@ -89,7 +89,17 @@ def configured_cluster(env) -> tuple[list[str], SecurityConfig, str] | None:
         security = ctx.security()
     else:
         security = PLAINTEXT
+    if security.tls and not security.ssl_verify and not env.said_unverified_tls:
+        env.said_unverified_tls = True   # once a run, however many clusters it makes
+        env.warn(UNVERIFIED_TLS.format(where=security.source or source))
     return bootstrap, security, source
+
+
+# said on every run whose TLS settings turn the certificate check off (librdkafka's property;
+# Kafka's Java tools ignore it, so a properties file safe with them is not safe here)
+UNVERIFIED_TLS = ("enable.ssl.certificate.verification=false ({where}): the brokers' TLS "
+                  "certificates are not checked, so anyone on the network path can pose as "
+                  "a broker and read what groupctl sends, SASL passwords included")
 
 
 def _context_bootstrap(ctx) -> list[str]:
@@ -106,7 +116,9 @@ def tracer_for(env):
     if env.tracer is None:
         from ..client.trace import Tracer
 
-        env.tracer = Tracer(env.stderr)
+        from ..render.visible import visible
+
+        env.tracer = Tracer(env.stderr, shown=visible)
     return env.tracer
 
 
@@ -126,9 +138,8 @@ def make_cluster(env, **kwargs) -> Cluster:
 
 
 def _say_retrying(env, servers: list[str], seconds: float) -> None:
-    env.stderr.write(f"groupctl: connecting to {','.join(servers)} (no answer yet; retrying "
-                     f"for up to {seconds:g} s) ...\n")
-    env.stderr.flush()
+    env.note(f"groupctl: connecting to {','.join(servers)} (no answer yet; retrying "
+             f"for up to {seconds:g} s) ...")
 
 
 class _Box:

@@ -44,9 +44,10 @@ def _load(env, need_file: bool = False):
 
 @config_app.command("view")
 def view(ctx: typer.Context):
-    """Print the config file with every secret masked (sasl.password, the password in
-    sasl.jaas.config, ssl.key.password, ...). -o json/yaml: as data. No file: says so on
-    stderr, with its path (exit 0)."""
+    """Print the config file with every secret masked (sasl.password, the option values
+    of sasl.jaas.config but username, ssl.key.password, ...) and its comments left out
+    (they may hold secrets). -o json/yaml: as data. No file: says so on stderr, with its
+    path (exit 0)."""
     env = _env(ctx)
     doc = _load(env)
     if env.settings.output in ("json", "yaml", "ndjson"):

@@ -45,6 +45,7 @@ class Env:
     settings: Settings = field(default_factory=Settings)
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     tracer: Any = field(default=None, repr=False)   # the --debug protocol tracer, made once
+    said_unverified_tls: bool = False   # the unverified-TLS warning is given once a run
 
     def monotonic(self) -> float:
         return self.clock.monotonic()
@@ -71,23 +72,36 @@ class Env:
         )
 
     def console(self, stderr: bool = False):
-        """A rich Console on stdout (or stderr); colour only on a terminal."""
-        from rich.console import Console
+        """A rich Console on stdout (or stderr); colour only on a terminal; every string
+        it is given shown, never obeyed (render/visible.py)."""
+        from ..render.visible import visible_console
 
         terminal = self.stderr_is_terminal if stderr else self.stdout_is_terminal
-        return Console(file=self.stderr if stderr else self.stdout,
+        return visible_console(file=self.stderr if stderr else self.stdout,
                        force_terminal=terminal, no_color=self.settings.no_color or not terminal,
                        highlight=False, soft_wrap=not terminal)
 
     def fail(self, message: str, code: int, debug: bool = False) -> int:
         if debug:
             traceback.print_exc(file=self.stderr)
-        self.stderr.write(f"groupctl: error: {message}\n")
+        from ..render.visible import visible
+
+        self.stderr.write(f"groupctl: error: {visible(str(message))}\n")
         self.stderr.flush()
         return int(code)
 
+    def note(self, text: str, end: str = "\n") -> None:
+        """`text` on stderr, made visible (a name from the cluster cannot write to the
+        terminal: render/visible.py), then `end`."""
+        from ..render.visible import visible
+
+        self.stderr.write(visible(text) + end)
+        self.stderr.flush()
+
     def warn(self, message: str) -> None:
-        self.stderr.write(f"groupctl: warning: {message}\n")
+        from ..render.visible import visible
+
+        self.stderr.write(f"groupctl: warning: {visible(str(message))}\n")
 
     def silence_broken_pipe(self) -> None:
         # stdout is gone (`| head`): point it at devnull so the interpreter's final flush

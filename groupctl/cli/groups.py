@@ -213,10 +213,10 @@ def _raise_failures(env, listed, described, all_: bool) -> None:
         return
     if not described.groups and not all_:
         for exc in errors[:-1]:
-            env.stderr.write(f"groupctl: error: {exc}\n")
+            env.note(f"groupctl: error: {exc}")
         raise errors[-1]
     for exc in errors:
-        env.stderr.write(f"groupctl: error: {exc}\n")
+        env.note(f"groupctl: error: {exc}")
     total = len(described.groups) + len(failures)
     parts = [f"{len(failures)} of {total} groups could not be described"] if failures else []
     parts += ["some brokers could not list their groups"] if broker_error else []

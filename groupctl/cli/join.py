@@ -152,8 +152,7 @@ def _confirm_new_group(env, group: str, yes: bool) -> None:
     if not (env.stdin_is_terminal and env.stderr_is_terminal and env.stdin is not None):
         env.warn(f"{what} (--yes: no warning)")
         return
-    env.stderr.write(f"groupctl: {what}. Join anyway? [y/N] ")
-    env.stderr.flush()
+    env.note(f"groupctl: {what}. Join anyway? [y/N] ", end="")
     if (env.stdin.readline() or "").strip().lower() not in ("y", "yes"):
         raise _NotJoined(f"join: not confirmed; group {group!r} was not created")
 

@@ -133,6 +133,7 @@ def history_cmd(
 
     from ..observe.history import read_history
     from ..render.records import Stream, history_line, history_summary
+    from ..render.visible import visible
     from .common import make_cluster, run_async
 
     env = env_of(ctx)
@@ -154,6 +155,6 @@ def history_cmd(
         stream.close()
     for line in history_summary(reads):
         if stream.fmt in ("table", "wide"):
-            env.stdout.write(line + "\n")
+            env.stdout.write(visible(line) + "\n")
         else:
             env.warn(line)

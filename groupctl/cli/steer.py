@@ -51,22 +51,17 @@ def _confirm(env, command: str, summary: str, question: str, yes: bool) -> None:
     if yes:
         return
     _can_confirm(env, command, yes)
-    env.stderr.write(f"{summary}\n{question} [y/N] ")
-    env.stderr.flush()
+    for line in summary.split("\n"):   # its own lines; a name's newline shown as \n
+        env.note(line)
+    env.note(f"{question} [y/N] ", end="")
     answer = (env.stdin.readline() or "").strip().lower()
     if answer not in ("y", "yes"):
         raise NotConfirmed(f"{command}: not confirmed; nothing was changed")
 
 
-def _default_reason() -> str:
-    import getpass
-    import socket
-
-    try:
-        user = getpass.getuser()
-    except Exception:  # noqa: BLE001 - no user name in this environment
-        user = "unknown"
-    return f"requested by {user}@{socket.gethostname()}"
+# the reason sent without --reason: the broker logs it, so it names nobody (no user, no
+# host): who asked is for the operator to say, with --reason
+DEFAULT_REASON = "no reason given"
 
 
 def _snapshot_once(env, group: str, timeout: float):
@@ -91,7 +86,8 @@ def force_rebalance_cmd(
                              "(required when stdin is not a terminal)."),
     reason: Optional[str] = typer.Option(
         None, "--reason", metavar="TEXT", help="KIP-800 reason, sent as `groupctl "
-        "force-rebalance: TEXT` (default: requested by USER@HOST); the broker logs it."),
+        "force-rebalance: TEXT` (default: no reason given; it names no user or host); the "
+        "broker logs it."),
 ):
     """Trigger exactly one rebalance of a live group, wait until it is Stable again, and
     report generation (or epochs) before and after, time to Stable, members and every
@@ -114,7 +110,7 @@ def force_rebalance_cmd(
     env = env_of(ctx)
     timeout = _timeout(ctx, env)
     _can_confirm(env, "force-rebalance", yes)
-    text = f"groupctl force-rebalance: {reason if reason else _default_reason()}"
+    text = f"groupctl force-rebalance: {reason if reason else DEFAULT_REASON}"
     before = _live_group(env, group, timeout, "force-rebalance")
     if not yes:
         from ..render.steer import confirm_summary
@@ -195,8 +191,7 @@ def _debug_line(env):
         return None
 
     def line(text: str) -> None:
-        env.stderr.write(f"groupctl: force-rebalance: {text}\n")
-        env.stderr.flush()
+        env.note(f"groupctl: force-rebalance: {text}")
 
     return line
 
@@ -210,8 +205,7 @@ def _phase_reporter(env):
     async def on_phase(name: str, info: dict) -> None:
         if show:
             extra = " ".join(f"{k}={v}" for k, v in info.items())
-            env.stderr.write(f"groupctl: force-rebalance: {name} {extra}\n".replace(" \n", "\n"))
-            env.stderr.flush()
+            env.note(f"groupctl: force-rebalance: {name} {extra}".rstrip(" "))
         if name == pause_at and seconds:
             import asyncio
 
@@ -314,7 +308,7 @@ def remove_member_cmd(
                                     "(refused on a Stable group without --yes)."),
     reason: Optional[str] = typer.Option(
         None, "--reason", metavar="TEXT", help="KIP-800 reason, sent as `groupctl "
-        "remove-member: TEXT` (default: requested by USER@HOST)."),
+        "remove-member: TEXT` (default: no reason given; it names no user or host)."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation "
                              "(required when stdin is not a terminal)."),
 ):
@@ -353,7 +347,7 @@ def remove_member_cmd(
 
         _confirm(env, "remove-member", confirm_summary(desc),
                  f"Remove {', '.join(ids)} from group {group}?", yes)
-    text = f"groupctl remove-member: {reason if reason else _default_reason()}"
+    text = f"groupctl remove-member: {reason if reason else DEFAULT_REASON}"
     data: dict[str, Any] = _remove(env, group, ids, text, timeout) if ids else {
         "group": group, "reason": text, "removed": [], "failed": [], "members": []}
     known = {m.instance_id: m.member_id for m in desc.members if m.instance_id}

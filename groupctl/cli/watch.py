@@ -190,8 +190,7 @@ def _run(env, settings, record: str | None,
     box: dict = {}
 
     def notice(text: str) -> None:
-        env.stderr.write(f"groupctl: watch: {text}\n")
-        env.stderr.flush()
+        env.note(f"groupctl: watch: {text}")
 
     async def main():
         async with make_cluster(env) as cluster:
@@ -249,12 +248,5 @@ def _serve(server, watcher, notice) -> None:
 
         add_lag_metrics(metrics, watcher.lag_source)
     server.start()
-    host, port = server.address
-    web = server.httpd.web
-    scheme = "https" if web.tls is not None else "http"
-    notice(f"serving metrics on {scheme}://{host}:{port}/metrics and /healthz")
-    if not server.loopback and (web.tls is None or not web.users):
-        notice(f"{host} is reachable beyond this machine and the metrics (group names) "
-               f"are served {'without TLS' if web.tls is None else ''}"
-               f"{' and ' if web.tls is None and not web.users else ''}"
-               f"{'without authentication' if not web.users else ''}: see --web-config")
+    for line in server.serving():
+        notice(line)

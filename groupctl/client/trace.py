@@ -15,7 +15,7 @@ connection without one asks `current_tracer()` when it is created.
 from __future__ import annotations
 
 import contextvars
-from typing import Any, TextIO
+from typing import Any, Callable, TextIO
 
 from ..protocol.errors import error_for
 
@@ -59,15 +59,18 @@ def describe_errors(body: Any) -> str:
 
 
 class Tracer:
-    """Writes trace lines to a text stream (stderr). `prefix` starts every line."""
+    """Writes trace lines to a text stream (stderr). `prefix` starts every line; `shown`
+    makes a line fit for a terminal (the CLI's: broker error messages and names escaped)."""
 
-    def __init__(self, stream: TextIO, prefix: str = "groupctl: trace: "):
+    def __init__(self, stream: TextIO, prefix: str = "groupctl: trace: ",
+                 shown: Callable[[str], str] = str):
         self.stream = stream
         self.prefix = prefix
+        self.shown = shown
 
     def _write(self, line: str) -> None:
         try:
-            self.stream.write(self.prefix + line + "\n")
+            self.stream.write(self.prefix + self.shown(line) + "\n")
             self.stream.flush()
         except (OSError, ValueError):  # stderr closed: tracing must never break a command
             pass

@@ -13,7 +13,6 @@ hand-written context may still carry `sasl.password` / `sasl.jaas.config` in its
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 from ..errors import UsageError
@@ -21,8 +20,6 @@ from ..errors import UsageError
 MASK = "REDACTED"
 # property names (lower case) whose values are secrets, besides any "*password*"/"*secret*"
 SECRET_PROPERTIES = frozenset({"ssl.keystore.key", "sasl.oauthbearer.assertion.private.key"})
-_JAAS_SECRET = re.compile(r'((?:password|secret|token)\s*=\s*)("(?:[^"\\]|\\.)*"|[^\s";]+)',
-                          re.IGNORECASE)
 
 
 def is_secret(key: str) -> bool:
@@ -35,7 +32,9 @@ def mask_value(key: str, value):
     if value is None:
         return value
     if key.lower() == "sasl.jaas.config":
-        return _JAAS_SECRET.sub(lambda m: f'{m.group(1)}"{MASK}"', str(value))
+        from .jaas import masked_jaas   # read as Kafka reads it: what it takes is masked
+
+        return masked_jaas(str(value))
     return MASK if is_secret(key) and str(value) != "" else value
 
 

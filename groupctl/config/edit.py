@@ -157,7 +157,8 @@ class ContextsDocument:
         return buf.getvalue()
 
     def masked_text(self) -> str:
-        """The file as written (comments too) with every secret masked."""
+        """The file as written with every secret masked and its comments left out (a
+        comment may hold an old password: its text is the person's, unknown here)."""
         from copy import deepcopy
 
         copy = ContextsDocument(self.path, deepcopy(self.doc), self.existed)
@@ -167,6 +168,7 @@ class ContextsDocument:
                 continue
             for key in list(props):
                 props[key] = mask_value(str(key), props[key])
+        _drop_comments(copy.doc)
         return copy.text() if copy.doc else ""
 
     def save(self) -> None:
@@ -198,6 +200,22 @@ class ContextsDocument:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+
+
+def _drop_comments(node) -> None:
+    """Every comment of a round-trip YAML tree removed, in place."""
+    from ruamel.yaml.comments import CommentedBase
+
+    if isinstance(node, CommentedBase):
+        node.ca.comment = None
+        node.ca.items.clear()
+        node.ca.end = None
+    if isinstance(node, dict):
+        for value in node.values():
+            _drop_comments(value)
+    elif isinstance(node, list):
+        for value in node:
+            _drop_comments(value)
 
 
 def _apply(mapping, values: dict) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from .security import SASL_MECHANISMS, SECURITY_PROTOCOLS, SecurityConfig
+from .jaas import parse_jaas
 
 _ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
 
@@ -92,31 +93,6 @@ def load_properties(path: str | os.PathLike) -> dict[str, tuple[str, int]]:
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: cannot read it: {exc}") from None
     return parse_properties(text, str(path))
-
-
-_JAAS = re.compile(r"\s*([\w.$]+)\s+(required|requisite|sufficient|optional)\b(.*?);?\s*\Z",
-                   re.DOTALL)
-_JAAS_OPTION = re.compile(r'\s*([\w.-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s";]+))', re.DOTALL)
-
-
-def parse_jaas(text: str) -> tuple[str, dict[str, str]]:
-    """(login module class, options) of a one-module sasl.jaas.config; ValueError if bad."""
-    m = _JAAS.fullmatch(text)
-    if not m:
-        raise ValueError("expected '<LoginModule> required username=\"...\" password=\"...\";'")
-    module, rest = m.group(1), m.group(3)
-    options: dict[str, str] = {}
-    pos = 0
-    while rest[pos:].strip():
-        om = _JAAS_OPTION.match(rest, pos)
-        if not om:
-            # never quote the text: it may be (part of) a password
-            after = f"after option {list(options)[-1]!r}" if options else "after the module"
-            raise ValueError(f"cannot read the options {after} (expected name=\"value\" ...;)")
-        value = om.group(2) if om.group(2) is not None else om.group(3)
-        options[om.group(1)] = re.sub(r"\\(.)", r"\1", value)
-        pos = om.end()
-    return module, options
 
 
 def security_from_properties(props: dict, source: str = "properties") -> SecurityConfig:

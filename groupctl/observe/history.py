@@ -17,16 +17,19 @@ What the records cannot say is not invented: a classic round's start (PreparingR
 is in the broker's log, not in the records, so a classic `rebalance` event has started and
 duration_ms null. Compaction keeps only the latest record per key in cleaned segments: the
 history is complete from the first offset after the last gap in the offsets read
-(`complete_from`); before it, changes may be missing.
+(`complete_from`); before it, changes may be missing. A group the principal may not
+describe is refused before anything is read (observe/acl.py: Read on the topic is not
+enough).
 """
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..errors import GroupctlError, NotFoundError
+from ..errors import AuthError, GroupctlError, NotFoundError
 from ..events import Source, envelope
 from ..protocol.records.coordinator import group_keys_pattern
+from .acl import describable, refused_message
 from .model import CLASSIC, coordinator_partition
 from .observations import Seen
 from .records import coordinator_batches
@@ -102,6 +105,9 @@ async def read_history(cluster, groups: list[str], *, since_ms: int | None = Non
         if info is None:
             raise NotFoundError(f"topic {TOPIC} is not in the cluster's metadata")
     names = {t.topic_id: name for name, t in md.topics.items() if t.topic_id}
+    _, refused = await describable(cluster, groups)   # Read on the topic is not enough
+    if refused:
+        raise AuthError(refused_message(list(refused), next(iter(refused.values()))))
     by_partition: dict[int, list[str]] = {}
     for g in groups:
         by_partition.setdefault(coordinator_partition(g, info.partition_count), []).append(g)
@@ -114,7 +120,7 @@ async def read_history(cluster, groups: list[str], *, since_ms: int | None = Non
         for g in members:
             try:
                 read.coordinators[g] = (await cluster.find_coordinator(g, refresh=True)).node_id
-            except GroupctlError as exc:   # e.g. no DESCRIBE on the group: the records
+            except GroupctlError as exc:   # e.g. no coordinator in time: the records
                 warn(f"cannot check the partition of {g} against FindCoordinator: {exc}")
         for g, node in read.coordinators.items():
             if node != reader.leader:

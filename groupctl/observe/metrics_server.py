@@ -17,13 +17,29 @@ from __future__ import annotations
 import struct
 import threading
 import zlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Iterator, Protocol
 
 from ..errors import UsageError
 
 if TYPE_CHECKING:
-    from .metrics import Scrape, WatchMetrics
     from .web_config import WebConfig
+
+
+class Pieces(Protocol):
+    """One scrape's text in keyed pieces (metrics.Scrape)."""
+
+    def pieces(self) -> Iterator: ...
+    def text(self) -> bytes: ...
+
+
+class Scraped(Protocol):
+    """What the server serves: a scrape and the health /healthz says (watch's WatchMetrics;
+    the canary's CanaryMetrics, whose `unhealthy_text` says why it is not healthy)."""
+
+    @property
+    def healthy(self) -> bool: ...
+    def scrape(self) -> Pieces: ...
+
 
 TEXT_FORMAT = "text/plain; version=0.0.4; charset=utf-8"
 GZIP_LEVEL = 1   # quick: a piece is compressed at every change of one of its groups
@@ -101,7 +117,7 @@ class _Gzip:
         self.lock = threading.Lock()
         self.kept: dict[object, _Packed] = {}
 
-    def body(self, scrape: "Scrape") -> bytes:
+    def body(self, scrape: Pieces) -> bytes:
         out, crc, size = [GZIP_HEADER], 0, 0
         with self.lock:
             kept: dict[object, _Packed] = {}
@@ -144,11 +160,11 @@ class MetricsServer:
     pool, timeouts, GET and HEAD only, a Host check on loopback; TLS and basic
     authentication from a web configuration file)."""
 
-    def __init__(self, metrics: "WatchMetrics", host: str, port: int,
+    def __init__(self, metrics: Scraped, host: str, port: int,
                  web: "WebConfig | None" = None):
         from .http_server import HttpServer
 
-        self.metrics = metrics
+        self.metrics: Any = metrics   # watch reads its own metrics back through it
         self.gzip = _Gzip()
         try:
             self.httpd = HttpServer(host, port, self._app, web)
@@ -167,7 +183,8 @@ class MetricsServer:
         if path == "/healthz":
             ok = self.metrics.healthy
             return (200 if ok else 503), [("Content-Type", "text/plain; charset=utf-8")], \
-                b"ok\n" if ok else b"no contact with the cluster in the last describe round\n"
+                b"ok\n" if ok else getattr(self.metrics, "unhealthy_text", b"no contact "
+                                            b"with the cluster in the last describe round\n")
         if path == "/metrics":
             return self._metrics(headers)
         return 404, [("Content-Type", "text/plain; charset=utf-8")], \
@@ -182,6 +199,21 @@ class MetricsServer:
         else:
             body = scrape.text()
         return 200, out, body
+
+    def serving(self) -> list[str]:
+        """What to say on stderr once started: the address, and when it is reachable
+        beyond this machine without TLS or a password, that (and --web-config)."""
+        host, port = self.address
+        web = self.httpd.web
+        said = [f"serving metrics on {'https' if web.tls else 'http'}://{host}:{port}/metrics "
+                f"and /healthz"]
+        missing = [what for what, there in (("TLS", web.tls is not None),
+                                            ("authentication", bool(web.users))) if not there]
+        if not self.loopback and missing:
+            said.append(f"{host} is reachable beyond this machine and the metrics (group "
+                        f"names) are served without {' and without '.join(missing)}: see "
+                        f"--web-config")
+        return said
 
     def start(self) -> None:
         self.httpd.start()

@@ -25,7 +25,9 @@ resumes at the next offset it has not read (nothing told twice, nothing skipped)
 once as ContactLost / ContactRegained, which do not blind the stories (`resumes_exactly`).
 A truncated log (OFFSET_OUT_OF_RANGE) is read again from its start and only what differs
 from what was told is told. Without READ / DESCRIBE on `__consumer_offsets`:
-TopicAuthorizationError (exit 4) naming the ACL.
+TopicAuthorizationError (exit 4) naming the ACL. Only groups the principal may describe
+are shown (observe/acl.py): a named group refused is exit 4, one found under --all is
+said once on stderr and never shown.
 
 Groups: the named ones (their partitions only: abs(hashCode) % partitions, as the broker
 places them); a named group without records is `Missing` (told `state` Dead) until it has
@@ -83,6 +85,7 @@ class RecordsTail:
         self._quiet: dict[int, int] = {}           # partition -> offset to replay up to, untold
         self._looked = False                       # the first look was told
         self._until: float | None = None           # loop time: the end of --duration
+        self._describable: dict[str, bool] = {}    # group -> may this principal describe it
 
     def follows(self, group: str) -> bool:
         return group in self.groups
@@ -91,6 +94,28 @@ class RecordsTail:
         if self.all_groups:
             return self.regex is None or self.regex.search(group) is not None
         return group in self.named
+
+    async def _check_describable(self, groups) -> None:
+        """Only groups the principal may describe are shown (observe/acl.py): a named one
+        refused is an AuthError (exit 4); under --all a refused one is said once, never
+        shown. A group whose check fails otherwise is asked again at its next record."""
+        from ..errors import AuthError, GroupctlError
+        from .acl import describable, refused_message
+
+        new = [g for g in groups if g not in self._describable]
+        if not new:
+            return
+        try:
+            allowed, refused = await describable(self.cluster, new, deadline=self.timeout)
+        except GroupctlError:
+            return   # unknown for now: not shown
+        self._describable.update(dict.fromkeys(allowed, True))
+        self._describable.update(dict.fromkeys(refused, False))
+        named = [g for g in refused if g in self.named]
+        if named:
+            raise AuthError(refused_message(named, refused[named[0]]))
+        for group in refused:
+            self.notice(f"group {group!r} not shown: {refused_message([group])}")
 
     # ---- the observations -----------------------------------------------------------------
     async def observations(self, *, until: float | None = None) -> AsyncIterator[Observation]:
@@ -135,6 +160,7 @@ class RecordsTail:
         tail = self.tail = TopicTail(self.cluster, TOPIC, [], max_wait_ms=self.max_wait_ms,
                                      timeout=self.timeout, skip_keys=OFFSET_COMMIT_KEYS)
         await self._topic_located(tail)   # its partitions and their leaders; authorization
+        await self._check_describable(self.named)   # Read on the topic is not enough
         await self._name_topics(None)
         await self._restart(tail, tail.partitions)
         if self.on_round is not None:
@@ -204,12 +230,14 @@ class RecordsTail:
         quiet_until = self._quiet.get(chunk.partition)
         for _, recs in coordinator_batches(chunk.batches, groups=groups):
             await self._name_topics(recs)
+            await self._check_describable({r.group for r in recs if r.group is not None
+                                           and self._wanted(r.group)})
             touched: dict[str, float] = {}
             for rec in recs:
                 group = rec.group
                 if group is None or rec.error is not None or rec.type is None:
                     continue
-                if not self._wanted(group):
+                if not self._wanted(group) or not self._describable.get(group):
                     continue
                 if apply(self._records.setdefault(group, GroupRecords()), rec):
                     touched[group] = max(touched.get(group, 0.0), rec.timestamp / 1000)

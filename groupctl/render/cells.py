@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from rich.table import Table
 
+from .visible import cut_head, cut_tail
+
 
 def table(*columns: str, right: tuple[str, ...] = ()) -> Table:
     table = Table(box=None, header_style="bold", pad_edge=False)
@@ -16,4 +18,8 @@ def table(*columns: str, right: tuple[str, ...] = ()) -> Table:
 
 
 def short_id(member_id: str) -> str:
-    return member_id if len(member_id) <= 28 else member_id[:12] + "…" + member_id[-12:]
+    """At most 28 characters: the head and tail of a longer id around `…` (cut on the
+    visible text, never inside an escape)."""
+    if len(member_id) <= 28:
+        return member_id
+    return cut_head(member_id, 12) + "…" + cut_tail(member_id, 12)

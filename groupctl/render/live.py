@@ -24,6 +24,7 @@ import contextlib
 from typing import Callable
 
 from .output import NdjsonWriter
+from .visible import visible
 from .watch import _LiveSink
 from .watch_lines import plain_line
 
@@ -106,6 +107,6 @@ def open_sinks(env, record=None, live_view: str = "full", fleet: bool = False):
             said: set = set()   # notes given once per stream
 
             def view(event: dict) -> None:
-                env.stdout.write(plain_line(event, said) + "\n")
+                env.stdout.write(visible(plain_line(event, said)) + "\n")
                 env.stdout.flush()
         yield Sinks(env, writer, view, live)

@@ -4,6 +4,8 @@ the plain lines of `watch` / `join --watch`), so `orders:0-1` means the same on 
 """
 from __future__ import annotations
 
+from .visible import cut_head
+
 ELLIPSIS = "…"
 
 
@@ -51,5 +53,5 @@ def clip(text: str | None, width: int) -> str:
         return text
     room = text[:width - len(ELLIPSIS) + 1]   # + 1: a space just after the cut is a boundary
     cut = room.rfind(" ")
-    kept = room[:cut] if cut > 0 else room[:width - len(ELLIPSIS)]
+    kept = room[:cut] if cut > 0 else cut_head(text, width - len(ELLIPSIS))
     return kept.rstrip(" ,;:") + ELLIPSIS

@@ -10,6 +10,8 @@ import sys
 from enum import Enum
 from typing import Any, Callable
 
+from .visible import visible_data
+
 
 def to_plain(value: Any) -> Any:
     """Data ready for json/yaml: bytes become hex, enums their values, tuples lists,
@@ -254,8 +256,8 @@ def emit(env, data: Any, table: Callable[[Any, Any, bool], None] | None = None) 
         out.write(dumps_yaml(data))
     elif fmt == "ndjson":
         write_json_items(out, data if isinstance(data, list) else [data], indent=None)
-    elif table is not None:
-        table(env.console(), data, fmt == "wide")
+    elif table is not None:   # names from the cluster shown, never obeyed (visible.py)
+        table(env.console(), visible_data(data), fmt == "wide")
     else:
         out.write(dumps_yaml(data))
     out.flush()

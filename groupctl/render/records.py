@@ -6,6 +6,7 @@ import json
 from datetime import datetime, timezone
 
 from .output import to_plain
+from .visible import visible, visible_data
 
 
 _last_iso: list = [None, None]   # records of a batch mostly share a timestamp
@@ -73,9 +74,9 @@ class Stream:
 
             self.out.write(yaml.safe_dump([to_plain(item)], sort_keys=False, allow_unicode=True))
         elif self.line is not None:   # the table view of an event stream: a line each
-            self.out.write(self.line(item) + "\n")
-        else:
-            self._rows.append(self.row(item))
+            self.out.write(visible(self.line(visible_data(item))) + "\n")
+        else:   # names made visible before a cell is cut (render/visible.py)
+            self._rows.append(self.row(visible_data(item)))
             if len(self._rows) >= 1000:   # a long listing shows up as it goes
                 self._flush_table()
         self.count += 1

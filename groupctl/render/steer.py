@@ -6,6 +6,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .offline import _partitions, _print, _show
+from .visible import visible
 
 
 def _grid(rows) -> Table:
@@ -105,9 +106,9 @@ def confirm_summary(desc) -> str:
     """What a confirmation prompt shows about the group (a GroupDescription)."""
     number = (f"generation {_show(desc.generation)}" if desc.type == "classic"
               else f"group epoch {_show(desc.group_epoch)}")
-    lines = [f"group {desc.group} ({desc.type}, {desc.state}, {number}, "
+    lines = [f"group {visible(desc.group)} ({desc.type}, {desc.state}, {number}, "
              f"{len(desc.members)} members):"]
     for m in desc.members:
-        lines.append(f"  {m.member_id}  client {_show(m.client_id)}  instance "
-                     f"{_show(m.instance_id)}  {_partitions([tp.to_dict() for tp in m.assignment or []])}")
+        lines.append(f"  {visible(m.member_id)}  client {visible(_show(m.client_id))}  instance "
+                     f"{visible(_show(m.instance_id))}  {_partitions([tp.to_dict() for tp in m.assignment or []])}")
     return "\n".join(lines)

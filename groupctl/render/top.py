@@ -34,6 +34,7 @@ from rich.text import Text
 
 from ..observe.reducer import REBALANCE_WINDOW_S, GroupStatus
 from .notation import ELLIPSIS, show
+from .visible import cut_head
 
 WINDOW_S = REBALANCE_WINDOW_S    # the REBAL column's sliding window
 WINDOW = f"{WINDOW_S / 60:g}m" if WINDOW_S % 60 == 0 else f"{WINDOW_S:g}s"   # its name
@@ -156,7 +157,9 @@ def fit_columns(widths: dict[str, int], name_width: int, width: int,
 def _cut(text: str, width: int) -> str:
     if cell_len(text) <= width:
         return text
-    return set_cell_size(text, max(0, width - 1)) + ELLIPSIS
+    room = max(0, width - 1)   # never inside an escape (render/visible.py)
+    kept = cut_head(text, len(set_cell_size(text, room).rstrip(" ")))
+    return set_cell_size(kept, room) + ELLIPSIS
 
 
 def _pad(text: str, width: int, left: bool) -> str:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from ..observe.reducer import GroupStatus, Reducer
 from ..protocol.errors import ErrorCode
 from .notation import clip, partitions_text, show
+from .visible import visible_data
 from .watch_lines import UNKNOWN_GENERATION, _tasks, plain_line, summary_line  # noqa: F401
 
 # answers a member meets in every rebalance: steps of the protocol, not errors to show
@@ -315,7 +316,9 @@ class _LiveSink:
         self.live.__exit__(*exc)
 
     def __call__(self, event: dict) -> None:
-        self.models.setdefault(event.get("group") or "", WatchModel()).apply(event)
+        # keyed by the group's own id (the lag reducer's key); shown made visible
+        self.models.setdefault(event.get("group") or "", WatchModel()).apply(
+            visible_data(event))
         self._changed = True
 
     def draw(self, force: bool = False) -> None:

@@ -169,4 +169,6 @@ def summary_text(summaries: list[dict], fmt: str) -> str:
         from .output import dumps_yaml
 
         return "".join("---\n" + dumps_yaml({"summary": s}) for s in summaries)
-    return "".join(summary_line(s) + "\n" for s in summaries)
+    from .visible import visible
+
+    return "".join(visible(summary_line(s)) + "\n" for s in summaries)

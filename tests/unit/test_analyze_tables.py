@@ -89,3 +89,23 @@ def test_leaving_the_writer_waits_for_tables_begun(tmp_path, monkeypatch):
             threading.Timer(0.2, release.set).start()
             raise RuntimeError("the episodes failed")
     assert finished == ["members"]
+
+
+def test_csv_cells_that_would_start_a_formula_are_written_as_text(tmp_path):
+    """OWASP's CSV injection (issue 36): a group id or reason starting with = + - @ (or a
+    tab or carriage return) is written after a `'`, so a spreadsheet shows it as text;
+    numbers, typed or plain text, stay numbers."""
+    import csv
+
+    hostile = ['=HYPERLINK("http://evil.example/","x")', "+1+cmd|' /C calc'!A0",
+               "-2+3", "@SUM(1,2)", "\tx", "\rx"]
+    rows = [{"group": g, "n": -1, "text_number": "-1", "ratio": -0.5, "none": None}
+            for g in hostile]
+    path = tmp_path / "t.csv"
+    load.write_csv(path, ["group", "n", "text_number", "ratio", "none"], rows)
+    with open(path, newline="") as f:
+        read = list(csv.reader(f))
+    assert read[0] == ["group", "n", "text_number", "ratio", "none"]
+    assert [r[0] for r in read[1:]] == ["'" + g for g in hostile]
+    assert all(r[1:] == ["-1", "-1", "-0.5", ""] for r in read[1:]), read
+    assert load.csv_cell("-1.5e3") == "-1.5e3" and load.csv_cell("orders") == "orders"

@@ -69,6 +69,7 @@ COORDINATOR_ALLOWED: dict[str, set[str]] = {
     "driver": {"members"},
     "probe": {"driver", "members", "assignors"},
     "steer": {"driver", "members"},
+    "canary": {"driver", "members"},
     "__init__": set(),
 }
 PACKAGE = Path(groupctl.__file__).parent

@@ -173,3 +173,27 @@ def test_tls_from_the_web_config(tmp_path):
 def test_a_web_config_groupctl_cannot_honour_is_refused(tmp_path, text, message):
     with pytest.raises(UsageError, match=message):
         _web(tmp_path, text)
+
+
+def test_beyond_loopback_the_server_says_what_is_missing(tmp_path):
+    metrics = WatchMetrics(Reducer(), followed=lambda: 0)
+    server = MetricsServer(metrics, "0.0.0.0", 0)   # noqa: S104 - the case under test
+    try:
+        said = server.serving()
+        assert said[0].startswith("serving metrics on http://0.0.0.0:")
+        assert said[1].endswith("are served without TLS and without authentication: see "
+                                "--web-config")
+    finally:
+        server.close()
+    hashed = bcrypt.hashpw(b"pw", bcrypt.gensalt(rounds=4)).decode()
+    server = MetricsServer(metrics, "0.0.0.0", 0,   # noqa: S104
+                           _web(tmp_path, f"basic_auth_users:\n  p: '{hashed}'\n"))
+    try:
+        assert server.serving()[1].endswith("served without TLS: see --web-config")
+    finally:
+        server.close()
+    server = _server()
+    try:
+        assert len(server.serving()) == 1   # loopback: nothing to add
+    finally:
+        server.close()
