@@ -1,4 +1,4 @@
-"""The event record of DESIGN §4: one dict per event, written as ndjson (`join --watch -o
+"""The event record (docs/reference/events.md): one dict per event, written as ndjson (`join --watch -o
 ndjson`, `--record FILE`) and read back by the analytics pipeline.
 
 Every event has the envelope {"v", "ts", "source", "cluster", "group", "event"} and the
@@ -29,7 +29,7 @@ class Source(str, Enum):
 
 
 class EventKind(str, Enum):
-    """The §4 event types: the one vocabulary (str-valued: JSON stays the same)."""
+    """The event types: the one vocabulary (str-valued: JSON stays the same)."""
     SNAPSHOT = "snapshot"
     STATE = "state"
     GENERATION = "generation"
@@ -79,7 +79,7 @@ def iso_ts(epoch_seconds: float | None = None) -> str:
 
 def envelope(body: "Event | dict", *, group: str, cluster: str | None, source: str = "probe",
              at: float | None = None) -> dict:
-    """`body` (an Event, or {"event": TYPE, ...fields}) inside the §4 envelope. Missing
+    """`body` (an Event, or {"event": TYPE, ...fields}) inside the event envelope. Missing
     fields of the type become None; extra fields are kept (a new field is allowed, a renamed
     one not)."""
     if isinstance(body, Event):
@@ -144,7 +144,7 @@ def moved_partitions(before: dict[str, dict[str, set[int]]],
 
 
 # ---- typed events -------------------------------------------------------------------------
-# What producers build: one frozen dataclass per §4 type, `to_dict()` the type-specific part
+# What producers build: one frozen dataclass per event type, `to_dict()` the type-specific part
 # of the record ({"event": TYPE, ...fields}); `envelope()` takes either form.
 
 @dataclass(frozen=True)
@@ -262,7 +262,7 @@ class Rebalanced(Event):
     a gap in contact) `started` is null and `duration_ms` counts from the first look that
     showed it: a lower bound, said by `duration_is_lower_bound` (an extra field).
 
-    What it cost (issue 19, observe/unowned.py): `unowned_partition_ms` (the sum over
+    What it cost: `unowned_partition_ms` (the sum over
     partitions of the time between leaving one member and reaching the next),
     `unowned_partitions_max_ms` (the longest single partition's), `unowned_basis`
     ("measured", "upper_bound" for eager classic groups, "lower_bound" when part of the
@@ -275,7 +275,7 @@ class Rebalanced(Event):
     when it hears of the target); `slowest_member_held_ms`, how long it held on after it
     was told (its revoke; 0 when it had nothing to give up; null where the source cannot
     see the moment it was told: ConsumerGroupDescribe on Kafka 4.3.1, see
-    observe/convergence.Behind). All null when no look caught a member behind; classic
+    docs/reference/events.md). All null when no look caught a member behind; classic
     groups: always null, no member's own progress is seen."""
     KIND: ClassVar[str] = EventKind.REBALANCE
     from_generation: int | None
@@ -309,7 +309,7 @@ class TaskRebalanced(Rebalanced):
 
 @dataclass(frozen=True)
 class ProbeAction(Event):
-    """Something the probe's own member did (PROBE_ACTIONS); `reason` is an extra field."""
+    """Something the probe's own member did (its action: one of PROBE_ACTIONS); `reason` is an extra field."""
     KIND: ClassVar[str] = EventKind.PROBE
     action: str
     member_id: str | None = None
@@ -320,7 +320,7 @@ class ProbeAction(Event):
 
 @dataclass(frozen=True)
 class EpochAssignmentChanged(Event):
-    """A KIP-848 member's own assignment at its member epoch (§4 "assignment" with
+    """A KIP-848 member's own assignment at its member epoch (an "assignment" event with
     `member_epoch` in place of `generation`)."""
     KIND: ClassVar[str] = EventKind.ASSIGNMENT
     member_id: str | None
@@ -332,7 +332,7 @@ class EpochAssignmentChanged(Event):
 
 @dataclass(frozen=True)
 class EpochProbeAction(Event):
-    """Something a KIP-848 probe member did (§4 "probe" with `member_epoch`)."""
+    """Something a KIP-848 probe member did (a "probe" event with `member_epoch`)."""
     KIND: ClassVar[str] = EventKind.PROBE
     action: str
     member_id: str | None = None

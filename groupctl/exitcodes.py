@@ -1,4 +1,4 @@
-"""Exit codes (DESIGN §5). The CLI maps exceptions to these in exactly one place.
+"""Exit codes (docs/reference/exit-codes.md). The CLI maps exceptions to these in exactly one place.
 
 MEANINGS is the one description of each code: the man page's EXIT STATUS and the README's
 exit-code table are generated from it (groupctl.cli.docs), so they cannot drift apart."""

@@ -5,7 +5,7 @@ when a module here is, and only `groupctl analyze` imports them.
 
     patterns.py   the log lines read, as regexes (shared with bench/analyze.py)
     schema.py     the event schema and every output table's columns (the contracts)
-    extract.py    broker logs, client logs, §4 records -> events
+    extract.py    broker logs, client logs, event records -> events
     transforms.py events -> episodes, storms, flapping, member outcomes, hourly, metrics
     pipeline.py   inputs -> tables (the job)
     load.py       tables -> Parquet + CSV + rows;  report.py rows -> report.html

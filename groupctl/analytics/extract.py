@@ -304,8 +304,8 @@ RECORD_KINDS = {"member_joined": "member_joined", "member_left": "member_left",
 
 def record_events(spark: SparkSession, paths: Sequence[str],
                   renamed: Mapping[str, str] | None = None) -> DataFrame:
-    """groupctl's own §4 ndjson records (`watch` / `join --watch --record`); a line that is
-    not a §4 record becomes an `unparsed` row."""
+    """groupctl's own ndjson event records (`watch` / `join --watch --record`); a line that is
+    not an event record becomes an `unparsed` row."""
     raw = (spark.read.schema(RECORD_SCHEMA).option("mode", "PERMISSIVE")
            .option("columnNameOfCorruptRecord", "_corrupt_record").json(list(paths))
            .withColumn("file", file_column(spark, renamed)))

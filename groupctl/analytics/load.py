@@ -23,7 +23,7 @@ ISO_MS = "yyyy-MM-dd'T'HH:mm:ss.SSS'Z'"
 
 
 def plain(df: DataFrame) -> DataFrame:
-    """Timestamps as ISO-8601 UTC text with milliseconds (the §4 format), nothing else
+    """Timestamps as ISO-8601 UTC text with milliseconds (the events' format), nothing else
     changed: the form every output shares."""
     return df.select(*[
         F.date_format(F.col(f.name), ISO_MS).alias(f.name)
@@ -106,5 +106,5 @@ def _write(out: Path, name: str, table: Callable[[], DataFrame]) -> list[dict]:
 
 
 def metrics_json(metric_rows: list[dict]) -> list[dict]:
-    """`-o json`: one object per group, DESIGN §6's fields first."""
+    """`-o json`: one object per group, docs/commands/analyze.md's fields first."""
     return [dict(row) for row in metric_rows]

@@ -3,7 +3,7 @@
 Three witnesses can tell the same rebalance:
 - the broker log (transforms.classic_episodes / consumer_episodes): the coordinator's own
   lines, the whole round;
-- groupctl's §4 records (`watch` / `join --watch --record`): one `rebalance` record per
+- groupctl's event records (`watch` / `join --watch --record`): one `rebalance` record per
   round the observer saw settle, with its own started / ended / members / reason;
 - client logs: classic members (Java `Successfully joined group with generation N` /
   `synced`, librdkafka `JoinGroup response: GenerationId N` / `delegating assign`) and the
@@ -42,7 +42,7 @@ CLASSIC_END = ("synced", "assigned")
 
 
 def record_episodes(events: DataFrame) -> DataFrame:
-    """One row per §4 `rebalance` record. Its type is the one the group's latest record
+    """One row per `rebalance` event record. Its type is the one the group's latest record
     up to it names (`type_changed` / `snapshot`), else implies (`epoch`: consumer,
     `generation`: classic); classic when none does."""
     rec = events.filter(~F.col("source").isin("broker-log", "client-log"))

@@ -2,12 +2,12 @@
 every output table is selected through its column list before it is written, so a column
 that goes missing or changes type fails where it happens, not in a report.
 
-Event rows (one per recognised log line or §4 record):
+Event rows (one per recognised log line or event record):
     group, ts (UTC timestamp), broker (coordinator id, broker logs), source (broker-log,
     client-log, probe, describe), kind, generation (classic), epoch (consumer-group epoch),
     member, instance_id, client, reason, state, members (count), protocol, group_type,
     partitions (text), duration_ms (a record's or the broker's own), moved_partitions,
-    file; started, from_generation, members_before (a §4 `rebalance` record's own).
+    file; started, from_generation, members_before (a `rebalance` event record's own).
 """
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ EVENT_SCHEMA = T.StructType([
     T.StructField("duration_ms", T.LongType()),
     T.StructField("moved_partitions", T.IntegerType()),
     T.StructField("file", T.StringType()),
-    # a §4 `rebalance` record's own start, first generation / epoch and members before
+    # a `rebalance` event record's own start, first generation / epoch and members before
     T.StructField("started", T.TimestampType()),
     T.StructField("from_generation", T.IntegerType()),
     T.StructField("members_before", T.IntegerType()),

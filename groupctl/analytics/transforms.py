@@ -282,7 +282,7 @@ def hourly(episodes_df: DataFrame) -> DataFrame:
 
 def group_metrics(events: DataFrame, episodes_df: DataFrame, storms_df: DataFrame,
                   flapping_df: DataFrame, outcomes_df: DataFrame) -> DataFrame:
-    """One row per group: DESIGN §6's fields first, then the extra metrics."""
+    """One row per group: the fields of docs/commands/analyze.md first, then the extra metrics."""
     done = episodes_df.filter(F.col("outcome") == "stable")
     per = done.groupBy("group").agg(
         F.count("*").alias("rebalances"),

@@ -1,4 +1,4 @@
-"""`groupctl analyze`: rebalance forensics on Spark (DESIGN §6).
+"""`groupctl analyze`: rebalance forensics on Spark (docs/commands/analyze.md).
 
 Reads broker logs, client logs and groupctl's own event records (each option a glob,
 repeatable, plain or .gz), builds rebalance episodes and per-group metrics with PySpark,

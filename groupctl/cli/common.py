@@ -162,7 +162,7 @@ def run_async(env, coro: Awaitable, *, timeout: float | None = _DEFAULT,
     """Run `coro` to completion and return its result (see the module doc). `timeout`:
     seconds for the outer deadline (default --timeout), None for none (watch commands).
     `signal_stops_cleanly`: for watch commands, where Ctrl-C / SIGTERM is the normal way to
-    stop (DESIGN §5: exit 0): once the coroutine has finished its cleanup, return None
+    stop (docs/reference/exit-codes.md: exit 0): once the coroutine has finished its cleanup, return None
     instead of raising KeyboardInterrupt."""
     limit = env.settings.timeout if timeout is _DEFAULT else timeout
     tracer = tracer_for(env)

@@ -9,8 +9,9 @@ from .app import app
 
 decode_app = typer.Typer(
     name="decode",
-    help="Decode consumer-protocol bytes offline (JoinGroup metadata, SyncGroup assignment, "
-         "sticky user data). Never touches the network.",
+    help="Decode offline: consumer-protocol bytes (JoinGroup metadata, SyncGroup "
+         "assignment, sticky user data) and `records`, the group coordinator's records in "
+         "__consumer_offsets segment files. Never touches the network.",
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode=None,

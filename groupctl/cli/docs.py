@@ -1,7 +1,8 @@
-"""Generate the man page and shell completions from the typer app.
+"""Generate the man page, shell completions and the docs site's references from the code.
 
-    python -m groupctl.cli.docs          # rewrite man/groupctl.1, completions/* and the
-                                         # README's generated tables
+    python -m groupctl.cli.docs          # rewrite man/groupctl.1, completions/*, the
+                                         # README's generated tables and the generated
+                                         # blocks of docs/ (groupctl.cli.docs_pages)
     python -m groupctl.cli.docs --check  # exit 1 if any committed file is stale
 
 The man page's EXIT STATUS and ENVIRONMENT and the README's exit-code and environment
@@ -18,19 +19,13 @@ import sys
 from pathlib import Path
 
 from ..environment import ENVIRONMENT
-from ..exitcodes import MEANINGS, ExitCode
+from .docs_source import exit_codes as _exit_codes
+from .docs_source import root_command as _root_command
+from .docs_source import table_block as readme_block
+from .docs_source import walk as _walk
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPLETION_FILES = {"bash": "groupctl.bash", "zsh": "_groupctl", "fish": "groupctl.fish"}
-
-
-def _root_command():
-    import typer
-
-    from .app import _register_commands, app
-
-    _register_commands()
-    return typer.main.get_command(app)
 
 
 def _roff(text: str) -> str:
@@ -47,22 +42,6 @@ def _options_roff(command, ctx) -> list[str]:
         names, help_text = record
         lines += [".TP", f"\\fB{_roff(names)}\\fR", _roff(help_text)]
     return lines
-
-
-def _walk(command, ctx, path: list[str]):
-    """Yield (path, command, ctx) for every command below `command`, sorted by name."""
-    import typer._click as click  # vendored click in typer >= 0.20
-
-    subcommands = getattr(command, "commands", None)
-    if not subcommands:
-        return
-    for name in sorted(subcommands):
-        sub = subcommands[name]
-        if getattr(sub, "hidden", False):
-            continue
-        sub_ctx = click.Context(sub, info_name=name, parent=ctx)
-        yield path + [name], sub, sub_ctx
-        yield from _walk(sub, sub_ctx, path + [name])
 
 
 def man_page() -> str:
@@ -97,13 +76,6 @@ def man_page() -> str:
     return "\n".join(out) + "\n"
 
 
-def _exit_codes() -> list[tuple[int, str]]:
-    missing = [code.name for code in ExitCode if code not in MEANINGS]
-    if missing:
-        raise SystemExit(f"groupctl.exitcodes.MEANINGS lacks {', '.join(missing)}")
-    return [(int(code), MEANINGS[code]) for code in ExitCode]
-
-
 def _plain(markdown: str) -> str:
     return markdown.replace("`", "")
 
@@ -115,16 +87,6 @@ README_BLOCKS = ("exit-codes", "environment")
 def _markers(block: str) -> tuple[str, str]:
     return (f"<!-- generated: {block} (python -m groupctl.cli.docs) -->",
             f"<!-- end generated: {block} -->")
-
-
-def readme_block(block: str) -> str:
-    if block == "exit-codes":
-        rows = [f"| {code} | {meaning} |" for code, meaning in _exit_codes()]
-        head = ["| code | meaning |", "|---|---|"]
-    else:
-        rows = [f"| `{name}` | {meaning} |" for name, meaning in ENVIRONMENT]
-        head = ["| variable | meaning |", "|---|---|"]
-    return "\n".join(head + rows)
 
 
 def readme(text: str) -> str:
@@ -148,18 +110,23 @@ def completion_script(shell: str) -> str:
     return get_completion_script(prog_name="groupctl", complete_var="_GROUPCTL_COMPLETE", shell=shell)
 
 
-def generated_files() -> dict[Path, str]:
+def generated_files(*, site: bool = True) -> dict[Path, str]:
     files = {ROOT / "man" / "groupctl.1": man_page(),
              ROOT / "README.md": readme((ROOT / "README.md").read_text())}
     for shell, name in COMPLETION_FILES.items():
         files[ROOT / "completions" / name] = completion_script(shell).rstrip("\n") + "\n"
+    if site:
+        from .docs_pages import generated_pages
+
+        files.update(generated_pages(ROOT))
     return files
 
 
 def main(argv: list[str]) -> int:
     check = "--check" in argv
     stale = []
-    for path, text in generated_files().items():
+    site = (ROOT / "docs").is_dir()   # an installed copy (site-packages) has no docs/
+    for path, text in generated_files(site=site).items():
         current = path.read_text() if path.exists() else None
         if current == text:
             continue

@@ -6,7 +6,7 @@ Without --watch: describe the group, join it (offering its current assignor with
 subscription unless --topics), wait for the first synced generation (at most --timeout
 seconds, or the rebalance timeout when that is longer), print what the join showed, leave.
 With --watch: stay in the group and show each generation as it comes (a live view on a
-terminal, plain lines otherwise, §4 events with -o ndjson), until --duration ends (exit
+terminal, plain lines otherwise, events with -o ndjson), until --duration ends (exit
 0) or Ctrl-C / SIGTERM (leave, then exit 0: the normal way to stop a watch), or until
 stdout's reader goes (`| head -1`: leave, exit 0). --record FILE writes the events too
 (a path that cannot be written: exit 2 before joining). The probe always leaves the

@@ -1,5 +1,5 @@
 """`groupctl watch GROUP... | --all`: follow groups passively (observe.watch), without
-joining them: the rebalance story of DESIGN §4 as events, a live view on a terminal."""
+joining them: the rebalance story as events (docs/reference/events.md), a live view on a terminal."""
 from __future__ import annotations
 
 from typing import List, Optional
@@ -80,7 +80,7 @@ def watch_cmd(
     know the groups as they are, tells them once, then every record after that; a leader
     move or broker restart resumes at the first record not read; it needs READ and
     DESCRIBE on topic __consumer_offsets (exit 4 names the ACL otherwise). A live view on
-    a terminal; one line per event otherwise; -o ndjson streams the events (DESIGN §4).
+    a terminal; one line per event otherwise; -o ndjson streams the events (docs/reference/events.md).
     A broker restart or coordinator move is said once on stderr; the watch reconnects
     with back-off and carries on without repeating events. A deleted group is a `state`
     Dead event. Ctrl-C / SIGTERM or the end of --duration: exit 0, with a summary per
@@ -96,9 +96,9 @@ def watch_cmd(
     was entered, generation or epochs, members, members behind their target, rebalances
     by reason kind and their durations, unowned-partition time, the last rebalance's
     time; groupctl's own: up, describe rounds and their duration, failed rounds, contact
-    lost, groups followed; the README lists every metric) and /healthz (200 while the last
-    describe round succeeded; 503 before the first and from the first failed round: contact
-    lost). A port that cannot be bound: exit 2.
+    lost, groups followed; docs/reference/metrics.md lists every metric) and /healthz
+    (200 while the last describe round succeeded; 503 before the first and from the first
+    failed round: contact lost). A port that cannot be bound: exit 2.
     The server answers GET and HEAD only (405 otherwise), with a bounded pool of threads
     and timeouts; on loopback the Host header must name a loopback address. With
     --metrics-host beyond loopback give --web-config FILE (the Prometheus web

@@ -18,7 +18,7 @@ HOST = "127.0.0.1"
 
 # Kafka defaults we change for the lab, and why.
 LAB_SETTINGS: dict[str, str] = {
-    # DESIGN §7: the first classic rebalance of a group starts at once.
+    # docs/commands/lab.md: the first classic rebalance of a group starts at once.
     "group.initial.rebalance.delay.ms": "0",
     # KIP-848 groups: members learn new assignments on their next heartbeat (default 5 s)
     # and a vanished member is dropped after the session timeout (default 45 s).

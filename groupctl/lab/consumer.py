@@ -35,7 +35,7 @@ def _iso(ts: float) -> str:
 
 
 def tp_list(tps: Iterable[TP]) -> list[dict]:
-    """[(t, p), ...] as DESIGN §3's [{"topic": t, "partitions": [...]}], sorted."""
+    """[(t, p), ...] as docs/reference/json-fields.md's [{"topic": t, "partitions": [...]}], sorted."""
     by_topic: dict[str, list[int]] = {}
     for t, p in sorted(tps):
         by_topic.setdefault(t, []).append(p)
@@ -71,7 +71,7 @@ class LabConsumer:
     name: str | None = None            # client.id; default "lab-consumer-N"
     instance_id: str | None = None     # group.instance.id (static membership)
     config: dict = field(default_factory=dict)  # extra librdkafka settings, win over ours
-    on_event: Callable[[dict], None] | None = None  # DESIGN §4 "assignment" events
+    on_event: Callable[[dict], None] | None = None  # "assignment" events (docs/reference/events.md)
     stats_interval_ms: int = 0         # >0: keep librdkafka statistics in .stats
     poll_timeout: float = 0.1
 

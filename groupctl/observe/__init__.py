@@ -18,7 +18,7 @@
   `type_changed`, `generation` / `epoch`, members joined and left, assignments, and one
   `rebalance` per settled round (a round whose start was not seen: `started` null, the
   duration a lower bound).
-- **Events** (groupctl/events.py): the §4 vocabulary (EventKind), put in the envelope
+- **Events** (groupctl/events.py): the event vocabulary (EventKind), put in the envelope
   (`envelope(event, group=, source=, at=, cluster=)`).
 - **Sinks and the reducer**: the ndjson / record / live-view sinks (render/watch.py), and
   one reducer (reducer.py: `Reducer.apply(event) -> GroupStatus`) whose per-group state the

@@ -9,7 +9,7 @@ ConsumerGroupDescribe snapshot here; this tells, as soon as a snapshot shows it:
 - `member_joined` / `member_left` the first time a member is (no longer) in the group, so a
   member that joins a group which then never converges is still told;
 - an `assignment` event for a member whenever its current assignment or its target
-  changed, with two fields beyond §4's (`Converging`): `target` (its target assignment) and
+  changed, with two fields beyond the event's own (`Converging`): `target` (its target assignment) and
   `reconciled_ms` on the snapshot where it reached its target: the time from the first
   snapshot that showed it away from its target to the first that showed it there. Null when
   no snapshot caught it away (it reconciled within one poll interval) or the start was not
@@ -36,7 +36,7 @@ Partitions = dict[str, frozenset[int]]
 
 @dataclass(frozen=True)
 class Converging(AssignmentChanged):
-    """A consumer-group member's assignment as a snapshot showed it (§4 `assignment`, with
+    """A consumer-group member's assignment as a snapshot showed it (an `assignment` event, with
     `generation` the group epoch) plus its target and, once there, its reconciliation time."""
     KIND: ClassVar[str] = EventKind.ASSIGNMENT
     target: list[dict] | None = None
@@ -183,7 +183,7 @@ def _ms(seconds: float) -> int:
 
 @dataclass(frozen=True)
 class Holding(AssignmentChanged):
-    """A share or streams member that began or stopped holding its group up (§4
+    """A share or streams member that began or stopped holding its group up (an
     `assignment`, with `generation` the group epoch and the extra field `behind`): its
     assignment as the look showed it, added / revoked against the one last told."""
     KIND: ClassVar[str] = EventKind.ASSIGNMENT

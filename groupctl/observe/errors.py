@@ -7,7 +7,7 @@ from ..protocol.errors import ErrorCode
 
 
 class PartialFailure(GroupctlError):
-    """Some of the work succeeded (and was printed), some failed: exit 7 (DESIGN §5)."""
+    """Some of the work succeeded (and was printed), some failed: exit 7 (docs/reference/exit-codes.md)."""
 
     exit_code = ExitCode.KAFKA_ERROR
 

@@ -1,5 +1,5 @@
 """`watch --lag`: the lag source's rounds into the reducer, and each `rebalance` event's lag
-when its round started and when it ended (DESIGN §4 `lag_before` / `lag_after`).
+when its round started and when it ended (docs/reference/events.md: `lag_before` / `lag_after`).
 
     rounds = LagRounds(reducer, deliver=watcher.deliver, hurry=poller.hurry)
     rounds.route(event)              # every told event: delivered now, or held (below)

@@ -17,7 +17,7 @@ counters start at 0 for every reason kind as soon as its type is known, so `incr
 counts a group's first rebalance too.
 
 Labels of every group series: `cluster` (Kafka's cluster id from Metadata, the `cluster`
-of the §4 events: group names are unique per cluster only; a readable name is a target
+of the events: group names are unique per cluster only; a readable name is a target
 label in the scrape config), `group`, `type` (classic, consumer, share, streams).
 
 Adding a metric is one small function (the group families are in observe.metrics_groups):

@@ -1,7 +1,7 @@
 """The read model of a group: what `describe` shows, built from decoded responses.
 
 Pure functions from response dicts (snake_case fields of Kafka's JSON specs) to
-GroupDescription, whose to_dict() is the JSON contract of DESIGN §3. No I/O here; the
+GroupDescription, whose to_dict() is the JSON contract of docs/reference/json-fields.md. No I/O here; the
 client-facing half lives in observe/describe.py.
 """
 from __future__ import annotations

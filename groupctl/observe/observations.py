@@ -2,7 +2,7 @@
 
 Every source (the describe poller in source.py; a replay of the coordinator's records; the
 probe's own member) yields these, and `RebalanceStory.feed(observation)` turns them into
-§4 events. `source` is the label that goes into the events' envelope ("describe",
+events (docs/reference/events.md). `source` is the label that goes into the events' envelope ("describe",
 "records", "probe"); `at` is wall-clock seconds (a describe's answer, a record's broker
 timestamp, the probe's clock).
 

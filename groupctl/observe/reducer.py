@@ -1,4 +1,4 @@
-"""The one reducer: §4 events (envelope dicts, from any source) folded into per-group state.
+"""The one reducer: events (envelope dicts, from any source) folded into per-group state.
 
     reducer = Reducer()
     status = reducer.apply(event)      # the GroupStatus of event["group"], updated

@@ -1,4 +1,4 @@
-"""One rebalance story: observations of a group (observations.py) -> the events of §4.
+"""One rebalance story: observations of a group (observations.py) -> the events of docs/reference/events.md.
 
     story = RebalanceStory("orders")
     events = story.feed(Seen("orders", at, "describe", desc))     # [Event], maybe []

@@ -1,4 +1,4 @@
-"""`watch`: follow groups passively, without joining them (DESIGN §2, §4).
+"""`watch`: follow groups passively, without joining them (docs/commands/watch.md, docs/reference/events.md).
 
     watcher = Watcher(cluster, WatchSettings(groups=["g"], interval=1.0), emit=sink)
     code = await watcher.run()        # 0, or ExitCode.CONDITION_VIOLATED via ConditionViolated
@@ -6,7 +6,7 @@
 
 The pipeline of observe/ (see its package doc): the describe poller (source.py; `--all`
 relisting, back-off), or with `source="records"` the tail of the coordinator's records
-(records_source.py) -> one RebalanceStory per group (story.py) -> §4 envelopes (source
+(records_source.py) -> one RebalanceStory per group (story.py) -> event envelopes (source
 "describe" or "records") -> `emit` and the reducer (reducer.py), whose per-group state
 gives the summary and --max-rebalances. A group that disappears is told as `state` Dead once and then
 forgotten (with --all) or watched for a comeback.

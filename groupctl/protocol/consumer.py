@@ -133,7 +133,7 @@ class Subscription:
     trailing: bytes = b""
 
     def to_dict(self, assignor: str | None = None) -> dict:
-        """DESIGN §3 subscription object. `assignor` (the group's protocol name) picks how
+        """The subscription object of docs/reference/json-fields.md. `assignor` (the group's protocol name) picks how
         user data is decoded; unknown assignors and undecodable bytes give hex."""
         out = {
             "version": self.version,

@@ -1,6 +1,6 @@
 """Table views of `list` and `describe` (json/yaml print the same data, whole).
 
-Input is the plain data of DESIGN §3 (GroupDescription.to_dict()). `wide` adds full
+Input is the plain data of docs/reference/json-fields.md (GroupDescription.to_dict()). `wide` adds full
 member ids, instance ids, racks, decoded subscriptions (topics, owned partitions,
 generation, user data) and target assignments. Off a terminal the tables are not
 wrapped to 80 columns: scripts and pagers get one line per row.

@@ -1,4 +1,4 @@
-"""The live view of an event stream (DESIGN §4 events) for `join --watch` and `watch` on
+"""The live view of an event stream (docs/reference/events.md) for `join --watch` and `watch` on
 a terminal (one renderer for both: the probe's view is the passive one plus its own
 member). render.live routes the events here; render.watch_lines writes the plain lines.
 

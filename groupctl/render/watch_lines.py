@@ -1,5 +1,5 @@
 """The plain lines of a live event stream (`watch` / `join --watch` into a pipe or file,
-and with -o json/yaml): one human line per DESIGN §4 event, every unknown value a `-`;
+and with -o json/yaml): one human line per event (docs/reference/events.md), every unknown value a `-`;
 and the summary a watch prints at its end, in each output format.
 """
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """`groupctl analyze` end to end in-process (on the shared local SparkSession): outputs
-under --out, -o json per DESIGN §6, the summary, exit codes 2 and 3 (which fail before
+under --out, -o json per docs/commands/analyze.md, the summary, exit codes 2 and 3 (which fail before
 Spark starts), and report.html in headless Chromium."""
 from __future__ import annotations
 

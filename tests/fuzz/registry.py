@@ -11,7 +11,7 @@ What counts as a crash (issue 21: "anything other than the documented decode err
   - a hang: one input running past libFuzzer's -timeout (bench/fuzz.py: 10 s; a harness
     may set a tighter CPU budget of its own, the regex one does);
   - the CLI harness: exit 1 ("internal error"), a traceback on stderr without --debug, or
-    an exit code outside DESIGN §5.
+    an exit code outside docs/reference/exit-codes.md.
 The documented errors are: protocol/ decoders -> groupctl.protocol.types.DecodeError
 (its docstring: "Readers raise DecodeError, never IndexError or struct.error"); config/
 parsers -> groupctl.errors.UsageError (exit 2); the regex twins document nothing (a line

@@ -7,7 +7,7 @@
   contexts/    the README's contexts file and variants (lists, flow style, nulls, ...)
   patterns/    real log lines from tests/fixtures/analyze (broker 4.3 and 3.x, Java
                classic and KIP-848 consumers, librdkafka): a few per line kind
-  cli/         command lines from the README / DESIGN §2 (argv joined by NUL bytes)
+  cli/         command lines from the README / docs/commands (argv joined by NUL bytes)
 """
 from __future__ import annotations
 

@@ -12,8 +12,8 @@ Network: every broker address is 127.0.0.1:1 (refused) and a command runs with
 once. Commands that start processes or Spark (lab, demo, analyze) are not run. Files are
 written only under a private directory (the contexts file, --record, analyze's --out).
 
-A crash: an exception out of invoke, exit 1 (DESIGN §5: unexpected internal error), an
-exit code §5 does not list, or a traceback on stderr without --debug.
+A crash: an exception out of invoke, exit 1 (docs/reference/exit-codes.md: unexpected internal error), an
+exit code docs/reference/exit-codes.md does not list, or a traceback on stderr without --debug.
 """
 from __future__ import annotations
 

@@ -114,7 +114,7 @@ _PAYLOADS = (_subscription, _assignment, _user_data)
 @harness("consumer", documented=(DecodeError,))
 def consumer_payloads(data: bytes) -> None:
     """Consumer-protocol payloads (byte 0: 0 subscription, 1 assignment, 2 assignor user
-    data; its high bits pick the assignor), decoded, rendered to JSON (DESIGN §3), and
+    data; its high bits pick the assignor), decoded, rendered to JSON (docs/reference/json-fields.md), and
     re-encoded: the round trip must give the same value."""
     if not data:
         return

@@ -1,6 +1,6 @@
 """force-rebalance as a real process, stopped by SIGINT or SIGTERM at each phase: before its
 JoinGroup, while the JoinGroup is parked, after its LeaveGroup. Every time: exit 130 (an
-interrupted command, DESIGN §5), and no groupctl member in the group afterwards.
+interrupted command, docs/reference/exit-codes.md), and no groupctl member in the group afterwards.
 
 The test hook _GROUPCTL_PAUSE_AT=PHASE:SECONDS holds the command at a phase, and --debug
 prints each phase on stderr, so the signal lands there and nowhere else."""

@@ -1,5 +1,5 @@
 """`groupctl join --watch` as a real process: SIGINT and SIGTERM make the probe leave (the
-group no longer lists it within a second), then exit 0 (DESIGN §5: a clean stop); `--duration` ends with exit 0;
+group no longer lists it within a second), then exit 0 (docs/reference/exit-codes.md: a clean stop); `--duration` ends with exit 0;
 --record writes the same events as -o ndjson."""
 from __future__ import annotations
 

@@ -279,7 +279,7 @@ def test_encode_version_above_latest_writes_latest_and_negative_is_refused():
         encode_subscription(SUB, -1)
 
 
-# ---- JSON shape (DESIGN §3 subscription object) -----------------------------------------
+# ---- JSON shape (json-fields.md subscription object) --------------------------------------
 
 def test_subscription_to_dict_shape():
     sticky = encode_sticky_user_data(StickyUserData([TopicPartitions("orders", [0, 2])], 6))

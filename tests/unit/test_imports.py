@@ -26,7 +26,7 @@ def test_codegen_and_encoders_never_import_spec():
 
 
 # ---- every package: layers import downward only ------------------------------------------
-# The rule (DESIGN §8, ARCHITECTURE.md): cli -> render -> coordinator -> observe -> client ->
+# The rule (ARCHITECTURE.md, docs/development/architecture.md): cli -> render -> coordinator -> observe -> client ->
 # protocol, each layer importing only those below it. observe and coordinator sit side by
 # side in the design; the probe tells its group's story through observe's story and
 # describe, so coordinator may import observe and observe never imports coordinator.

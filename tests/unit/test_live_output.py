@@ -101,7 +101,7 @@ def test_every_event_with_unknown_fields_reads_dash_not_none():
     for body in bodies:
         line = plain_line(ev(body))
         assert "None" not in line, line
-    # the pipeline's `snapshot` (DESIGN §4), as it will come: not in events.py here yet
+    # the pipeline's `snapshot` (docs/reference/events.md), as it will come: not in events.py here yet
     snapshot = {"v": 1, "ts": iso_ts(0), "source": "describe", "cluster": None, "group": "g",
                 "event": "snapshot", "state": "Stable", "type": "classic", "generation": None,
                 "protocol": None, "members": [{"member_id": "a", "assignment": T01}]}

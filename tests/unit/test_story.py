@@ -1,5 +1,5 @@
 """observe/story.py: successive snapshots of a group (observe.model GroupDescriptions, with
-times from an injected clock) -> the DESIGN §4 events, as a passive watcher feeds it."""
+times from an injected clock) -> the events of docs/reference/events.md, as a passive watcher feeds it."""
 from __future__ import annotations
 
 from story_support import look

@@ -101,7 +101,7 @@ class BaseMember:
         return -1
 
     def poll_events(self) -> list[Event]:
-        """Events since the last call (DESIGN §4 types; `groupctl.events.envelope` wraps)."""
+        """Events since the last call (the types of docs/reference/events.md; `groupctl.events.envelope` wraps)."""
         out, self._events = self._events, []
         return out
 

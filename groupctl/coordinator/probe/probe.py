@@ -12,7 +12,7 @@ member, its result goes back through the driver's inbox), and its view of the gr
 (view.py, which feeds observe/story.py): each new stable generation is described, and a
 KIP-848 group (a member without that capability: the broker assigns, the group counts
 epochs) is described at the member's heartbeat interval. Events: the member's own plus
-those of the view, each put in the §4 envelope and handed to `emit`. Times come from one
+those of the view, each put in the event envelope and handed to `emit`. Times come from one
 Clock (groupctl.clock, from Env), the driver's too.
 
 Leaving: `join_once` and `watch` always leave (clean stop, error, Ctrl-C and SIGTERM,

@@ -3,7 +3,7 @@ place a member protocol is chosen), which protocols it offers, its subscription 
 the leader's assignment. The group as it is (observe.model GroupDescription) comes from
 observe/snapshot.py.
 
-Protocol choice (DESIGN §2 "The probe in an existing group"):
+Protocol choice (docs/commands/join.md, "The KIP-848 probe"):
 
     --assignor NAME        offer NAME only.
     group has a protocol   (DescribeGroups protocol_data, set while CompletingRebalance or

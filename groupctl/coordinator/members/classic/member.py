@@ -6,7 +6,7 @@ GroupMember's, in coordinator/members/interface.py. Bodies are dicts with the sn
 Kafka's JSON specs (requests.py builds them); `Outgoing.min_version` says the lowest version
 that can carry a request's meaning.
 
-The contract followed (DESIGN §2, KAFKA-FACTS "Client behaviour worth copying"):
+The contract followed (docs/commands/join.md; the Java client's ConsumerCoordinator):
 
 - FindCoordinator (key type 0) whenever the coordinator is unknown, then JoinGroup.
 - JoinGroup with an empty member id -> MEMBER_ID_REQUIRED carries the member id -> rejoin at

@@ -2,7 +2,7 @@
 classic member on the shared BaseMember (coordinator/members/base.py). The broker assigns; the
 member reconciles towards what it is given and acknowledges it.
 
-The contract followed (DESIGN §2, KAFKA-FACTS, the Java client's ConsumerMembershipManager
+The contract followed (docs/commands/join.md, the Java client's ConsumerMembershipManager
 and ConsumerHeartbeatRequestManager):
 
 - FindCoordinator (key type 0) whenever the coordinator is unknown.

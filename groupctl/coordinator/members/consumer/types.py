@@ -31,7 +31,7 @@ SERVER_ASSIGNORS = ("uniform", "range")   # the broker's built-in group.consumer
 # topics over everyone: real members lose partitions to the probe, or all of them.
 # The Java client never sends [] (subscribe([]) is unsubscribe()); a non-empty list is what
 # it sends for a topic that does not exist, and the broker handles that right.
-# README "The KIP-848 probe's subscription"; /work/notes/issue-12-empty.md has the evidence.
+# docs/concepts/probe.md, "The KIP-848 probe's subscription".
 NO_PARTITIONS_TOPIC = "groupctl:no-partitions"
 
 # What the member does about an error code in a ConsumerGroupHeartbeat answer (the Java
