@@ -61,3 +61,26 @@ class KafkaError(BrokerErrorCode, GroupctlError):
 class LabError(GroupctlError):
     """The local lab could not do what was asked (Java/Maven missing, port taken...)."""
     exit_code = ExitCode.INTERNAL
+
+
+class OutOfDescriptors(UsageError):
+    """The process may open no more files or sockets (EMFILE, ENFILE): the machine's
+    limit, not the cluster's fault nor groupctl's bug (exit 2, one line)."""
+
+    @classmethod
+    def from_os_error(cls, exc: OSError) -> "OutOfDescriptors":
+        import errno
+
+        try:   # an extension module: loading it needs a descriptor too
+            import resource
+
+            soft = f": {resource.getrlimit(resource.RLIMIT_NOFILE)[0]}"
+        except ImportError:
+            soft = ""
+        which = ("the system's" if exc.errno == errno.ENFILE
+                 else f"this process's (ulimit -n{soft})")
+        return cls(f"out of file descriptors: {which} limit is reached; raise it, or watch "
+                   f"fewer groups at once")
+
+
+DESCRIPTORS_ERRNOS = (24, 23)   # EMFILE, ENFILE

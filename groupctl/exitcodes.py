@@ -27,8 +27,11 @@ MEANINGS = {
                     "no brokers given, a path that cannot be written, a lab that already runs "
                     "(found before any work starts); also a file that cannot be written "
                     "later, e.g. a full disk (`--record`, `--out`, the config file: the old "
-                    "file stays, nothing half-written)",
-    ExitCode.UNREACHABLE: "no broker reachable (refused, DNS, TLS handshake, not a Kafka broker)",
+                    "file stays, nothing half-written); a group id longer than Kafka's "
+                    "32,767 bytes; out of file descriptors (`ulimit -n`)",
+    ExitCode.UNREACHABLE: "no broker reachable (refused, DNS, TLS handshake, not a Kafka "
+                          "broker, an answer that does not decode or is over what groupctl "
+                          "reads)",
     ExitCode.AUTH: "authentication or authorization failed",
     ExitCode.NOT_FOUND: "group not found (or Empty where a live group is required)",
     ExitCode.TIMEOUT: "timeout: the condition was not reached in time",

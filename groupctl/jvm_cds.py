@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 from typing import Iterable
 
+from . import safe_files
+
 
 def java_path() -> str | None:
     """The java executable groupctl starts: $JAVA_HOME/bin/java, else java on PATH."""
@@ -29,9 +31,9 @@ def java_path() -> str | None:
 
 
 def cache_root() -> Path:
-    """``$GROUPCTL_CACHE`` or ``~/.cache/groupctl``."""
-    env = os.environ.get("GROUPCTL_CACHE")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "groupctl"
+    """``$GROUPCTL_CACHE`` or ``~/.cache/groupctl``, refused (safe_files.UnsafePath, an
+    OSError) when another local user could write to it."""
+    return safe_files.cache_root()
 
 
 def options(kind: str, valid_for: Iterable[str]) -> tuple[list[str], Path | None]:
@@ -40,8 +42,7 @@ def options(kind: str, valid_for: Iterable[str]) -> tuple[list[str], Path | None
     commit() after that JVM exits). ([], None) when the cache can't be written."""
     digest = hashlib.sha256("\n".join(valid_for).encode()).hexdigest()[:16]
     try:
-        directory = cache_root() / "cds"
-        directory.mkdir(parents=True, exist_ok=True)
+        directory = safe_files.private_dir(cache_root() / "cds")
         archive = directory / f"{kind}-{digest}.jsa"
         if archive.is_file() and archive.stat().st_size > 0:
             return [f"-XX:SharedArchiveFile={archive}"], None

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 from urllib.parse import urlparse
 
+from .. import safe_files
 from ..errors import UnreachableError, UsageError
 
 if TYPE_CHECKING:
@@ -47,11 +48,20 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 def log4j_file(level: str = "error") -> Path:
     """Spark's log4j2 configuration logging at `level` (error, off)."""
     text = LOG4J2.format(level=level)
-    path = Path(tempfile.gettempdir()) / f"groupctl-spark-log4j2-{os.getuid()}-{level}.properties"
-    if not path.exists() or path.read_text() != text:
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(text)
-        tmp.replace(path)
+    # In the user's own cache (the JVM runs what a log4j configuration says): never in
+    # the shared temp directory, where another user could plant it or a link at its name.
+    try:
+        directory = safe_files.private_dir(safe_files.cache_root() / "spark")
+    except OSError:
+        directory = Path(tempfile.mkdtemp(prefix="groupctl-spark-"))   # 0700, fresh
+    path = directory / f"log4j2-{level}.properties"
+    try:
+        with safe_files.open_read(path) as f:
+            if f.read().decode() == text:
+                return path
+    except (OSError, UnicodeDecodeError):
+        pass
+    safe_files.write_atomic(path, text)
     return path
 
 

@@ -232,15 +232,19 @@ def _session(master: str, progress: bool, short_run: bool, debug: bool):
 
 
 def _writable_dir(out: Path) -> Path:
-    """--out made (if missing) and proven writable, or UsageError naming it: found before
+    """--out (or, when missing, its parent) proven writable, or UsageError naming it: found before
     Spark starts, not after its job. Tried, not guessed from mode bits (root passes those)."""
     import tempfile
 
+    from .outdir import check_not_symlink
+
+    check_not_symlink(out)
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out}: not a directory")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=out, prefix=".groupctl-write-test-"):
+    try:   # a missing --out is made only once everything is written (outdir)
+        probe = out if out.exists() else out.absolute().parent
+        probe.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=probe, prefix=".groupctl-write-test-"):
             pass
     except OSError as exc:
         raise UsageError(f"--out {out}: cannot write there ({exc.strerror or exc})") from None

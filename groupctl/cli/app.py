@@ -15,7 +15,7 @@ import typer
 from typer._click import exceptions as click_exc  # typer 0.26-0.28 vendor click (pyproject)
 
 from .. import __version__, startup
-from ..errors import GroupctlError, UsageError
+from ..errors import DESCRIPTORS_ERRNOS, GroupctlError, OutOfDescriptors, UsageError
 from ..exitcodes import ExitCode
 from .env import Env, Settings
 
@@ -76,6 +76,7 @@ def main(
         raise UsageError("--timeout must be positive")
     if command_config is not None:
         _check_command_config(command_config)
+    _check_cache()
     env = ctx.obj if isinstance(ctx.obj, Env) else Env.from_system()
     if _from_environment(ctx, "bootstrap_server"):  # Env reads the variable itself
         bootstrap_server = None
@@ -84,6 +85,18 @@ def main(
     ctx.obj = env
     if ctx.invoked_subcommand not in STARTUP_ENDS_IN_RUN_ASYNC:
         startup.release()
+
+
+def _check_cache() -> None:
+    """groupctl runs code from its cache (decoders, Kafka's jars, JVM archives): a cache
+    another local user could write to is refused before any command starts."""
+    from ..safe_files import UnsafePath, check_cache
+
+    try:
+        check_cache()
+    except UnsafePath as exc:
+        raise UsageError(f"cache {exc}; set GROUPCTL_CACHE to a directory of your own") \
+            from None
 
 
 def _from_environment(ctx: typer.Context, param: str) -> bool:
@@ -189,5 +202,11 @@ def invoke(argv: list[str], env: Env | None = None) -> int:
     except BrokenPipeError:
         env.silence_broken_pipe()
         return ExitCode.OK
+    except OSError as exc:
+        if exc.errno not in DESCRIPTORS_ERRNOS:
+            return env.fail(f"internal error: {type(exc).__name__}: {exc}", ExitCode.INTERNAL,
+                            debug)
+        err = OutOfDescriptors.from_os_error(exc)   # e.g. while importing a module
+        return env.fail(str(err), err.exit_code, debug)
     except Exception as exc:  # the one place an unexpected error becomes exit 1
         return env.fail(f"internal error: {type(exc).__name__}: {exc}", ExitCode.INTERNAL, debug)

@@ -37,7 +37,12 @@ def canary_cmd(
         "/metrics and /healthz on PORT (0: any free port, said on stderr)."),
     metrics_host: str = typer.Option("127.0.0.1", "--metrics-host", metavar="HOST",
                                      help="With --metrics-port: the address to listen on "
-                                     "(default 127.0.0.1; 0.0.0.0 for every interface)."),
+                                     "(default 127.0.0.1; 0.0.0.0 for every interface: "
+                                     "then give --web-config)."),
+    web_config: Optional[str] = typer.Option(
+        None, "--web-config", metavar="FILE", help="With --metrics-port: TLS and basic "
+        "authentication of the metrics server from a Prometheus web configuration file "
+        "(as watch's)."),
 ):
     """Time what every consumer goes through, on every group coordinator.
 
@@ -82,6 +87,8 @@ def canary_cmd(
         raise UsageError("--interval must be positive")
     if duration is not None and not duration > 0:
         raise UsageError("--duration must be positive")
+    if web_config is not None and metrics_port is None:
+        raise UsageError("--web-config needs --metrics-port")
     if metrics_port is not None and not 0 <= metrics_port <= 65535:
         raise UsageError("--metrics-port must be 0..65535")
     timeout = env.settings.timeout
@@ -90,7 +97,8 @@ def canary_cmd(
         round=RoundSettings(timeout_s=timeout, leave_budget_s=min(5.0, timeout)))
     if monitor:
         assert interval is not None
-        return _monitor(env, settings, interval, duration, (metrics_host, metrics_port))
+        return _monitor(env, settings, interval, duration,
+                        (metrics_host, metrics_port, web_config))
     return _once(env, settings, max_ms)
 
 
@@ -129,20 +137,22 @@ def _once(env, settings, max_ms: float | None) -> int:
 
 
 def _monitor(env, settings, interval: float, duration: float | None,
-             metrics_at: tuple[str, int | None]) -> int:
+             metrics_at: tuple[str, int | None, str | None]) -> int:
     from ..coordinator.canary.metrics import CanaryMetrics
     from ..coordinator.canary.runner import CanaryRunner, Outcomes
     from ..render.canary import canary_table
     from ..render.output import NdjsonWriter
     from .common import make_cluster, run_async
 
-    host, port = metrics_at
+    host, port, web_config = metrics_at
     server = None
     notice = _notice(env)
     if port is not None:
         from ..observe.metrics_server import MetricsServer
+        from ..observe.web_config import load
 
-        server = MetricsServer(CanaryMetrics(), host, port)   # a bad port: exit 2, now
+        web = load(web_config) if web_config is not None else None
+        server = MetricsServer(CanaryMetrics(), host, port, web)   # a bad port: exit 2, now
     outcomes = Outcomes()
     rows_as_json = env.settings.output in ("json", "ndjson")
     writer = NdjsonWriter(env.stdout)
@@ -167,8 +177,8 @@ def _monitor(env, settings, interval: float, duration: float | None,
 
             if server is not None:
                 server.start()
-                h, p = server.address
-                notice(f"serving metrics on http://{h}:{p}/metrics and /healthz")
+                for line in server.serving():
+                    notice(line)
             await runner.monitor(interval, duration, on_results)
 
     try:

@@ -13,6 +13,7 @@ from ..errors import UsageError
 from .app import app
 from .env import env_of
 from .complete import complete_groups
+from .group_ids import check as check_group_ids
 
 _READ_ONLY = "Read-only: never changes the cluster."
 
@@ -92,7 +93,7 @@ def describe_cmd(
     ctx: typer.Context,
     groups: list[str] | None = typer.Argument(  # noqa: B008
         None, metavar="GROUP", autocompletion=complete_groups, show_default=False,
-        help="Group ids to describe."),
+        help="Group ids to describe.", callback=check_group_ids),
     all_: bool = typer.Option(False, "--all", help="Every group on the cluster."),
     regex: str | None = typer.Option(None, "--regex", metavar="RE",
                                         help="With --all: only groups whose id matches RE."),

@@ -22,6 +22,7 @@ from ..errors import GroupctlError, UsageError
 from ..exitcodes import ExitCode
 from .app import app
 from .env import env_of
+from .group_ids import check as check_group_ids
 
 _TOPICS_HELP = ("Subscribe to these topics (comma-separated). Default: none, the probe wants "
                 "no partitions (classic: an empty subscription; consumer protocol: "
@@ -31,7 +32,8 @@ _TOPICS_HELP = ("Subscribe to these topics (comma-separated). Default: none, the
 @app.command("join")
 def join(
     ctx: typer.Context,
-    group: str = typer.Argument(..., help="The consumer group to join."),
+    group: str = typer.Argument(..., help="The consumer group to join.",
+                                callback=check_group_ids),
     topics: Optional[str] = typer.Option(None, "--topics", metavar="T,...", help=_TOPICS_HELP),
     protocol: Optional[str] = typer.Option(
         None, "--protocol", metavar="classic|consumer",

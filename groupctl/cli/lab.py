@@ -100,8 +100,11 @@ def up(
     ctx: typer.Context,
     brokers: int = typer.Option(1, "--brokers", help="Number of nodes: 1, or 3 (a 3-voter "
                                 "controller quorum); each node is a combined broker+controller."),
-    port: Optional[int] = typer.Option(None, "--port", help="Client port of node 1 (node N "
-                                       "uses PORT+N-1). Default: free ports are picked."),
+    port: Optional[int] = typer.Option(None, "--port", help="The lab's first port: node N's "
+                                       "client port is PORT+N-1, and every other listener "
+                                       "(controller, then SASL, SSL, SASL_SSL) takes the "
+                                       "next ports in turn, one per node (all must be free). "
+                                       "Default: free ports are picked."),
     kafka_home: Optional[str] = typer.Option(None, "--kafka-home",
                                              help="Use this Kafka 4.x install's libs/ instead of Maven Central."),
     kafka_version: Optional[str] = typer.Option(None, "--kafka-version",

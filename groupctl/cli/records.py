@@ -10,6 +10,7 @@ from ..errors import UsageError
 from .app import app
 from .env import env_of
 from .decode import decode_app
+from .group_ids import check as check_group_ids
 
 
 @decode_app.command("records")
@@ -109,7 +110,8 @@ def parse_time(text: str, option: str, now_ms: int) -> int:
 @app.command("history")
 def history_cmd(
     ctx: typer.Context,
-    groups: List[str] = typer.Argument(..., metavar="GROUP...", help="Groups to replay."),
+    groups: List[str] = typer.Argument(..., metavar="GROUP...", help="Groups to replay.",
+                                       callback=check_group_ids),
     since: Optional[str] = typer.Option(None, "--since", metavar="T",
                                         help=f"Tell events from this time on. {_TIME_HELP}"),
     until: Optional[str] = typer.Option(None, "--until", metavar="T",

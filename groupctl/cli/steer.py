@@ -20,6 +20,7 @@ from ..exitcodes import ExitCode
 from .app import app
 from .env import env_of
 from .complete import complete_groups
+from .group_ids import check as check_group_ids
 
 STEER_TIMEOUT = 60.0
 PAUSE_ENV = "_GROUPCTL_PAUSE_AT"  # test hook: "PHASE:SECONDS" holds force-rebalance there
@@ -80,7 +81,7 @@ def _snapshot_once(env, group: str, timeout: float):
 def force_rebalance_cmd(
     ctx: typer.Context,
     group: str = typer.Argument(..., metavar="GROUP", help="The group to rebalance.",
-                                autocompletion=complete_groups),
+                                autocompletion=complete_groups, callback=check_group_ids),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation "
                              "(required when stdin is not a terminal)."),
     reason: Optional[str] = typer.Option(
@@ -219,7 +220,7 @@ def _phase_reporter(env):
 def wait_cmd(
     ctx: typer.Context,
     group: str = typer.Argument(..., metavar="GROUP", help="The group to watch.",
-                                autocompletion=complete_groups),
+                                autocompletion=complete_groups, callback=check_group_ids),
     state: Optional[str] = typer.Option(
         None, "--state", metavar="STATE",
         help="Wait for this state, any case: classic Empty, PreparingRebalance, "
@@ -299,7 +300,7 @@ def _wait(env, group, cond, interval: float, timeout: float):
 def remove_member_cmd(
     ctx: typer.Context,
     group: str = typer.Argument(..., metavar="GROUP", help="The group.",
-                                autocompletion=complete_groups),
+                                autocompletion=complete_groups, callback=check_group_ids),
     instance_id: Optional[list[str]] = typer.Option(  # noqa: B008 - typer idiom
         None, "--instance-id", metavar="ID", help="Group instance id of a static member to "
         "remove (repeatable, or comma-separated)."),

@@ -10,6 +10,7 @@ from ..errors import UsageError
 from .app import app
 from .complete import complete_groups
 from .env import env_of
+from .group_ids import check as check_group_ids
 
 
 @app.command("watch")
@@ -17,7 +18,8 @@ def watch_cmd(
     ctx: typer.Context,
     groups: Optional[List[str]] = typer.Argument(None, metavar="GROUP...",
                                                  help="The groups to watch.",
-                                                 autocompletion=complete_groups),
+                                                 autocompletion=complete_groups,
+                                                 callback=check_group_ids),
     all_groups: bool = typer.Option(False, "--all", help="Watch every group of the cluster, "
                                     "following groups that appear and disappear."),
     regex: Optional[str] = typer.Option(None, "--regex", metavar="RE",
@@ -41,7 +43,13 @@ def watch_cmd(
         "/healthz on PORT (0: any free port, said on stderr)."),
     metrics_host: str = typer.Option("127.0.0.1", "--metrics-host", metavar="HOST",
                                      help="With --metrics-port: the address to listen on "
-                                     "(default 127.0.0.1; 0.0.0.0 for every interface)."),
+                                     "(default 127.0.0.1; 0.0.0.0 for every interface: "
+                                     "then give --web-config)."),
+    web_config: Optional[str] = typer.Option(
+        None, "--web-config", metavar="FILE", help="With --metrics-port: TLS and basic "
+        "authentication of the metrics server from a Prometheus web configuration file "
+        "(exporter-toolkit's format: tls_server_config cert_file/key_file, "
+        "basic_auth_users with bcrypt hashes)."),
     view: str = typer.Option("auto", "--view", metavar="auto|top|full",
                              help="The live view on a terminal: top (one row per group), "
                              "full (each group in full) or auto (default: top with --all, "
@@ -78,7 +86,9 @@ def watch_cmd(
     Dead event. Ctrl-C / SIGTERM or the end of --duration: exit 0, with a summary per
     group (rebalances, time spent rebalancing, members that flapped; -o yaml: YAML, -o
     json/ndjson: JSON lines). A closed pipe (`| head -1`): exit 0 at once, no summary.
-    --record FILE must be writable (exit 2 otherwise, before anything is sent).
+    --record FILE must be writable (exit 2 otherwise, before anything is sent). A named
+    group the principal may not describe: exit 4 at once (a gate never passes on a group
+    it cannot see).
     --max-rebalances N (with --duration): exit 8 as soon as a group rebalances more than
     N times, e.g. `groupctl watch orders --duration 600 --max-rebalances 2 || rollback`.
     --metrics-port PORT: also serve Prometheus metrics of the same story on
@@ -86,8 +96,13 @@ def watch_cmd(
     was entered, generation or epochs, members, members behind their target, rebalances
     by reason kind and their durations, unowned-partition time, the last rebalance's
     time; groupctl's own: up, describe rounds and their duration, failed rounds, contact
-    lost, groups followed; docs/reference/metrics.md lists every metric) and /healthz (200 after a successful describe round, 503 before the first
-    and after 3 failed rounds in a row). A port that cannot be bound: exit 2.
+    lost, groups followed; docs/reference/metrics.md lists every metric) and /healthz
+    (200 while the last describe round succeeded; 503 before the first and from the first
+    failed round: contact lost). A port that cannot be bound: exit 2.
+    The server answers GET and HEAD only (405 otherwise), with a bounded pool of threads
+    and timeouts; on loopback the Host header must name a loopback address. With
+    --metrics-host beyond loopback give --web-config FILE (the Prometheus web
+    configuration file: TLS certificate and key, basic_auth_users with bcrypt hashes).
     --view top: one row per group, most recent activity first (state, type, members,
     generation or group/assignment epochs, rebalances in the last 5 minutes, the last
     rebalance's age, members behind their target), as many as the terminal holds and a
@@ -97,8 +112,8 @@ def watch_cmd(
     default 10 s; batched OffsetFetch and ListOffsets per partition leader, read-only):
     each `rebalance` event gets `lag_before` and `lag_after` (the group's total lag read
     nearest the round's start and first after its end, null when unknown), and with
-    --metrics-port the lag per group and topic (kafka_consumergroup_group_sum_lag,
-    kafka_consumergroup_group_topic_sum_lag, kafka_consumergroup_group_max_lag); on a
+    --metrics-port the lag per group and topic (groupctl_group_lag,
+    groupctl_group_topic_lag, groupctl_group_lag_max); on a
     terminal, a lag line under each group shown in full and a LAG column in the top view."""
     from ..observe.watch import WatchSettings
     from ..render.watch import VIEWS
@@ -119,7 +134,9 @@ def watch_cmd(
         raise UsageError(f"--view must be one of {', '.join(VIEWS)}, not {view!r}")
     if metrics_port is not None and not 0 <= metrics_port <= 65535:
         raise UsageError("--metrics-port must be 0..65535")
-    return _run(env, settings, record, (metrics_host, metrics_port), view)
+    if web_config is not None and metrics_port is None:
+        raise UsageError("--web-config needs --metrics-port")
+    return _run(env, settings, record, (metrics_host, metrics_port, web_config), view)
 
 
 def _regex(text: str | None, all_groups: bool):
@@ -160,8 +177,8 @@ def _check(s) -> None:
         raise UsageError("--max-rebalances needs --duration and a number >= 0")
 
 
-def _run(env, settings, record: str | None, metrics_at: tuple[str, int | None],
-         view: str = "auto") -> int:
+def _run(env, settings, record: str | None,
+         metrics_at: tuple[str, int | None, str | None], view: str = "auto") -> int:
     from ..observe.watch import ConditionViolated, Watcher
     from ..render.live import open_sinks
     from ..render.watch_lines import summary_text
@@ -209,13 +226,15 @@ def _run(env, settings, record: str | None, metrics_at: tuple[str, int | None],
     return 0
 
 
-def _bind_metrics(host: str, port: int | None):
+def _bind_metrics(host: str, port: int | None, web_config: str | None = None):
     if port is None:
         return None
     from ..observe.metrics import MetricsServer, WatchMetrics
     from ..observe.reducer import Reducer
+    from ..observe.web_config import load
 
-    return MetricsServer(WatchMetrics(Reducer(), followed=lambda: 0), host, port)
+    web = load(web_config) if web_config is not None else None
+    return MetricsServer(WatchMetrics(Reducer(), followed=lambda: 0), host, port, web)
 
 
 def _serve(server, watcher, notice) -> None:
@@ -229,5 +248,5 @@ def _serve(server, watcher, notice) -> None:
 
         add_lag_metrics(metrics, watcher.lag_source)
     server.start()
-    host, port = server.address
-    notice(f"serving metrics on http://{host}:{port}/metrics and /healthz")
+    for line in server.serving():
+        notice(line)

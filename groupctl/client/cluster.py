@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import Union
 
 from ..config import PLAINTEXT, SecurityConfig, split_host_port
-from ..errors import GroupctlError, UnreachableError
+from ..errors import GroupctlError, OutOfDescriptors, UnreachableError
 from ..protocol.messages import METADATA
 from ..protocol.spec import R, Api
 from .connection import DEFAULT_REQUEST_TIMEOUT, BrokerConnection, format_address, is_permanent
@@ -38,6 +38,7 @@ from .trace import Tracer, current_tracer
 Body = Union[dict, Callable[[BrokerConnection], dict]]
 DEFAULT_CONNECT_TIMEOUT = 10.0
 SLOW_BOOTSTRAP_NOTICE = 1.0  # seconds without a connection before on_slow_bootstrap
+FAN_OUT = 8   # brokers for_each_broker asks at once
 
 
 class Cluster(CoordinatorMixin):
@@ -139,6 +140,7 @@ class Cluster(CoordinatorMixin):
         try:
             while pending and winner is None:
                 done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                unexpected = None   # raised once every task done is read (none unretrieved)
                 for t in done:
                     exc = t.exception()
                     if exc is None:
@@ -149,7 +151,11 @@ class Cluster(CoordinatorMixin):
                     elif isinstance(exc, GroupctlError):
                         failed.append((tasks[t], exc))
                     else:
-                        raise exc
+                        unexpected = unexpected or exc
+                if unexpected is not None:
+                    if winner is not None:
+                        await winner.close()
+                    raise unexpected
         finally:
             for t in pending:
                 t.cancel()
@@ -339,11 +345,18 @@ class Cluster(CoordinatorMixin):
         d = self.deadline(deadline)
         await self.metadata([], deadline=d)
         ids = sorted(self.nodes)
+        # at most FAN_OUT brokers at once: the cluster says how many brokers there are,
+        # and each answer is held until all are in (150 advertised brokers x a hostile
+        # answer each took gigabytes)
+        gate = asyncio.Semaphore(FAN_OUT)
 
         async def one(node_id: int):
             try:
-                return await self.request(api, body, node_id=node_id, version=version,
-                                          min_version=min_version, deadline=d)
+                async with gate:
+                    return await self.request(api, body, node_id=node_id, version=version,
+                                              min_version=min_version, deadline=d)
+            except OutOfDescriptors:
+                raise   # the machine's limit: no broker's fault, said once for the command
             except GroupctlError as exc:
                 return exc
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from .. import __version__
 from ..config import PLAINTEXT, SecurityConfig
-from ..errors import GroupctlError, UnreachableError
+from ..errors import DESCRIPTORS_ERRNOS, GroupctlError, OutOfDescriptors, UnreachableError
 from ..protocol.frame import (
     MAX_FRAME,
     decode_response,
@@ -50,6 +50,10 @@ from .memo import MEMO_KEYS, ResponseMemo
 from .trace import Tracer, current_tracer
 
 HANDSHAKE_MAX_FRAME = 1 << 20  # an ApiVersions response is a few KB; more is not Kafka
+# Responses of these APIs larger than this are refused unread (others: MAX_FRAME): a
+# ListGroups answer of 32 MB lists ~500,000 groups of one broker; FindCoordinator's
+# names a few coordinators.
+FRAME_LIMITS = {16: 32 << 20, 10: 1 << 20}   # ListGroups, FindCoordinator
 DEFAULT_REQUEST_TIMEOUT = 30.0  # Kafka's request.timeout.ms
 _SIZE = struct.Struct(">i")
 _SOFTWARE_VERSION = re.sub(r"[^a-zA-Z0-9.-]", "-", __version__).strip("-.") or "0"
@@ -142,6 +146,8 @@ class BrokerConnection:
         except ConnectionRefusedError:
             raise UnreachableError(f"{self.address}: connection refused") from None
         except (ConnectionError, OSError) as exc:
+            if exc.errno in DESCRIPTORS_ERRNOS:   # no retry will help: said at once
+                raise OutOfDescriptors.from_os_error(exc) from None
             why = exc.strerror or str(exc) or type(exc).__name__
             if ctx is not None:  # a plaintext listener drops a TLS ClientHello
                 raise _permanent(UnreachableError(
@@ -310,7 +316,14 @@ class BrokerConnection:
                 if size < 4 or size > limit:
                     raise self._foreign(f"its answer starts with {head!r}, which is no frame "
                                         f"size ({size})", head)
-                data = await reader.readexactly(size)
+                data = await reader.readexactly(4)
+                waiting = self._pending.get(peek_correlation_id(data))
+                limit = FRAME_LIMITS.get(waiting[0].key, limit) if waiting else limit
+                if size > limit:   # never read: a hostile size costs no memory
+                    raise _permanent(ProtocolError(
+                        f"{self.label} sent a {waiting[0].name if waiting else ''} answer "
+                        f"of {size:,} bytes, over the {limit:,} groupctl reads"))
+                data += await reader.readexactly(size - 4)
                 corr = peek_correlation_id(data)
                 entry = self._pending.pop(corr, None)
                 if entry is None:

@@ -6,7 +6,7 @@ maps it to the right exit code without knowing this module:
     RequestTimeoutError    DeadlineError    (6)  one request got no answer in time
     UnsupportedVersionError KafkaError      (7)  no API version both sides speak
     KafkaAuthError         AuthError        (4)  an auth error code from the broker
-    ProtocolError          GroupctlError    (1)  a response that does not decode
+    ProtocolError          GroupctlError    (3)  a response that does not decode
 
 `kind` is the short word the sans-IO state machines take in `on_failure(api, kind, ...)`:
 "disconnected", "timeout", or the class's own.
@@ -21,6 +21,7 @@ from ..errors import (
     KafkaError,
     UnreachableError,
 )
+from ..exitcodes import ExitCode
 from ..protocol.errors import ErrorCode
 
 # Error codes that mean "you may not" or "you are not who you say": exit 4, not 7.
@@ -56,10 +57,12 @@ class RequestTimeoutError(DeadlineError):
 
 
 class ProtocolError(GroupctlError):
-    """A Kafka response that groupctl cannot decode (a bug, or a broker it does not know):
-    exit 1."""
+    """A response that groupctl cannot decode, or one over what it decodes (a hostile
+    or broken peer, a broker it does not know): exit 3, as for a peer that is not Kafka
+    (a broker's bytes are input, not groupctl's bug)."""
 
     kind = "protocol"
+    exit_code = ExitCode.UNREACHABLE
 
 
 class UnsupportedVersionError(KafkaError):

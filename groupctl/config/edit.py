@@ -174,12 +174,12 @@ class ContextsDocument:
     def save(self) -> None:
         """Write atomically (see the module doc); the old file stays on any error."""
         target = Path(os.path.realpath(self.path))  # a symlinked config: write its target
-        new_dir = not target.parent.exists()
-        target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        if new_dir:
-            os.chmod(target.parent, 0o700)
-        mode = stat.S_IMODE(os.stat(target).st_mode) if target.exists() else 0o600
         try:
+            new_dir = not target.parent.exists()
+            target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            if new_dir:
+                os.chmod(target.parent, 0o700)
+            mode = stat.S_IMODE(os.stat(target).st_mode) if target.exists() else 0o600
             fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.",
                                        suffix=".tmp")  # created 0600
         except OSError as exc:

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from .. import jvm_cds
 from ..errors import LabError, UsageError
+from ..safe_files import write_atomic
 from . import dist, process
 from . import sasl as labsasl
 from . import tls as labtls
@@ -150,9 +151,7 @@ class Lab:
 
     # --- persistence -------------------------------------------------------------
     def save(self) -> None:
-        tmp = self.state_file.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(asdict(self), indent=2) + "\n")
-        os.replace(tmp, self.state_file)
+        write_atomic(self.state_file, json.dumps(asdict(self), indent=2) + "\n")  # 0600
 
     @classmethod
     def load(cls, name: str = DEFAULT_NAME, root: Path | str | None = None) -> "Lab | None":
@@ -176,8 +175,9 @@ class Lab:
            progress=None, sasl: bool = False, tls: bool = False) -> "Lab":
         """Start a fresh lab and return once Metadata lists all its brokers.
 
-        `port`: the first node's client port (nodes use port, port+1, ...); by default
-        free ports are picked (and picked again if a race loses one). `tie_to_parent`:
+        `port`: the first of the lab's ports (process.pick_ports: node N's client port is
+        port+N-1, the controller and other listeners follow on); by default free ports are
+        picked (and picked again if a race loses one). `tie_to_parent`:
         the JVMs die with this process (test fixtures). `progress(msg)` gets status lines.
         `sasl`: add a SASL_PLAINTEXT listener with SCRAM and PLAIN users and the standard
         authorizer (sasl.py). `tls`: add an SSL listener (and SASL_SSL with `sasl`) with a
@@ -185,8 +185,10 @@ class Lab:
         _check_name(name)
         if brokers not in (1, 3):
             raise UsageError(f"--brokers must be 1 or 3, not {brokers}")
-        if port is not None and not 1 <= port <= 65535 - brokers:
-            raise UsageError(f"--port must be a TCP port number, not {port}")
+        needed = process.ports_needed(brokers, sum((sasl, tls, sasl and tls)))
+        if port is not None and not 1 <= port <= 65536 - needed:
+            raise UsageError(f"--port must be a TCP port number of 1..{65536 - needed} "
+                             f"(this lab takes {needed} ports from it), not {port}")
         say = progress or (lambda msg: None)
         root = Path(root or lab_root())
         _check_writable(root)
@@ -194,7 +196,7 @@ class Lab:
         if old is not None and any(n.alive() for n in old.nodes):
             raise already_running(old)  # before fetching jars or probing ports
         if port is not None:
-            process.check_ports_free([port + i for i in range(brokers)])
+            process.check_ports_free(list(range(port, port + needed)))
         libs = dist.kafka_libs(kafka_version, kafka_home)
         if kafka_home:
             kafka_home = str(Path(kafka_home).expanduser().resolve())
@@ -235,7 +237,8 @@ class Lab:
         lab_dir = root / name
         if lab_dir.exists():
             shutil.rmtree(lab_dir)  # a fresh lab every time: data, logs, configs
-        lab_dir.mkdir(parents=True)
+        lab_dir.mkdir(parents=True, mode=0o700)   # passwords and keys: the owner's only
+        lab_dir.chmod(0o700)   # whatever the umask
 
         def node_port(kind: str, i: int) -> int | None:
             return listener_ports[kind][i] if kind in listener_ports else None
@@ -247,10 +250,11 @@ class Lab:
         tls_settings = labtls.new_settings(lab_dir) if tls else None
         if tls_settings:
             labtls.write_files(tls_settings)
-        (lab_dir / "log4j2.xml").write_text(LOG4J2_XML)
+        write_atomic(lab_dir / "log4j2.xml", LOG4J2_XML)
         for n in layouts:
             n.log_dir.mkdir(parents=True)
-            n.config_file.write_text(server_properties(n, layouts, extra, settings, tls_settings))
+            write_atomic(n.config_file,   # the PLAIN users' passwords: 0600
+                         server_properties(n, layouts, extra, settings, tls_settings))
         if settings:
             labsasl.write_client_configs(settings, tls_settings)
         lab = cls(name=name, lab_dir=str(lab_dir), kafka_version=version, libs=str(libs),
@@ -330,13 +334,17 @@ class Lab:
 
     def down(self, timeout: float = 30.0) -> list[int]:
         """Stop the lab's JVMs (only those still ours), wait for them to exit, remove the
-        state file and data; logs stay until the next `up` of this name. Returns the pids
+        state file, data and every file holding a password (the brokers' server.properties,
+        the client configs); logs stay until the next `up` of this name. Returns the pids
         that needed SIGKILL."""
         with _lab_lock(Path(self.lab_dir).parent, self.name):
             killed = self._stop(self.nodes, timeout)
             self.state_file.unlink(missing_ok=True)
             for n in self.nodes:
                 shutil.rmtree(n.data_dir, ignore_errors=True)
+                Path(n.config_file).unlink(missing_ok=True)
+            for path in labsasl.secret_files(self.sasl):
+                Path(path).unlink(missing_ok=True)
             return killed
 
     def stop_node(self, node_id: int, timeout: float = 30.0) -> list[int]:

@@ -29,6 +29,7 @@ from pathlib import Path
 from .. import jvm_cds
 from ..errors import LabError, UsageError
 from ..jvm_cds import cache_root
+from ..safe_files import UnsafePath, private_dir, write_atomic
 
 DEFAULT_KAFKA_VERSION = "4.3.1"
 SLF4J_VERSION = "2.0.17"
@@ -118,7 +119,9 @@ def kafka_libs(version: str | None = None, kafka_home: str | None = None) -> Pat
     if _complete(libs, version):
         return libs
     try:
-        vdir.mkdir(parents=True, exist_ok=True)
+        private_dir(vdir)
+    except UnsafePath as exc:
+        raise UsageError(str(exc)) from None
     except OSError as exc:
         raise UsageError(f"cache directory {vdir}: cannot create it ({exc.strerror or exc}); "
                          "set GROUPCTL_CACHE to a writable directory") from None
@@ -222,7 +225,9 @@ def streams_libs(version: str | None = None) -> Path:
     if complete(libs, version):
         return libs
     try:
-        vdir.mkdir(parents=True, exist_ok=True)
+        private_dir(vdir)
+    except UnsafePath as exc:
+        raise UsageError(str(exc)) from None
     except OSError as exc:
         raise UsageError(f"cache directory {vdir}: cannot create it ({exc.strerror or exc}); "
                          "set GROUPCTL_CACHE to a writable directory") from None
@@ -301,15 +306,40 @@ def format_storage(libs: Path, cluster_id: str, nodes: list[tuple[int, Path]],
     """kafka.tools.StorageTool format for each (node id, server.properties), in parallel;
     `quorum_args`: ["--standalone"] or ["--initial-controllers", "1@host:port:dirid,..."]."""
     cds_flags, dump = cds_options(libs, "format")
-    procs = []
-    for i, (node_id, config_file) in enumerate(nodes):
-        flags = cds_flags if (i == 0 or dump is None) else []  # one JVM dumps the archive
-        cmd = [java_cmd(), *TOOL_JVM_OPTS, *flags, "-cp", classpath(libs),
-               "kafka.tools.StorageTool", "format", "--cluster-id", cluster_id,
-               "--config", str(config_file), *quorum_args]
-        procs.append((node_id, subprocess.Popen(cmd, stdin=subprocess.DEVNULL, text=True,
-                                                stdout=subprocess.PIPE,
-                                                stderr=subprocess.STDOUT)))
+    procs, argfiles = [], []
+    try:
+        for i, (node_id, config_file) in enumerate(nodes):
+            flags = cds_flags if (i == 0 or dump is None) else []  # one JVM dumps the archive
+            # The tool's arguments (--add-scram carries passwords) go in a 0600 argument
+            # file the java launcher reads (@file), never on a command line `ps` shows.
+            argfile = Path(config_file).with_name("format.args")
+            write_atomic(argfile, java_argfile(["kafka.tools.StorageTool", "format",
+                                                "--cluster-id", cluster_id,
+                                                "--config", str(config_file), *quorum_args]))
+            argfiles.append(argfile)
+            cmd = [java_cmd(), *TOOL_JVM_OPTS, *flags, "-cp", classpath(libs), f"@{argfile}"]
+            procs.append((node_id, subprocess.Popen(cmd, stdin=subprocess.DEVNULL, text=True,
+                                                    stdout=subprocess.PIPE,
+                                                    stderr=subprocess.STDOUT)))
+        _wait_formatted(procs, dump, timeout)
+    finally:
+        for _, proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        for argfile in argfiles:
+            argfile.unlink(missing_ok=True)
+
+
+def java_argfile(args: list[str]) -> str:
+    """A java launcher argument file (@file) holding `args`: each quoted, with the
+    launcher's escapes for backslash and quote."""
+    def quoted(arg: str) -> str:
+        return '"' + arg.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return "\n".join(quoted(a) for a in args) + "\n"
+
+
+def _wait_formatted(procs: list, dump, timeout: float) -> None:
     errors = []
     deadline = time.monotonic() + timeout
     for node_id, p in procs:

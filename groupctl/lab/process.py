@@ -45,19 +45,26 @@ def poll_until(condition: Callable[[], T], timeout: float, what: str,
 
 # --- ports ---------------------------------------------------------------------------
 
+def ports_needed(brokers: int, extra_listeners: int = 0) -> int:
+    """How many ports a lab takes: per node its client and controller listeners and the
+    extra ones."""
+    return brokers * (2 + extra_listeners)
+
+
 def pick_ports(brokers: int, port: int | None, extra_listeners: int = 0):
-    """(client ports, controller ports, extra): `port` and up, or free ones; extra[k] holds
-    every node's port for the k-th additional listener (SASL_PLAINTEXT, SSL, SASL_SSL)."""
-    per_node = 1 + extra_listeners  # the controller listener and the extra ones
+    """(client ports, controller ports, extra): extra[k] holds every node's port for the
+    k-th additional listener (SASL_PLAINTEXT, SSL, SASL_SSL). With `port`, every one is
+    derived from it, one block of `brokers` ports after another: the client ports (node N:
+    port+N-1), then the controller ports, then each extra listener's (all checked free);
+    without, free ports are picked."""
+    count = ports_needed(brokers, extra_listeners)
     if port is not None:
-        ports = [port + i for i in range(brokers)]
-        check_ports_free(ports)
-        picked = free_ports(per_node * brokers, avoid=set(ports))
+        picked = list(range(port, port + count))
+        check_ports_free(picked)
     else:
-        picked = free_ports((per_node + 1) * brokers)
-        ports, picked = picked[:brokers], picked[brokers:]
-    extra = [picked[brokers * (k + 1):brokers * (k + 2)] for k in range(extra_listeners)]
-    return ports, picked[:brokers], extra
+        picked = free_ports(count)
+    blocks = [picked[brokers * k:brokers * (k + 1)] for k in range(2 + extra_listeners)]
+    return blocks[0], blocks[1], blocks[2:]
 
 
 def check_ports_free(ports: list[int]) -> None:

@@ -8,13 +8,16 @@ Users, each with a fresh random password per lab, for SCRAM-SHA-256, SCRAM-SHA-5
             enforced by StandardAuthorizer, KRaft's built-in ACL authorizer)
 
 The SCRAM credentials are bootstrapped into the cluster metadata at format time
-(``kafka-storage format --add-scram``), so they work from the first second, before any
+(``kafka-storage format --add-scram``, its arguments in a 0600 java argument file that is
+removed after: never on a command line), so they work from the first second, before any
 controller could take an AlterUserScramCredentials. PLAIN users live in the listener's
 JAAS config. Inter-broker and controller traffic stay on PLAINTEXT, as the anonymous
 principal, which is therefore a super user too (so the brokers and the controller may
 talk to each other); so is every client of the PLAINTEXT and SSL listeners, which carry no
 identity. Authorization is what the SASL listeners show.
 
+The lab directory is 0700 and every file in it holding a password (state.json, each
+node's server.properties, the client configs) 0600; `lab down` removes those files.
 For each user, listener and mechanism a client properties file (mode 0600) in the lab
 directory holds what both groupctl's `--command-config` and Kafka's own tools read:
 security.protocol, sasl.mechanism, sasl.jaas.config, librdkafka's spellings sasl.username /
@@ -101,6 +104,13 @@ def broker_settings(sasl: dict) -> dict[str, str]:
                 jaas = f"{_SCRAM_MODULE} required;"
             props[f"{prefix}.{mech.lower()}.sasl.jaas.config"] = jaas
     return props
+
+
+def secret_files(sasl: dict | None) -> list[str]:
+    """The client properties files holding a password (removed by `lab down`)."""
+    keys = ("command_configs", "guest_command_configs", "ssl_command_configs",
+            "guest_ssl_command_configs")
+    return [path for key in keys for path in ((sasl or {}).get(key) or {}).values()]
 
 
 def format_args(sasl: dict | None) -> list[str]:

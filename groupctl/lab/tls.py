@@ -41,7 +41,7 @@ def write_files(tls: dict) -> None:
     ca_key, ca_cert = make_ca("groupctl lab CA")
     key, cert = make_server_cert(ca_key, ca_cert, "localhost", SAN_DNS, SAN_IPS)
     write_private(tls["ca_key"], pem_key(ca_key))
-    Path(tls["ca_file"]).write_bytes(pem_cert(ca_cert))
+    write_private(tls["ca_file"], pem_cert(ca_cert))
     write_private(tls["keystore"], pem_key(key) + pem_cert(cert) + pem_cert(ca_cert))
     write_private(tls["command_config"], client_properties(tls))
 
@@ -123,12 +123,9 @@ def pem_cert(cert) -> bytes:
 
 def write_private(path, data: str | bytes) -> None:
     """Write a file readable by its owner only (0600), replacing what was there."""
-    import os
+    from ..safe_files import write_atomic
 
-    raw = data.encode() if isinstance(data, str) else data
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(raw)
+    write_atomic(path, data)
 
 
 def broker_settings(tls: dict) -> dict[str, str]:

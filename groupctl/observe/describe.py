@@ -32,7 +32,7 @@ from ..client.coordinators import REDISCOVER, WAIT, coordinators_each
 from ..client.errors import kafka_error
 from ..client.metadata import BrokerInfo
 from ..client.retry import TRANSIENT, Backoff, gave_up, sleep_within
-from ..errors import GroupctlError, UnreachableError
+from ..errors import GroupctlError, OutOfDescriptors, UnreachableError
 from ..protocol.messages import (
     CONSUMER_GROUP_DESCRIBE,
     DESCRIBE_GROUPS,
@@ -242,6 +242,8 @@ async def _fetch_batch(cluster: ClusterLike, node: int, groups: list[str], types
             jobs.append(_request(cluster, node, DESCRIBE_SHARE_GROUP_OFFSETS, {
                 "groups": [{"group_id": g, "topics": None} for g in share]}, d))
         answers = await asyncio.gather(*jobs)
+    except OutOfDescriptors:
+        raise   # the machine's limit, not each group's failure (said once, exit 2)
     except GroupctlError as exc:
         if getattr(exc, "permanent", False) or not _coordinator_trouble(exc):
             return {g: exc for g in groups}

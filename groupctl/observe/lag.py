@@ -194,9 +194,21 @@ class LagPoller:
         if self._wake is not None:
             self._wake.set()
 
-    async def run(self, *, until: float | None = None) -> None:
-        """Rounds until `until` (monotonic), or for ever."""
+    async def run(self, *, until: float | None = None,
+                  after: asyncio.Event | None = None) -> None:
+        """Rounds until `until` (monotonic), or for ever; the first once `after` is set
+        (the describe source's first round: before it, --all has listed no group and
+        named groups' coordinators are unknown, so a first round read only some)."""
         self._wake = asyncio.Event()
+        if after is not None and not after.is_set():
+            waiting = asyncio.ensure_future(after.wait())
+            timer = asyncio.ensure_future(self.sleep(max(0.0, until - self.monotonic()))
+                                          if until is not None else asyncio.Event().wait())
+            try:
+                await asyncio.wait({waiting, timer}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for task in (waiting, timer):
+                    task.cancel()
         backoff = Backoff(base=self.interval, cap=max(5.0, self.interval))
         next_full = self.monotonic()
         while until is None or self.monotonic() < until:

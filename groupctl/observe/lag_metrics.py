@@ -2,14 +2,16 @@
 kept with the group's other lines (observe.metrics_groups; a lag read rebuilds them: its
 time is part of a group's stamp), the lag rounds from a small collector.
 
-Names follow kafka-lag-exporter's `kafka_consumergroup_group_*` family (labels `group`,
-`topic`, as there; `cluster` and `type` as groupctl's other per-group series):
+Every name starts groupctl_ (kafka-lag-exporter's and kafka_exporter's kafka_consumergroup_*
+names carry other labels: a dashboard scraping both would mix two schemas under one
+name); labels `cluster`, `group`, `type` as groupctl's other per-group series:
 
-    kafka_consumergroup_group_sum_lag{group,type}             the group's total lag
-    kafka_consumergroup_group_topic_sum_lag{group,type,topic} its lag per topic
-    kafka_consumergroup_group_max_lag{group,type}             its largest partition lag
+    groupctl_group_lag{group,type}             the group's total lag
+    groupctl_group_topic_lag{group,type,topic} its lag per topic
+    groupctl_group_lag_max{group,type}             its largest partition lag
     groupctl_group_lag_timestamp_seconds{group,type}          when that lag was read
-    groupctl_lag_rounds_total, groupctl_lag_rounds_failed_total, groupctl_lag_round_duration_seconds
+    groupctl_lag_rounds_total, groupctl_lag_rounds_failed_total, groupctl_lag_last_round_seconds
+    (a gauge: the last round's duration)
 
 A group with no committed offset has no lag series (its lag is unknown, not 0).
 """
@@ -36,23 +38,22 @@ def _read(v: GroupView) -> bool:
     return v.status.lag is not None and v.status.lag_at is not None   # never read, no commits
 
 
-@_family("kafka_consumergroup_group_sum_lag", "Sum of the group's lag over its partitions "
-         "with a committed offset (kafka-lag-exporter's name)")
+@_family("groupctl_group_lag", "Sum of the group's lag over its partitions "
+         "with a committed offset")
 def _total(v: GroupView) -> Iterator[Sample]:
     if v.status.lag is not None and v.status.lag_at is not None:
         yield "", v.labels(), v.status.lag
 
 
-@_family("kafka_consumergroup_group_topic_sum_lag", "Sum of the group's lag over a topic's "
-         "partitions (kafka-lag-exporter's name)")
+@_family("groupctl_group_topic_lag", "Sum of the group's lag over a topic's "
+         "partitions")
 def _by_topic(v: GroupView) -> Iterator[Sample]:
     if _read(v):
         for topic, lag in sorted(list(v.status.lag_by_topic.items())):
             yield "", v.labels(("topic", topic)), lag
 
 
-@_family("kafka_consumergroup_group_max_lag", "The group's largest partition lag "
-         "(kafka-lag-exporter's name)")
+@_family("groupctl_group_lag_max", "The group's largest partition lag")
 def _largest(v: GroupView) -> Iterator[Sample]:
     if _read(v) and v.status.lag_max is not None:
         yield "", v.labels(), v.status.lag_max
@@ -78,7 +79,7 @@ class LagRoundsCollector(Collector):
                                   "a whole (no coordinator answered)", value=self.poller.failed)
         seconds = self.poller.last_round_seconds
         if seconds is not None:
-            yield GaugeMetricFamily("groupctl_lag_round_duration_seconds", "Duration of "
+            yield GaugeMetricFamily("groupctl_lag_last_round_seconds", "Duration of "
                                     "groupctl's last lag round", value=seconds)
 
 

@@ -31,8 +31,7 @@ Adding a metric is one small function (the group families are in observe.metrics
   API, `registry.register(c)`), written after groupctl's own metrics at every scrape.
 
 `/healthz`: 503 until the first successful describe round, 200 from then on, 503 again
-after UNHEALTHY_AFTER failed rounds in a row (a failed round backs off, so three cover
-several seconds of lost contact; one failed round is a hiccup, not a dead monitor).
+from the first failed round (contact lost: groupctl_up is 0) until a round succeeds.
 
 The scrape runs in the HTTP server's thread while the asyncio loop folds events: dicts are
 copied with list() (atomic under the GIL) before they are walked; a group's kept lines
@@ -53,8 +52,6 @@ from .metrics_groups import (BLOCK, GROUP_FAMILIES, STATES, GroupCounts, GroupFa
                              GroupView, Scrape, _Kept, group_family, rebalance_histogram, stamp)
 from .metrics_text import Family, Histogram, labels_text, sample_line
 from .reducer import Reducer
-
-UNHEALTHY_AFTER = 3   # failed describe rounds in a row before /healthz says 503
 
 ROUND_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
 
@@ -137,7 +134,8 @@ class WatchMetrics:
 
     @property
     def healthy(self) -> bool:
-        return self.succeeded_once and self.failed_in_a_row < UNHEALTHY_AFTER
+        """/healthz: what groupctl_up says (no contact since the last round: 503)."""
+        return self.up
 
     def render(self) -> str:
         """The text of one scrape (Prometheus text format 0.0.4)."""
@@ -179,4 +177,4 @@ from .metrics_server import MetricsServer  # noqa: E402  (the server imports not
 
 __all__ = ["BLOCK", "GROUP_FAMILIES", "STATES", "GroupCounts", "GroupFamily", "GroupView",
            "MetricsServer",
-           "Scrape", "UNHEALTHY_AFTER", "WatchMetrics", "group_family", "rebalance_histogram"]
+           "Scrape", "WatchMetrics", "group_family", "rebalance_histogram"]

@@ -133,8 +133,8 @@ def _assignment_epoch(v: GroupView) -> Iterator[Sample]:
         yield "", v.labels(), v.status.assignment_epoch
 
 
-@group_family("kafka_consumergroup_members", "gauge",
-              "Members of the group (kafka_exporter's name; label group)")
+@group_family("groupctl_group_members", "gauge",
+              "Members of the group")
 def _members(v: GroupView) -> Iterator[Sample]:
     if v.status.exists:
         yield "", v.labels(), len(v.status.members)
@@ -165,8 +165,9 @@ def _rebalances(v: GroupView) -> Iterator[Sample]:
 
 @group_family("groupctl_group_unowned_partition_seconds", "counter",
               "Partition-seconds without an owner during the group's rebalances, summed "
-              "over partitions, by the figure's basis (measured, upper_bound, lower_bound: "
-              "see observe/unowned.py)")
+              "over partitions, by the figure's basis (measured; upper_bound: eager classic "
+              "groups, counted for the whole round; lower_bound: part of the round unseen; "
+              "the README: What a rebalance cost)")
 def _unowned(v: GroupView) -> Iterator[Sample]:
     for (kind, basis), seconds in sorted(list(v.counts.unowned_seconds.items())):
         yield "_total", (("type", kind), ("basis", basis)), seconds

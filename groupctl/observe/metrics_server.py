@@ -1,11 +1,12 @@
-"""The HTTP side of `watch --metrics-port`: `/metrics` and `/healthz` in a thread of their
-own (observe.metrics has what they read).
+"""The HTTP side of `watch --metrics-port`: `/metrics` and `/healthz` in threads of their
+own (observe.metrics has what they read; observe.http_server serves them).
 
     server = MetricsServer(metrics, "127.0.0.1", 9308)   # bound now (a bad port: UsageError)
     server.start(); server.address; server.close()
 
 /metrics is the text format 0.0.4 (what Prometheus 2 and 3 read, whatever its Accept
-header prefers), gzip-compressed when the scraper accepts it (Prometheus does): at a
+header prefers), gzip-compressed when the scraper accepts it (Prometheus does; a q-value
+of 0 refuses it): at a
 quick level, since at 2,000 groups the text is megabytes and a scrape must stay short.
 Pieces of the text are compressed apart and kept (metrics.Scrape.pieces: a family's lines
 of 64 groups as last built), so a scrape compresses only the pieces of the groups that
@@ -16,11 +17,12 @@ from __future__ import annotations
 import struct
 import threading
 import zlib
-from socketserver import ThreadingMixIn
-from typing import Any, Iterator, Protocol
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+from typing import TYPE_CHECKING, Any, Iterator, Protocol
 
 from ..errors import UsageError
+
+if TYPE_CHECKING:
+    from .web_config import WebConfig
 
 
 class Pieces(Protocol):
@@ -133,64 +135,88 @@ class _Gzip:
         return b"".join(out)
 
 
-class _Server(ThreadingMixIn, WSGIServer):
-    daemon_threads = True
-
-
-class _Quiet(WSGIRequestHandler):
-    def log_message(self, format, *args):   # no access log on stderr (the live view is there)
-        pass
+def accepts_gzip(header: str) -> bool:
+    """Whether an Accept-Encoding header accepts gzip: its own q-value (or that of `*`)
+    above 0 (RFC 9110: `gzip;q=0` refuses it)."""
+    weights: dict[str, float] = {}
+    for item in header.split(","):
+        name, *params = (part.strip() for part in item.split(";"))
+        q = 1.0
+        for param in params:
+            key, _, value = param.partition("=")
+            if key.strip().lower() == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = 0.0
+        if name:
+            weights[name.lower()] = q
+    q = weights.get("gzip", weights.get("x-gzip", weights.get("*", 0.0)))
+    return q > 0
 
 
 class MetricsServer:
-    """`/metrics` (Prometheus text format) and `/healthz`, in a thread of their own."""
+    """`/metrics` (Prometheus text format) and `/healthz`, served by http_server (a bounded
+    pool, timeouts, GET and HEAD only, a Host check on loopback; TLS and basic
+    authentication from a web configuration file)."""
 
-    def __init__(self, metrics: Scraped, host: str, port: int):
+    def __init__(self, metrics: Scraped, host: str, port: int,
+                 web: "WebConfig | None" = None):
+        from .http_server import HttpServer
+
         self.metrics: Any = metrics   # watch reads its own metrics back through it
         self.gzip = _Gzip()
         try:
-            self.httpd = make_server(host, port, self._app, _Server, handler_class=_Quiet)
+            self.httpd = HttpServer(host, port, self._app, web)
         except OSError as exc:
             raise UsageError(f"--metrics-port {port} on {host}: {exc.strerror or exc}") from None
-        self.thread = threading.Thread(target=self.httpd.serve_forever, name="metrics",
-                                       daemon=True)
 
     @property
     def address(self) -> tuple[str, int]:
-        host, port = self.httpd.server_address[:2]
-        return str(host), int(port)
+        return self.httpd.address
 
-    def _app(self, environ, start_response):
-        path = environ.get("PATH_INFO", "")
+    @property
+    def loopback(self) -> bool:
+        return self.httpd.loopback
+
+    def _app(self, method: str, path: str, headers: dict[str, str]):
         if path == "/healthz":
             ok = self.metrics.healthy
-            start_response("200 OK" if ok else "503 Service Unavailable",
-                           [("Content-Type", "text/plain; charset=utf-8")])
-            return [b"ok\n" if ok else getattr(self.metrics, "unhealthy_text",
-                                                b"no successful describe round\n")]
+            return (200 if ok else 503), [("Content-Type", "text/plain; charset=utf-8")], \
+                b"ok\n" if ok else getattr(self.metrics, "unhealthy_text", b"no contact "
+                                            b"with the cluster in the last describe round\n")
         if path == "/metrics":
-            return self._metrics(environ, start_response)
-        start_response("404 Not Found", [("Content-Type", "text/plain; charset=utf-8")])
-        return [b"see /metrics and /healthz\n"]
+            return self._metrics(headers)
+        return 404, [("Content-Type", "text/plain; charset=utf-8")], \
+            b"see /metrics and /healthz\n"
 
-    def _metrics(self, environ, start_response):
+    def _metrics(self, headers: dict[str, str]):
         scrape = self.metrics.scrape()
-        headers = [("Content-Type", TEXT_FORMAT)]
-        if "gzip" in environ.get("HTTP_ACCEPT_ENCODING", ""):
+        out = [("Content-Type", TEXT_FORMAT), ("Vary", "Accept-Encoding")]
+        if accepts_gzip(headers.get("accept-encoding", "")):
             body = self.gzip.body(scrape)
-            headers.append(("Content-Encoding", "gzip"))
+            out.append(("Content-Encoding", "gzip"))
         else:
             body = scrape.text()
-        headers.append(("Content-Length", str(len(body))))
-        start_response("200 OK", headers)
-        if environ.get("REQUEST_METHOD") == "HEAD":
-            return [b""]
-        return [body]
+        return 200, out, body
+
+    def serving(self) -> list[str]:
+        """What to say on stderr once started: the address, and when it is reachable
+        beyond this machine without TLS or a password, that (and --web-config)."""
+        host, port = self.address
+        web = self.httpd.web
+        said = [f"serving metrics on {'https' if web.tls else 'http'}://{host}:{port}/metrics "
+                f"and /healthz"]
+        missing = [what for what, there in (("TLS", web.tls is not None),
+                                            ("authentication", bool(web.users))) if not there]
+        if not self.loopback and missing:
+            said.append(f"{host} is reachable beyond this machine and the metrics (group "
+                        f"names) are served without {' and without '.join(missing)}: see "
+                        f"--web-config")
+        return said
 
     def start(self) -> None:
-        self.thread.start()
+        self.httpd.start()
 
     def close(self) -> None:
-        if self.thread.is_alive():
-            self.httpd.shutdown()
-        self.httpd.server_close()
+        self.httpd.close()

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from ..client.interface import ClusterLike
 from ..client.errors import kafka_error
-from ..errors import GroupctlError
+from ..errors import GroupctlError, OutOfDescriptors
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import LIST_OFFSETS, OFFSET_FETCH
 
@@ -100,6 +100,8 @@ async def _ask_leaders(cluster: ClusterLike, metadata, partitions: set, out: dic
                     for t, ps in topics.items()]}
         try:
             resp = await cluster.request(LIST_OFFSETS, body, node_id=leader, deadline=deadline)
+        except OutOfDescriptors:
+            raise   # the machine's limit: said once for the command, not an unknown lag
         except GroupctlError:
             return  # that leader's partitions keep log_end None
         for t in resp["topics"]:

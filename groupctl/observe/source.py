@@ -29,7 +29,7 @@ import time
 from typing import AsyncIterator, Callable, Iterable, Protocol
 
 from ..client.retry import Backoff
-from ..errors import GroupctlError, NotFoundError
+from ..errors import AuthError, GroupctlError, NotFoundError, OutOfDescriptors
 from ..events import Source
 from .observations import (
     Appeared, ContactLost, ContactRegained, Missing, Observation, Seen,
@@ -69,6 +69,7 @@ class DescribePoller:
         self._built: dict = {}   # the last round's descriptions, reused when unchanged
         # each round's outcome (seconds, failed as a whole): watch --metrics-port
         self.on_round: Callable[[float, bool], None] | None = None
+        self.first_round = asyncio.Event()   # set once a round is over (watch --lag waits)
 
     def follows(self, group: str) -> bool:
         return group in self.groups
@@ -94,6 +95,7 @@ class DescribePoller:
                         return
                     raise
             failed = self._lost_at is not None
+            self.first_round.set()
             if self.on_round is not None:
                 self.on_round(loop.time() - started, failed)
             for o in told:
@@ -128,9 +130,18 @@ class DescribePoller:
             result = await describe.describe_groups(self.cluster, names, listings=self.listings,
                                                     deadline=d, offsets=self.offsets,
                                                     built=self._built)
+            denied = [e for e in result.failures.values() if isinstance(e, AuthError)]
+            if denied and not self.all_groups:
+                # a group named that the principal may not describe: no round will show
+                # it (a watch gate would pass on nothing seen); exit 4 as describe's
+                raise _Denied(denied[0])
             failed = [e for e in result.failures.values() if not isinstance(e, NotFoundError)]
             if failed and len(failed) == len(names):
                 raise failed[0]  # nothing answered: contact lost, not a group's own trouble
+        except _Denied as denial:
+            raise denial.error from None
+        except OutOfDescriptors:
+            raise   # the machine's limit, not lost contact: no later round does better
         except GroupctlError as exc:
             if self._lost_at is not None:
                 return []
@@ -165,6 +176,13 @@ class DescribePoller:
                 if not first:   # new since the last list: told from nothing
                     out.append(Appeared(g, now, self.label))
         return out
+
+
+class _Denied(Exception):
+    """Carries a named group's AuthError past the contact-lost handling of a round."""
+
+    def __init__(self, error: GroupctlError):
+        self.error = error
 
 
 async def looks(source: GroupSource) -> AsyncIterator:

@@ -118,7 +118,8 @@ class Watcher:
             return ExitCode.OK
         self.lag_source.monotonic = loop.time
         describe = asyncio.ensure_future(self._describe(end))
-        pending = {describe, asyncio.ensure_future(self.lag_source.run(until=end))}
+        first = getattr(self.source, "first_round", None)   # the records tail has none
+        pending = {describe, asyncio.ensure_future(self.lag_source.run(until=end, after=first))}
         try:
             while describe in pending:   # the watch ends with the describe source
                 done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)

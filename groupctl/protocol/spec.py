@@ -98,7 +98,8 @@ class Api(Generic[R]):
         return w.getvalue()
 
     def decode_response(self, version: int, data: bytes, offset: int = 0) -> R:
-        return _decode_all(self._codec(version)[3], data, offset)
+        return _decode_all(self._codec(version)[3], data, offset,
+                           RESPONSE_ELEMENT_BUDGETS.get(self.key))
 
 
 def _lazy_encoder(struct: Struct, version: int, flexible: bool):
@@ -129,10 +130,15 @@ def _lazy_reader(struct: Struct, version: int, flexible: bool):
     return read
 
 
-def _decode_all(read, data, offset: int = 0) -> Any:
-    from .codegen import guarded
+# Array elements a response of these APIs may hold (others: codegen.ELEMENT_BUDGET): a
+# ListGroups answer lists one broker's groups, 200,000 is ten times a large fleet.
+RESPONSE_ELEMENT_BUDGETS = {16: 200_000}   # ListGroups
 
-    out, pos = guarded(read, data, offset)
+
+def _decode_all(read, data, offset: int = 0, budget: int | None = None) -> Any:
+    from .codegen import ELEMENT_BUDGET, guarded
+
+    out, pos = guarded(read, data, offset, ELEMENT_BUDGET if budget is None else budget)
     if pos < len(data):
         out["_trailing"] = bytes(data[pos:])  # data may be a memoryview or bytearray
     return out

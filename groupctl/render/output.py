@@ -280,14 +280,17 @@ class RecordFile:
     before and every event told stays readable, and raises a UsageError naming the file
     (exit 2, as an unwritable --record path at the start) once; later events are dropped,
     so the command's way out (a probe's leave, which tells events too) is not stopped by the
-    same error again. Unbuffered: nothing is left in a buffer for close() to fail on."""
+    same error again. Unbuffered: nothing is left in a buffer for close() to fail on.
+    A symlink, a FIFO or a device at FILE is refused (exit 2): a file made is 0600."""
 
     def __init__(self, path: str):
         from ..errors import UsageError
 
+        from ..safe_files import open_append
+
         self.path = path
-        try:
-            self._file = open(path, "ab", buffering=0)  # noqa: SIM115 (closed by close())
+        try:   # a regular file only: no symlink followed, no FIFO to hang on
+            self._file = open_append(path)
         except OSError as exc:
             raise UsageError(f"--record {path}: cannot write: {exc.strerror or exc}") from None
         self._whole = self._file.seek(0, 2)  # where the last whole line ends

@@ -223,6 +223,17 @@ def test_guest_describe_is_exit_4_not_authorized(secure_lab, group):
                    "(GROUP_AUTHORIZATION_FAILED)\n")
 
 
+def test_guest_watch_is_exit_4_not_a_vacuous_pass(secure_lab, group):
+    """A watch gate (--max-rebalances) on a group the principal may not describe: it
+    retried for its whole --duration and exited 0, as if the group had been quiet."""
+    name, _ = group
+    code, out, err = guest(secure_lab, "watch", name, "--duration", "20",
+                           "--max-rebalances", "0")
+    assert code == ExitCode.AUTH, err
+    assert err.endswith(f"groupctl: error: not authorized to describe group '{name}' "
+                        "(GROUP_AUTHORIZATION_FAILED)\n")
+
+
 def test_guest_join_is_exit_4_and_leaves_nothing_behind(secure_lab, group):
     name, consumers = group
     callbacks = [len(c.events) for c in consumers]

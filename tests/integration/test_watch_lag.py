@@ -9,7 +9,7 @@ ConsumerGroupCommand (its LAG column summed) once the group is Stable again:
 
 - the second rebalance's `lag_before` is the lag before the commit, its `lag_after` the
   lag after it, read after the round ended (`lag_after_ts` >= `ended`);
-- /metrics: kafka_consumergroup_group_sum_lag / _topic_sum_lag / _max_lag equal the
+- /metrics: groupctl_group_lag / _topic_sum_lag / _max_lag equal the
   committed offsets' truth and ConsumerGroupCommand's; `promtool check metrics` is clean.
 """
 from __future__ import annotations
@@ -115,7 +115,7 @@ def test_lag_on_rebalances_and_metrics_equal_consumer_group_command(
     try:
         _, line = watch.err.wait(lambda ln: "serving metrics on" in ln, 30, "the metrics address")
         base = re.search(r"(http://\S+)/metrics", line).group(1)
-        wait_until(lambda: _scrape(base, g)[0].get("kafka_consumergroup_group_sum_lag") == before,
+        wait_until(lambda: _scrape(base, g)[0].get("groupctl_group_lag") == before,
                    30, f"lag {before} in the metrics")
         a = Consumer(kafka.bootstrap, g, topic, f"{g}-a", commit_in_revoke=[(0, 60)])
         consumers.append(a)
@@ -145,10 +145,10 @@ def test_lag_on_rebalances_and_metrics_equal_consumer_group_command(
 
         def settled_scrape():
             s, text = _scrape(base, g)
-            return (s.get("kafka_consumergroup_group_sum_lag") == after and (s, text)) or Pending(s)
+            return (s.get("groupctl_group_lag") == after and (s, text)) or Pending(s)
         scrape, text = wait_until(settled_scrape, 30, "the lag after in the metrics")
-        assert scrape[("kafka_consumergroup_group_topic_sum_lag", topic)] == after
-        assert scrape["kafka_consumergroup_group_max_lag"] == 40
+        assert scrape[("groupctl_group_topic_lag", topic)] == after
+        assert scrape["groupctl_group_lag_max"] == 40
         assert scrape["groupctl_group_lag_timestamp_seconds"] > committed["at"]
         assert scrape["groupctl_lag_rounds_total"] >= 3
         assert scrape["groupctl_lag_rounds_failed_total"] == 0

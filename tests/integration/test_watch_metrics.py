@@ -79,7 +79,7 @@ def _settled(base: str, kafka, group: str, members: int):
         if not gens or d is None or d["group_state"] != "Stable" or len(d["members"]) != members:
             return seen
         if (s.get(("groupctl_group_state", "Stable")) == 1 and s.get("type") == "classic"
-                and s.get("kafka_consumergroup_members") == members):
+                and s.get("groupctl_group_members") == members):
             return s, d, gens
         return seen
     return wait_until(check, 60, f"a scrape of {group} Stable with {members} members")
@@ -147,7 +147,6 @@ def own_lab(tmp_path_factory):
 def test_a_broker_restart_takes_up_to_0_and_back_counters_never_fall(own_lab, consumer_factory,
                                                                      unique_group):
     from groupctl.lab.workload import create_topic
-    from groupctl.observe.metrics import UNHEALTHY_AFTER
 
     g, topic = unique_group, f"t-{unique_group}"
     create_topic(own_lab.bootstrap, topic, 4, 1, None)
@@ -158,15 +157,14 @@ def test_a_broker_restart_takes_up_to_0_and_back_counters_never_fall(own_lab, co
         watch.wait_event(lambda e: e["group"] == g, 60, "the first look at the group")
         a = consumer_factory(g, topic, cluster=own_lab, name=f"{g}-a")
         a.wait_assigned()
-        before = wait_until(lambda: (s := _scrape(base, g)).get("kafka_consumergroup_members") == 1
+        before = wait_until(lambda: (s := _scrape(base, g)).get("groupctl_group_members") == 1
                             and s.get("groupctl_group_rebalances_total") == 1 and s, 30,
                             "the group's first rebalance")
         assert before["groupctl_up"] == 1 and _get(base + "/healthz")[0] == 200
         own_lab.stop_node(1)
-        # a broker shutting down may still answer a round between failed ones: wait for
-        # UNHEALTHY_AFTER failed in a row (/healthz 503), not for any UNHEALTHY_AFTER
+        # /healthz says what groupctl_up says: 503 from the first failed round
         down = wait_until(lambda: (s := _scrape(base, g))["groupctl_up"] == 0
-                          and s["groupctl_describe_rounds_failed_total"] >= UNHEALTHY_AFTER
+                          and s["groupctl_describe_rounds_failed_total"] >= 1
                           and _get(base + "/healthz")[0] == 503 and s, 90,
                           "groupctl_up 0, failed rounds counted, /healthz 503")
         own_lab.start_node(1)
@@ -176,6 +174,36 @@ def test_a_broker_restart_takes_up_to_0_and_back_counters_never_fall(own_lab, co
         for name in ("groupctl_group_rebalances_total", "groupctl_describe_rounds_failed_total",
                      "groupctl_describe_round_duration_seconds_count"):
             assert before[name] <= down[name] <= after[name], (name, before, down, after)
+    finally:
+        code = watch.stop()
+    assert code == 0, watch.stderr()
+
+
+def test_healthz_is_503_from_the_first_round_a_frozen_broker_fails(own_lab, unique_group):
+    """A broker that stops answering (SIGSTOP: its connections stay open, nothing comes
+    back): /healthz turns 503 with the first failed round, as groupctl_up falls (it stayed
+    200 through three failed rounds, 24 s at the default --timeout)."""
+    import os
+    import signal
+
+    watch = WatchProcess(own_lab, unique_group, "--interval", "0.2", "--timeout", "2",
+                         "--metrics-port", "0")
+    pid = own_lab.nodes[0].pid
+    try:
+        _, line = watch.err.wait(lambda ln: "serving metrics on" in ln, 30, "the metrics address")
+        base = re.search(r"(http://\S+)/metrics", line).group(1)
+        wait_until(lambda: _get(base + "/healthz")[0] == 200, 30, "/healthz 200")
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            def unhealthy():
+                s = _scrape(base, unique_group)   # before /healthz: its count is no later
+                return _get(base + "/healthz")[0] == 503 and s
+            s = wait_until(unhealthy, 60, "/healthz 503 while the broker is frozen")
+            assert s["groupctl_describe_rounds_failed_total"] <= 1, s
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        wait_until(lambda: _get(base + "/healthz")[0] == 200, 60, "/healthz 200 again")
+        assert _scrape(base, unique_group)["groupctl_up"] == 1
     finally:
         code = watch.stop()
     assert code == 0, watch.stderr()

@@ -100,4 +100,4 @@ def test_the_metrics_reference_lists_every_family_of_the_exporters():
     for f in families:
         name = f.name + ("_total" if f.kind == "counter" else "")
         assert name in listed and f"| `{name}` | {f.kind} |" in page
-    assert {"groupctl_lag_rounds_total", "groupctl_lag_round_duration_seconds"} <= listed
+    assert {"groupctl_lag_rounds_total", "groupctl_lag_last_round_seconds"} <= listed

@@ -35,15 +35,18 @@ def test_codegen_and_encoders_never_import_spec():
 # local cluster, reached over client). The shared modules at the root: errors (its table
 # comes from protocol.errors), exitcodes, events, clock, environment (the table of the
 # variables groupctl reads), jvm_cds (class-data archives of the JVMs the lab and analyze
-# start), startup, and the package itself (__version__).
-SHARED = {"errors", "exitcodes", "events", "clock", "environment", "jvm_cds", "__init__"}
+# start), safe_files (the checked cache and every file groupctl writes; the protocol layer's
+# code cache reads through it), startup, and the package itself (__version__).
+SHARED = {"errors", "exitcodes", "events", "clock", "environment", "jvm_cds", "safe_files",
+          "__init__"}
 ALLOWED: dict[str, set[str]] = {
-    "protocol": set(),
+    "protocol": {"safe_files"},
+    "safe_files": set(),
     "exitcodes": set(),
     "events": set(),
     "clock": set(),
     "environment": set(),
-    "jvm_cds": set(),
+    "jvm_cds": {"safe_files"},
     "errors": {"exitcodes", "protocol"},
     "config": {"errors", "exitcodes"},
     "client": {"protocol", "config"} | SHARED,
@@ -51,7 +54,7 @@ ALLOWED: dict[str, set[str]] = {
     "coordinator": {"observe", "client", "protocol", "config"} | SHARED,
     "render": {"coordinator", "observe", "client", "protocol", "config"} | SHARED,
     "lab": {"client", "protocol", "config"} | SHARED,
-    "analytics": {"events", "errors", "jvm_cds"},
+    "analytics": {"events", "errors", "jvm_cds", "safe_files"},
     "startup": set(SHARED),
     "cli": {"render", "coordinator", "observe", "client", "protocol", "config", "lab",
             "analytics", "startup"} | SHARED,

@@ -204,6 +204,23 @@ def test_the_poller_reads_every_interval_and_a_hurried_group_at_once(monkeypatch
     assert told[0] == ["a", "b"] and poller.rounds == 5 and poller.failed == 0
 
 
+def test_the_first_round_waits_for_the_describe_sources_first_round(monkeypatch):
+    """--all lists its groups in the describe source's first round: a lag round before it
+    read some groups only (one of three, on a real watch)."""
+    poller, t, rounds, told = poller_with(monkeypatch)
+    followed: list[str] = []
+    poller.groups = lambda: followed
+    described = asyncio.Event()
+
+    def first_describe_round():
+        followed.extend(["a", "b", "c"])
+        described.set()
+    t.alarms.append((0.3, first_describe_round))
+    asyncio.run(poller.run(until=5.0, after=described))
+    assert rounds and 0.3 <= rounds[0][0] < 1.0   # (the fake clock steps 0.1 s)
+    assert [gs for _, gs in rounds] == [["a", "b", "c"]]
+
+
 def test_the_poller_backs_off_after_a_failed_round_and_says_so(monkeypatch):
     poller, t, rounds, told = poller_with(monkeypatch, answers=["ok", "down", "ok", "ok"],
                                           interval=1.0)
@@ -306,7 +323,7 @@ def test_a_dead_group_has_no_lag():
 
 # ---- the gauges ---------------------------------------------------------------------------
 
-def test_lag_gauges_are_kafka_lag_exporter_names_and_promtool_clean():
+def test_lag_gauges_have_groupctl_names_and_are_promtool_clean():
     r, reducer, _, _ = rounds_for("g", "quiet")
     reducer.groups["g"].type = "classic"
     r.round_done(T0, {"g": GroupLag("g", T0, T0 + 0.5, {("t", 0): 40, ("t", 1): 2, ("u", 0): 5}),
@@ -319,11 +336,11 @@ def test_lag_gauges_are_kafka_lag_exporter_names_and_promtool_clean():
     got = {(s.name, tuple(sorted(s.labels.items()))): s.value
            for f in text_string_to_metric_families(text) for s in f.samples}
     lv = (("group", "g"), ("type", "classic"))
-    assert got[("kafka_consumergroup_group_sum_lag", lv)] == 47
-    assert got[("kafka_consumergroup_group_max_lag", lv)] == 40
+    assert got[("groupctl_group_lag", lv)] == 47
+    assert got[("groupctl_group_lag_max", lv)] == 40
     for topic, lag in (("t", 42), ("u", 5)):
         key = tuple(sorted(lv + (("topic", topic),)))
-        assert got[("kafka_consumergroup_group_topic_sum_lag", key)] == lag
+        assert got[("groupctl_group_topic_lag", key)] == lag
     assert got[("groupctl_group_lag_timestamp_seconds", lv)] == T0 + 0.5
     assert not [k for k in got if ("group", "quiet") in k[1] and "lag" in k[0]]   # no commits
     assert got[("groupctl_lag_rounds_total", ())] == 3
