@@ -17,7 +17,7 @@ from typer._click import exceptions as click_exc  # typer 0.26-0.28 vendor click
 from .. import __version__, startup
 from ..errors import GroupctlError, UsageError
 from ..exitcodes import ExitCode
-from .env import Env, Settings
+from .env import Env, Settings, guard_reader
 
 app = typer.Typer(
     name="groupctl",
@@ -168,6 +168,7 @@ def run(argv: list[str] | None = None, env: Env | None = None) -> int:
 
 def invoke(argv: list[str], env: Env | None = None) -> int:
     env = env or Env.from_system()
+    env.stdout = guard_reader(env.stdout)   # a closed reader: exit 0, whatever wrote
     argv = hoist_global_options(argv)
     debug = "--debug" in argv
     _register_commands(command_name(argv))
@@ -186,7 +187,7 @@ def invoke(argv: list[str], env: Env | None = None) -> int:
         return ExitCode.INTERRUPTED
     except GroupctlError as exc:
         return env.fail(str(exc), exc.exit_code, debug)
-    except BrokenPipeError:
+    except BrokenPipeError:   # stdout's reader went away (`| head -1`): done, quietly
         env.silence_broken_pipe()
         return ExitCode.OK
     except Exception as exc:  # the one place an unexpected error becomes exit 1

@@ -8,7 +8,7 @@ import sys
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, TextIO
+from typing import Any, Mapping, TextIO, cast
 
 from ..clock import SYSTEM_CLOCK, Clock
 
@@ -72,10 +72,8 @@ class Env:
 
     def console(self, stderr: bool = False):
         """A rich Console on stdout (or stderr); colour only on a terminal."""
-        from rich.console import Console
-
         terminal = self.stderr_is_terminal if stderr else self.stdout_is_terminal
-        return Console(file=self.stderr if stderr else self.stdout,
+        return _console_class()(file=self.stderr if stderr else self.stdout,
                        force_terminal=terminal, no_color=self.settings.no_color or not terminal,
                        highlight=False, soft_wrap=not terminal)
 
@@ -93,10 +91,80 @@ class Env:
         # stdout is gone (`| head`): point it at devnull so the interpreter's final flush
         # does not print a BrokenPipeError of its own.
         try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-        except (OSError, ValueError):
+            fd = self.stdout.fileno()
+        except (AttributeError, OSError, ValueError):   # no descriptor (a StringIO in tests)
+            return
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, fd)
+        except OSError:
             pass
+        finally:
+            os.close(devnull)
+
+
+class ReaderGone(BrokenPipeError):
+    """stdout's reader went away (`| head -1` done). Raised by ReaderGuard in place of
+    the EPIPE OSError: click's main() turns that one into a silent exit 1 before cli/app.py
+    sees it; this one (no errno) it lets through, to end the command with exit 0."""
+
+
+class ReaderGuard:
+    """stdout as a command writes it: every write and flush that meets a closed reader
+    raises ReaderGone, whichever command and output format wrote it (a table through
+    rich, json, yaml, ndjson). Anything else is the stream's own."""
+
+    def __init__(self, stream: TextIO):
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self.stream.write(text)
+        except ReaderGone:
+            raise
+        except BrokenPipeError as exc:
+            raise ReaderGone("stdout's reader went away") from exc
+
+    def writelines(self, lines) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except ReaderGone:
+            raise
+        except BrokenPipeError as exc:
+            raise ReaderGone("stdout's reader went away") from exc
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+_CONSOLE: Any = None
+
+
+def _console_class() -> Any:
+    """rich's Console, but a closed reader raises ReaderGone: rich's own answer to a
+    broken pipe is SystemExit(1), exit 1 as for a bug."""
+    global _CONSOLE
+    if _CONSOLE is None:
+        from rich.console import Console
+
+        class GroupctlConsole(Console):
+            def on_broken_pipe(self) -> None:
+                self.quiet = True
+                raise ReaderGone("stdout's reader went away")
+
+        _CONSOLE = GroupctlConsole
+    return _CONSOLE
+
+
+def guard_reader(stream: TextIO) -> TextIO:
+    """`stream` wrapped in a ReaderGuard (once)."""
+    if isinstance(stream, ReaderGuard):
+        return stream
+    return cast(TextIO, ReaderGuard(stream))
 
 
 def env_of(ctx) -> Env:
