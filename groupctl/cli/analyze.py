@@ -98,9 +98,11 @@ def analyze(
 
 def _run(env, inputs, options, master: str, out: Path) -> int:
     from ..analytics import damage
+    from ..analytics.session import interrupt_kills_jvm, no_session_yet
 
     damaged = damage.in_background([*inputs.broker_logs, *inputs.client_logs, *inputs.events])
-    with tempfile.TemporaryDirectory(prefix="groupctl-analyze-") as copies:
+    with tempfile.TemporaryDirectory(prefix="groupctl-analyze-") as copies, \
+            interrupt_kills_jvm(no_session_yet()):
         try:
             return _run_spark(env, inputs, options, master, out,
                               lambda: _salvaged(env, damaged.result(), Path(copies)))

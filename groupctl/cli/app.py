@@ -15,7 +15,7 @@ import typer
 from typer._click import exceptions as click_exc  # typer 0.26-0.28 vendor click (pyproject)
 
 from .. import __version__, startup
-from ..errors import GroupctlError, UsageError
+from ..errors import GroupctlError, Interrupted, UsageError
 from ..exitcodes import ExitCode
 from .env import Env, Settings, guard_reader
 
@@ -182,7 +182,7 @@ def invoke(argv: list[str], env: Env | None = None) -> int:
             env.stdout.write(exc.ctx.get_help() + "\n")
             return ExitCode.USAGE
         return env.fail(exc.format_message(), ExitCode.USAGE, debug)
-    except (typer.Abort, KeyboardInterrupt):
+    except (typer.Abort, KeyboardInterrupt, Interrupted):
         env.stderr.write("\ngroupctl: interrupted\n")
         return ExitCode.INTERRUPTED
     except GroupctlError as exc:
