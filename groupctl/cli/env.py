@@ -73,7 +73,8 @@ class Env:
     def console(self, stderr: bool = False):
         """A rich Console on stdout (or stderr); colour only on a terminal."""
         terminal = self.stderr_is_terminal if stderr else self.stdout_is_terminal
-        return _console_class()(file=self.stderr if stderr else self.stdout,
+        file = self.stderr if stderr else self.stdout
+        return _console_class()(file=file if terminal else cast(TextIO, NoTrailingSpaces(file)),
                        force_terminal=terminal, no_color=self.settings.no_color or not terminal,
                        highlight=False, soft_wrap=not terminal)
 
@@ -136,6 +137,33 @@ class ReaderGuard:
             raise
         except BrokenPipeError as exc:
             raise ReaderGone("stdout's reader went away") from exc
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+class NoTrailingSpaces:
+    """A console's file into a pipe or file: lines without the spaces rich pads a table's
+    last column with (a terminal keeps them: a redrawn live view clears old text so)."""
+
+    def __init__(self, stream: TextIO):
+        self.stream = stream
+        self._spaces = ""   # spaces at the end of the last write: kept unless a line ends
+
+    def write(self, text: str) -> int:
+        text = self._spaces + text
+        body = text.rstrip(" ")
+        self._spaces = text[len(body):]
+        if "\n" in body:
+            body = "\n".join(line.rstrip(" ") for line in body.split("\n"))
+        self.stream.write(body)
+        return len(text)
+
+    def flush(self) -> None:
+        if self._spaces:
+            self.stream.write(self._spaces)
+            self._spaces = ""
+        self.stream.flush()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.stream, name)

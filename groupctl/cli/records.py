@@ -31,9 +31,7 @@ def decode_records_cmd(
     touches the network."""
     import os
 
-    from ..render.records import (
-        RECORD_COLUMNS, Stream, record_row, segment_items,
-    )
+    from ..render.records import Stream, record_columns, record_row, segment_items
     from ..render.record_lines import parallel_file_lines
 
     env = env_of(ctx)
@@ -41,7 +39,9 @@ def decode_records_cmd(
         if not os.path.isfile(path):
             raise UsageError(f"{path}: no such file" if not os.path.exists(path)
                              else f"{path}: not a file")
-    stream = Stream(env, RECORD_COLUMNS, record_row)
+    files = _segments(env, files)
+    with_file = len(set(files)) > 1
+    stream = Stream(env, record_columns(with_file), lambda item: record_row(item, with_file))
     damaged = 0
     workers = min(len(files), os.cpu_count() or 1)
     try:
@@ -79,6 +79,52 @@ def decode_records_cmd(
         stream.close()
     if damaged:
         env.warn(f"{damaged} damaged batch{'es' if damaged != 1 else ''} skipped")
+    if group is not None and stream.count == 0:
+        _note(env, f"no record of group {group!r} in {_files(len(files), 'segment')}")
+
+
+def _note(env, text: str) -> None:
+    env.stderr.write(f"groupctl: decode records: {text}\n")
+
+
+def _files(n: int, what: str = "file") -> str:
+    return f"the {what}" if n == 1 else f"the {n} {what}s"
+
+
+def _segments(env, files: list[str]) -> list[str]:
+    """The log segments among `files`, in order. Kafka's other files of a partition
+    directory (`__consumer_offsets-17/*`: indexes, checkpoints) are skipped with one
+    note; any other file that is not a segment is said and skipped; an empty segment
+    is said. UsageError (exit 2) when none is a segment."""
+    import os
+
+    from ..observe.records import not_a_segment, side_file
+
+    segments, side, others = [], [], []
+    for path in dict.fromkeys(files):
+        why = not_a_segment(path)
+        if why is None:
+            segments.append(path)
+        elif side_file(path) is not None:
+            side.append(path)
+        else:
+            others.append((path, why))
+    for path, why in others if len(files) > 1 else ():
+        env.warn(f"{path}: {why}; skipped")
+    if not segments:
+        if len(files) == 1:
+            raise UsageError(f"{files[0]}: {not_a_segment(files[0])}")
+        raise UsageError(f"none of the {len(files)} files is a log segment "
+                         f"(__consumer_offsets-N/*.log)")
+    if side:
+        _note(env, f"skipped {len(side)} file{'s' if len(side) != 1 else ''} of the partition "
+                   f"director{'ies' if len({os.path.dirname(p) for p in side}) > 1 else 'y'} "
+                   f"that {'are' if len(side) != 1 else 'is'} not a log segment: "
+                   + ", ".join(os.path.basename(p) for p in side))
+    for path in segments:
+        if os.path.getsize(path) == 0:
+            _note(env, f"{path}: an empty segment (no records)")
+    return segments
 
 
 _TIME_HELP = ("ISO-8601 (2026-11-24T05:51:00Z; no zone = UTC), epoch milliseconds, or a "
