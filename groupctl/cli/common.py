@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # pragma: no cover - imported on use (start-up time)
 
 __all__ = [
     "OUTER_GRACE",
+    "check_group_ids",
     "configured_cluster",
     "connection_settings",
     "make_cluster",
@@ -45,6 +46,12 @@ __all__ = [
 
 OUTER_GRACE = 1.0
 _DEFAULT: Any = object()
+
+
+def check_group_ids(groups) -> None:
+    """UsageError (exit 2) for an empty group id: no broker is asked about it."""
+    if any(not g for g in groups or ()):
+        raise UsageError("a group id cannot be empty")
 
 
 def connection_settings(env) -> tuple[list[str], SecurityConfig]:

@@ -121,8 +121,9 @@ def describe_cmd(
         raise UsageError("--regex goes with --all")
     if type_ and not all_:
         raise UsageError("--type goes with --all")
-    if any(not g for g in groups or ()):
-        raise UsageError("a group id cannot be empty")
+    from .common import check_group_ids
+
+    check_group_ids(groups)
     _describe(env, list(groups or ()), all_, _regex(regex), _types(type_))
 
 

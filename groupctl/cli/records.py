@@ -10,6 +10,8 @@ from ..errors import UsageError
 from .app import app
 from .env import env_of
 from .decode import decode_app
+from .timearg import TIME_HELP as _TIME_HELP
+from .timearg import parse_time
 
 
 @decode_app.command("records")
@@ -127,31 +129,6 @@ def _segments(env, files: list[str]) -> list[str]:
     return segments
 
 
-_TIME_HELP = ("ISO-8601 (2026-11-24T05:51:00Z; no zone = UTC), epoch milliseconds, or a "
-              "duration before now (90s, 15m, 2h, 1d).")
-
-
-def parse_time(text: str, option: str, now_ms: int) -> int:
-    """--since/--until as epoch milliseconds."""
-    import re
-    from datetime import datetime, timezone
-
-    value = text.strip()
-    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)", value)
-    if m:
-        unit = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}[m.group(2)]
-        return now_ms - int(float(m.group(1)) * unit)
-    if value.isdigit():
-        return int(value)
-    try:
-        dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise UsageError(f"{option}: not a time: {text!r} ({_TIME_HELP})") from None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return int(dt.timestamp() * 1000)
-
-
 @app.command("history")
 def history_cmd(
     ctx: typer.Context,
@@ -177,20 +154,26 @@ def history_cmd(
 
     from ..observe.history import read_history
     from ..render.records import Stream, history_line, history_summary
-    from .common import make_cluster, run_async
+    from .common import check_group_ids, make_cluster, run_async
 
     env = env_of(ctx)
+    check_group_ids(groups)
     now_ms = int(time.time() * 1000)
     since_ms = None if since is None else parse_time(since, "--since", now_ms)
     until_ms = None if until is None else parse_time(until, "--until", now_ms)
     if since_ms is not None and until_ms is not None and until_ms <= since_ms:
         raise UsageError("--until must be after --since")
     stream = Stream(env, [], None, line=history_line)
+    told: dict[str, int] = {}
+
+    def emit(event: dict) -> None:
+        told[event["group"]] = told.get(event["group"], 0) + 1
+        stream.write(event)
 
     async def main():
         async with make_cluster(env) as cluster:
             return await read_history(cluster, list(dict.fromkeys(groups)), since_ms=since_ms,
-                                      until_ms=until_ms, emit=stream.write, warn=env.warn)
+                                      until_ms=until_ms, emit=emit, warn=env.warn)
 
     try:
         reads = run_async(env, main())
@@ -199,5 +182,30 @@ def history_cmd(
     for line in history_summary(reads):
         if stream.fmt in ("table", "wide"):
             env.stdout.write(line + "\n")
-        else:
-            env.warn(line)
+        else:   # the same footer, beside the machine output (a note, not a warning)
+            env.stderr.write(f"groupctl: history: {line}\n")
+    for line in _silent_groups(reads, told, since, until, since_ms, now_ms):
+        env.stderr.write(f"groupctl: history: {line}\n")
+
+
+def _silent_groups(reads, told: dict[str, int], since, until, since_ms, now_ms) -> list[str]:
+    """Why a group that exists told nothing: its records all come after --until, --since
+    is in the future, or nothing happened in the window."""
+    from .timearg import iso_ms
+
+    out = []
+    for read in reads:
+        for g in read.groups:
+            if told.get(g):
+                continue
+            if g in read.later:
+                offset, ts = read.later[g]
+                out.append(f"no event of {g} before --until {until}: its first record is "
+                           f"at offset {offset} ({iso_ms(ts)})")
+            elif since_ms is not None and since_ms > now_ms:
+                out.append(f"no event of {g}: --since {since} is in the future")
+            else:
+                window = " ".join(f"{o} {v}" for o, v in (("--since", since), ("--until", until))
+                                  if v is not None)
+                out.append(f"no event of {g}" + (f" in the window {window}" if window else ""))
+    return out

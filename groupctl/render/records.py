@@ -222,6 +222,11 @@ def history_summary(reads) -> list[str]:
     out = []
     for r in reads:
         d = r.to_dict()
+        if d["complete_from_offset"] is None:   # no batch read: an empty window
+            out.append(f"__consumer_offsets-{d['partition']} (leader {d['leader']}): nothing "
+                       f"in the window (it ends at offset {d['end_offset']}, the partition "
+                       f"begins at {d['first_offset']})")
+            continue
         out.append(
             f"__consumer_offsets-{d['partition']} (leader {d['leader']}): offsets "
             f"{d['first_offset']}-{d['end_offset']}, {d['group_records']} group records of "
