@@ -254,7 +254,9 @@ def wait_cmd(
     log-end offsets only with --max-lag). Exit 0 as soon as the condition holds, printing
     the group's state (or json); 6 when --timeout passes first (default 60 s here),
     printing the last state seen and naming each failing part; 5 for a missing group with
-    --must-exist. A typo in --state is exit 2. Read-only: never changes the cluster."""
+    --must-exist. A typo in --state is exit 2, and so is a state the group's type never
+    has (a consumer group is never PreparingRebalance), at the first look.
+    Read-only: never changes the cluster."""
     from ..observe.wait import Condition, parse_state
 
     env = env_of(ctx)

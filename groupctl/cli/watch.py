@@ -55,6 +55,9 @@ def watch_cmd(
     lag_interval: Optional[float] = typer.Option(
         None, "--lag-interval", metavar="S", help="With --lag: seconds between lag rounds "
         "(default 10)."),
+    must_exist: bool = typer.Option(False, "--must-exist", help="Exit 5 when a named group "
+                                    "does not exist at the first look (without it: said on "
+                                    "stderr, and watched for until it appears)."),
 ):
     """Watch groups without joining them: state changes, generations (classic) or epochs
     (consumer, share and streams groups), members joining and leaving, each member's
@@ -78,7 +81,9 @@ def watch_cmd(
     Dead event. Ctrl-C / SIGTERM or the end of --duration: exit 0, with a summary per
     group (rebalances, time spent rebalancing, members that flapped; -o yaml: YAML, -o
     json/ndjson: JSON lines). A closed pipe (`| head -1`): exit 0 at once, no summary.
-    --record FILE must be writable (exit 2 otherwise, before anything is sent).
+    --record FILE must be writable (exit 2 otherwise, before anything is sent). A named
+    group that does not exist at the first look is said on stderr and watched for until
+    it appears; with --must-exist the watch ends there, exit 5.
     --max-rebalances N (with --duration): exit 8 as soon as a group rebalances more than
     N times, e.g. `groupctl watch orders --duration 600 --max-rebalances 2 || rollback`.
     --metrics-port PORT: also serve Prometheus metrics of the same story on
@@ -113,7 +118,8 @@ def watch_cmd(
                              regex=_regex(regex, all_groups),
                              interval=1.0 if interval is None else interval,
                              duration=duration, max_rebalances=max_rebalances, source=source,
-                             lag_interval=_lag_interval(lag, lag_interval))
+                             lag_interval=_lag_interval(lag, lag_interval),
+                             must_exist=must_exist)
     _check(settings)
     if view not in VIEWS:
         raise UsageError(f"--view must be one of {', '.join(VIEWS)}, not {view!r}")
@@ -158,6 +164,8 @@ def _check(s) -> None:
         raise UsageError("--duration must be positive")
     if s.max_rebalances is not None and (s.duration is None or s.max_rebalances < 0):
         raise UsageError("--max-rebalances needs --duration and a number >= 0")
+    if s.must_exist and s.all_groups:
+        raise UsageError("--must-exist is for named groups, not --all")
 
 
 def _run(env, settings, record: str | None, metrics_at: tuple[str, int | None],
