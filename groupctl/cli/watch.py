@@ -8,7 +8,7 @@ import typer
 
 from ..errors import UsageError
 from .app import app
-from .complete import complete_groups
+from .complete import complete_groups, complete_sources
 from .env import env_of
 
 
@@ -23,6 +23,7 @@ def watch_cmd(
     regex: Optional[str] = typer.Option(None, "--regex", metavar="RE",
                                         help="With --all: only groups whose name matches RE."),
     source: str = typer.Option("describe", "--source", metavar="describe|records",
+                               autocompletion=complete_sources,
                                help="Where the observations come from: describe (poll each "
                                "group's describe API, the default) or records (tail the "
                                "group coordinator's records in __consumer_offsets)."),
