@@ -127,14 +127,19 @@ def make_cluster(env, **kwargs) -> Cluster:
     kwargs.setdefault("timeout", env.settings.timeout)
     kwargs.setdefault("trace", tracer_for(env))
     if env.stderr_is_terminal:  # a person waits: say what is retried (scripts get silence)
-        kwargs.setdefault("on_slow_bootstrap", lambda servers, seconds: _say_retrying(
-            env, servers, seconds))
+        kwargs.setdefault("on_slow_bootstrap", lambda servers, seconds, why: _say_retrying(
+            env, servers, seconds, why))
     return Cluster(bootstrap, security=security, **kwargs)
 
 
-def _say_retrying(env, servers: list[str], seconds: float) -> None:
-    env.stderr.write(f"groupctl: connecting to {','.join(servers)} (no answer yet; retrying "
-                     f"for up to {seconds:g} s) ...\n")
+def _say_retrying(env, servers: list[str], seconds: float, why: str | None = None) -> None:
+    """Once: the first failure as it is (a refused connection at once), or that nothing
+    answered yet; and how long groupctl goes on trying."""
+    if why is None:
+        text = f"connecting to {','.join(servers)} (no answer yet; retrying"
+    else:
+        text = f"{why} (retrying"
+    env.stderr.write(f"groupctl: {text} for up to {seconds:g} s) ...\n")
     env.stderr.flush()
 
 
