@@ -275,6 +275,10 @@ def wait_cmd(
     if cond == Condition(must_exist=must_exist):
         raise UsageError("give a condition: --state, --members, --generation-gt, --max-lag "
                          "or --settled")
+    if env.stderr_is_terminal:   # a person waits: say for what, and for how long
+        env.stderr.write(f"groupctl: wait: {group}: {cond.describe()} (for up to "
+                         f"{timeout:g} s) ...\n")
+        env.stderr.flush()
     outcome = _wait(env, group, cond, interval, timeout)
     from ..render.output import emit
     from ..render.steer import wait_line
@@ -360,7 +364,7 @@ def remove_member_cmd(
     known = {m.instance_id: m.member_id for m in desc.members if m.instance_id}
     for m in data["members"]:
         m["member_id"] = m["member_id"] or known.get(m["instance_id"])
-    data["notes"] = notes + ([] if desc.type != "consumer" else [
+    data["notes"] = notes + ([] if desc.type != "consumer" or not ids else [
         "consumer (KIP-848) group: the broker removed the static members and bumped the "
         "group epoch; a member still running is fenced and rejoins as a new member"])
     from ..render.output import emit

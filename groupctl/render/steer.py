@@ -95,6 +95,10 @@ def wait_line(console, data: dict, wide: bool) -> None:
 
 
 def remove_member_table(console, data: dict, wide: bool) -> None:
+    if not data["members"]:   # nothing was asked of the broker: no empty table, the note
+        for note in data.get("notes") or []:
+            console.print(Text(note))
+        return
     table = Table(title=f"remove-member {data['group']}")
     for col in ("instance id", "member id", "result"):
         table.add_column(col)

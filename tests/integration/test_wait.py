@@ -100,6 +100,16 @@ def test_dead_matches_a_missing_group(kafka, unique_group):
     code, data, err = cli_json(kafka, "wait", unique_group, "--state", "DEAD", timeout=5)
     assert code == 0, err
     assert data["met"] and data["exists"] is False and data["state"] == "Dead"
+    assert err == ""   # a script: nothing on stderr
+    import io
+
+    from groupctl.cli.app import invoke
+    from groupctl.cli.env import Env
+
+    env = Env(stdout=io.StringIO(), stderr=io.StringIO(), stderr_is_terminal=True)
+    code = invoke(["-b", kafka.bootstrap, "wait", unique_group, "--state", "dead"], env)
+    assert code == 0   # a person is told what it waits for, before the answer comes
+    assert env.stderr.getvalue() == f"groupctl: wait: {unique_group}: state Dead (for up to 60 s) ...\n"
     code, out, err = cli(kafka, "wait", unique_group, "--state", "Stable", "--must-exist",
                          timeout=5)
     assert code == 5 and "does not exist" in err
