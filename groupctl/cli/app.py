@@ -166,6 +166,30 @@ def run(argv: list[str] | None = None, env: Env | None = None) -> int:
     return code
 
 
+# click's words for a value of the wrong type, in the words groupctl's own errors use
+_CLICK_TYPES = {"float": "a number", "integer": "a whole number", "int": "a whole number",
+                "boolean": "true or false",
+                "float range": "in range", "integer range": "in range"}
+
+
+def house_style(message: str) -> str:
+    """A click usage message as groupctl's own are written (`--timeout 'abc' is not a
+    number`, lower case, no closing full stop), not `Invalid value for '--timeout': 'abc'
+    is not a valid float.`"""
+    import re
+
+    text = " ".join(message.split()).rstrip(".")
+    m = re.fullmatch(r"Invalid value for '([^']+)': '(.*)' is not a valid ([\w ]+?)", text)
+    if m:
+        return f"{m[1]} '{m[2]}' is not {_CLICK_TYPES.get(m[3], 'a valid ' + m[3])}"
+    m = re.fullmatch(r"Invalid value for '([^']+)': (.*)", text)
+    if m:
+        text = f"{m[1]}: {m[2]}"
+    text = text.replace("(Possible options:", "(possible options:").replace(
+        " Did you mean", "; did you mean")
+    return text[:1].lower() + text[1:]
+
+
 def invoke(argv: list[str], env: Env | None = None) -> int:
     env = env or Env.from_system()
     env.stdout = guard_reader(env.stdout)   # a closed reader: exit 0, whatever wrote
@@ -181,7 +205,7 @@ def invoke(argv: list[str], env: Env | None = None) -> int:
         if type(exc).__name__ == "NoArgsIsHelpError" and exc.ctx is not None:
             env.stdout.write(exc.ctx.get_help() + "\n")
             return ExitCode.USAGE
-        return env.fail(exc.format_message(), ExitCode.USAGE, debug)
+        return env.fail(house_style(exc.format_message()), ExitCode.USAGE, debug)
     except (typer.Abort, KeyboardInterrupt, Interrupted):
         env.stderr.write("\ngroupctl: interrupted\n")
         return ExitCode.INTERRUPTED

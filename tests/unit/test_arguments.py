@@ -1,6 +1,7 @@
-"""--since / --until: one parser for `history` and `analyze` (cli/timearg.py), refused in
-one line with exit 2 when out of range; an empty group id is a usage error (exit 2) for
-`history` as for `describe`. No broker is asked (the address refuses)."""
+"""Arguments: --since / --until, one parser for `history` and `analyze` (cli/timearg.py),
+refused in one line with exit 2 when out of range; an empty group id is a usage error
+(exit 2) for `history` as for `describe`; click's own usage errors in groupctl's words.
+No broker is asked (the address refuses)."""
 from __future__ import annotations
 
 import io
@@ -52,3 +53,17 @@ def test_an_empty_group_id_is_exit_2(command):
     code, out, err = run(*command)
     assert (code, out, err) == (ExitCode.USAGE, "", "groupctl: error: a group id cannot be empty\n")
     assert time.monotonic() - start < 5   # said at once, not after retrying a connection
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--timeout", "abc", "list"], "--timeout 'abc' is not a number"),
+    (["watch", "g", "--duration", "x"], "--duration 'x' is not a number"),
+    (["watch", "g", "--duration", "3", "--max-rebalances", "1.5"],
+     "--max-rebalances '1.5' is not a whole number"),
+    (["describe", "--nope"], "no such option: --nope (possible options: --type)"),
+    (["nosuchcmd"], "no such command 'nosuchcmd'"),
+    (["wait"], "missing argument 'GROUP'"),
+])
+def test_clicks_usage_errors_read_as_groupctls_own(args, message):
+    code, out, err = run(*args)
+    assert (code, out, err) == (ExitCode.USAGE, "", f"groupctl: error: {message}\n")
