@@ -27,6 +27,9 @@ COMMANDS = {
     "decode records": ("decode", "records", "{segment}"),
     "errors": ("errors",),
     "watch": ("watch", "{group}", "--duration", "30"),
+    "wait": ("wait", "{group}", "--state", "empty"),
+    "join": ("join", "{group}-join"),
+    "config get-contexts": ("config", "get-contexts"),
 }
 
 
@@ -42,8 +45,11 @@ def case(kafka, tmp_path_factory):
         consumer.wait_assigned(timeout=60)
     finally:
         consumer.close()   # commits, leaves: the group's records are in the log
-    segments = snapshot(kafka, str(tmp_path_factory.mktemp("closed-reader")))
-    return {"group": group, "segment": segments[0], "bootstrap": kafka.bootstrap}
+    where = tmp_path_factory.mktemp("closed-reader")
+    segments = snapshot(kafka, str(where))
+    segment = max(segments, key=os.path.getsize)   # one with records to write
+    return {"group": group, "segment": segment, "bootstrap": kafka.bootstrap,
+            "config": str(where / "config.yaml")}   # no contexts: not the user's file
 
 
 def closed_pipe():
@@ -59,7 +65,8 @@ def test_closed_reader_is_exit_0_quietly(case, command, fmt):
     args = [a.format(**case) for a in COMMANDS[command]]
     stdout, stderr = closed_pipe(), io.StringIO()
     try:
-        code = invoke(["-b", case["bootstrap"], "-o", fmt, *args], Env(stdout=stdout, stderr=stderr))
+        env = Env(stdout=stdout, stderr=stderr, environ={"GROUPCTL_CONFIG": case["config"]})
+        code = invoke(["-b", case["bootstrap"], "-o", fmt, *args], env)
     except SystemExit as exc:   # click's and rich's own answer to EPIPE: exit 1
         code = exc.code
     finally:
