@@ -15,7 +15,7 @@ run_async(env, coro): runs the command's coroutine with --timeout as an outer de
 (plus one second of grace, so that the operation's own deadline, which says what was not
 done, fires first) -> DeadlineError (exit 6). SIGINT and SIGTERM cancel the coroutine (so
 `finally` blocks run: a probe leaves its group) and then end the command as Ctrl-C does
-(KeyboardInterrupt -> exit 130); a second signal stops at once. Under --debug the protocol
+(Interrupted: "groupctl: interrupted", exit 130); a second signal stops at once. Under --debug the protocol
 trace goes to env.stderr.
 """
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import config, startup
 from ..config import PLAINTEXT, SecurityConfig, parse_bootstrap
-from ..errors import DeadlineError, UsageError
+from ..errors import DeadlineError, Interrupted, UsageError
 from .env import BOOTSTRAP_ENV
 
 if TYPE_CHECKING:  # pragma: no cover - imported on use (start-up time)
@@ -164,7 +164,7 @@ def run_async(env, coro: Awaitable, *, timeout: float | None = _DEFAULT,
     seconds for the outer deadline (default --timeout), None for none (watch commands).
     `signal_stops_cleanly`: for watch commands, where Ctrl-C / SIGTERM is the normal way to
     stop (DESIGN §5: exit 0): once the coroutine has finished its cleanup, return None
-    instead of raising KeyboardInterrupt."""
+    instead of raising Interrupted."""
     limit = env.settings.timeout if timeout is _DEFAULT else timeout
     tracer = tracer_for(env)
 
@@ -204,7 +204,8 @@ def run_async(env, coro: Awaitable, *, timeout: float | None = _DEFAULT,
             if signalled:
                 if signal_stops_cleanly:
                     return None
-                raise KeyboardInterrupt from None
+                # not KeyboardInterrupt: click would end the command with a silent 130
+                raise Interrupted("interrupted") from None
             raise
         finally:
             for signum, before in installed:

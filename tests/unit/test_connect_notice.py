@@ -66,3 +66,31 @@ def test_a_script_gets_only_the_error():
     code, lines = _run(False, _closed_port())
     assert code == 3 and len(lines) == 1
     assert lines[0].startswith("groupctl: error: no Kafka broker reachable")
+
+
+def test_ctrl_c_while_connecting_is_one_line_exit_130():
+    """Ctrl-C in any command that talks to a cluster: said in one line (click alone ends
+    it with a silent 130)."""
+    import signal
+    import subprocess
+    import sys
+
+    silent = socket.socket()   # accepts, never answers: groupctl waits inside its command
+    silent.bind(("127.0.0.1", 0))
+    silent.listen()
+    silent.settimeout(60)
+    proc = subprocess.Popen([sys.executable, "-m", "groupctl", "-b",
+                             f"127.0.0.1:{silent.getsockname()[1]}", "--timeout", "30",
+                             "describe", "g"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        conn, _ = silent.accept()   # it is connecting: past start-up, in the command
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)
+        conn.close()
+    finally:
+        silent.close()
+        if proc.poll() is None:
+            proc.kill()
+    assert (proc.returncode, out) == (130, "")
+    assert err.strip().splitlines() == ["groupctl: interrupted"], err
