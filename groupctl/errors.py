@@ -29,6 +29,12 @@ class NotFoundError(GroupctlError):
     exit_code = ExitCode.NOT_FOUND
 
 
+class Interrupted(GroupctlError):
+    """Ctrl-C, where click would turn a KeyboardInterrupt into a silent exit 130: the CLI
+    says "interrupted" in one line."""
+    exit_code = ExitCode.INTERRUPTED
+
+
 class DeadlineError(GroupctlError):
     exit_code = ExitCode.TIMEOUT
 

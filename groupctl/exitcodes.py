@@ -21,7 +21,8 @@ class ExitCode(IntEnum):
 # Markdown (`code` spans); the man page drops the backticks.
 MEANINGS = {
     ExitCode.OK: "success (for `watch` and `join --watch` also a clean stop: Ctrl-C, SIGTERM "
-                 "or the end of `--duration`)",
+                 "or the end of `--duration`; for every command also stdout's reader going "
+                 "away, `| head -1`: quietly, nothing more is written)",
     ExitCode.INTERNAL: "unexpected internal error (a bug: `--debug` shows the traceback)",
     ExitCode.USAGE: "usage error: a bad option or argument, bad `--bootstrap-server` syntax, "
                     "no brokers given, a path that cannot be written, a lab that already runs "

@@ -104,11 +104,13 @@ def duration_figure(episodes: list[dict]) -> dict:
 def _table(rows: list[dict], columns: list[str], empty: str) -> str:
     if not rows:
         return f"<p>{html.escape(empty)}</p>"
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
+    # a column name may break after an underscore: the table fits the page's width
+    head = "".join(f"<th>{html.escape(c).replace('_', '_<wbr>')}</th>" for c in columns)
     body = "".join("<tr>" + "".join(
         f"<td>{'' if r[c] is None else html.escape(str(r[c]))}</td>" for c in columns) + "</tr>"
         for r in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return (f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}'
+            f'</tbody></table></div>')
 
 
 def write_report(path: Path, collected: dict[str, list[dict]], title: str) -> Path:
@@ -129,17 +131,18 @@ def write_report(path: Path, collected: dict[str, list[dict]], title: str) -> Pa
     page = f"""<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>{html.escape(title)}</title>
 <style>body{{font-family:sans-serif;margin:1.5em}} table{{border-collapse:collapse;margin:.5em 0 1.5em}}
-td,th{{border:1px solid #ccc;padding:.2em .5em;font-size:13px;text-align:left}}</style>
+td,th{{border:1px solid #ccc;padding:.2em .5em;font-size:13px;text-align:left;vertical-align:top}}
+td{{max-width:32em;overflow-wrap:anywhere}} .scroll{{max-width:100%;overflow-x:auto}}</style>
 <script type="text/javascript">{plotly.offline.get_plotlyjs()}</script></head>
 <body><h1>{html.escape(title)}</h1>
+<h2>Groups</h2>
+{_table(collected["metrics"], metric_cols, "No groups.")}
 {timeline}
 {durations}
 <h2>Storms</h2>
 {_table(collected["storms"], storm_cols, "No storms.")}
 <h2>Coordinator moves</h2>
 {_table(collected.get("moves") or [], move_cols, "No coordinator moves.")}
-<h2>Groups</h2>
-{_table(collected["metrics"], metric_cols, "No groups.")}
 </body></html>
 """
     path.write_text(page, encoding="utf-8")

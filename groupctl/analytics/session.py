@@ -10,17 +10,19 @@ exit 3 at once.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
+import signal
 import socket
 import threading
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 from urllib.parse import urlparse
 
 from .. import safe_files
-from ..errors import UnreachableError, UsageError
+from ..errors import Interrupted, UnreachableError, UsageError
 
 if TYPE_CHECKING:
     import subprocess
@@ -253,3 +255,115 @@ def _forward(read_end: int, real: int) -> None:
                 os.write(real, kept)
     if pending:
         os.write(real, pending)
+
+
+def no_session_yet() -> bool:
+    """Whether no SparkSession runs in this process yet (so this command starts its own)."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        return False
+    return SparkSession.getActiveSession() is None
+
+
+class Interrupt:
+    """What interrupt_kills_jvm saw: `interrupted` once Ctrl-C (SIGINT) came."""
+
+    interrupted = False
+
+
+@contextlib.contextmanager
+def interrupt_kills_jvm(enabled: bool = True):
+    """Ctrl-C while this process's Spark driver JVM runs: the JVM (and anything it
+    started) is killed at once, py4j's complaints as its connection drops are muted, and
+    whatever the unwinding code raises on the dead connection leaves this block as
+    Interrupted (the CLI says it in one line, exit 130). Nothing of an interrupted
+    job is kept (analyze replaces --out whole or not at all), so there is nothing to wait
+    for. pyspark's own handler cancels the jobs over py4j from inside the signal handler,
+    re-entering the call the main thread is in: tracebacks, and a JVM that can outlive us.
+    `enabled` False (a session this process did not start: tests) changes nothing."""
+    state = Interrupt()
+    if not enabled or threading.current_thread() is not threading.main_thread():
+        yield state
+        return
+
+    def on_sigint(signum, frame):
+        first = not state.interrupted
+        state.interrupted = True
+        if first:
+            logging.disable(logging.CRITICAL)
+            _kill_jvms()
+        raise KeyboardInterrupt
+
+    from pyspark import SparkContext
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    # a SparkContext installs pyspark's handler as it starts, before the session is
+    # returned: ours goes back as soon as it has
+    do_init: Any = SparkContext.__dict__.get("_do_init")
+
+    def do_init_then_ours(*args, **kwargs):
+        try:
+            return do_init(*args, **kwargs)
+        finally:
+            signal.signal(signal.SIGINT, on_sigint)
+
+    if do_init is not None:
+        SparkContext._do_init = do_init_then_ours   # type: ignore[method-assign]
+    try:
+        yield state
+    except BaseException:
+        if state.interrupted:
+            _kill_jvms()   # one started while the signal came (the launch)
+            raise Interrupted("interrupted") from None
+        raise
+    finally:
+        if do_init is not None:
+            SparkContext._do_init = do_init   # type: ignore[method-assign]
+        signal.signal(signal.SIGINT, previous)
+
+
+def _kill_jvms() -> None:
+    """Kill every process under this one: the driver JVM (a direct child, also while it
+    starts and before pyspark holds it) and anything it started; then reap the JVM."""
+    from pyspark import SparkContext
+
+    procs = [getattr(SparkContext._gateway, "proc", None), _writer[1] if _writer else None]
+    children = _descendants(os.getpid(), direct=True)
+    for pid in reversed(_descendants(os.getpid())):   # the deepest first
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    for proc in procs:   # reaped through Popen, which knows its own
+        if proc is not None:
+            with contextlib.suppress(Exception):
+                proc.wait(timeout=10)
+    for pid in children:   # one pyspark did not hold yet (killed while it started)
+        with contextlib.suppress(OSError):
+            os.waitpid(pid, 0)
+
+
+def _descendants(pid: int, direct: bool = False) -> list[int]:
+    """The processes under `pid`, parents before their children (from /proc; none where
+    there is no /proc); `direct`: its children only."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    if direct:
+        return children.get(pid, [])
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found

@@ -20,6 +20,7 @@ import typer
 
 from ..errors import GroupctlError, UsageError
 from .app import app
+from .timearg import TIME_HELP
 
 _GLOB = "GLOB"
 
@@ -44,9 +45,9 @@ def analyze(
     out: str = typer.Option("groupctl-analysis", "--out", metavar="DIR",
                             help="Output directory (Parquet, CSV, report.html)."),
     since: Optional[str] = typer.Option(None, "--since", metavar="TIME",
-                                        help="Only events at or after TIME (ISO-8601, UTC)."),
+                                        help=f"Only events at or after TIME. {TIME_HELP}"),
     until: Optional[str] = typer.Option(None, "--until", metavar="TIME",
-                                        help="Only events before TIME (ISO-8601, UTC)."),
+                                        help=f"Only events before TIME. {TIME_HELP}"),
     group: Optional[str] = typer.Option(None, "--group", metavar="REGEX",
                                         help="Only groups whose id matches REGEX."),
     storm_rebalances: int = typer.Option(3, "--storm-rebalances", metavar="N",
@@ -98,9 +99,11 @@ def analyze(
 
 def _run(env, inputs, options, master: str, out: Path) -> int:
     from ..analytics import damage
+    from ..analytics.session import interrupt_kills_jvm, no_session_yet
 
     damaged = damage.in_background([*inputs.broker_logs, *inputs.client_logs, *inputs.events])
-    with tempfile.TemporaryDirectory(prefix="groupctl-analyze-") as copies:
+    with tempfile.TemporaryDirectory(prefix="groupctl-analyze-") as copies, \
+            interrupt_kills_jvm(no_session_yet()):
         try:
             return _run_spark(env, inputs, options, master, out,
                               lambda: _salvaged(env, damaged.result(), Path(copies)))
@@ -252,16 +255,15 @@ def _writable_dir(out: Path) -> Path:
 
 
 def _time(text: str | None, option: str) -> datetime | None:
+    """--since/--until as `history` takes them (cli/timearg.py), as naive UTC."""
     if text is None:
         return None
-    try:
-        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise UsageError(f"{option} {text!r}: expected an ISO-8601 time "
-                         f"(2026-11-22T12:00:00Z)") from None
-    if value.tzinfo is not None:
-        value = value.astimezone(timezone.utc).replace(tzinfo=None)
-    return value
+    import time
+
+    from .timearg import parse_time
+
+    ms = parse_time(text, option, int(time.time() * 1000))
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).replace(tzinfo=None)
 
 
 def _regex(text: str | None) -> str | None:

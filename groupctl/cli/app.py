@@ -15,9 +15,9 @@ import typer
 from typer._click import exceptions as click_exc  # typer 0.26-0.28 vendor click (pyproject)
 
 from .. import __version__, startup
-from ..errors import DESCRIPTORS_ERRNOS, GroupctlError, OutOfDescriptors, UsageError
+from ..errors import DESCRIPTORS_ERRNOS, GroupctlError, Interrupted, OutOfDescriptors, UsageError
 from ..exitcodes import ExitCode
-from .env import Env, Settings
+from .env import Env, Settings, guard_reader
 
 app = typer.Typer(
     name="groupctl",
@@ -179,8 +179,33 @@ def run(argv: list[str] | None = None, env: Env | None = None) -> int:
     return code
 
 
+# click's words for a value of the wrong type, in the words groupctl's own errors use
+_CLICK_TYPES = {"float": "a number", "integer": "a whole number", "int": "a whole number",
+                "boolean": "true or false",
+                "float range": "in range", "integer range": "in range"}
+
+
+def house_style(message: str) -> str:
+    """A click usage message as groupctl's own are written (`--timeout 'abc' is not a
+    number`, lower case, no closing full stop), not `Invalid value for '--timeout': 'abc'
+    is not a valid float.`"""
+    import re
+
+    text = " ".join(message.split()).rstrip(".")
+    m = re.fullmatch(r"Invalid value for '([^']+)': '(.*)' is not a valid ([\w ]+?)", text)
+    if m:
+        return f"{m[1]} '{m[2]}' is not {_CLICK_TYPES.get(m[3], 'a valid ' + m[3])}"
+    m = re.fullmatch(r"Invalid value for '([^']+)': (.*)", text)
+    if m:
+        text = f"{m[1]}: {m[2]}"
+    text = text.replace("(Possible options:", "(possible options:").replace(
+        " Did you mean", "; did you mean")
+    return text[:1].lower() + text[1:]
+
+
 def invoke(argv: list[str], env: Env | None = None) -> int:
     env = env or Env.from_system()
+    env.stdout = guard_reader(env.stdout)   # a closed reader: exit 0, whatever wrote
     argv = hoist_global_options(argv)
     debug = "--debug" in argv
     _register_commands(command_name(argv))
@@ -193,13 +218,13 @@ def invoke(argv: list[str], env: Env | None = None) -> int:
         if type(exc).__name__ == "NoArgsIsHelpError" and exc.ctx is not None:
             env.stdout.write(exc.ctx.get_help() + "\n")
             return ExitCode.USAGE
-        return env.fail(exc.format_message(), ExitCode.USAGE, debug)
-    except (typer.Abort, KeyboardInterrupt):
+        return env.fail(house_style(exc.format_message()), ExitCode.USAGE, debug)
+    except (typer.Abort, KeyboardInterrupt, Interrupted):
         env.stderr.write("\ngroupctl: interrupted\n")
         return ExitCode.INTERRUPTED
     except GroupctlError as exc:
         return env.fail(str(exc), exc.exit_code, debug)
-    except BrokenPipeError:
+    except BrokenPipeError:   # stdout's reader went away (`| head -1`): done, quietly
         env.silence_broken_pipe()
         return ExitCode.OK
     except OSError as exc:

@@ -15,7 +15,7 @@ run_async(env, coro): runs the command's coroutine with --timeout as an outer de
 (plus one second of grace, so that the operation's own deadline, which says what was not
 done, fires first) -> DeadlineError (exit 6). SIGINT and SIGTERM cancel the coroutine (so
 `finally` blocks run: a probe leaves its group) and then end the command as Ctrl-C does
-(KeyboardInterrupt -> exit 130); a second signal stops at once. Under --debug the protocol
+(Interrupted: "groupctl: interrupted", exit 130); a second signal stops at once. Under --debug the protocol
 trace goes to env.stderr.
 """
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import config, startup
 from ..config import PLAINTEXT, SecurityConfig, parse_bootstrap
-from ..errors import DeadlineError, UsageError
+from ..errors import DeadlineError, Interrupted, UsageError
 from .env import BOOTSTRAP_ENV
 
 if TYPE_CHECKING:  # pragma: no cover - imported on use (start-up time)
@@ -132,14 +132,19 @@ def make_cluster(env, **kwargs) -> Cluster:
     kwargs.setdefault("timeout", env.settings.timeout)
     kwargs.setdefault("trace", tracer_for(env))
     if env.stderr_is_terminal:  # a person waits: say what is retried (scripts get silence)
-        kwargs.setdefault("on_slow_bootstrap", lambda servers, seconds: _say_retrying(
-            env, servers, seconds))
+        kwargs.setdefault("on_slow_bootstrap", lambda servers, seconds, why: _say_retrying(
+            env, servers, seconds, why))
     return Cluster(bootstrap, security=security, **kwargs)
 
 
-def _say_retrying(env, servers: list[str], seconds: float) -> None:
-    env.note(f"groupctl: connecting to {','.join(servers)} (no answer yet; retrying "
-             f"for up to {seconds:g} s) ...")
+def _say_retrying(env, servers: list[str], seconds: float, why: str | None = None) -> None:
+    """Once: the first failure as it is (a refused connection at once), or that nothing
+    answered yet; and how long groupctl goes on trying."""
+    if why is None:
+        text = f"connecting to {','.join(servers)} (no answer yet; retrying"
+    else:
+        text = f"{why} (retrying"
+    env.note(f"groupctl: {text} for up to {seconds:g} s) ...")
 
 
 class _Box:
@@ -162,8 +167,8 @@ def run_async(env, coro: Awaitable, *, timeout: float | None = _DEFAULT,
     """Run `coro` to completion and return its result (see the module doc). `timeout`:
     seconds for the outer deadline (default --timeout), None for none (watch commands).
     `signal_stops_cleanly`: for watch commands, where Ctrl-C / SIGTERM is the normal way to
-    stop (docs/reference/exit-codes.md: exit 0): once the coroutine has finished its cleanup, return None
-    instead of raising KeyboardInterrupt."""
+    stop (docs/reference/exit-codes.md: exit 0): once the coroutine has finished its cleanup,
+    return None instead of raising Interrupted."""
     limit = env.settings.timeout if timeout is _DEFAULT else timeout
     tracer = tracer_for(env)
 
@@ -203,7 +208,8 @@ def run_async(env, coro: Awaitable, *, timeout: float | None = _DEFAULT,
             if signalled:
                 if signal_stops_cleanly:
                     return None
-                raise KeyboardInterrupt from None
+                # not KeyboardInterrupt: click would end the command with a silent 130
+                raise Interrupted("interrupted") from None
             raise
         finally:
             for signum, before in installed:

@@ -98,3 +98,21 @@ def complete_groups(ctx, incomplete: str) -> list[str]:
     except BaseException:  # noqa: BLE001
         return []
     return [g for g in group_names(env) if g.startswith(incomplete) and g not in given]
+
+
+def complete_lab_names(incomplete: str) -> list[str]:
+    """typer autocompletion of --name: the labs under the lab root (those with a state
+    file), by prefix."""
+    try:
+        from ..lab.cluster import lab_root
+
+        root = lab_root()
+        return sorted(p.name for p in root.iterdir()
+                      if p.name.startswith(incomplete) and (p / "state.json").is_file())
+    except BaseException:  # noqa: BLE001 - completion must never fail loudly
+        return []
+
+
+def complete_sources(incomplete: str) -> list[str]:
+    """watch --source: describe or records."""
+    return [s for s in ("describe", "records") if s.startswith(incomplete)]

@@ -8,7 +8,7 @@ import sys
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, TextIO
+from typing import Any, Mapping, TextIO, cast
 
 from ..clock import SYSTEM_CLOCK, Clock
 
@@ -74,10 +74,9 @@ class Env:
     def console(self, stderr: bool = False):
         """A rich Console on stdout (or stderr); colour only on a terminal; every string
         it is given shown, never obeyed (render/visible.py)."""
-        from ..render.visible import visible_console
-
         terminal = self.stderr_is_terminal if stderr else self.stdout_is_terminal
-        return visible_console(file=self.stderr if stderr else self.stdout,
+        file = self.stderr if stderr else self.stdout
+        return _console_class()(file=file if terminal else cast(TextIO, NoTrailingSpaces(file)),
                        force_terminal=terminal, no_color=self.settings.no_color or not terminal,
                        highlight=False, soft_wrap=not terminal)
 
@@ -107,10 +106,108 @@ class Env:
         # stdout is gone (`| head`): point it at devnull so the interpreter's final flush
         # does not print a BrokenPipeError of its own.
         try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-        except (OSError, ValueError):
+            fd = self.stdout.fileno()
+        except (AttributeError, OSError, ValueError):   # no descriptor (a StringIO in tests)
+            return
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, fd)
+        except OSError:
             pass
+        finally:
+            os.close(devnull)
+
+
+class ReaderGone(BrokenPipeError):
+    """stdout's reader went away (`| head -1` done). Raised by ReaderGuard in place of
+    the EPIPE OSError: click's main() turns that one into a silent exit 1 before cli/app.py
+    sees it; this one (no errno) it lets through, to end the command with exit 0."""
+
+
+class ReaderGuard:
+    """stdout as a command writes it: every write and flush that meets a closed reader
+    raises ReaderGone, whichever command and output format wrote it (a table through
+    rich, json, yaml, ndjson). Anything else is the stream's own."""
+
+    def __init__(self, stream: TextIO):
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self.stream.write(text)
+        except ReaderGone:
+            raise
+        except BrokenPipeError as exc:
+            raise ReaderGone("stdout's reader went away") from exc
+
+    def writelines(self, lines) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except ReaderGone:
+            raise
+        except BrokenPipeError as exc:
+            raise ReaderGone("stdout's reader went away") from exc
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+class NoTrailingSpaces:
+    """A console's file into a pipe or file: lines without the spaces rich pads a table's
+    last column with (a terminal keeps them: a redrawn live view clears old text so)."""
+
+    def __init__(self, stream: TextIO):
+        self.stream = stream
+        self._spaces = ""   # spaces at the end of the last write: kept unless a line ends
+
+    def write(self, text: str) -> int:
+        text = self._spaces + text
+        body = text.rstrip(" ")
+        self._spaces = text[len(body):]
+        if "\n" in body:
+            body = "\n".join(line.rstrip(" ") for line in body.split("\n"))
+        self.stream.write(body)
+        return len(text)
+
+    def flush(self) -> None:
+        if self._spaces:
+            self.stream.write(self._spaces)
+            self._spaces = ""
+        self.stream.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+_CONSOLE: Any = None
+
+
+def _console_class() -> Any:
+    """render/visible.py's Console (names shown, never obeyed), and a closed reader
+    raises ReaderGone: rich's own answer to a broken pipe is SystemExit(1), exit 1 as for
+    a bug."""
+    global _CONSOLE
+    if _CONSOLE is None:
+        from ..render.visible import console_class
+
+        class GroupctlConsole(console_class()):  # type: ignore[misc]
+            def on_broken_pipe(self) -> None:
+                self.quiet = True
+                raise ReaderGone("stdout's reader went away")
+
+        _CONSOLE = GroupctlConsole
+    return _CONSOLE
+
+
+def guard_reader(stream: TextIO) -> TextIO:
+    """`stream` wrapped in a ReaderGuard (once)."""
+    if isinstance(stream, ReaderGuard):
+        return stream
+    return cast(TextIO, ReaderGuard(stream))
 
 
 def env_of(ctx) -> Env:

@@ -112,7 +112,7 @@ def describe_cmd(
     and each member's process, endpoint and active/standby/warm-up tasks, current and
     target. A group in the middle of a rebalance is shown as far as it is known.
     Exit 5 for an unknown group; when some of several groups fail, prints the others and
-    exits 7. Read-only: never changes the cluster."""
+    exits 5 if every failure is a group not found, else 7. Read-only: never changes the cluster."""
     env = env_of(ctx)
     if all_ and groups:
         raise UsageError("give group ids or --all, not both")
@@ -122,8 +122,6 @@ def describe_cmd(
         raise UsageError("--regex goes with --all")
     if type_ and not all_:
         raise UsageError("--type goes with --all")
-    if any(not g for g in groups or ()):
-        raise UsageError("a group id cannot be empty")
     _describe(env, list(groups or ()), all_, _regex(regex), _types(type_))
 
 
@@ -218,6 +216,9 @@ def _raise_failures(env, listed, described, all_: bool) -> None:
     for exc in errors:
         env.note(f"groupctl: error: {exc}")
     total = len(described.groups) + len(failures)
+    if not broker_error and all(isinstance(e, NotFoundError) for e in errors):
+        # only missing groups: the exit code says so (5), as for one missing group
+        raise NotFoundError(f"{len(failures)} of {total} groups not found")
     parts = [f"{len(failures)} of {total} groups could not be described"] if failures else []
     parts += ["some brokers could not list their groups"] if broker_error else []
     raise PartialFailure("; ".join(parts), failures)

@@ -144,7 +144,7 @@ def _confirm_new_group(env, group: str, yes: bool) -> None:
     except GroupctlError as exc:
         # No broker reachable, or the deadline spent: the join would only spend a second
         # --timeout finding the same (the command must end within one).
-        if exc.exit_code in (ExitCode.UNREACHABLE, ExitCode.TIMEOUT):
+        if exc.exit_code in (ExitCode.UNREACHABLE, ExitCode.TIMEOUT, ExitCode.INTERRUPTED):
             raise
         return
     what = (f"group {group!r} does not exist: joining creates it, with the probe as its only "

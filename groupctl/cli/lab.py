@@ -7,7 +7,8 @@ import typer
 
 from ..errors import UsageError
 from .app import app
-from .env import env_of
+from .complete import complete_lab_names
+from .env import BOOTSTRAP_ENV, env_of
 
 lab_app = typer.Typer(
     name="lab", no_args_is_help=True, add_completion=False, rich_markup_mode=None,
@@ -109,7 +110,8 @@ def up(
                                              help="Use this Kafka 4.x install's libs/ instead of Maven Central."),
     kafka_version: Optional[str] = typer.Option(None, "--kafka-version",
                                                 help="Kafka version to fetch from Maven Central (default 4.3.1)."),
-    name: str = typer.Option("default", "--name", help=NAME_HELP),
+    name: str = typer.Option("default", "--name", help=NAME_HELP,
+                                 autocompletion=complete_lab_names),
     broker_config: list[str] = typer.Option([], "--broker-config", metavar="KEY=VALUE",
                                             help="Extra server.properties setting (repeatable)."),
     sasl: bool = typer.Option(False, "--sasl", help="Also a SASL_PLAINTEXT listener: user "
@@ -146,7 +148,8 @@ def _emit_status(env, lab) -> None:
 
 
 @lab_app.command("status")
-def status(ctx: typer.Context, name: str = typer.Option("default", "--name", help=NAME_HELP)):
+def status(ctx: typer.Context, name: str = typer.Option("default", "--name", help=NAME_HELP,
+                                 autocompletion=complete_lab_names)):
     """Show the lab's nodes, pids, liveness, bootstrap address, log files and Kafka version."""
     from ..lab.cluster import Lab, _check_name
 
@@ -160,7 +163,8 @@ def status(ctx: typer.Context, name: str = typer.Option("default", "--name", hel
 
 
 @lab_app.command("down")
-def down(ctx: typer.Context, name: str = typer.Option("default", "--name", help=NAME_HELP),
+def down(ctx: typer.Context, name: str = typer.Option("default", "--name", help=NAME_HELP,
+                                 autocompletion=complete_lab_names),
          timeout: float = typer.Option(30.0, "--grace", help="Seconds to wait after SIGTERM "
                                        "before SIGKILL.")):
     """Stop the lab's Kafka processes (only those it started) and remove its state.
@@ -194,7 +198,7 @@ def workload(
     rate: float = typer.Option(10.0, "--rate", help="Records per second the producer writes."),
     record: Optional[str] = typer.Option(None, "--record", metavar="FILE",
                                          help="Append assignment events (ndjson) to FILE."),
-    name: str = typer.Option("default", "--name",
+    name: str = typer.Option("default", "--name", autocompletion=complete_lab_names,
                              help="Run on this lab (exit 2 with -b or --context). Without "
                                   "--name: the cluster every command uses (-b, --context, "
                                   "$GROUPCTL_BOOTSTRAP_SERVERS, the current context), else "
@@ -303,7 +307,9 @@ def _workload_cluster(ctx: typer.Context, env, name: str):
     if found is not None:
         servers, security, where = found
         return ",".join(servers), security, where
-    return _lab_bootstrap(name, name_given), PLAINTEXT, f"lab {name!r}"
+    where = f"lab {name!r}" if name_given else (
+        f"lab {name!r}: no --name, -b, --context, ${BOOTSTRAP_ENV} or current context given")
+    return _lab_bootstrap(name, name_given), PLAINTEXT, where
 
 
 def _open_record(path: str | None):

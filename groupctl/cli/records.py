@@ -11,6 +11,8 @@ from .app import app
 from .env import env_of
 from .decode import decode_app
 from .group_ids import check as check_group_ids
+from .timearg import TIME_HELP as _TIME_HELP
+from .timearg import parse_time
 
 
 @decode_app.command("records")
@@ -32,9 +34,7 @@ def decode_records_cmd(
     touches the network."""
     import os
 
-    from ..render.records import (
-        RECORD_COLUMNS, Stream, record_row, segment_items,
-    )
+    from ..render.records import Stream, record_columns, record_row, segment_items
     from ..render.record_lines import parallel_file_lines
 
     env = env_of(ctx)
@@ -42,7 +42,9 @@ def decode_records_cmd(
         if not os.path.isfile(path):
             raise UsageError(f"{path}: no such file" if not os.path.exists(path)
                              else f"{path}: not a file")
-    stream = Stream(env, RECORD_COLUMNS, record_row)
+    files = _segments(env, files)
+    with_file = len(set(files)) > 1
+    stream = Stream(env, record_columns(with_file), lambda item: record_row(item, with_file))
     damaged = 0
     workers = min(len(files), os.cpu_count() or 1)
     try:
@@ -80,31 +82,52 @@ def decode_records_cmd(
         stream.close()
     if damaged:
         env.warn(f"{damaged} damaged batch{'es' if damaged != 1 else ''} skipped")
+    if group is not None and stream.count == 0:
+        _note(env, f"no record of group {group!r} in {_files(len(files), 'segment')}")
 
 
-_TIME_HELP = ("ISO-8601 (2026-11-24T05:51:00Z; no zone = UTC), epoch milliseconds, or a "
-              "duration before now (90s, 15m, 2h, 1d).")
+def _note(env, text: str) -> None:
+    env.stderr.write(f"groupctl: decode records: {text}\n")
 
 
-def parse_time(text: str, option: str, now_ms: int) -> int:
-    """--since/--until as epoch milliseconds."""
-    import re
-    from datetime import datetime, timezone
+def _files(n: int, what: str = "file") -> str:
+    return f"the {what}" if n == 1 else f"the {n} {what}s"
 
-    value = text.strip()
-    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)", value)
-    if m:
-        unit = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}[m.group(2)]
-        return now_ms - int(float(m.group(1)) * unit)
-    if value.isdigit():
-        return int(value)
-    try:
-        dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise UsageError(f"{option}: not a time: {text!r} ({_TIME_HELP})") from None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return int(dt.timestamp() * 1000)
+
+def _segments(env, files: list[str]) -> list[str]:
+    """The log segments among `files`, in order. Kafka's other files of a partition
+    directory (`__consumer_offsets-17/*`: indexes, checkpoints) are skipped with one
+    note; any other file that is not a segment is said and skipped; an empty segment
+    is said. UsageError (exit 2) when none is a segment."""
+    import os
+
+    from ..observe.records import not_a_segment, side_file
+
+    segments, side, others = [], [], []
+    for path in dict.fromkeys(files):
+        why = not_a_segment(path)
+        if why is None:
+            segments.append(path)
+        elif side_file(path) is not None:
+            side.append(path)
+        else:
+            others.append((path, why))
+    for path, why in others if len(files) > 1 else ():
+        env.warn(f"{path}: {why}; skipped")
+    if not segments:
+        if len(files) == 1:
+            raise UsageError(f"{files[0]}: {not_a_segment(files[0])}")
+        raise UsageError(f"none of the {len(files)} files is a log segment "
+                         f"(__consumer_offsets-N/*.log)")
+    if side:
+        _note(env, f"skipped {len(side)} file{'s' if len(side) != 1 else ''} of the partition "
+                   f"director{'ies' if len({os.path.dirname(p) for p in side}) > 1 else 'y'} "
+                   f"that {'are' if len(side) != 1 else 'is'} not a log segment: "
+                   + ", ".join(os.path.basename(p) for p in side))
+    for path in segments:
+        if os.path.getsize(path) == 0:
+            _note(env, f"{path}: an empty segment (no records)")
+    return segments
 
 
 @app.command("history")
@@ -143,11 +166,16 @@ def history_cmd(
     if since_ms is not None and until_ms is not None and until_ms <= since_ms:
         raise UsageError("--until must be after --since")
     stream = Stream(env, [], None, line=history_line)
+    told: dict[str, int] = {}
+
+    def emit(event: dict) -> None:
+        told[event["group"]] = told.get(event["group"], 0) + 1
+        stream.write(event)
 
     async def main():
         async with make_cluster(env) as cluster:
             return await read_history(cluster, list(dict.fromkeys(groups)), since_ms=since_ms,
-                                      until_ms=until_ms, emit=stream.write, warn=env.warn)
+                                      until_ms=until_ms, emit=emit, warn=env.warn)
 
     try:
         reads = run_async(env, main())
@@ -156,5 +184,30 @@ def history_cmd(
     for line in history_summary(reads):
         if stream.fmt in ("table", "wide"):
             env.stdout.write(visible(line) + "\n")
-        else:
-            env.warn(line)
+        else:   # the same footer, beside the machine output (a note, not a warning)
+            env.note(f"groupctl: history: {line}")
+    for line in _silent_groups(reads, told, since, until, since_ms, now_ms):
+        env.note(f"groupctl: history: {line}")
+
+
+def _silent_groups(reads, told: dict[str, int], since, until, since_ms, now_ms) -> list[str]:
+    """Why a group that exists told nothing: its records all come after --until, --since
+    is in the future, or nothing happened in the window."""
+    from .timearg import iso_ms
+
+    out = []
+    for read in reads:
+        for g in read.groups:
+            if told.get(g):
+                continue
+            if g in read.later:
+                offset, ts = read.later[g]
+                out.append(f"no event of {g} before --until {until}: its first record is "
+                           f"at offset {offset} ({iso_ms(ts)})")
+            elif since_ms is not None and since_ms > now_ms:
+                out.append(f"no event of {g}: --since {since} is in the future")
+            else:
+                window = " ".join(f"{o} {v}" for o, v in (("--since", since), ("--until", until))
+                                  if v is not None)
+                out.append(f"no event of {g}" + (f" in the window {window}" if window else ""))
+    return out

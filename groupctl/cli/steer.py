@@ -249,7 +249,9 @@ def wait_cmd(
     log-end offsets only with --max-lag). Exit 0 as soon as the condition holds, printing
     the group's state (or json); 6 when --timeout passes first (default 60 s here),
     printing the last state seen and naming each failing part; 5 for a missing group with
-    --must-exist. A typo in --state is exit 2. Read-only: never changes the cluster."""
+    --must-exist. A typo in --state is exit 2, and so is a state the group's type never
+    has (a consumer group is never PreparingRebalance), at the first look.
+    Read-only: never changes the cluster."""
     from ..observe.wait import Condition, parse_state
 
     env = env_of(ctx)
@@ -268,6 +270,10 @@ def wait_cmd(
     if cond == Condition(must_exist=must_exist):
         raise UsageError("give a condition: --state, --members, --generation-gt, --max-lag "
                          "or --settled")
+    if env.stderr_is_terminal:   # a person waits: say for what, and for how long
+        env.stderr.write(f"groupctl: wait: {group}: {cond.describe()} (for up to "
+                         f"{timeout:g} s) ...\n")
+        env.stderr.flush()
     outcome = _wait(env, group, cond, interval, timeout)
     from ..render.output import emit
     from ..render.steer import wait_line
@@ -353,7 +359,7 @@ def remove_member_cmd(
     known = {m.instance_id: m.member_id for m in desc.members if m.instance_id}
     for m in data["members"]:
         m["member_id"] = m["member_id"] or known.get(m["instance_id"])
-    data["notes"] = notes + ([] if desc.type != "consumer" else [
+    data["notes"] = notes + ([] if desc.type != "consumer" or not ids else [
         "consumer (KIP-848) group: the broker removed the static members and bumped the "
         "group epoch; a member still running is fenced and rejoins as a new member"])
     from ..render.output import emit

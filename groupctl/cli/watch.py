@@ -8,7 +8,7 @@ import typer
 
 from ..errors import UsageError
 from .app import app
-from .complete import complete_groups
+from .complete import complete_groups, complete_sources
 from .env import env_of
 from .group_ids import check as check_group_ids
 
@@ -25,6 +25,7 @@ def watch_cmd(
     regex: Optional[str] = typer.Option(None, "--regex", metavar="RE",
                                         help="With --all: only groups whose name matches RE."),
     source: str = typer.Option("describe", "--source", metavar="describe|records",
+                               autocompletion=complete_sources,
                                help="Where the observations come from: describe (poll each "
                                "group's describe API, the default) or records (tail the "
                                "group coordinator's records in __consumer_offsets)."),
@@ -63,6 +64,9 @@ def watch_cmd(
     lag_interval: Optional[float] = typer.Option(
         None, "--lag-interval", metavar="S", help="With --lag: seconds between lag rounds "
         "(default 10)."),
+    must_exist: bool = typer.Option(False, "--must-exist", help="Exit 5 when a named group "
+                                    "does not exist at the first look (without it: said on "
+                                    "stderr, and watched for until it appears)."),
 ):
     """Watch groups without joining them: state changes, generations (classic) or epochs
     (consumer, share and streams groups), members joining and leaving, each member's
@@ -89,6 +93,8 @@ def watch_cmd(
     --record FILE must be writable (exit 2 otherwise, before anything is sent). A named
     group the principal may not describe: exit 4 at once (a gate never passes on a group
     it cannot see).
+    group that does not exist at the first look is said on stderr and watched for until
+    it appears; with --must-exist the watch ends there, exit 5.
     --max-rebalances N (with --duration): exit 8 as soon as a group rebalances more than
     N times, e.g. `groupctl watch orders --duration 600 --max-rebalances 2 || rollback`.
     --metrics-port PORT: also serve Prometheus metrics of the same story on
@@ -128,7 +134,8 @@ def watch_cmd(
                              regex=_regex(regex, all_groups),
                              interval=1.0 if interval is None else interval,
                              duration=duration, max_rebalances=max_rebalances, source=source,
-                             lag_interval=_lag_interval(lag, lag_interval))
+                             lag_interval=_lag_interval(lag, lag_interval),
+                             must_exist=must_exist)
     _check(settings)
     if view not in VIEWS:
         raise UsageError(f"--view must be one of {', '.join(VIEWS)}, not {view!r}")
@@ -175,6 +182,8 @@ def _check(s) -> None:
         raise UsageError("--duration must be positive")
     if s.max_rebalances is not None and (s.duration is None or s.max_rebalances < 0):
         raise UsageError("--max-rebalances needs --duration and a number >= 0")
+    if s.must_exist and s.all_groups:
+        raise UsageError("--must-exist is for named groups, not --all")
 
 
 def _run(env, settings, record: str | None,

@@ -46,7 +46,8 @@ class Cluster(CoordinatorMixin):
                  security: SecurityConfig | None = None, trace: Tracer | None = None,
                  request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
                  connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
-                 on_slow_bootstrap: Callable[[list[str], float], None] | None = None):
+                 on_slow_bootstrap: Callable[[list[str], float, str | None], None]
+                 | None = None):
         if not bootstrap:
             raise UnreachableError("no bootstrap servers given")
         self.bootstrap = list(bootstrap)
@@ -57,8 +58,10 @@ class Cluster(CoordinatorMixin):
         self.trace = trace if trace is not None else current_tracer()
         self.request_timeout = request_timeout
         self.connect_timeout = connect_timeout
-        # called once when bootstrap has not connected after SLOW_BOOTSTRAP_NOTICE s, with
-        # the servers and the seconds it retries for (the CLI tells a terminal user)
+        # called once when bootstrap has not connected: at its first round's failures
+        # (why: the errors, "connection refused"), else after SLOW_BOOTSTRAP_NOTICE s
+        # without an answer (why: None); with the servers and the seconds it retries for
+        # (the CLI tells a terminal user)
         self.on_slow_bootstrap = on_slow_bootstrap
         self.nodes: dict[int, BrokerInfo] = {}       # the node registry
         self.cluster_id: str | None = None
@@ -92,16 +95,24 @@ class Cluster(CoordinatorMixin):
 
     async def _bootstrap(self, deadline: Deadline) -> BrokerConnection:
         notice = None
+        said: list[bool] = []
+
+        def say(why: str | None = None) -> None:
+            if not said and self.on_slow_bootstrap is not None:
+                said.append(True)
+                self.on_slow_bootstrap(self.bootstrap, deadline.seconds, why)
+
         if self.on_slow_bootstrap is not None:
-            notice = asyncio.get_running_loop().call_later(
-                SLOW_BOOTSTRAP_NOTICE, self.on_slow_bootstrap, self.bootstrap, deadline.seconds)
+            notice = asyncio.get_running_loop().call_later(SLOW_BOOTSTRAP_NOTICE, say)
         try:
-            return await self._bootstrap_rounds(deadline)
+            return await self._bootstrap_rounds(deadline, say)
         finally:
             if notice is not None:
                 notice.cancel()
 
-    async def _bootstrap_rounds(self, deadline: Deadline) -> BrokerConnection:
+    async def _bootstrap_rounds(self, deadline: Deadline,
+                                say: Callable[[str], None] = lambda why: None
+                                ) -> BrokerConnection:
         errors: dict[str, GroupctlError] = {}
         given_up: set[tuple[str, int]] = set()
         backoff = Backoff(0.05, 1.0)
@@ -121,6 +132,8 @@ class Cluster(CoordinatorMixin):
                     given_up.add(addr)
             if len(given_up) == len(self._bootstrap_addrs):
                 break
+            if rounds == 1 and failed:   # the first failure is said at once, as it is
+                say("; ".join(str(e) for e in errors.values()))
             if not await sleep_within(deadline, backoff.next()):
                 break
         if len(errors) == 1 and is_permanent(next(iter(errors.values()))):

@@ -24,7 +24,7 @@ enough).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..errors import AuthError, GroupctlError, NotFoundError
 from ..events import Source, envelope
@@ -56,6 +56,9 @@ class PartitionRead:
     complete_from_ts: float | None = None
     records: int = 0                   # group records replayed (offset commits not counted)
     damaged: int = 0
+    # group -> (offset, timestamp ms) of its first record past --until, for a group with
+    # none before it
+    later: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return {"partition": self.partition, "groups": self.groups, "leader": self.leader,
@@ -155,7 +158,7 @@ async def _replay_partition(reader, read: PartitionRead, start, end, tell_from, 
     async for batch in reader.read(start if start is not None else 0, end,
                                    skip_keys=OFFSET_COMMIT_KEYS, keep=keep):
         gaps.batch(batch.base_offset, batch.last_offset, batch.count,
-                   batch.max_timestamp / 1000)
+                   batch.base_timestamp / 1000)   # the time of its first offset
         for _, recs in coordinator_batches([batch], groups=groups):
             if end is not None:   # a batch is fetched whole: --until cuts inside it
                 recs = [r for r in recs if r.offset < end]
@@ -189,11 +192,35 @@ async def _replay_partition(reader, read: PartitionRead, start, end, tell_from, 
         for event in events:
             emit(event)
     missing = groups - seen
+    if missing and end is not None:   # none before --until: is the group there after it?
+        read.later = await _first_records(reader, end, missing)
+        missing -= set(read.later)
     if missing:
+        last = reader.high_watermark if end is not None else read.end_offset
         raise NotFoundError(
             f"no records of group{'s' if len(missing) > 1 else ''} "
             f"{', '.join(sorted(missing))} in {TOPIC}-{read.partition} (offsets "
-            f"{read.first_offset}-{read.end_offset}): never created, or deleted and compacted")
+            f"{read.first_offset}-{last}): never created, or deleted and compacted")
+
+
+async def _first_records(reader, start: int, groups: set[str]) -> dict[str, tuple[int, int]]:
+    """group -> (offset, timestamp ms) of its first record at or after `start`, for each of
+    `groups` that has one (read until all are found, or to the high watermark)."""
+    found: dict[str, tuple[int, int]] = {}
+    batches = reader.read(start, None, skip_keys=OFFSET_COMMIT_KEYS,
+                          keep=group_keys_pattern(sorted(groups)))
+    try:
+        async for batch in batches:
+            for _, recs in coordinator_batches([batch], groups=groups):
+                for r in recs:
+                    g = r.key.get("group_id", r.key.get("group")) if r.key else None
+                    if g in groups and g not in found:
+                        found[g] = (r.offset, r.timestamp)
+            if len(found) == len(groups):
+                break
+    finally:
+        await batches.aclose()
+    return found
 
 
 def created_from_nothing(desc):

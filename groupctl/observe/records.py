@@ -50,6 +50,58 @@ def partition_of_path(path: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+# Kafka's other files in a partition directory (LogFileUtils; the checkpoints of
+# LeaderEpochFileCache and PartitionMetadataFile): skipped with a note, never decoded
+_SIDE_SUFFIXES = {".index": "offset index", ".timeindex": "time index",
+                  ".txnindex": "transaction index", ".snapshot": "producer state snapshot",
+                  ".deleted": "segment file being deleted", ".cleaned": "cleaner's temporary file",
+                  ".swap": "cleaner's swap file"}
+_SIDE_NAMES = {"leader-epoch-checkpoint": "leader epoch checkpoint",
+               "partition.metadata": "partition metadata"}
+_KAFKA_SEGMENT = re.compile(r"\d{20}\.log$")   # as a broker names its segment files
+
+
+def side_file(path: str) -> str | None:
+    """What `path` is when it is one of Kafka's other files of a partition directory (an
+    index, a checkpoint...), by its name; None otherwise."""
+    name = os.path.basename(path)
+    if name in _SIDE_NAMES:
+        return _SIDE_NAMES[name]
+    for suffix, what in _SIDE_SUFFIXES.items():
+        if name.endswith(suffix):
+            return what
+    return None
+
+
+def not_a_segment(path: str) -> str | None:
+    """Why the file at `path` is not a log segment, or None when it is one: named as a
+    broker names its segments (read as one, damage and all), or any other name whose
+    first record batch reads cleanly (v2, its CRC right). An empty `.log` is a segment
+    (a new active segment has no batch yet)."""
+    what = side_file(path)
+    if what is not None:
+        return f"Kafka's {what}, not a log segment"
+    if _KAFKA_SEGMENT.search(os.path.basename(path)):
+        return None
+    try:
+        with open(path, "rb") as f:
+            head = f.read(12)
+            if not head:
+                return None if path.endswith(".log") else "an empty file, not a log segment"
+            if len(head) == 12:
+                length = int.from_bytes(head[8:12], "big", signed=True)
+                if 0 < length <= 16 * 1024 * 1024:   # a sane first batch: read it whole
+                    head += f.read(length)
+    except OSError as exc:
+        from ..errors import UsageError
+
+        raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    first = next(read_batches(head), None)
+    if isinstance(first, Batch):
+        return None
+    return "not a log segment (it does not begin with a record batch)"
+
+
 def segment_batches(path: str) -> Iterator[Batch | BatchError]:
     """The batches of one segment file (read whole: segments are at most 100 MiB by
     default for __consumer_offsets, and a memory map would keep the file open)."""

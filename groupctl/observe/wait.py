@@ -48,6 +48,15 @@ def parse_state(text: str) -> str:
                      f"{', '.join(ALL_STATES)} (any case)")
 
 
+def check_state_of_type(state: str | None, group_type: str | None, group: str) -> None:
+    """UsageError (exit 2) when a group of `group_type` never has `state` (a consumer
+    group is never PreparingRebalance): a wait for it could only time out."""
+    states = GROUP_STATES.get(group_type or "")
+    if state is not None and states is not None and state not in states:
+        raise UsageError(f"--state {state}: group {group!r} is a {group_type} group, which "
+                         f"has no such state; its states: {', '.join(states)}")
+
+
 @dataclass(frozen=True)
 class Look:
     """What the conditions read: the group as the reducer folded it (None: no such group)
@@ -242,6 +251,8 @@ async def wait_for(cluster: ClusterLike, group: str, cond: Condition, *, interva
             continue
         if isinstance(o, Missing) and cond.must_exist:
             raise NotFoundError(f"group {group!r} does not exist (--must-exist)")
+        if isinstance(o, Seen):
+            check_state_of_type(cond.state, o.desc.type, group)
         for event in story.feed(o):
             status.apply(envelope(event, group=group, cluster=None, source=o.source, at=o.at))
         lag = o.desc.lag_total if isinstance(o, Seen) else None

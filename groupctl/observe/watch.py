@@ -40,7 +40,7 @@ from ..events import Source, envelope
 from ..exitcodes import ExitCode
 from .lag import LagPoller
 from .lag_rounds import LagRounds
-from .observations import FAULTS, Observation, Seen
+from .observations import FAULTS, Missing, Observation, Seen
 from .records_source import RecordsTail
 from .reducer import GroupStatus, Reducer
 from .source import DescribePoller
@@ -65,6 +65,7 @@ class WatchSettings:
     list_every: float = 5.0          # --all: seconds between ListGroups
     source: str = "describe"         # or "records": tail the coordinator's records
     lag_interval: float | None = None   # --lag: seconds between lag rounds (None: no lag)
+    must_exist: bool = False         # a named group missing at the first look: exit 5
 
 
 # `watch`'s summary of a group is the reducer's (GroupStatus.summary)
@@ -96,6 +97,7 @@ class Watcher:
                                          list_every=settings.list_every, clock=self.clock,
                                          poll_deadline=poll_deadline)
         self.stories: dict[str, RebalanceStory] = {}
+        self._looked: set[str] = set()   # named groups seen (or found missing) once
         self.reducer = Reducer()
         self.lag: LagRounds | None = None
         self.lag_source: LagPoller | None = None
@@ -153,10 +155,23 @@ class Watcher:
             return
         group = o.group
         assert group is not None   # per-group observations name their group
+        if group not in self._looked and not self.settings.all_groups:
+            self._looked.add(group)
+            if isinstance(o, Missing):
+                self._missing_at_start(group)
         story = self._follow(group)
         self._tell(o, group, story.feed(o))
         if not self.source.follows(group):
             del self.stories[group]   # --all: gone and unlisted; followed again if listed
+
+    def _missing_at_start(self, group: str) -> None:
+        """A named group that does not exist at the first look: said once (the watch
+        goes on, for it to appear), or the end of the watch with --must-exist."""
+        if self.settings.must_exist:
+            from ..errors import NotFoundError
+
+            raise NotFoundError(f"group {group!r} does not exist (--must-exist)")
+        self.notice(f"group {group!r} does not exist; watching for it to appear")
 
     # ---- per group -------------------------------------------------------------------
     def _follow(self, group: str) -> RebalanceStory:

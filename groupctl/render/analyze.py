@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+from .offline import _print
+
 
 def summary_table(console, data: dict, wide: bool) -> None:
     from rich.table import Table
@@ -28,7 +30,7 @@ def summary_table(console, data: dict, wide: bool) -> None:
                 row += [m["rebalances_per_hour"], m["flapping_members"], m["group_epoch"],
                         m["first_seen"], m["last_seen"]]
             t.add_row(*["-" if v is None else str(v) for v in row])
-        console.print(t)
+        _print(console, t)   # into a pipe: its natural width, not cut to 80 columns
         by_time = sorted(metrics, key=lambda m: (-(m["time_rebalancing_ms"] or 0), m["group"]))
         top = ", ".join(f"{m['group']} ({m['time_rebalancing_ms']} ms)" for m in by_time[:5]
                         if m["time_rebalancing_ms"])

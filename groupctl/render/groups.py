@@ -81,8 +81,8 @@ def describe_one(console, g: dict, wide: bool) -> None:
     if mixed is not None:
         console.print(mixed)
     if g.get("rebalancing") and g["type"] == "classic":
-        console.print(Text("rebalancing: subscriptions and assignments are known again once "
-                           "the group is Stable", style="magenta"))
+        console.print(Text("rebalancing: assignments (and partition owners) are known again "
+                           "once the group is Stable", style="magenta"))
     elif g.get("rebalancing"):
         console.print(Text("rebalancing: members are moving to their target assignments",
                            style="magenta"))
@@ -137,11 +137,18 @@ def waiting_for_lines(g: dict) -> list[str]:
     return lines
 
 
+def _classic_rebalancing(g: dict) -> bool:
+    return bool(g.get("rebalancing")) and g["type"] == "classic"
+
+
 def _members_table(console, g: dict, wide: bool) -> None:
 
     consumer = g["type"] == "consumer"
     mixed = consumer and group_types.is_mixed(g)  # a column only then, as Kafka's own tool does
-    cols = ["MEMBER", "CLIENT", "HOST"] + (["EPOCH"] if consumer else []) + ["#PARTS", "ASSIGNMENT"]
+    # a classic group rebalancing: its describe has no assignments (said above the table)
+    unknown = _classic_rebalancing(g)
+    cols = ["MEMBER", "CLIENT", "HOST"] + (["EPOCH"] if consumer else []) + (
+        [] if unknown else ["#PARTS", "ASSIGNMENT"])
     if consumer:
         cols.append("TARGET")
     if mixed:
@@ -155,7 +162,7 @@ def _members_table(console, g: dict, wide: bool) -> None:
         row = [m["member_id"] if wide else short_id(m["member_id"]), _show(m["client_id"]),
                _show(m["host"])]
         row += [_show(m["member_epoch"])] if consumer else []
-        row += [str(m["partitions"]), partitions_text(m["assignment"])]
+        row += [] if unknown else [str(m["partitions"]), partitions_text(m["assignment"])]
         row += [partitions_text(m["target_assignment"])] if consumer else []
         row += [_show(m.get("member_protocol"))] if mixed else []
         if wide:
@@ -203,13 +210,17 @@ def user_data_text(user_data) -> str:
 def _offsets_table(console, g: dict, wide: bool) -> None:
     if not g["offsets"]:
         return
-    table = _table("TOPIC", "PARTITION", "COMMITTED", "LOG-END", "LAG", "OWNER",
+    owners = not _classic_rebalancing(g)   # no owner is known while it rebalances
+    table = _table("TOPIC", "PARTITION", "COMMITTED", "LOG-END", "LAG",
+                   *(["OWNER"] if owners else []),
                    right=("PARTITION", "COMMITTED", "LOG-END", "LAG"))
     for row in g["offsets"]:
         owner = row["member_id"]
-        table.add_row(row["topic"], str(row["partition"]), _show(row["committed"]),
-                      _show(row["log_end"]), _show(row["lag"]),
-                      _show(owner if wide or owner is None else short_id(owner)))
+        cells = [row["topic"], str(row["partition"]), _show(row["committed"]),
+                 _show(row["log_end"]), _show(row["lag"])]
+        if owners:
+            cells.append(_show(owner if wide or owner is None else short_id(owner)))
+        table.add_row(*cells)
     console.print(table)
     by_topic = ", ".join(f"{t} {_show(v)}" for t, v in g["lag_by_topic"].items())
     console.print(f"lag: total {_show(g['lag_total'])} ({by_topic})")

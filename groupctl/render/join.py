@@ -1,8 +1,8 @@
 """Table view of `groupctl join` (one-shot): what the join showed. json/yaml print the
 same dict, whole (fields: group, type, generation, protocol, leader, member_id,
 instance_id, is_leader, members, assignment, group_assignment, coordinator, joined_in_ms;
-consumer (KIP-848) groups: member_epoch, group_epoch, assignment_epoch, member_state, and
-generation null)."""
+consumer (KIP-848) groups: member_protocol, member_epoch, group_epoch, assignment_epoch,
+member_state, and generation null)."""
 from __future__ import annotations
 
 from rich.table import Table
@@ -56,6 +56,8 @@ def _consumer_table(console, data: dict) -> None:
     coord = data.get("coordinator") or {}
     for label, value in (
             ("group", data["group"]), ("type", "consumer (KIP-848)"),
+            *([("member protocol", "classic (the broker assigns; no leader)")]
+              if data.get("member_protocol") == "classic" else []),
             ("group epoch", data.get("group_epoch")),
             ("assignment epoch", data.get("assignment_epoch")),
             ("member epoch", data.get("member_epoch")),

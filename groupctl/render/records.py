@@ -94,8 +94,9 @@ class Stream:
             return
         if self.fmt == "ndjson":
             self.out.write("\n".join(self._lines) + "\n")
-        else:   # json: one array, an item a line
-            self.out.write((",\n" if self._started else "[\n") + ",\n".join(self._lines))
+        else:   # json: one array, an item a line (a string of several lines: a file's)
+            self.out.write((",\n" if self._started else "[\n") + ",\n".join(
+                line.replace("\n", ",\n") for line in self._lines))
             self._started = True
         self._lines = []
 
@@ -113,12 +114,13 @@ class Stream:
         if not self._rows:
             return
         from rich.table import Table
+        from rich.text import Text
 
         table = Table(box=None, pad_edge=False, header_style="bold")
         for c in self.columns:
             table.add_column(c, overflow="fold")
-        for r in self._rows:
-            table.add_row(*r)
+        for r in self._rows:   # plain text: a value's [a,b] is not rich markup
+            table.add_row(*(Text(cell) for cell in r))
         self._rows = []
         console = self.env.console()
         if console.is_terminal:
@@ -128,37 +130,77 @@ class Stream:
             console.print(table, soft_wrap=True)
 
 
-RECORD_COLUMNS = ["OFFSET", "TIME", "TYPE", "RECORD", "KEY", "V", "VALUE"]
+RECORD_COLUMNS = ["PARTITION", "OFFSET", "TIME", "TYPE", "RECORD", "KEY", "V", "VALUE"]
 
 
-def record_row(item: dict) -> list[str]:
+def record_columns(with_file: bool) -> list[str]:
+    """The table's columns: FILE too when several files are decoded."""
+    return ["FILE", *RECORD_COLUMNS] if with_file else RECORD_COLUMNS
+
+
+def record_row(item: dict, with_file: bool = False) -> list[str]:
+    where = [item.get("file") or "-"] if with_file else []
+    where.append(_s(item.get("partition")))
     if "damaged_batch" in item:
         d = item["damaged_batch"]
-        return [str(d.get("offset", "?")), "-", "-", "DAMAGED BATCH", item.get("file") or "",
-                "-", d["error"]]
+        return [*where, _s(d.get("offset")), "-", "-", "DAMAGED BATCH", "-", "-",
+                f"byte {d.get('position')}: {d['error']}"]
     key = item.get("key") or {}
     value = item.get("value")
     shown = ("<tombstone>" if item.get("value") is None and item.get("error") is None
-             else summary(value) if value is not None else f"(raw) {item.get('error')}")
-    return [str(item["offset"]), item.get("timestamp") or "-", _s(item.get("type")),
-            item.get("record") or "?", " ".join(str(v) for v in key.values()),
+             else summary(value, item.get("type")) if value is not None
+             else f"(raw) {item.get('error')}")
+    return [*where, str(item["offset"]), item.get("timestamp") or "-", _s(item.get("type")),
+            item.get("record") or "?", " ".join(_s(v) for v in key.values()),
             _s(item.get("version")), shown]
 
 
-def summary(value: dict, limit: int = 160) -> str:
-    """A value's scalar fields as k=v, its lists by length: one table cell."""
+# A member's reconciliation state in the modern groups' CurrentMemberAssignment records
+# (Kafka's coordinator.group.modern.MemberState; streams groups: streams.MemberState)
+_MEMBER_STATES = {0: "STABLE", 1: "UNREVOKED_PARTITIONS", 2: "UNRELEASED_PARTITIONS",
+                  127: "UNKNOWN"}
+_STREAMS_MEMBER_STATES = {1: "STABLE", 2: "UNREVOKED_TASKS", 3: "UNRELEASED_TASKS",
+                          127: "UNKNOWN"}
+_STATE_NAMES = {8: _MEMBER_STATES, 14: _MEMBER_STATES, 22: _STREAMS_MEMBER_STATES}
+
+
+def summary(value: dict, record_type: int | None = None, limit: int = 200) -> str:
+    """A value's fields as k=v, one table cell: null as `-`, a list of plain values as
+    [a,b], a list of topic partitions as [topic:0,1 ...], any other list by its number of
+    entries, a member's state by its name. Past `limit` characters the cell ends at a
+    field with `…`."""
+    states = _STATE_NAMES.get(record_type or -1, {})
     parts = []
     for k, v in value.items():
         if k.startswith("_"):
             continue
-        if isinstance(v, list):
-            parts.append(f"{k}=[{len(v)}]")
-        elif isinstance(v, dict):
-            parts.append(f"{k}={{...}}")
+        if k == "state" and isinstance(v, int) and v in states:
+            parts.append(f"{k}={states[v]}")
         else:
-            parts.append(f"{k}={v}")
-    text = " ".join(parts)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+            parts.append(f"{k}={_cell(v)}")
+    text, shown = "", 0
+    for part in parts:
+        if text and len(text) + 1 + len(part) > limit:
+            return f"{text} … ({len(parts) - shown} more)"
+        text = f"{text} {part}" if text else part
+        shown += 1
+    return text
+
+
+def _cell(v) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, dict):
+        return "{" + " ".join(f"{k}={_cell(x)}" for k, x in v.items()) + "}"
+    if not isinstance(v, list):
+        return str(v)
+    if all(not isinstance(x, (dict, list)) for x in v):
+        return "[" + ",".join(_s(x) for x in v) + "]"
+    if all(isinstance(x, dict) and "partitions" in x for x in v):   # topic partitions
+        return "[" + " ".join(
+            f"{x.get('topic', x.get('topic_name', x.get('topic_id')))}:"
+            + ",".join(str(p) for p in x["partitions"]) for x in v) + "]"
+    return f"<{len(v)} {'entry' if len(v) == 1 else 'entries'}>"
 
 
 def _s(v) -> str:
@@ -181,6 +223,11 @@ def history_summary(reads) -> list[str]:
     out = []
     for r in reads:
         d = r.to_dict()
+        if d["complete_from_offset"] is None:   # no batch read: an empty window
+            out.append(f"__consumer_offsets-{d['partition']} (leader {d['leader']}): nothing "
+                       f"in the window (it ends at offset {d['end_offset']}, the partition "
+                       f"begins at {d['first_offset']})")
+            continue
         out.append(
             f"__consumer_offsets-{d['partition']} (leader {d['leader']}): offsets "
             f"{d['first_offset']}-{d['end_offset']}, {d['group_records']} group records of "

@@ -25,8 +25,9 @@ def _arrow(before, after) -> str:
 def force_rebalance_table(console, data: dict, wide: bool) -> None:
     consumer = data["type"] == "consumer"
     same = data["same_members"]
-    rows = [("group", data["group"]), ("type", data["type"]),
-            ("protocol", f"{_show(data['protocol'])} ({data['rebalance_protocol']})")]
+    rows = [("group", data["group"]), ("type", data["type"])]
+    rows += [("assignor", data["protocol"])] if consumer else [
+        ("protocol", f"{_show(data['protocol'])} ({data['rebalance_protocol']})")]
     if consumer:
         rows += [("group epoch", _arrow(data["group_epoch_before"], data["group_epoch_after"])),
                  ("assignment epoch", _arrow(data["assignment_epoch_before"],
@@ -42,7 +43,8 @@ def force_rebalance_table(console, data: dict, wide: bool) -> None:
                               style="" if same else "bold red")),
              ("assignment changed", "yes" if data["assignment_changed"] else "no"),
              ("moved partitions", len(data["moved_partitions"])),
-             ("reason", data["reason"]), ("triggered by", data["triggered_by"])]
+             *([("reason", data["reason"])] if data["reason"] is not None else []),
+             ("triggered by", data["triggered_by"])]
     _print(console, _grid(rows))
     _print(console, _assignments(data))
     if data["moved_partitions"]:
@@ -55,9 +57,11 @@ def force_rebalance_table(console, data: dict, wide: bool) -> None:
     if data.get("follow_up"):
         console.print(f"follow-up rebalance: generation {_show(data['follow_up']['generation'])}, "
                       f"{len(data['follow_up']['moved_partitions'])} partitions moved")
+    from ..coordinator.steer.force_report import MEMBERS_CHANGED
+
     for note in data["notes"]:
-        console.print(Text(f"note: {note}", style="bold red" if note.isupper() or
-                           note.startswith("THE MEMBERS") else "dim"))
+        console.print(Text(f"note: {note}",
+                           style="bold red" if note.startswith(MEMBERS_CHANGED) else "dim"))
 
 
 def _assignments(data: dict) -> Table:
@@ -78,18 +82,24 @@ def wait_line(console, data: dict, wide: bool) -> None:
     """One line: the group's state now and whether the condition was met."""
     number = data["generation"] if data["type"] in (None, "classic") else data["group_epoch"]
     label = "generation" if data["type"] in (None, "classic") else "epoch"
-    state = data["state"] if data["exists"] else "Dead (no such group)"
-    parts = [f"{data['group']}: {state}", f"{data['members']} members",
-             f"{label} {_show(number)}"]
+    if data["exists"]:
+        parts = [f"{data['group']}: {data['state']}", f"{data['members']} members"]
+        parts += [f"{label} {number}"] if number is not None else []
+    else:
+        parts = [f"{data['group']}: Dead (no such group)"]
     if data["lag_total"] is not None:
         parts.append(f"lag {data['lag_total']}")
     verdict = (f"condition met after {data['waited_s']:.1f} s" if data["met"] else
                f"condition NOT met after {data['waited_s']:.1f} s: " + "; ".join(data["failing"]))
-    console.print(Text(", ".join(parts) + " - " + verdict,
+    console.print(Text(", ".join(parts) + "; " + verdict,
                        style="" if data["met"] else "bold red"), soft_wrap=True)
 
 
 def remove_member_table(console, data: dict, wide: bool) -> None:
+    if not data["members"]:   # nothing was asked of the broker: no empty table, the note
+        for note in data.get("notes") or []:
+            console.print(Text(note))
+        return
     table = Table(title=f"remove-member {data['group']}")
     for col in ("instance id", "member id", "result"):
         table.add_column(col)

@@ -124,9 +124,14 @@ def _console_class():
 _console: type | None = None
 
 
-def visible_console(**kwargs):
-    """A VisibleConsole (rich imported on first use)."""
+def console_class() -> type:
+    """The VisibleConsole class (rich imported on first use)."""
     global _console
     if _console is None:
         _console = _console_class()
-    return _console(**kwargs)
+    return _console
+
+
+def visible_console(**kwargs):
+    """A VisibleConsole."""
+    return console_class()(**kwargs)

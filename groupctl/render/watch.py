@@ -161,7 +161,7 @@ def _classic_generation(m: WatchModel) -> str:
     return "-"
 
 
-def timeline_row(r: dict) -> list[str]:
+def timeline_row(r: dict, reason_width: int = REASON_WIDTH) -> list[str]:
     """One rebalance in the live view's timeline (from, to, ended, ms, members, moved,
     reason)."""
     members = r.get("members_after")
@@ -169,7 +169,7 @@ def timeline_row(r: dict) -> list[str]:
     return [show(r.get("from_generation")), show(r.get("to_generation")),
             show(ended[11:23] if ended else None), _took(r),
             show(None if members is None else len(members)), show(r.get("moved_partitions")),
-            clip(r.get("reason"), REASON_WIDTH)]
+            clip(r.get("reason"), reason_width)]
 
 
 def _took(r: dict) -> str:
@@ -190,16 +190,32 @@ def lag_text(m: WatchModel, now: float | None) -> str:
             + f"  (largest partition {show(s.lag_max)}" + ("" if age is None else f", {age}") + ")")
 
 
-def render_model(m: WatchModel, now: float | None = None, lag: bool = False):
+# the timeline's columns other than the reason, with the table's borders and padding
+TIMELINE_FIXED = 56
+WIDE = 140   # a terminal this wide shows member ids whole
+
+
+def render_model(m: WatchModel, now: float | None = None, lag: bool = False,
+                 width: int | None = None):
+    """`width`: the terminal's; narrower than WIDE, member ids are shortened in the
+    middle (their unique ends stay) and each rebalance's reason is cut at a word to fit
+    one row."""
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
+
+    from .cells import short_id
+
+    narrow = width is not None and width < WIDE
+    name = short_id if narrow else (lambda mid: mid)
+    reason_width = REASON_WIDTH if width is None else max(
+        16, min(REASON_WIDTH, width - TIMELINE_FIXED))
 
     head = Text(header_text(m, now), style="bold")
     if lag:
         head.append("\n" + lag_text(m, now))
     members = Table(title="members", expand=False)
-    members.add_column("member")
+    members.add_column("member", no_wrap=True)
     members.add_column("assignment")
     members.add_column("last gained")
     members.add_column("last lost")
@@ -214,7 +230,7 @@ def render_model(m: WatchModel, now: float | None = None, lag: bool = False):
         members.add_column("tasks")
     for mid, asg in sorted(m.members.items()):
         added, revoked = m.gains.get(mid, (None, None))
-        row = [mid + (" (probe)" if mid == m.member_id else ""), _tps(asg),
+        row = [name(mid) + (" (probe)" if mid == m.member_id else ""), _tps(asg),
                _tps(added), _tps(revoked)]
         if epochs:
             row += [_tps(m.targets.get(mid)), m.reconciliation(mid)]
@@ -222,10 +238,11 @@ def render_model(m: WatchModel, now: float | None = None, lag: bool = False):
             row.append(_tasks(m.tasks.get(mid)))
         members.add_row(*row)
     timeline = Table(title="rebalances", expand=False)
-    for col in ("from", "to", "ended", "ms", "members", "moved", "reason"):
-        timeline.add_column(col)
+    for col in ("from", "to", "ended", "ms", "members", "moved"):
+        timeline.add_column(col, no_wrap=True)
+    timeline.add_column("reason", no_wrap=True, overflow="ellipsis")
     for r in m.timeline:
-        timeline.add_row(*timeline_row(r))
+        timeline.add_row(*timeline_row(r, reason_width))
     diffs = Text("\n".join(_own_diff(d) for d in m.diffs) or "(no assignment yet)")
     errors = Text("\n".join(m.errors) or "(no errors)", style="red" if m.errors else "dim")
     if m.member_id is None and not m.errors and not m.diffs:   # the passive watch
@@ -243,12 +260,13 @@ def _own_diff(d: dict) -> str:
 MAX_LIVE_GROUPS = 8   # groups shown in full by the live view; the rest as one line each
 
 
-def render_models(models: dict, now: float | None = None, lag: bool = False):
+def render_models(models: dict, now: float | None = None, lag: bool = False,
+                  width: int | None = None):
     from rich.console import Group
     from rich.text import Text
 
     shown = sorted(models)[:MAX_LIVE_GROUPS]
-    parts = [render_model(models[g], now, lag) for g in shown]
+    parts = [render_model(models[g], now, lag, width) for g in shown]
     rest = sorted(models)[MAX_LIVE_GROUPS:]
     if rest:
         parts.append(Text("\n".join(f"group {g}  state {show(models[g].state)}  members "
@@ -289,6 +307,7 @@ class _LiveSink:
                          auto_refresh=False, transient=False)
         self._changed = False
         self._drawn_at = float("-inf")
+        self._size = None   # the terminal's (width, height) at the last draw
         self.lag_from: Reducer | None = None   # watch --lag: the reducer its reads go to
 
     def show_lag(self, reducer: Reducer) -> None:
@@ -322,10 +341,18 @@ class _LiveSink:
         self._changed = True
 
     def draw(self, force: bool = False) -> None:
-        """Draw the view when an event changed it, or a second has gone by."""
+        """Draw the view when an event changed it, or a second has gone by. After the
+        terminal changed size the screen is cleared first: the terminal reflowed the old
+        frame, which rich, counting its own lines, would overwrite only in part (160 -> 80
+        -> 160 columns left pieces of it above the view)."""
         now = self.now()
-        if force or self._changed or now - self._drawn_at >= self.REDRAW_S:
+        size = self.console.size
+        resized = self._size is not None and size != self._size
+        self._size = size
+        if force or resized or self._changed or now - self._drawn_at >= self.REDRAW_S:
             self._changed, self._drawn_at = False, now
+            if resized:
+                self.console.clear()
             self.live.update(self.frame(now), refresh=True)
 
     def frame(self, now: float):
@@ -333,7 +360,7 @@ class _LiveSink:
         self._take_lag()
         lag = self.lag_from is not None
         if not self.top and self.view == "auto" and len(self.models) > 1:
-            full = render_models(self.models, now, lag)
+            full = render_models(self.models, now, lag, self.console.width)
             if len(self.console.render_lines(full, pad=False)) < self.console.height:
                 return full
             self.top = True
@@ -343,4 +370,4 @@ class _LiveSink:
             width, height = self.console.size
             return render_top([m.status for m in self.models.values()], now, width, height,
                               lag)
-        return render_models(self.models, now, lag)
+        return render_models(self.models, now, lag, self.console.width)

@@ -7,7 +7,10 @@ from __future__ import annotations
 from .notation import partitions_text, plural, show
 
 _tps = partitions_text   # describe's notation: orders:0-1
-UNKNOWN_GENERATION = "librdkafka eager clients don't report it"
+# DescribeGroups has no generation: a passive watch reads it from the members'
+# subscriptions, which carry none with librdkafka's eager assignors, and none yet in a
+# cooperative-sticky group's first round
+UNKNOWN_GENERATION = "not in describe's answer, nor yet in the members' subscriptions"
 PASSIVE = ("describe", "records")   # the sources of `watch`
 
 

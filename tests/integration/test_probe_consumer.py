@@ -248,6 +248,17 @@ def test_one_shot_join_prints_the_epochs(kafka, topic_factory, consumer_factory,
     code, out, err = cli(kafka, "join", unique_group, "--assignor", "sticky",
                          "--protocol", "consumer")
     assert code == 2 and "server assignor" in err
+    # a classic member of the consumer group: epochs, not a generation; no leader
+    code, out, err = cli(kafka, "-o", "json", "join", unique_group, "--protocol", "classic")
+    assert code == 0, err
+    data = json.loads(out)
+    assert (data["type"], data["member_protocol"], data["generation"], data["leader"],
+            data["is_leader"]) == ("consumer", "classic", None, None, False)
+    assert data["member_epoch"] >= before["group_epoch"] and data["group_epoch"] is not None
+    code, out, err = cli(kafka, "join", unique_group, "--protocol", "classic")
+    assert code == 0, err
+    assert "generation" not in out and "leader" not in out.replace("no leader", "")
+    assert "member epoch" in out and "member protocol" in out
 
 
 def _start(kafka, group: str, *extra: str) -> subprocess.Popen:

@@ -18,7 +18,9 @@ from __future__ import annotations
 import io
 import json
 import re
+import time
 import uuid
+from datetime import datetime, timezone
 
 import pytest
 
@@ -67,7 +69,13 @@ def callback_sequences(consumers) -> dict[str, list[frozenset]]:
 
 
 @pytest.fixture(scope="module")
-def runs(kafka):
+def before_workload() -> float:
+    """The wall clock before the workload starts: every record of its groups is later."""
+    return time.time()
+
+
+@pytest.fixture(scope="module")
+def runs(kafka, before_workload):
     return workload(kafka, f"h{uuid.uuid4().hex[:6]}")
 
 
@@ -130,6 +138,29 @@ def test_partition_is_the_coordinators_and_since_until_bound_the_events(kafka, r
     assert later == [e for e in events if e["ts"] >= middle][:len(later)]
     code, earlier, err = history(kafka, run.group, "--until", middle)
     assert code == 0 and all(e["ts"] < middle for e in earlier), err
+
+
+def test_windows_before_and_after_the_groups_records_are_said_not_exit_5(
+        kafka, runs, before_workload):
+    run = runs["eager"]
+    code, events, err = history(kafka, run.group)
+    assert code == 0, err
+    until = datetime.fromtimestamp(before_workload - 1, tz=timezone.utc).isoformat()
+    code, told, err = history(kafka, run.group, "--until", until)
+    assert (code, told) == (0, []), err
+    m = re.search(rf"groupctl: history: no event of {re.escape(run.group)} before --until "
+                  rf"\S+: its first record is at offset (\d+) \((\S+)\)\n", err)
+    assert m, err
+    # its time: after the workload began, no later than the first member's assignment as
+    # the consumer's own callback saw it, nor than the history's first event
+    first = datetime.fromisoformat(m.group(2).replace("Z", "+00:00")).timestamp()
+    first_assign = min(e.ts for c in run.consumers for e in c.events if e.kind == "assign")
+    assert before_workload <= first <= first_assign + 0.001, (first, first_assign)
+    assert m.group(2) <= events[0]["ts"]
+    code, told, err = history(kafka, run.group, "--since", "2099-01-01T00:00:00Z")
+    assert (code, told) == (0, []), err
+    assert f"no event of {run.group}: --since 2099-01-01T00:00:00Z is in the future" in err
+    assert "warning" not in err   # the completeness footer is a note
 
 
 def test_unknown_group_is_exit_5(kafka):

@@ -76,6 +76,10 @@ def test_all_static_and_confirmation(kafka, topic_factory, consumer_factory, uni
     assert code == 0, err
     assert sorted(data["removed"]) == sorted(c.instance_id for c in consumers)
     wait_until(lambda: instance_ids(kafka, unique_group) == [], 2.0, "no members")
+    # none left: said in one line, no empty table
+    code, out, err = cli(kafka, "remove-member", unique_group, "--all-static", "--yes")
+    assert (code, out, err) == (0, f"group {unique_group} has no static members: nothing "
+                                   f"to do\n", "")
 
 
 def test_missing_group_is_exit_5(kafka, unique_group):

@@ -100,9 +100,28 @@ def test_dead_matches_a_missing_group(kafka, unique_group):
     code, data, err = cli_json(kafka, "wait", unique_group, "--state", "DEAD", timeout=5)
     assert code == 0, err
     assert data["met"] and data["exists"] is False and data["state"] == "Dead"
+    assert err == ""   # a script: nothing on stderr
+    import io
+
+    from groupctl.cli.app import invoke
+    from groupctl.cli.env import Env
+
+    env = Env(stdout=io.StringIO(), stderr=io.StringIO(), stderr_is_terminal=True)
+    code = invoke(["-b", kafka.bootstrap, "wait", unique_group, "--state", "dead"], env)
+    assert code == 0   # a person is told what it waits for, before the answer comes
+    assert env.stderr.getvalue() == f"groupctl: wait: {unique_group}: state Dead (for up to 60 s) ...\n"
     code, out, err = cli(kafka, "wait", unique_group, "--state", "Stable", "--must-exist",
                          timeout=5)
     assert code == 5 and "does not exist" in err
+    # watch: said at the first look; --must-exist ends it there (exit 5)
+    code, out, err = cli(kafka, "watch", unique_group, "--duration", "1", timeout=10)
+    assert code == 0 and err.startswith(
+        f"groupctl: watch: group '{unique_group}' does not exist; watching for it to appear\n"), err
+    started = time.monotonic()
+    code, out, err = cli(kafka, "watch", unique_group, "--duration", "60", "--must-exist",
+                         timeout=10)
+    assert (code, out) == (5, "") and time.monotonic() - started < 30
+    assert err == f"groupctl: error: group '{unique_group}' does not exist (--must-exist)\n"
     code, data, err = cli_json(kafka, "wait", unique_group, "--state", "Stable",
                                "--interval", "0.2", timeout=4)
     assert code == 6 and data["failing"] == ["state: want Stable, is missing (Dead)"]
@@ -120,6 +139,15 @@ def test_consumer_group_epoch_and_max_lag(kafka, topic_factory, consumer_factory
                                "--generation-gt", str(d["group_epoch"] - 1), timeout=10)
     assert code == 0 and data["type"] == "consumer", err
     assert data["group_epoch"] == d["group_epoch"] and data["lag_total"] is None
+    # a state consumer groups never have: exit 2 at the first look, not at the timeout
+    started = time.monotonic()
+    code, out, err = cli(kafka, "wait", unique_group, "--state", "PreparingRebalance",
+                         timeout=30)
+    assert (code, out) == (2, ""), err
+    assert err == (f"groupctl: error: --state PreparingRebalance: group '{unique_group}' is a "
+                   f"consumer group, which has no such state; its states: Empty, Assigning, "
+                   f"Reconciling, Stable, Dead\n")
+    assert time.monotonic() - started < 15
 
     group = unique_group + "-lag"
     produce(kafka.bootstrap, topic, {0: 50})

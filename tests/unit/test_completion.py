@@ -66,3 +66,16 @@ def test_completion_args(args, expected):
 def test_watch_views_complete():
     assert _bash("groupctl watch --all --view ") == ["auto", "top", "full"]
     assert _bash("groupctl watch --all --view t") == ["top"]
+
+
+def test_watch_sources_and_lab_names_complete(tmp_path, monkeypatch):
+    assert _bash("groupctl watch g --source ") == ["describe", "records"]
+    assert _bash("groupctl watch g --source r") == ["records"]
+    for name in ("default", "mine", "other"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "state.json").write_text("{}")
+    (tmp_path / "not-a-lab").mkdir()
+    monkeypatch.setenv("GROUPCTL_LAB_HOME", str(tmp_path))
+    assert _bash("groupctl lab status --name ") == ["default", "mine", "other"]
+    assert _bash("groupctl lab workload --group g --topic t --name m") == ["mine"]
+    assert _bash("groupctl lab down --name o") == ["other"]

@@ -61,6 +61,7 @@ class Probe:
         #: runs the assignor); told once by type: an isinstance on a Protocol is not cheap
         self._assigner: ClientSideAssignment | None = None
         self._epochs = False   # a broker-assigned (KIP-848) member: the group has epochs
+        self._group_type: str | None = None   # the group's type, as first described
         self._started = clock.monotonic()
         self.leave_on_exit = True   # False only in tests that simulate a crashed member
         self.leader_rounds: list[tuple] = []   # (PendingAssignment, assignment) as leader
@@ -86,7 +87,7 @@ class Probe:
             left = self._started + deadline_s - self.clock.monotonic()
             await self._driving.run_until(lambda m: m.stable, left, "joined and synced")
             group = None
-            if self._epochs:
+            if self._epochs or self._classic_in_consumer_group:
                 group = await self._snapshot()
                 group = None if isinstance(group, BaseException) else group
             return self._result(group)
@@ -116,6 +117,7 @@ class Probe:
 
     async def _start(self) -> None:
         described = await self._describe_first() if self.settings.describe_first else None
+        self._group_type = getattr(described, "type", None)
         self.member = self._new_member(self.settings, described)
         if isinstance(self.member, ClientSideAssignment):
             self._assigner = self.member
@@ -261,7 +263,8 @@ class Probe:
         c = m.coordinator
         epochs = {}
         if self._epochs:
-            epochs = {"type": "consumer", "member_epoch": m.generation,
+            epochs = {"type": "consumer", "member_protocol": "consumer",
+                      "member_epoch": m.generation,
                       "group_epoch": getattr(group, "group_epoch", None),
                       "assignment_epoch": getattr(group, "assignment_epoch", None),
                       "member_state": m.state.name}
@@ -279,7 +282,19 @@ class Probe:
             fields["assignment"] = tp_list(m.assigned_partitions()) or []
             fields["generation"] = None   # no generations in a KIP-848 group: epochs
             fields.update(epochs)
+        elif self._classic_in_consumer_group:
+            # the broker assigns and there is no leader; JoinGroup's generation id is the
+            # member's epoch (GroupMetadataManager: setGenerationId(member.memberEpoch()))
+            fields.update(type="consumer", member_protocol="classic", generation=None,
+                          member_epoch=m.generation, leader=None, is_leader=False,
+                          group_epoch=getattr(group, "group_epoch", None),
+                          assignment_epoch=getattr(group, "assignment_epoch", None))
         return ProbeResult(**fields)
+
+    @property
+    def _classic_in_consumer_group(self) -> bool:
+        """The probe joined a consumer (KIP-848) group as a classic member."""
+        return self._group_type == "consumer" and not self._epochs
 
     def _now_ms(self) -> int:
         return self.clock.monotonic_ms()

@@ -87,6 +87,7 @@ class ProbeResult:
     group_epoch: int | None = None         # consumer groups: the group's epoch
     assignment_epoch: int | None = None    # consumer groups: the target assignment's epoch
     member_state: str | None = None        # consumer groups: the member's state at the end
+    member_protocol: str | None = None     # consumer groups: the probe's (consumer, classic)
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)

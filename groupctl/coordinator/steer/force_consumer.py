@@ -94,7 +94,7 @@ async def force_consumer(cluster: ClusterLike, before, reason: str, *, snapshot:
         await announce(phase, "left", {"member_id": member.member_id})
         after = await _until_settled(snapshot, d, seen, before)
         stable_at = clock.monotonic()
-    return consumer_report(before, after, reason=reason, started=started,
+    return consumer_report(before, after, started=started,
                            stable_at=stable_at, member_id=member.member_id,
                            member_epoch=epoch, states=seen.states)
 

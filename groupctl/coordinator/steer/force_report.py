@@ -18,7 +18,7 @@ class Report:
     type: str
     protocol: str | None
     rebalance_protocol: str
-    reason: str
+    reason: str | None   # None: not sent (a consumer group's heartbeat has no reason)
     triggered_by: str | None = None
     generation_before: int | None = None
     generation_after: int | None = None
@@ -70,6 +70,9 @@ class Report:
         }
 
 
+MEMBERS_CHANGED = "the members changed"   # a note the table shows in red
+
+
 def rebalance_protocol(desc) -> str:
     if desc.type == "consumer":
         return INCREMENTAL
@@ -93,7 +96,7 @@ def moved_partitions(before, after) -> list[dict]:
             for t, p in sorted(set(old) | set(new)) if old.get((t, p)) != new.get((t, p))]
 
 
-def base_report(before, after, reason: str, started: float, stable_at: float | None) -> Report:
+def base_report(before, after, reason: str | None, started: float, stable_at: float | None) -> Report:
     report = Report(group=before.group, type=before.type, protocol=before.protocol,
                     rebalance_protocol=rebalance_protocol(before), reason=reason)
     report.members_before = sorted(m.member_id for m in before.members)
@@ -108,7 +111,7 @@ def base_report(before, after, reason: str, started: float, stable_at: float | N
     if not report.same_members:
         gone = sorted(set(report.members_before) - set(report.members_after))
         new = sorted(set(report.members_after) - set(report.members_before))
-        report.notes.append("THE MEMBERS CHANGED: " + "; ".join(
+        report.notes.append(MEMBERS_CHANGED + ": " + "; ".join(
             part for part in (f"gone: {', '.join(gone)}" if gone else "",
                               f"new: {', '.join(new)}" if new else "") if part))
     return report
@@ -153,9 +156,10 @@ def classic_report(before, after, *, started: float, stable_at: float, follow_up
     return report
 
 
-def consumer_report(before, after, *, reason: str, started: float, stable_at: float | None,
+def consumer_report(before, after, *, started: float, stable_at: float | None,
                     member_id: str, member_epoch: int | None, states: list[str | None]) -> Report:
-    report = base_report(before, after, reason, started, stable_at)
+    # ConsumerGroupHeartbeat has no reason field: no reason reached the broker
+    report = base_report(before, after, None, started, stable_at)
     report.triggered_by = member_id
     report.states_seen = _dedup(states)
     report.group_epoch_before = before.group_epoch
@@ -169,7 +173,9 @@ def consumer_report(before, after, *, reason: str, started: float, stable_at: fl
         "the group epoch so the broker's assignor ran again; the members kept their "
         "partitions"
         + ("" if not report.moved_partitions else
-           ", except those listed in moved_partitions (the assignor moved them)"))
+           ", except those listed in moved_partitions (the assignor moved them)")
+        + "; its heartbeat has no reason field: the broker logs the member id "
+          f"({member_id}) instead of a reason")
     return report
 
 

@@ -1,0 +1,58 @@
+"""analyze's report.html: the per-group table, the most useful part, comes first and fits a
+1400 px window (long column names and reasons wrap), measured by headless Chromium; and
+the terminal summary in a pipe is not cut to 80 columns."""
+from __future__ import annotations
+
+import io
+import re
+import shutil
+import subprocess
+
+from rich.console import Console
+
+from groupctl.analytics.report import write_report
+from groupctl.render.analyze import summary_table
+
+COLUMNS = ["group", "type", "rebalances", "failed_members", "left_members",
+           "duration_ms_p50", "duration_ms_p95", "duration_ms_max", "storms", "top_reason",
+           "rebalances_per_hour", "time_rebalancing_ms", "unowned_partition_ms_total",
+           "client_unowned_partition_ms_total", "flapping_members", "group_epoch",
+           "first_seen", "last_seen"]
+REASON = ("Leader consumer-1-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa re-joining group during "
+          "Stable; client reason: rebalance failed due to UnjoinedMemberException: the "
+          "member did not join in time")
+
+
+def metrics(n: int = 3) -> list[dict]:
+    return [{**{c: 12_345_678 for c in COLUMNS}, "group": f"harvest-classic-1795439393-{i}",
+             "type": "classic", "top_reason": REASON, "first_seen": "2026-11-24T05:51:26Z",
+             "last_seen": "2026-11-24T06:51:26Z"} for i in range(n)]
+
+
+def test_the_group_table_comes_first_and_fits_1400_px(tmp_path):
+    report = tmp_path / "report.html"
+    write_report(report, {"episodes": [], "storms": [], "moves": [], "metrics": metrics()}, "t")
+    text = report.read_text()
+    assert text.index("<h2>Groups</h2>") < text.index('id="timeline"')
+    measured = tmp_path / "measured.html"   # the page's width, written into its title
+    measured.write_text(text.replace("</body></html>", "<script>document.title = 'WIDTH ' + "
+                                     "document.documentElement.scrollWidth;</script></body></html>"))
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert chromium, "chromium is missing: ./dev setup installs Debian's chromium package"
+    dom = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu",
+                          "--window-size=1400,1100", "--virtual-time-budget=1000", "--dump-dom",
+                          measured.as_uri()], capture_output=True, text=True, timeout=120,
+                         check=True).stdout
+    width = int(re.search(r"<title>WIDTH (\d+)</title>", dom).group(1))
+    assert width <= 1400
+
+
+def test_the_summary_in_a_pipe_is_not_cut_to_80_columns():
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=False, no_color=True, soft_wrap=True)
+    summary_table(console, {"metrics": metrics(1), "episodes": [], "storms": [],
+                            "out": "o", "report": "o/report.html"}, False)
+    lines = out.getvalue().splitlines()
+    header = next(line for line in lines if line.lstrip("│┃ ").startswith("GROUP"))
+    assert "TIME MS" in header and "TOP REASON" in header and "…" not in out.getvalue()
+    assert REASON in out.getvalue() and "12345678" in out.getvalue()
