@@ -217,7 +217,7 @@ def workload(
     check_options(consumers, partitions, protocol, assignor, churn, duration)
     bootstrap, security, source = _workload_cluster(ctx, env, name)
     record_file = _open_record(record)   # a bad path is exit 2 before any broker is asked
-    _check_reachable(env, bootstrap, security)
+    _check_reachable(env, bootstrap, security, kip848=protocol == "consumer")
     env.stderr.write(f"groupctl: lab workload: bootstrap {bootstrap} (from {source})\n")
     env.stderr.flush()
     writers = []
@@ -268,19 +268,26 @@ def workload(
     return 0
 
 
-def _check_reachable(env, bootstrap: str, security) -> None:
+def _check_reachable(env, bootstrap: str, security, kip848: bool = False) -> None:
     """Bootstrap with groupctl's own client first: no broker reachable within --timeout is
     exit 3 with the message every command gives (librdkafka would retry quietly until its
-    own timeouts, then fail without saying why)."""
+    own timeouts, then fail without saying why). `kip848`: the workload's consumers use
+    the consumer protocol; a broker without it is exit 7 now (librdkafka's consumers would
+    wait for an assignment that never comes)."""
     from ..client.cluster import Cluster
+    from ..client.errors import UnsupportedVersionError
+    from ..observe.snapshot import kip848_refusal
     from .common import run_async, tracer_for
 
     async def main():
         async with Cluster(bootstrap.split(","), security=security,
-                           timeout=env.settings.timeout, trace=tracer_for(env)):
-            pass
+                           timeout=env.settings.timeout, trace=tracer_for(env)) as cluster:
+            return await kip848_refusal(cluster) if kip848 else None
 
-    run_async(env, main())
+    refusal = run_async(env, main())
+    if refusal:
+        raise UnsupportedVersionError("ConsumerGroupHeartbeat",
+                                      f"--protocol consumer: {refusal}")
 
 
 def _workload_cluster(ctx: typer.Context, env, name: str):

@@ -1,5 +1,6 @@
 """Kafka's own decoder of `__consumer_offsets` segments, as a peer for tests and benches:
-`kafka.tools.DumpLogSegments --offsets-decoder --print-data-log` run from the lab's jars,
+`DumpLogSegments --offsets-decoder --print-data-log` run from the lab's jars (the class is
+org.apache.kafka.tools' from Kafka 4.0, kafka.tools' before),
 its output parsed back into one dict per record, and groupctl's records brought to the
 same shape (`canonical`) so the two compare record by record.
 
@@ -21,10 +22,10 @@ _RECORD = re.compile(r"^\| offset: (\d+) (?:CreateTime|LogAppendTime): (-?\d+) .
 _CAMEL = re.compile(r"([A-Z]+)([A-Z][a-z])|([a-z0-9])([A-Z])")
 
 
-def run(files: list[str], timeout: float = 600) -> str:
-    """DumpLogSegments' output for `files` (the lab's jars and java)."""
-    libs = dist.kafka_libs()
-    cmd = [dist.java_cmd(), "-cp", f"{libs}/*", "org.apache.kafka.tools.DumpLogSegments",
+def run(files: list[str], timeout: float = 600, libs=None) -> str:
+    """DumpLogSegments' output for `files` (the jars of `libs`, else the default lab's)."""
+    libs = libs or dist.kafka_libs()
+    cmd = [dist.java_cmd(), "-cp", f"{libs}/*", dist.tool_class(libs, "DumpLogSegments"),
            "--offsets-decoder", "--print-data-log", "--files", ",".join(files)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
     if proc.returncode != 0:

@@ -57,6 +57,10 @@ DEFAULT_OFFSETS_PARTITIONS = 50
 BATCH = 200  # groups per describe / OffsetFetch / DescribeShareGroupOffsets request
 RETRY_CODES = REDISCOVER | WAIT
 NOT_THIS_TYPE = ErrorCode.GROUP_ID_NOT_FOUND  # what each type's API says of other types
+# What a describe API says when it is advertised but its group type is not enabled
+# (Kafka 3.8 and 3.9 answer ConsumerGroupDescribe so without KIP-848 turned on): no group
+# of that type, so the group is the other APIs' to describe.
+NOT_ENABLED = ErrorCode.UNSUPPORTED_VERSION
 MAX_RETYPES = 3  # rounds for a group that keeps changing type under our requests
 
 
@@ -386,6 +390,8 @@ def _group_kind(group: str, raw: _Raw, listing) -> model.GroupDescription:
     for dsc in DESCRIBERS:
         entry = raw.described.get(dsc.type) or {}
         code = entry.get("error_code") or 0
+        if code == NOT_ENABLED and dsc.type != model.CLASSIC:
+            continue
         if code and code != NOT_THIS_TYPE:
             raise not_authorized(kafka_error(dsc.api.name, code, f"group {group!r}" + _message(entry)),
                                  "describe", group)
