@@ -29,10 +29,10 @@ from typing import Any
 
 from ..client.interface import ClusterLike
 from ..client.coordinators import REDISCOVER, WAIT, coordinators_each
-from ..client.errors import kafka_error
+from ..client.errors import UnsupportedVersionError, kafka_error
 from ..client.metadata import BrokerInfo
 from ..client.retry import TRANSIENT, Backoff, gave_up, sleep_within
-from ..errors import GroupctlError, UnreachableError
+from ..errors import GroupctlError, NotFoundError, UnreachableError
 from ..protocol.messages import (
     CONSUMER_GROUP_DESCRIBE,
     DESCRIBE_GROUPS,
@@ -71,10 +71,13 @@ class _Describer:
     type: str
     api: Api
 
-    def body(self, groups: list[str]) -> dict:
+    def body(self, groups: list[str], full: bool = True) -> dict:
+        """`full` (describe, not a poller's snapshot): a streams group's topology
+        description too (v1: the broker's description plugin is asked)."""
         if self.api is DESCRIBE_GROUPS:
             return {"groups": groups}
-        return {"group_ids": groups, "include_authorized_operations": False}
+        return {"group_ids": groups, "include_authorized_operations": False,
+                "include_topology_description": full and self.api is STREAMS_GROUP_DESCRIBE}
 
 
 # In the order a described group is recognised: the KIP-848 APIs answer only for their own
@@ -97,10 +100,13 @@ class _Raw:
     """What the coordinator said about one group (a plain class: one per group of a
     fleet, and a dataclass's __init__ with a default factory costs twice as much)."""
 
-    __slots__ = ("described", "offsets", "share_offsets", "coordinator")
+    __slots__ = ("described", "offsets", "share_offsets", "coordinator", "unspoken")
 
     def __init__(self) -> None:
         self.described: dict = {}  # {type: groups[] entry of its API}
+        # {type: (API, the broker's version range)}: a describe API the coordinator offers
+        # only in versions groupctl does not speak (Kafka 4.0's early-access share groups)
+        self.unspoken: dict = {}
         self.offsets: dict | GroupctlError | None = None
         self.share_offsets: dict | None = None  # its groups[] entry of DescribeShareGroupOffsets
         self.coordinator: BrokerInfo | None = None
@@ -110,9 +116,10 @@ class _RetryGroup(Exception):
     """The group's coordinator moved or is loading, or the group changed type while its
     describe requests were in flight (`retype`): ask again."""
 
-    def __init__(self, error: GroupctlError, retype: bool = False):
+    def __init__(self, error: GroupctlError, retype: bool = False, unspoken=None):
         self.error = error
         self.retype = retype
+        self.unspoken = unspoken   # _Raw.unspoken of the answers that asked again
 
 
 async def describe_groups(cluster: ClusterLike, groups: list[str], *, listings: dict | None = None,
@@ -149,6 +156,13 @@ async def describe_groups(cluster: ClusterLike, groups: list[str], *, listings: 
     if reuse is not None:
         reuse.clear()
         reuse.update(fresh)
+    unsure: dict[str, dict] = {}
+    for g, failure in failures.items():
+        types = getattr(failure, "unspoken", None) or (raws[g].unspoken if g in raws else {})
+        if types and isinstance(failure, NotFoundError):
+            unsure[g] = types
+    if unsure:
+        await _of_unspoken_types(cluster, unsure, failures, d)
     if not offsets:
         return _ordered(wanted, described, failures)
     partitions = {(row.topic, row.partition) for g in described.values() for row in g.offsets}
@@ -157,6 +171,34 @@ async def describe_groups(cluster: ClusterLike, groups: list[str], *, listings: 
         desc.coordinator_partition = _offsets_partition(desc.group, metadata)
     await _fill_log_ends(cluster, metadata, partitions, list(described.values()), d)
     return _ordered(wanted, described, failures)
+
+
+# The first release whose describe API of a group type groupctl speaks.
+FIRST_RELEASE = {model.SHARE: "Kafka 4.1", model.STREAMS: "Kafka 4.1"}
+
+
+async def _of_unspoken_types(cluster: ClusterLike, groups: dict[str, dict],
+                             failures: dict, d) -> None:
+    """Groups no describe API found, on a coordinator that offers another type's describe
+    API only in versions groupctl does not speak: ListGroups says whether they are of that
+    type. Such a group is one line naming what is missing, never "not found"."""
+    from .listing import list_groups
+
+    types = sorted({t for unspoken in groups.values() for t in unspoken})
+    try:
+        listed = await list_groups(cluster, types=types, deadline=d)
+    except GroupctlError:
+        return   # no group types (or no answer): "not found" stands
+    kinds = {x.group: x.type for x in listed.groups}
+    for g, unspoken in groups.items():
+        kind = kinds.get(g)
+        if kind is not None and kind in unspoken:
+            api, (lo, hi) = unspoken[kind]
+            offers = f"v{lo}" if lo == hi else f"v{lo}-v{hi}"
+            failures[g] = UnsupportedVersionError(api.name, (
+                f"group {g!r} is a {kind} group: {kind} groups need "
+                f"{FIRST_RELEASE.get(kind, 'a newer Kafka')} or later; this broker offers "
+                f"{api.name} {offers}"))
 
 
 def _ordered(wanted: list[str], described: dict, failures: dict) -> DescribeResult:
@@ -192,6 +234,7 @@ async def _fetch_all(cluster: ClusterLike, groups, types, d, progress, offsets=T
                 item = answer[g]
                 if isinstance(item, _RetryGroup) and item.retype and retyped.get(g, 0) >= MAX_RETYPES:
                     failures[g] = group_not_found(g)  # of a type no API here describes
+                    failures[g].unspoken = item.unspoken  # type: ignore[attr-defined]
                 elif isinstance(item, _RetryGroup):
                     if item.retype:
                         retyped[g] = retyped.get(g, 0) + 1
@@ -237,7 +280,8 @@ async def _fetch_batch(cluster: ClusterLike, node: int, groups: list[str], types
         asked = [(dsc, [g for g, t in typed if t is None or t == dsc.type])
                  for dsc in DESCRIBERS if conn.supports(dsc.api)]
         asked = [(dsc, batch) for dsc, batch in asked if batch]
-        jobs = [_request(cluster, node, dsc.api, dsc.body(batch), d) for dsc, batch in asked]
+        jobs = [_request(cluster, node, dsc.api, dsc.body(batch, with_offsets), d)
+                for dsc, batch in asked]
         offset_batches = [] if not with_offsets else [groups] if version >= 8 else [[g] for g in groups]
         jobs += [_request(cluster, node, OFFSET_FETCH, offset_fetch_body(b, version), d,
                           version=version) for b in offset_batches]
@@ -251,6 +295,11 @@ async def _fetch_batch(cluster: ClusterLike, node: int, groups: list[str], types
             return {g: exc for g in groups}
         return {g: _RetryGroup(exc) for g in groups}
     by_group = {g: _Raw() for g in groups}
+    unspoken = {dsc.type: (dsc.api, conn.broker_versions[dsc.api.key]) for dsc in DESCRIBERS
+                if dsc.api.key in conn.broker_versions and not conn.supports(dsc.api)}
+    if unspoken:
+        for raw in by_group.values():
+            raw.unspoken = unspoken
     for (dsc, _), resp in zip(asked, answers):
         for entry in resp.get("groups") or ():
             if entry["group_id"] in by_group:
@@ -311,7 +360,8 @@ def _type_changed(raw: _Raw, group: str) -> _RetryGroup | None:
         entry = raw.described.get(dsc.type) or {}
         if entry.get("error_code") == NOT_THIS_TYPE and " is not a " in (entry.get("error_message") or ""):
             return _RetryGroup(kafka_error(dsc.api.name, NOT_THIS_TYPE, f"group {group!r}"
-                                           + _message(entry)), retype=True)
+                                           + _message(entry)), retype=True,
+                               unspoken=raw.unspoken)
     return None
 
 

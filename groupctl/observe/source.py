@@ -29,6 +29,7 @@ import time
 from typing import AsyncIterator, Callable, Iterable, Protocol
 
 from ..client.retry import Backoff
+from ..client.errors import UnsupportedVersionError
 from ..errors import GroupctlError, NotFoundError
 from ..events import Source
 from .observations import (
@@ -132,6 +133,8 @@ class DescribePoller:
             if failed and len(failed) == len(names):
                 raise failed[0]  # nothing answered: contact lost, not a group's own trouble
         except GroupctlError as exc:
+            if isinstance(exc, UnsupportedVersionError):
+                raise   # what the broker cannot describe it never will: no retrying
             if self._lost_at is not None:
                 return []
             self._lost_at = self.clock()

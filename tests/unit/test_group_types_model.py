@@ -306,3 +306,33 @@ def test_a_missing_group_is_not_found_without_retrying():
     result = _describe(c, ["g"])
     assert isinstance(result.failures["g"], NotFoundError) and not result.groups
     assert [api for api, _ in c.sent].count("DescribeGroups") == 1
+
+
+def _node(name, kind, successors=(), topics=(), sink=None, stores=()):
+    return {"name": name, "node_type": kind, "source_topics": list(topics), "sink_topic": sink,
+            "stores": list(stores), "successors": list(successors)}
+
+
+def test_streams_describe_v1_assignor_and_topology_description():
+    # Kafka 4.4's StreamsGroupDescribe v1: the assignor, and the recorded description laid
+    # out as Kafka Streams' Topology#describe (predecessors from the successors)
+    raw = dict(STREAMS_RAW, assignor_name="sticky", topology_description_status=3,
+               topology_description={"subtopologies": [{"subtopology_id": "0", "nodes": [
+                   _node("SRC", 1, ["MAP"], topics=["in"]),
+                   _node("MAP", 2, ["SINK"], stores=["counts"]),
+                   _node("SINK", 3, sink="out")]}], "global_stores": []})
+    d = streams.streams_group(raw).to_dict()
+    assert d["protocol"] == "sticky" and d["topology_description"]["status"] == "available"
+    text = draw([d])
+    assert "assignor sticky, group epoch 11" in text
+    assert ("Topologies:\n   Sub-topology: 0\n    Source: SRC (topics: [in])\n      --> MAP\n"
+            "    Processor: MAP (stores: [counts])\n      --> SINK\n      <-- SRC\n"
+            "    Sink: SINK (topic: out)\n      <-- MAP") in text
+    stored = dict(raw, topology_description_status=1, topology_description=None)
+    d = streams.streams_group(stored).to_dict()
+    assert d["topology_description"] == {"status": "not_stored", "subtopologies": None,
+                                         "global_stores": None}
+    assert "no topology description is stored for streams group 'app'" in draw([d])
+    # v0 (before 4.4) or not asked: neither is shown
+    d = streams.streams_group(dict(STREAMS_RAW)).to_dict()
+    assert d["protocol"] is None and "topology_description" not in d
