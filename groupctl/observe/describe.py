@@ -29,7 +29,7 @@ from typing import Any
 
 from ..client.interface import ClusterLike
 from ..client.coordinators import REDISCOVER, WAIT, coordinators_each
-from ..client.errors import UnsupportedVersionError, kafka_error
+from ..client.errors import kafka_error
 from ..client.metadata import BrokerInfo
 from ..client.retry import TRANSIENT, Backoff, gave_up, sleep_within
 from ..errors import GroupctlError, NotFoundError, UnreachableError
@@ -162,7 +162,9 @@ async def describe_groups(cluster: ClusterLike, groups: list[str], *, listings: 
         if types and isinstance(failure, NotFoundError):
             unsure[g] = types
     if unsure:
-        await _of_unspoken_types(cluster, unsure, failures, d)
+        from .unspoken import of_unspoken_types
+
+        await of_unspoken_types(cluster, unsure, failures, d)
     if not offsets:
         return _ordered(wanted, described, failures)
     partitions = {(row.topic, row.partition) for g in described.values() for row in g.offsets}
@@ -171,34 +173,6 @@ async def describe_groups(cluster: ClusterLike, groups: list[str], *, listings: 
         desc.coordinator_partition = _offsets_partition(desc.group, metadata)
     await _fill_log_ends(cluster, metadata, partitions, list(described.values()), d)
     return _ordered(wanted, described, failures)
-
-
-# The first release whose describe API of a group type groupctl speaks.
-FIRST_RELEASE = {model.SHARE: "Kafka 4.1", model.STREAMS: "Kafka 4.1"}
-
-
-async def _of_unspoken_types(cluster: ClusterLike, groups: dict[str, dict],
-                             failures: dict, d) -> None:
-    """Groups no describe API found, on a coordinator that offers another type's describe
-    API only in versions groupctl does not speak: ListGroups says whether they are of that
-    type. Such a group is one line naming what is missing, never "not found"."""
-    from .listing import list_groups
-
-    types = sorted({t for unspoken in groups.values() for t in unspoken})
-    try:
-        listed = await list_groups(cluster, types=types, deadline=d)
-    except GroupctlError:
-        return   # no group types (or no answer): "not found" stands
-    kinds = {x.group: x.type for x in listed.groups}
-    for g, unspoken in groups.items():
-        kind = kinds.get(g)
-        if kind is not None and kind in unspoken:
-            api, (lo, hi) = unspoken[kind]
-            offers = f"v{lo}" if lo == hi else f"v{lo}-v{hi}"
-            failures[g] = UnsupportedVersionError(api.name, (
-                f"group {g!r} is a {kind} group: {kind} groups need "
-                f"{FIRST_RELEASE.get(kind, 'a newer Kafka')} or later; this broker offers "
-                f"{api.name} {offers}"))
 
 
 def _ordered(wanted: list[str], described: dict, failures: dict) -> DescribeResult:
@@ -295,8 +269,9 @@ async def _fetch_batch(cluster: ClusterLike, node: int, groups: list[str], types
             return {g: exc for g in groups}
         return {g: _RetryGroup(exc) for g in groups}
     by_group = {g: _Raw() for g in groups}
-    unspoken = {dsc.type: (dsc.api, conn.broker_versions[dsc.api.key]) for dsc in DESCRIBERS
-                if dsc.api.key in conn.broker_versions and not conn.supports(dsc.api)}
+    offered = getattr(conn, "broker_versions", None) or {}
+    unspoken = {dsc.type: (dsc.api, offered[dsc.api.key]) for dsc in DESCRIBERS
+                if dsc.api.key in offered and not conn.supports(dsc.api)}
     if unspoken:
         for raw in by_group.values():
             raw.unspoken = unspoken
