@@ -11,7 +11,7 @@ from .env import env_of
 
 lab_app = typer.Typer(
     name="lab", no_args_is_help=True, add_completion=False, rich_markup_mode=None,
-    help="A local real Apache Kafka 4.x cluster (KRaft, 127.0.0.1) for experiments and tests, "
+    help="A local real Apache Kafka 3.7-4.4 cluster (KRaft, 127.0.0.1) for experiments and tests, "
          "assembled from Maven Central jars (Java 17+ and Maven; cached under "
          "~/.cache/groupctl, or $GROUPCTL_CACHE) or from --kafka-home. Lab state lives in "
          "~/.cache/groupctl/lab/NAME ($GROUPCTL_LAB_HOME overrides).")
@@ -103,9 +103,9 @@ def up(
     port: Optional[int] = typer.Option(None, "--port", help="Client port of node 1 (node N "
                                        "uses PORT+N-1). Default: free ports are picked."),
     kafka_home: Optional[str] = typer.Option(None, "--kafka-home",
-                                             help="Use this Kafka 4.x install's libs/ instead of Maven Central."),
+                                             help="Use this Kafka (3.7 or later) install's libs/ instead of Maven Central."),
     kafka_version: Optional[str] = typer.Option(None, "--kafka-version",
-                                                help="Kafka version to fetch from Maven Central (default 4.3.1)."),
+                                                help="Kafka version to fetch from Maven Central: 3.7.0 or later (default 4.4.0)."),
     name: str = typer.Option("default", "--name", help=NAME_HELP),
     broker_config: list[str] = typer.Option([], "--broker-config", metavar="KEY=VALUE",
                                             help="Extra server.properties setting (repeatable)."),
