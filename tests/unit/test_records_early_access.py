@@ -50,3 +50,16 @@ def test_early_access_schemas_are_what_the_generator_makes_of_the_jars():
     committed = (ROOT / "groupctl/protocol/records/early_access.py").read_text()
     assert made.stdout == committed, "run: PYTHONPATH=. python tools/gen_record_schemas.py " \
                                      "--early-access > groupctl/protocol/records/early_access.py"
+
+
+def test_history_of_a_group_with_early_access_records_is_one_line():
+    # told from the records it can read, the 4.0 share group looked Empty, then Dead
+    from groupctl.observe.history import EarlyAccessRecords, _refuse_early_access
+
+    recs = records("share-early-access-kafka-4.0.2.log")
+    with pytest.raises(EarlyAccessRecords, match=r"group 'sh2': its ShareGroupMetadata, "
+                       r"ShareGroupPartitionMetadata records were written by an early-access "
+                       r"broker \(Kafka 4.0\): not decoded, so its history is not told"):
+        _refuse_early_access([(len(recs), True, recs)])
+    assert EarlyAccessRecords.exit_code == 7
+    _refuse_early_access([(1, True, [r for r in recs if not r.early_access])])   # no refusal
