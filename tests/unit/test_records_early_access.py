@@ -63,3 +63,22 @@ def test_history_of_a_group_with_early_access_records_is_one_line():
         _refuse_early_access([(len(recs), True, recs)])
     assert EarlyAccessRecords.exit_code == 7
     _refuse_early_access([(1, True, [r for r in recs if not r.early_access])])   # no refusal
+
+
+def test_decode_records_says_which_release_wrote_them():
+    import io
+    import json
+
+    from groupctl.cli.app import invoke
+    from groupctl.cli.env import Env
+
+    env = Env(stdout=io.StringIO(), stderr=io.StringIO())
+    code = invoke(["-o", "ndjson", "decode", "records",
+                   str(FIXTURES / "kip848-early-access-kafka-3.7.2.log")], env)
+    assert code == 0, env.stderr.getvalue()
+    lines = [json.loads(x) for x in env.stdout.getvalue().splitlines()]
+    early = [x for x in lines if x.get("early_access")]
+    assert early and {x["early_access"] for x in early} == {"Kafka 3.7"}
+    assert all(x["value"] is None and "damaged" not in x["error"] and "truncated" not in x["error"]
+               for x in early)
+    assert "damaged" not in env.stderr.getvalue()
