@@ -64,7 +64,7 @@ _BROKER_JAR_RE = re.compile(r"^kafka_2\.1[23]-(\d+\.\d+\.\d+[^/]*?)\.jar$")
 def _check_version(version: str) -> tuple[int, int, int]:
     m = _VERSION_RE.match(version)
     if not m:
-        raise LabError(f"--kafka-version must look like 4.3.1, not {version!r}")
+        raise LabError(f"--kafka-version must look like 4.4.0, not {version!r}")
     parts = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
     if parts[:2] < OLDEST_KAFKA_VERSION:
         oldest = ".".join(map(str, OLDEST_KAFKA_VERSION))
@@ -105,7 +105,7 @@ def java_cmd() -> str:
     if major == 1:  # "1.8.0_..." style
         major = int(m.group(2) or 0)
     if major < 17:
-        raise LabError(f"Kafka 4.x needs Java 17+, but {java} is Java {major}")
+        raise LabError(f"the lab needs Java 17+, but {java} is Java {major}")
     _JAVA_VERSION[java] = text.strip()
     return java
 
@@ -117,7 +117,7 @@ def mvn_cmd() -> str:
     mvn = shutil.which("mvn")
     if not mvn:
         raise LabError("mvn not found: the lab fetches Kafka's jars from Maven Central with "
-                       "Maven (install it, or point --kafka-home at a Kafka 4.x install)")
+                       "Maven (install it, or point --kafka-home at a Kafka install)")
     return mvn
 
 
