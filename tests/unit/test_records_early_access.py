@@ -81,4 +81,11 @@ def test_decode_records_says_which_release_wrote_them():
     assert early and {x["early_access"] for x in early} == {"Kafka 3.7"}
     assert all(x["value"] is None and "damaged" not in x["error"] and "truncated" not in x["error"]
                for x in early)
-    assert "damaged" not in env.stderr.getvalue()
+    err = env.stderr.getvalue()
+    assert "damaged" not in err
+    # said once per record type, not once per record
+    notes = [ln for ln in err.splitlines() if "written by an early-access broker" in ln]
+    assert sorted(notes) == sorted(
+        f"groupctl: warning: {name} records written by an early-access broker (Kafka 3.7): "
+        "not decoded" for name in {x["record"] for x in early})
+    assert len(early) > len(notes)
