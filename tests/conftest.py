@@ -81,12 +81,12 @@ def kafka3(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def kafka_at(tmp_path_factory):
-    running: dict[str, object] = {}
+    running: dict = {}   # version -> Lab
 
     def start(version: str):
         if version not in running:
             for other in list(running):   # one version at a time: 2 cores, many sessions
-                running.pop(other).down()  # type: ignore[attr-defined]
+                running.pop(other).down()
             running[version] = _start_lab(tmp_path_factory, 1, kafka_version=version)
         return running[version]
 
@@ -94,7 +94,7 @@ def kafka_at(tmp_path_factory):
         yield start
     finally:
         for lab in running.values():
-            lab.down()  # type: ignore[attr-defined]
+            lab.down()
 
 
 @pytest.fixture(scope="session")
