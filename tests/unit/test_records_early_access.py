@@ -89,3 +89,16 @@ def test_decode_records_says_which_release_wrote_them():
         f"groupctl: warning: {name} records written by an early-access broker (Kafka 3.7): "
         "not decoded" for name in {x["record"] for x in early})
     assert len(early) > len(notes)
+
+
+def test_a_tombstone_of_a_type_only_an_early_broker_wrote_keeps_its_raw_key():
+    # the fuzzer's find: type 9 (4.0's ShareGroupPartitionMetadata, gone since) with a
+    # null value: an error always comes with the raw bytes
+    import struct
+
+    from groupctl.protocol.records.coordinator import decode_record
+
+    key = struct.pack(">hh", 9, 2) + b"sh"
+    rec = decode_record(1, 1, key, None)
+    assert rec.early_access == "Kafka 4.0" and rec.key == {"group_id": "sh"}
+    assert rec.raw_key == key and rec.tombstone

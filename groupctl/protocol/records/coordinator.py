@@ -254,7 +254,7 @@ def _early_access(rec: CoordinatorRecord, key: bytes | None, value: bytes | None
                 return
     except DecodeError:
         return
-    rec.key, rec.raw_key = fields, None
+    rec.key = fields   # the raw bytes stay: the fields are not decoded
     rec.early_access = release
     rec.error = f"written by an early-access broker ({release}): not decoded"
 
