@@ -5,8 +5,9 @@
                       .nodes, .kafka_version, .consumer_group_command(*args),
                       .share_group_command(*args), .streams_group_command(*args),
                       .metadata_brokers(), .stop_node(id) / .start_node(id)
-    kafka_at          session: kafka_at("3.7.2") -> a one-node lab of that Kafka release
-                      (jars fetched from Maven Central on first use), started when first
+    kafka_at          session: kafka_at("3.7.2", config=None) -> a one-node lab of that Kafka
+                      release (jars fetched from Maven Central on first use) with these
+                      extra broker settings, started when first
                       asked for; one runs at a time (asking for another version stops the
                       last): the version matrix, tests/integration/test_versions.py
     kafka3            session: a three-node cluster (three combined broker+controller nodes);
@@ -81,14 +82,16 @@ def kafka3(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def kafka_at(tmp_path_factory):
-    running: dict = {}   # version -> Lab
+    running: dict = {}   # (version, broker config) -> Lab
 
-    def start(version: str):
-        if version not in running:
+    def start(version: str, config: dict[str, str] | None = None):
+        want = (version, tuple(sorted((config or {}).items())))
+        if want not in running:
             for other in list(running):   # one version at a time: 2 cores, many sessions
                 running.pop(other).down()
-            running[version] = _start_lab(tmp_path_factory, 1, kafka_version=version)
-        return running[version]
+            running[want] = _start_lab(tmp_path_factory, 1, kafka_version=version,
+                                       extra_config=config)
+        return running[want]
 
     try:
         yield start

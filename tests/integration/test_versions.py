@@ -36,9 +36,16 @@ VERSIONS = [v.strip() for v in os.environ.get(
     "GROUPCTL_TEST_KAFKA_VERSIONS", "3.7.2,3.9.2,4.0.2,4.3.1").split(",") if v.strip()]
 
 
+# Kafka 4.0 as users run its early access to share groups: KIP-932's APIs in the versions
+# 4.1 replaced (ShareGroupDescribe v0), its records in a layout 4.1 changed.
+EARLY_SHARE_GROUPS = {"unstable.api.versions.enable": "true",
+                      "group.coordinator.rebalance.protocols": "classic,consumer,share"}
+
+
 @pytest.fixture(scope="module", params=VERSIONS)
 def lab(request, kafka_at):
-    return kafka_at(request.param)
+    early = dist.version_tuple(request.param)[:2] == (4, 0)
+    return kafka_at(request.param, EARLY_SHARE_GROUPS if early else None)
 
 
 def kip848(lab) -> bool:
@@ -217,3 +224,28 @@ def test_what_the_broker_lacks_is_one_line(lab, unique_group):
     else:
         assert code == 7 and "KIP-848 needs Kafka 4.0" in err, (code, err)
         assert time.monotonic() - started < 15
+
+
+def test_an_early_access_share_group_is_one_line(lab, topic_factory, unique_group, tmp_path):
+    """Kafka 4.0 with share groups on: a share group made by Kafka's own share consumer is
+    one line naming Kafka 4.1 (was "not found", Dead to wait and watch, Empty -> Dead to
+    history), and its records are said to be an early-access broker's."""
+    if dist.version_tuple(lab.kafka_version)[:2] != (4, 0):
+        pytest.skip("share groups as early access are Kafka 4.0's")
+    topic = topic_factory(1, cluster=lab)
+    consumer = dist.java_tool(lab.libs_path, "org.apache.kafka.tools.consumer.ConsoleShareConsumer",
+                              "--bootstrap-server", lab.bootstrap, "--topic", topic,
+                              "--group", unique_group, "--timeout-ms", "3000", timeout=60)
+    assert "Processed a total of 0 messages" in consumer.stdout + consumer.stderr, consumer.stderr
+    line = (f"group {unique_group!r} is a share group: share groups need Kafka 4.1 or later; "
+            "this broker offers ShareGroupDescribe v0")
+    for args in (("describe", unique_group), ("wait", unique_group, "--state", "Empty"),
+                 ("watch", unique_group, "--duration", "5")):
+        code, _, err = cli(lab, *args)
+        assert code == 7 and line in err and "lost contact" not in err, (args, code, err)
+    code, _, err = cli(lab, "history", unique_group)
+    assert code == 7 and "written by an early-access broker (Kafka 4.0)" in err, err
+    files = snapshot(lab, str(tmp_path))
+    code, _, err = cli(lab, "-o", "ndjson", "decode", "records", "--group", unique_group, *files)
+    assert code == 0 and "ShareGroupMetadata records written by an early-access broker " \
+        "(Kafka 4.0): not decoded" in err, err
