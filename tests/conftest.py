@@ -5,6 +5,11 @@
                       .nodes, .kafka_version, .consumer_group_command(*args),
                       .share_group_command(*args), .streams_group_command(*args),
                       .metadata_brokers(), .stop_node(id) / .start_node(id)
+    kafka_at          session: kafka_at("3.7.2", config=None) -> a one-node lab of that Kafka
+                      release (jars fetched from Maven Central on first use) with these
+                      extra broker settings, started when first
+                      asked for; one runs at a time (asking for another version stops the
+                      last): the version matrix, tests/integration/test_versions.py
     kafka3            session: a three-node cluster (three combined broker+controller nodes);
                       started only if a test asks for it
     secure_lab        session: a one-node cluster from `lab up --tls --sasl`: PLAINTEXT,
@@ -34,7 +39,8 @@ import uuid
 
 import pytest
 
-BROKER_FIXTURES = {"kafka", "kafka3", "topic_factory", "consumer_factory", "secure_lab"}
+BROKER_FIXTURES = {"kafka", "kafka3", "topic_factory", "consumer_factory", "secure_lab",
+                   "kafka_at"}
 
 
 def pytest_collection_modifyitems(config, items):
@@ -49,7 +55,8 @@ def pytest_collection_modifyitems(config, items):
 def _start_lab(tmp_path_factory, brokers: int, **options):
     from groupctl.lab.cluster import Lab
 
-    suffix = "-secure" if options else ""
+    version = options.get("kafka_version")
+    suffix = f"-{version}" if version else "-secure" if options else ""
     root = tmp_path_factory.mktemp(f"lab{brokers}{suffix}")
     return Lab.up(name=f"pytest-{os.getpid()}-{brokers}{suffix}", brokers=brokers, root=root,
                   tie_to_parent=True, **options)
@@ -71,6 +78,26 @@ def kafka3(tmp_path_factory):
         yield lab
     finally:
         lab.down()
+
+
+@pytest.fixture(scope="session")
+def kafka_at(tmp_path_factory):
+    running: dict = {}   # (version, broker config) -> Lab
+
+    def start(version: str, config: dict[str, str] | None = None):
+        want = (version, tuple(sorted((config or {}).items())))
+        if want not in running:
+            for other in list(running):   # one version at a time: 2 cores, many sessions
+                running.pop(other).down()
+            running[want] = _start_lab(tmp_path_factory, 1, kafka_version=version,
+                                       extra_config=config)
+        return running[want]
+
+    try:
+        yield start
+    finally:
+        for lab in running.values():
+            lab.down()
 
 
 @pytest.fixture(scope="session")

@@ -5,10 +5,18 @@ checked field by field against the jar by tests/unit/test_record_schemas.py; run
 again when the lab's Kafka version moves:
 
     PYTHONPATH=. python tools/gen_record_schemas.py > groupctl/protocol/records/schemas.py
+
+`--early-access` writes the layouts early-access brokers wrote under the same version
+numbers (KIP-848 in Kafka 3.7, share groups in 4.0), where they differ from the current
+jar's, so a decoder can tell such a record from a damaged one:
+
+    PYTHONPATH=. python tools/gen_record_schemas.py --early-access \
+        > groupctl/protocol/records/early_access.py
 """
 from __future__ import annotations
 
 import json
+import re
 import sys
 import zipfile
 from pathlib import Path
@@ -45,10 +53,14 @@ def with_versions(spec: dict) -> dict:
     return spec
 
 
-def coordinator_jar() -> Path:
+# Early-access releases and the record types they wrote in a layout of their own.
+EARLY_ACCESS = (("3.7.2", range(3, 9)), ("4.0.2", range(9, 15)))
+
+
+def coordinator_jar(version: str | None = None) -> Path:
     from groupctl.lab.dist import kafka_libs
 
-    jars = sorted(Path(kafka_libs()).glob("kafka-group-coordinator-[0-9]*.jar"))
+    jars = sorted(Path(kafka_libs(version)).glob("kafka-group-coordinator-[0-9]*.jar"))
     if not jars:
         raise SystemExit(f"no kafka-group-coordinator jar in {kafka_libs()}")
     return jars[-1]
@@ -158,30 +170,112 @@ class RecordSchema:
 '''
 
 
-def main() -> None:
-    jar = coordinator_jar()
-    specs = read_jar_specs(jar)
-    out = [HEADER.format(jar=jar.name)]
-    entries = []
-    keys = sorted((s for s in specs.values() if s.get("type") == "coordinator-key"),
-                  key=lambda s: s["apiKey"])
+def entries(specs: dict, prefix: str = "", types=None) -> dict[int, tuple[list, str, str]]:
+    """{record type: (module-level defs, the RecordSchema expression, the value's spec
+    as JSON text)} of the jar's specs."""
+    out = {}
+    keys = sorted((s for s in specs.values() if _record_type(s) is not None),
+                  key=_record_type)
     for key in keys:
+        rtype = _record_type(key)
+        if types is not None and rtype not in types:
+            continue
         name = key["name"][:-len("Key")]
         value = specs[name + "Value"]
-        kg, vg = Gen(key, name + "_key"), Gen(value, name + "_value")
+        if key.get("type") == "data":   # its fields carry the record type as version
+            key = dict(key, fields=[dict(f, versions="0+") for f in key["fields"]])
+        kg, vg = Gen(key, prefix + name + "_key"), Gen(value, prefix + name + "_value")
         kexpr, vexpr = kg.struct(key["fields"], 1), vg.struct(value["fields"], 1)
-        out += kg.defs + vg.defs
         lo, hi = versions(value["validVersions"])
         flex = versions(value["flexibleVersions"])
-        entries.append(
-            f"    {key['apiKey']}: RecordSchema(\n        {key['apiKey']}, {name!r},\n"
-            f"        key={kexpr.replace(chr(10), chr(10) + '    ')},\n"
-            f"        value={vexpr.replace(chr(10), chr(10) + '    ')},\n"
-            f"        value_versions=({lo}, {hi}), "
-            f"value_flexible_from={flex[0] if flex else None}),\n")
-    out.append("\nRECORD_TYPES: dict[int, RecordSchema] = {\n" + "".join(entries) + "}\n")
+        expr = (f"RecordSchema(\n        {rtype}, {name!r},\n"
+                f"        key={kexpr.replace(chr(10), chr(10) + '    ')},\n"
+                f"        value={vexpr.replace(chr(10), chr(10) + '    ')},\n"
+                f"        value_versions=({lo}, {hi}), "
+                f"value_flexible_from={flex[0] if flex else None})")
+        layout = json.dumps(_no_docs([value.get("fields"), value.get("commonStructs"),
+                                      value["validVersions"], value.get("flexibleVersions")]),
+                            sort_keys=True)
+        out[rtype] = (kg.defs + vg.defs, expr, layout)
+    return out
+
+
+def _no_docs(spec):
+    """A spec without its "about" texts: the layout alone."""
+    if isinstance(spec, dict):
+        return {k: _no_docs(v) for k, v in spec.items() if k != "about"}
+    if isinstance(spec, list):
+        return [_no_docs(v) for v in spec]
+    return spec
+
+
+def _record_type(spec: dict) -> int | None:
+    """A key spec's record type: its apiKey (Kafka 3.9 and later: "coordinator-key"), or
+    before that the one version a "data" key spec has (3.7's ConsumerGroupMetadataKey:
+    validVersions "3")."""
+    if spec.get("type") == "coordinator-key":
+        return spec["apiKey"]
+    if (spec.get("type") == "data" and spec["name"].endswith("Key")
+            and spec["validVersions"].isdigit()):   # OffsetCommitKey's "0-1": two types
+        return int(spec["validVersions"])
+    return None
+
+
+def main() -> None:
+    jar = coordinator_jar()
+    out = [HEADER.format(jar=jar.name)]
+    body = []
+    for rtype, (defs, expr, _) in entries(read_jar_specs(jar)).items():
+        out += defs
+        body.append(f"    {rtype}: {expr},\n")
+    out.append("\nRECORD_TYPES: dict[int, RecordSchema] = {\n" + "".join(body) + "}\n")
     sys.stdout.write("".join(out))
 
 
+EARLY_HEADER = '''"""Layouts that early-access brokers wrote under the record versions of today's.
+
+GENERATED by tools/gen_record_schemas.py --early-access from the JSON specs inside
+{jars}: each record type whose value spec there differs from {current}'s. Kafka 3.7's
+KIP-848 (early access) and 4.0's share groups (early access) wrote their records under
+value version 0 in a layout later releases changed without a new version: a value that
+does not decode with schemas.py but does with one of these was written by that broker,
+and is said so, not called damaged. Do not edit by hand: run the generator again.
+"""
+from __future__ import annotations
+
+from ..schema import (  # noqa: F401 - every primitive, whether these use it or not
+    Array, Bool, Bytes, Field, Float64, Int8, Int16, Int32, Int64, Records, String, Struct,
+    Uint16, Uuid,
+)
+from .schemas import RECORD_TYPES, RecordSchema
+
+'''
+
+
+def early_access_main() -> None:
+    current_jar = coordinator_jar()
+    current = entries(read_jar_specs(current_jar))
+    out, body, jars = [], [], []
+    for version, types in EARLY_ACCESS:
+        jar = coordinator_jar(version)
+        jars.append(jar.name)
+        label = "Kafka " + ".".join(version.split(".")[:2])
+        prefix = "ea" + version.replace(".", "") + "_"
+        for rtype, (defs, expr, layout) in entries(read_jar_specs(jar), prefix, types).items():
+            if rtype in current and current[rtype][2] == layout:
+                continue   # the same layout as today's: decoded as it is
+            # the key as today's schema reads it (an early key spec's fields carry the
+            # record type as their version); the value as the early broker wrote it
+            expr = re.sub(r"key=Struct\(.*?\n        \),\n", f"key=RECORD_TYPES[{rtype}].key,\n",
+                          expr, count=1, flags=re.S) if rtype in current else expr
+            out += [d for d in defs if "_KEY_" not in d.split("=", 1)[0]]
+            body.append(f"    {rtype}: ({label!r}, {expr}),\n")
+    sys.stdout.write(EARLY_HEADER.format(jars=", ".join(jars), current=current_jar.name)
+                     + "".join(out)
+                     + "\n# record type -> (the release that wrote it, its layout there)\n"
+                     + "EARLY_ACCESS: dict[int, tuple[str, RecordSchema]] = {\n"
+                     + "".join(body) + "}\n")
+
+
 if __name__ == "__main__":
-    main()
+    early_access_main() if "--early-access" in sys.argv[1:] else main()

@@ -12,7 +12,7 @@ from .env import BOOTSTRAP_ENV, env_of
 
 lab_app = typer.Typer(
     name="lab", no_args_is_help=True, add_completion=False, rich_markup_mode=None,
-    help="A local real Apache Kafka 4.x cluster (KRaft, 127.0.0.1) for experiments and tests, "
+    help="A local real Apache Kafka 3.7-4.4 cluster (KRaft, 127.0.0.1) for experiments and tests, "
          "assembled from Maven Central jars (Java 17+ and Maven; cached under "
          "~/.cache/groupctl, or $GROUPCTL_CACHE) or from --kafka-home. Lab state lives in "
          "~/.cache/groupctl/lab/NAME ($GROUPCTL_LAB_HOME overrides).")
@@ -107,9 +107,9 @@ def up(
                                        "next ports in turn, one per node (all must be free). "
                                        "Default: free ports are picked."),
     kafka_home: Optional[str] = typer.Option(None, "--kafka-home",
-                                             help="Use this Kafka 4.x install's libs/ instead of Maven Central."),
+                                             help="Use this Kafka (3.7 or later) install's libs/ instead of Maven Central."),
     kafka_version: Optional[str] = typer.Option(None, "--kafka-version",
-                                                help="Kafka version to fetch from Maven Central (default 4.3.1)."),
+                                                help="Kafka version to fetch from Maven Central: 3.7.0 or later (default 4.4.0)."),
     name: str = typer.Option("default", "--name", help=NAME_HELP,
                                  autocompletion=complete_lab_names),
     broker_config: list[str] = typer.Option([], "--broker-config", metavar="KEY=VALUE",
@@ -224,7 +224,7 @@ def workload(
     check_options(consumers, partitions, protocol, assignor, churn, duration)
     bootstrap, security, source = _workload_cluster(ctx, env, name)
     record_file = _open_record(record)   # a bad path is exit 2 before any broker is asked
-    _check_reachable(env, bootstrap, security)
+    _check_reachable(env, bootstrap, security, kip848=protocol == "consumer")
     env.stderr.write(f"groupctl: lab workload: bootstrap {bootstrap} (from {source})\n")
     env.stderr.flush()
     writers = []
@@ -275,19 +275,26 @@ def workload(
     return 0
 
 
-def _check_reachable(env, bootstrap: str, security) -> None:
+def _check_reachable(env, bootstrap: str, security, kip848: bool = False) -> None:
     """Bootstrap with groupctl's own client first: no broker reachable within --timeout is
     exit 3 with the message every command gives (librdkafka would retry quietly until its
-    own timeouts, then fail without saying why)."""
+    own timeouts, then fail without saying why). `kip848`: the workload's consumers use
+    the consumer protocol; a broker without it is exit 7 now (librdkafka's consumers would
+    wait for an assignment that never comes)."""
     from ..client.cluster import Cluster
+    from ..client.errors import UnsupportedVersionError
+    from ..observe.snapshot import kip848_refusal
     from .common import run_async, tracer_for
 
     async def main():
         async with Cluster(bootstrap.split(","), security=security,
-                           timeout=env.settings.timeout, trace=tracer_for(env)):
-            pass
+                           timeout=env.settings.timeout, trace=tracer_for(env)) as cluster:
+            return await kip848_refusal(cluster) if kip848 else None
 
-    run_async(env, main())
+    refusal = run_async(env, main())
+    if refusal:
+        raise UnsupportedVersionError("ConsumerGroupHeartbeat",
+                                      f"--protocol consumer: {refusal}")
 
 
 def _workload_cluster(ctx: typer.Context, env, name: str):

@@ -46,6 +46,25 @@ def decode_records_cmd(
     with_file = len(set(files)) > 1
     stream = Stream(env, record_columns(with_file), lambda item: record_row(item, with_file))
     damaged = 0
+    early: set[tuple] = set()   # (record, release) told
+
+    def early_note(item: dict | str) -> None:
+        """Once per record type: records an early-access broker wrote (each record's
+        `error` says so too). JSON text holds the key only as this field (every quote
+        inside a string is escaped); it may be several lines."""
+        if isinstance(item, str):
+            if '"early_access": "' in item:
+                import json
+
+                for line in item.splitlines():
+                    if '"early_access": "' in line:
+                        early_note(json.loads(line))
+            return
+        seen = (item.get("record"), item.get("early_access"))
+        if seen[1] and seen not in early:
+            early.add(seen)
+            env.warn(f"{seen[0]} records written by an early-access broker ({seen[1]}): "
+                     "not decoded")
     workers = min(len(files), os.cpu_count() or 1)
     try:
         if stream.fmt in ("ndjson", "json") and workers == 1:
@@ -57,6 +76,7 @@ def decode_records_cmd(
                     if warning:
                         damaged += 1
                         env.warn(warning)
+                    early_note(line)
                     lines.append(line)
                     if len(lines) >= 2000:
                         stream.write_lines(lines)
@@ -67,6 +87,8 @@ def decode_records_cmd(
                 if not os.access(path, os.R_OK):
                     raise UsageError(f"{path}: cannot read: permission denied")
             for lines, warnings in parallel_file_lines(files, group, workers):
+                for line in lines:
+                    early_note(line)
                 stream.write_lines(lines)
                 for w in warnings:
                     damaged += 1
@@ -77,6 +99,7 @@ def decode_records_cmd(
                     if warning:
                         damaged += 1
                         env.warn(warning)
+                    early_note(item)
                     stream.write(item)
     finally:
         stream.close()

@@ -59,6 +59,14 @@ _SIZE = struct.Struct(">i")
 _SOFTWARE_VERSION = re.sub(r"[^a-zA-Z0-9.-]", "-", __version__).strip("-.") or "0"
 
 
+
+# The ApiVersions version asked first: v5 (Kafka 4.4, KIP-1242) only adds the cluster-id
+# check a client that names a cluster asks for, which groupctl does not; every broker
+# before 4.4 would answer v5 with UNSUPPORTED_VERSION and cost each connection a second
+# round trip.
+FIRST_API_VERSIONS = 4
+
+
 class BrokerConnection:
     """A connection to one broker. Create it, `await connect(timeout)`, then
     `await request(api, body)` from any number of tasks at once; `await close()`."""
@@ -179,7 +187,7 @@ class BrokerConnection:
         return max(0.001, deadline - asyncio.get_running_loop().time())
 
     async def _negotiate(self, deadline: float) -> None:
-        version = API_VERSIONS.max_version
+        version = min(API_VERSIONS.max_version, FIRST_API_VERSIONS)
         body = {"client_software_name": "groupctl", "client_software_version": _SOFTWARE_VERSION}
         for _ in range(API_VERSIONS.max_version + 1):
             resp = await self.request(API_VERSIONS, body, version, timeout=self._left(deadline))

@@ -29,7 +29,10 @@ from ..safe_files import write_atomic
 from . import dist, process
 from . import sasl as labsasl
 from . import tls as labtls
-from .config import HOST, LOG4J2_XML, NodeLayout, initial_controllers, kafka_uuid, server_properties
+from .config import (
+    HOST, LOG4J2_XML, LOG4J_PROPERTIES, NodeLayout, dynamic_quorum, initial_controllers,
+    kafka_uuid, server_properties,
+)
 from .ready import metadata_brokers, secure_listeners_ready
 
 STATE_VERSION = 1
@@ -250,11 +253,15 @@ class Lab:
         tls_settings = labtls.new_settings(lab_dir) if tls else None
         if tls_settings:
             labtls.write_files(tls_settings)
-        write_atomic(lab_dir / "log4j2.xml", LOG4J2_XML)
+        if dist.log4j1(version):
+            write_atomic(lab_dir / "log4j.properties", LOG4J_PROPERTIES)
+        else:
+            write_atomic(lab_dir / "log4j2.xml", LOG4J2_XML)
         for n in layouts:
             n.log_dir.mkdir(parents=True)
             write_atomic(n.config_file,   # the PLAIN users' passwords: 0600
-                         server_properties(n, layouts, extra, settings, tls_settings))
+                         server_properties(n, layouts, extra, settings, tls_settings,
+                                           dist.version_tuple(version)))
         if settings:
             labsasl.write_client_configs(settings, tls_settings)
         lab = cls(name=name, lab_dir=str(lab_dir), kafka_version=version, libs=str(libs),
@@ -268,8 +275,12 @@ class Lab:
         return lab
 
     def _format(self, layouts: list[NodeLayout]) -> None:
-        quorum = (["--standalone"] if len(layouts) == 1
-                  else ["--initial-controllers", initial_controllers(layouts)])
+        if not dynamic_quorum(dist.version_tuple(self.kafka_version)):
+            quorum = []  # the static controller.quorum.voters of server.properties
+        elif len(layouts) == 1:
+            quorum = ["--standalone"]
+        else:
+            quorum = ["--initial-controllers", initial_controllers(layouts)]
         dist.format_storage(Path(self.libs), self.cluster_id,
                             [(n.node_id, n.config_file) for n in layouts],
                             quorum + labsasl.format_args(self.sasl))
@@ -284,9 +295,12 @@ class Lab:
         cds_flags, dump = dist.cds_options(Path(self.libs), "broker")
         if dump is not None and not may_dump:
             cds_flags, dump = [], None  # one node creates the archive, the others run plain
-        log4j = Path(self.lab_dir) / "log4j2.xml"
+        if dist.log4j1(self.kafka_version):
+            log4j = f"-Dlog4j.configuration=file:{Path(self.lab_dir) / 'log4j.properties'}"
+        else:
+            log4j = f"-Dlog4j2.configurationFile={Path(self.lab_dir) / 'log4j2.xml'}"
         cmd = [java, *JVM_OPTS, *cds_flags, *os.environ.get("GROUPCTL_LAB_JAVA_OPTS", "").split(),
-               f"-Dlog4j2.configurationFile={log4j}",
+               log4j,
                f"-Dkafka.logs.dir={Path(n.log_file).parent}",
                "-cp", dist.classpath(Path(self.libs)), "kafka.Kafka", n.config_file]
         n.pid, n.start_time = process.spawn(cmd, Path(n.node_dir), Path(n.stdout_file),

@@ -104,12 +104,25 @@ def replication_settings(nodes: int) -> dict[str, str]:
     }
 
 
+def dynamic_quorum(version: tuple[int, int, int]) -> bool:
+    """KIP-853's dynamic quorum (controller.quorum.bootstrap.servers, StorageTool's
+    --standalone / --initial-controllers) is in Kafka 3.9 and later; 3.7 and 3.8 know only
+    the static controller.quorum.voters."""
+    return version[:2] >= (3, 9)
+
+
 def server_properties(node: NodeLayout, all_nodes: list[NodeLayout],
                       extra: dict[str, str] | None = None, sasl: dict | None = None,
-                      tls: dict | None = None) -> str:
-    """server.properties of `node`; `sasl`, `tls`: the lab's SASL and TLS settings (see
-    sasl.py, tls.py)."""
-    quorum = ",".join(f"{HOST}:{n.controller_port}" for n in all_nodes)
+                      tls: dict | None = None,
+                      version: tuple[int, int, int] = (4, 4, 0)) -> str:
+    """server.properties of `node` for Kafka `version`; `sasl`, `tls`: the lab's SASL and
+    TLS settings (see sasl.py, tls.py)."""
+    if dynamic_quorum(version):
+        quorum_key = "controller.quorum.bootstrap.servers"
+        quorum = ",".join(f"{HOST}:{n.controller_port}" for n in all_nodes)
+    else:
+        quorum_key = "controller.quorum.voters"
+        quorum = ",".join(f"{n.node_id}@{HOST}:{n.controller_port}" for n in all_nodes)
     listeners = f"PLAINTEXT://{HOST}:{node.broker_port},CONTROLLER://{HOST}:{node.controller_port}"
     protocols = "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
     for name, port in (("SASL_PLAINTEXT", node.sasl_port), ("SSL", node.ssl_port),
@@ -121,11 +134,14 @@ def server_properties(node: NodeLayout, all_nodes: list[NodeLayout],
         "process.roles": "broker,controller",
         "node.id": str(node.node_id),
         "listeners": listeners,
-        "advertised.listeners": listeners,
+        # before KIP-853 (3.9) a combined node must not advertise its controller listener
+        "advertised.listeners": (listeners if dynamic_quorum(version) else
+                                 ",".join(x for x in listeners.split(",")
+                                          if not x.startswith("CONTROLLER:"))),
         "listener.security.protocol.map": protocols,
         "inter.broker.listener.name": "PLAINTEXT",
         "controller.listener.names": "CONTROLLER",
-        "controller.quorum.bootstrap.servers": quorum,
+        quorum_key: quorum,
         "log.dirs": str(node.data_dir),
     }
     props.update(LAB_SETTINGS)
@@ -152,6 +168,28 @@ def initial_controllers(nodes: list[NodeLayout]) -> str:
     """The value of StorageTool's --initial-controllers: id@host:port:directory-id,..."""
     return ",".join(f"{n.node_id}@{HOST}:{n.controller_port}:{n.directory_id}" for n in nodes)
 
+
+# Kafka 3.x (Log4j 1, reload4j): the same layout from the distribution's log4j.properties.
+LOG4J_PROPERTIES = """# written by groupctl lab: Kafka's server.log layout, one file per node
+log4j.rootLogger=INFO, server, stderr
+log4j.appender.server=org.apache.log4j.RollingFileAppender
+log4j.appender.server.File=${kafka.logs.dir}/server.log
+log4j.appender.server.MaxFileSize=256MB
+log4j.appender.server.MaxBackupIndex=4
+log4j.appender.server.layout=org.apache.log4j.PatternLayout
+log4j.appender.server.layout.ConversionPattern=[%d] %p %m (%c)%n
+log4j.appender.stderr=org.apache.log4j.ConsoleAppender
+log4j.appender.stderr.Target=System.err
+log4j.appender.stderr.Threshold=ERROR
+log4j.appender.stderr.layout=org.apache.log4j.PatternLayout
+log4j.appender.stderr.layout.ConversionPattern=[%d] %p %m (%c)%n
+# the group coordinator: the analytics pipeline parses these INFO lines
+log4j.logger.org.apache.kafka.coordinator.group=INFO
+log4j.logger.kafka.coordinator.group=INFO
+# as in Kafka's own config: requests only on WARN
+log4j.logger.kafka.request.logger=WARN
+log4j.logger.kafka.network.RequestChannel$=WARN
+"""
 
 # Kafka's own pattern (config/log4j2.yaml of the distribution), so lab logs parse like
 # production server.log files. ${sys:kafka.logs.dir} is set per node on the command line.

@@ -1,6 +1,7 @@
 """Apache Kafka's jars for the lab: resolved once from Maven Central, or an existing install.
 
-    kafka_libs()                    ~/.cache/groupctl/kafka/4.3.1/libs (resolved on first use)
+    kafka_libs()                    ~/.cache/groupctl/kafka/4.4.0/libs (resolved on first use)
+    kafka_libs("3.7.2")             ~/.cache/groupctl/kafka/3.7.2/libs
     kafka_libs(kafka_home="/opt/kafka")   /opt/kafka/libs
 
 The cache root is ``$GROUPCTL_CACHE`` or ``~/.cache/groupctl``. Resolution writes a
@@ -11,7 +12,12 @@ so concurrent sessions neither race nor see a half-filled directory.
 
 Why the explicit logging jars: the published kafka poms depend on slf4j-api 1.7.36 and
 log4j-core without any SLF4J binding, so a broker run from them logs nothing. The binary
-distribution ships slf4j-api 2.0.x with log4j-slf4j2-impl; we pin the same.
+distribution of 4.x ships slf4j-api 2.0.x with log4j-slf4j2-impl; we pin the same. 3.x
+distributions ship Log4j 1 (reload4j) with slf4j-reload4j and read log4j.properties: so do we.
+
+The lab runs Kafka 3.7 and later (KRaft combined nodes); `tool_class` names the class of a
+Kafka tool in the jars at hand (3.7's ConsumerGroupCommand is still kafka.admin's, 3.x's
+DumpLogSegments kafka.tools').
 """
 from __future__ import annotations
 
@@ -31,12 +37,24 @@ from ..errors import LabError, UsageError
 from ..jvm_cds import cache_root
 from ..safe_files import UnsafePath, private_dir, write_atomic
 
-DEFAULT_KAFKA_VERSION = "4.3.1"
+DEFAULT_KAFKA_VERSION = "4.4.0"
+OLDEST_KAFKA_VERSION = (3, 7)
 SLF4J_VERSION = "2.0.17"
 LOG4J_VERSION = "2.25.4"
+# What Kafka 3.x distributions ship for logging (Log4j 1, through reload4j).
+SLF4J1_VERSION = "1.7.36"
+RELOAD4J_VERSION = "1.2.25"
 CONSUMER_GROUP_COMMAND = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
 SHARE_GROUP_COMMAND = "org.apache.kafka.tools.consumer.group.ShareGroupCommand"
 STREAMS_GROUP_COMMAND = "org.apache.kafka.tools.streams.StreamsGroupCommand"
+# A tool's class in each release that has it, newest first (3.7's ConsumerGroupCommand
+# is still the Scala one; DumpLogSegments moved to the tools module in 4.0).
+TOOL_CLASSES: dict[str, tuple[str, ...]] = {
+    "ConsumerGroupCommand": (CONSUMER_GROUP_COMMAND, "kafka.admin.ConsumerGroupCommand"),
+    "ShareGroupCommand": (SHARE_GROUP_COMMAND,),
+    "StreamsGroupCommand": (STREAMS_GROUP_COMMAND,),
+    "DumpLogSegments": ("org.apache.kafka.tools.DumpLogSegments", "kafka.tools.DumpLogSegments"),
+}
 MAVEN_TIMEOUT = 1200.0  # a fresh ~/.m2 on a slow network
 LOCK_TIMEOUT = 1500.0   # another session may be resolving the same version
 
@@ -47,11 +65,27 @@ _BROKER_JAR_RE = re.compile(r"^kafka_2\.1[23]-(\d+\.\d+\.\d+[^/]*?)\.jar$")
 def _check_version(version: str) -> tuple[int, int, int]:
     m = _VERSION_RE.match(version)
     if not m:
-        raise LabError(f"--kafka-version must look like 4.3.1, not {version!r}")
+        raise LabError(f"--kafka-version must look like 4.4.0, not {version!r}")
     parts = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
-    if parts[0] < 4:
-        raise LabError(f"the lab runs Apache Kafka 4.x (KRaft, Log4j 2); {version} is too old")
+    if parts[:2] < OLDEST_KAFKA_VERSION:
+        oldest = ".".join(map(str, OLDEST_KAFKA_VERSION))
+        raise LabError(f"the lab runs Apache Kafka {oldest} or later (KRaft); "
+                       f"{version} is too old")
     return parts
+
+
+def version_tuple(version: str | None) -> tuple[int, int, int]:
+    """(major, minor, patch) of a Kafka version string ("4.4.0", "3.9.2-rc1"); an unknown
+    version (None) is the default's."""
+    m = _VERSION_RE.match(version or DEFAULT_KAFKA_VERSION)
+    if not m:
+        raise LabError(f"not a Kafka version: {version!r}")
+    return int(m.group(1)), int(m.group(2)), int(m.group(3))
+
+
+def log4j1(version: str | None) -> bool:
+    """Kafka 3.x logs through Log4j 1 (reload4j) and reads log4j.properties."""
+    return version_tuple(version)[0] < 4
 
 
 @functools.lru_cache(maxsize=None)
@@ -72,7 +106,7 @@ def java_cmd() -> str:
     if major == 1:  # "1.8.0_..." style
         major = int(m.group(2) or 0)
     if major < 17:
-        raise LabError(f"Kafka 4.x needs Java 17+, but {java} is Java {major}")
+        raise LabError(f"the lab needs Java 17+, but {java} is Java {major}")
     _JAVA_VERSION[java] = text.strip()
     return java
 
@@ -84,7 +118,7 @@ def mvn_cmd() -> str:
     mvn = shutil.which("mvn")
     if not mvn:
         raise LabError("mvn not found: the lab fetches Kafka's jars from Maven Central with "
-                       "Maven (install it, or point --kafka-home at a Kafka 4.x install)")
+                       "Maven (install it, or point --kafka-home at a Kafka install)")
     return mvn
 
 
@@ -109,8 +143,11 @@ def kafka_libs(version: str | None = None, kafka_home: str | None = None) -> Pat
     if kafka_home:
         libs = home_libs(kafka_home)
         found = libs_version(libs) or "0"
-        if not found[0].isdigit() or int(found.split(".")[0]) < 4:
-            raise LabError(f"{kafka_home} holds Kafka {found}; the lab needs Kafka 4.x")
+        m = _VERSION_RE.match(found)
+        if not m or (int(m.group(1)), int(m.group(2))) < OLDEST_KAFKA_VERSION:
+            oldest = ".".join(map(str, OLDEST_KAFKA_VERSION))
+            raise LabError(f"{kafka_home} holds Kafka {found}; the lab needs Kafka {oldest} "
+                           "or later")
         return libs
     version = version or DEFAULT_KAFKA_VERSION
     _check_version(version)
@@ -170,11 +207,21 @@ def pom_xml(version: str) -> str:
         dep.format(g="org.apache.kafka", a="kafka_2.13", v=version, x=""),
         # ConsumerGroupCommand; Connect (jetty, jersey) is not needed for it.
         dep.format(g="org.apache.kafka", a="kafka-tools", v=version, x=no_connect),
-        dep.format(g="org.slf4j", a="slf4j-api", v=SLF4J_VERSION, x=""),
-        dep.format(g="org.apache.logging.log4j", a="log4j-api", v=LOG4J_VERSION, x=""),
-        dep.format(g="org.apache.logging.log4j", a="log4j-core", v=LOG4J_VERSION, x=""),
-        dep.format(g="org.apache.logging.log4j", a="log4j-slf4j2-impl", v=LOG4J_VERSION, x=""),
     ]
+    if log4j1(version):
+        deps += [
+            dep.format(g="org.slf4j", a="slf4j-api", v=SLF4J1_VERSION, x=""),
+            dep.format(g="org.slf4j", a="slf4j-reload4j", v=SLF4J1_VERSION, x=""),
+            dep.format(g="ch.qos.reload4j", a="reload4j", v=RELOAD4J_VERSION, x=""),
+        ]
+    else:
+        deps += [
+            dep.format(g="org.slf4j", a="slf4j-api", v=SLF4J_VERSION, x=""),
+            dep.format(g="org.apache.logging.log4j", a="log4j-api", v=LOG4J_VERSION, x=""),
+            dep.format(g="org.apache.logging.log4j", a="log4j-core", v=LOG4J_VERSION, x=""),
+            dep.format(g="org.apache.logging.log4j", a="log4j-slf4j2-impl", v=LOG4J_VERSION,
+                       x=""),
+        ]
     return ("<project xmlns=\"http://maven.apache.org/POM/4.0.0\">\n"
             "  <modelVersion>4.0.0</modelVersion>\n"
             "  <groupId>groupctl</groupId><artifactId>kafka-lab-libs</artifactId>"
@@ -253,6 +300,23 @@ def _tail(output, lines: int = 15) -> str:
         output = output.decode("utf-8", "replace")
     text = [ln for ln in (output or "").splitlines() if ln.strip()]
     return (":\n  " + "\n  ".join(text[-lines:])) if text else ""
+
+
+@functools.lru_cache(maxsize=None)
+def tool_class(libs: Path, tool: str) -> str:
+    """The main class of Kafka's `tool` (a key of TOOL_CLASSES) in the jars of `libs`;
+    LabError naming the version when that release has none."""
+    import zipfile
+
+    names: set[str] = set()
+    for jar in Path(libs).iterdir():
+        if _BROKER_JAR_RE.match(jar.name) or jar.name.startswith("kafka-tools-"):
+            with contextlib.suppress(OSError, zipfile.BadZipFile), zipfile.ZipFile(jar) as z:
+                names.update(z.namelist())
+    for cls in TOOL_CLASSES[tool]:
+        if cls.replace(".", "/") + ".class" in names:
+            return cls
+    raise LabError(f"Kafka {libs_version(Path(libs)) or '?'} ({libs}) has no {tool}")
 
 
 def classpath(libs: Path) -> str:
@@ -363,19 +427,22 @@ def consumer_group_command(bootstrap: str, *args: str, timeout: float = 60,
     """Kafka's own ``kafka-consumer-groups.sh`` (ConsumerGroupCommand) against `bootstrap`,
     e.g. ``consumer_group_command(b, "--describe", "--group", "g")``; ground truth in tests.
     Returns the CompletedProcess (stdout/stderr as text); does not raise on a non-zero exit."""
-    return java_tool(libs or kafka_libs(), CONSUMER_GROUP_COMMAND,
+    libs = libs or kafka_libs()
+    return java_tool(libs, tool_class(libs, "ConsumerGroupCommand"),
                      "--bootstrap-server", bootstrap, *args, timeout=timeout)
 
 
 def share_group_command(bootstrap: str, *args: str, timeout: float = 60,
                         libs: Path | None = None) -> subprocess.CompletedProcess:
     """Kafka's ``kafka-share-groups.sh`` (ShareGroupCommand), as consumer_group_command."""
-    return java_tool(libs or kafka_libs(), SHARE_GROUP_COMMAND,
+    libs = libs or kafka_libs()
+    return java_tool(libs, tool_class(libs, "ShareGroupCommand"),
                      "--bootstrap-server", bootstrap, *args, timeout=timeout)
 
 
 def streams_group_command(bootstrap: str, *args: str, timeout: float = 60,
                           libs: Path | None = None) -> subprocess.CompletedProcess:
     """Kafka's ``kafka-streams-groups.sh`` (StreamsGroupCommand), as consumer_group_command."""
-    return java_tool(libs or kafka_libs(), STREAMS_GROUP_COMMAND,
+    libs = libs or kafka_libs()
+    return java_tool(libs, tool_class(libs, "StreamsGroupCommand"),
                      "--bootstrap-server", bootstrap, *args, timeout=timeout)

@@ -1,12 +1,16 @@
 """Kafka's own decoder of `__consumer_offsets` segments, as a peer for tests and benches:
-`kafka.tools.DumpLogSegments --offsets-decoder --print-data-log` run from the lab's jars,
+`DumpLogSegments --offsets-decoder --print-data-log` run from the lab's jars (the class is
+org.apache.kafka.tools' from Kafka 4.0, kafka.tools' before),
 its output parsed back into one dict per record, and groupctl's records brought to the
 same shape (`canonical`) so the two compare record by record.
 
 Kafka prints a record as
     | offset: 4 CreateTime: 1795499486407 ... key: {"type":"8","data":{...}} payload: {...}
 with camelCase field names, bytes as base64, `payload: <DELETE>` for a tombstone, and a
-GroupMetadata member's consumer-protocol subscription/assignment decoded.
+GroupMetadata member's consumer-protocol subscription/assignment decoded. Kafka 3.7's
+(the Scala formatter's) lines are terser, and `parse` reads them too:
+    | offset: 2 ... key: offset_commit::group=wl,partition=t1-1 payload: offset=5
+    | offset: 0 ... key: group_metadata::group=wl payload: {"protocolType":...,"generationId":1,...}
 """
 from __future__ import annotations
 
@@ -18,13 +22,15 @@ import subprocess
 from . import dist
 
 _RECORD = re.compile(r"^\| offset: (\d+) (?:CreateTime|LogAppendTime): (-?\d+) .*? key: (.*?) payload: (.*)$")
+_LEGACY_KEY = re.compile(r"^(group_metadata|offset_commit)::(.*)$")
+_LEGACY_TYPES = {"offset_commit": 1, "group_metadata": 2}
 _CAMEL = re.compile(r"([A-Z]+)([A-Z][a-z])|([a-z0-9])([A-Z])")
 
 
-def run(files: list[str], timeout: float = 600) -> str:
-    """DumpLogSegments' output for `files` (the lab's jars and java)."""
-    libs = dist.kafka_libs()
-    cmd = [dist.java_cmd(), "-cp", f"{libs}/*", "org.apache.kafka.tools.DumpLogSegments",
+def run(files: list[str], timeout: float = 600, libs=None) -> str:
+    """DumpLogSegments' output for `files` (the jars of `libs`, else the default lab's)."""
+    libs = libs or dist.kafka_libs()
+    cmd = [dist.java_cmd(), "-cp", f"{libs}/*", dist.tool_class(libs, "DumpLogSegments"),
            "--offsets-decoder", "--print-data-log", "--files", ",".join(files)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
     if proc.returncode != 0:
@@ -40,6 +46,10 @@ def parse(text: str) -> list[dict]:
         m = _RECORD.match(line)
         if not m:
             continue
+        legacy = _LEGACY_KEY.match(m.group(3))
+        if legacy:
+            out.append(_legacy(int(m.group(1)), int(m.group(2)), legacy, m.group(4)))
+            continue
         key = json.loads(m.group(3))
         payload = m.group(4)
         value = None if payload == "<DELETE>" else json.loads(payload)
@@ -48,6 +58,30 @@ def parse(text: str) -> list[dict]:
                     "version": None if value is None else int(value["version"]),
                     "value": None if value is None else snake_keys(value["data"])})
     return out
+
+
+def _legacy(offset: int, timestamp: int, key, payload: str) -> dict:
+    """A Kafka 3.7 line: the key's kind as its type (1 offset commit, 2 group metadata; the
+    key version is not printed), its fields, and the value as printed (a commit's
+    "offset=N" as committed_offset; the record version is not printed either)."""
+    fields: dict = {}
+    rest = key.group(2)
+    if key.group(1) == "offset_commit":
+        group, _, tp = rest.partition(",partition=")
+        topic, _, partition = tp.rpartition("-")
+        fields = {"group": group.removeprefix("group="), "topic": topic,
+                  "partition": int(partition)}
+    else:
+        fields = {"group": rest.removeprefix("group=")}
+    value: dict | None
+    if payload in ("<DELETE>", "NULL"):
+        value = None
+    elif payload.startswith("{"):
+        value = snake_keys(json.loads(payload))
+    else:
+        value = {"committed_offset": int(payload.split("offset=", 1)[1].split(",")[0])}
+    return {"offset": offset, "timestamp": timestamp, "type": _LEGACY_TYPES[key.group(1)],
+            "key": fields, "version": None, "value": value, "legacy": True}
 
 
 def snake(name: str) -> str:

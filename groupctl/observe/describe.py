@@ -32,7 +32,7 @@ from ..client.coordinators import REDISCOVER, WAIT, coordinators_each
 from ..client.errors import kafka_error
 from ..client.metadata import BrokerInfo
 from ..client.retry import TRANSIENT, Backoff, gave_up, sleep_within
-from ..errors import GroupctlError, OutOfDescriptors, UnreachableError
+from ..errors import GroupctlError, NotFoundError, OutOfDescriptors, UnreachableError
 from ..protocol.messages import (
     CONSUMER_GROUP_DESCRIBE,
     DESCRIBE_GROUPS,
@@ -57,6 +57,10 @@ DEFAULT_OFFSETS_PARTITIONS = 50
 BATCH = 200  # groups per describe / OffsetFetch / DescribeShareGroupOffsets request
 RETRY_CODES = REDISCOVER | WAIT
 NOT_THIS_TYPE = ErrorCode.GROUP_ID_NOT_FOUND  # what each type's API says of other types
+# What a describe API says when it is advertised but its group type is not enabled
+# (Kafka 3.8 and 3.9 answer ConsumerGroupDescribe so without KIP-848 turned on): no group
+# of that type, so the group is the other APIs' to describe.
+NOT_ENABLED = ErrorCode.UNSUPPORTED_VERSION
 MAX_RETYPES = 3  # rounds for a group that keeps changing type under our requests
 
 
@@ -67,10 +71,13 @@ class _Describer:
     type: str
     api: Api
 
-    def body(self, groups: list[str]) -> dict:
+    def body(self, groups: list[str], full: bool = True) -> dict:
+        """`full` (describe, not a poller's snapshot): a streams group's topology
+        description too (v1: the broker's description plugin is asked)."""
         if self.api is DESCRIBE_GROUPS:
             return {"groups": groups}
-        return {"group_ids": groups, "include_authorized_operations": False}
+        return {"group_ids": groups, "include_authorized_operations": False,
+                "include_topology_description": full and self.api is STREAMS_GROUP_DESCRIBE}
 
 
 # In the order a described group is recognised: the KIP-848 APIs answer only for their own
@@ -93,10 +100,13 @@ class _Raw:
     """What the coordinator said about one group (a plain class: one per group of a
     fleet, and a dataclass's __init__ with a default factory costs twice as much)."""
 
-    __slots__ = ("described", "offsets", "share_offsets", "coordinator")
+    __slots__ = ("described", "offsets", "share_offsets", "coordinator", "unspoken")
 
     def __init__(self) -> None:
         self.described: dict = {}  # {type: groups[] entry of its API}
+        # {type: (API, the broker's version range)}: a describe API the coordinator offers
+        # only in versions groupctl does not speak (Kafka 4.0's early-access share groups)
+        self.unspoken: dict = {}
         self.offsets: dict | GroupctlError | None = None
         self.share_offsets: dict | None = None  # its groups[] entry of DescribeShareGroupOffsets
         self.coordinator: BrokerInfo | None = None
@@ -106,9 +116,10 @@ class _RetryGroup(Exception):
     """The group's coordinator moved or is loading, or the group changed type while its
     describe requests were in flight (`retype`): ask again."""
 
-    def __init__(self, error: GroupctlError, retype: bool = False):
+    def __init__(self, error: GroupctlError, retype: bool = False, unspoken=None):
         self.error = error
         self.retype = retype
+        self.unspoken = unspoken   # _Raw.unspoken of the answers that asked again
 
 
 async def describe_groups(cluster: ClusterLike, groups: list[str], *, listings: dict | None = None,
@@ -145,6 +156,15 @@ async def describe_groups(cluster: ClusterLike, groups: list[str], *, listings: 
     if reuse is not None:
         reuse.clear()
         reuse.update(fresh)
+    unsure: dict[str, dict] = {}
+    for g, failure in failures.items():
+        types = getattr(failure, "unspoken", None) or (raws[g].unspoken if g in raws else {})
+        if types and isinstance(failure, NotFoundError):
+            unsure[g] = types
+    if unsure:
+        from .unspoken import of_unspoken_types
+
+        await of_unspoken_types(cluster, unsure, failures, d)
     if not offsets:
         return _ordered(wanted, described, failures)
     partitions = {(row.topic, row.partition) for g in described.values() for row in g.offsets}
@@ -188,6 +208,7 @@ async def _fetch_all(cluster: ClusterLike, groups, types, d, progress, offsets=T
                 item = answer[g]
                 if isinstance(item, _RetryGroup) and item.retype and retyped.get(g, 0) >= MAX_RETYPES:
                     failures[g] = group_not_found(g)  # of a type no API here describes
+                    failures[g].unspoken = item.unspoken  # type: ignore[attr-defined]
                 elif isinstance(item, _RetryGroup):
                     if item.retype:
                         retyped[g] = retyped.get(g, 0) + 1
@@ -233,7 +254,8 @@ async def _fetch_batch(cluster: ClusterLike, node: int, groups: list[str], types
         asked = [(dsc, [g for g, t in typed if t is None or t == dsc.type])
                  for dsc in DESCRIBERS if conn.supports(dsc.api)]
         asked = [(dsc, batch) for dsc, batch in asked if batch]
-        jobs = [_request(cluster, node, dsc.api, dsc.body(batch), d) for dsc, batch in asked]
+        jobs = [_request(cluster, node, dsc.api, dsc.body(batch, with_offsets), d)
+                for dsc, batch in asked]
         offset_batches = [] if not with_offsets else [groups] if version >= 8 else [[g] for g in groups]
         jobs += [_request(cluster, node, OFFSET_FETCH, offset_fetch_body(b, version), d,
                           version=version) for b in offset_batches]
@@ -249,6 +271,12 @@ async def _fetch_batch(cluster: ClusterLike, node: int, groups: list[str], types
             return {g: exc for g in groups}
         return {g: _RetryGroup(exc) for g in groups}
     by_group = {g: _Raw() for g in groups}
+    offered = getattr(conn, "broker_versions", None) or {}
+    unspoken = {dsc.type: (dsc.api, offered[dsc.api.key]) for dsc in DESCRIBERS
+                if dsc.api.key in offered and not conn.supports(dsc.api)}
+    if unspoken:
+        for raw in by_group.values():
+            raw.unspoken = unspoken
     for (dsc, _), resp in zip(asked, answers):
         for entry in resp.get("groups") or ():
             if entry["group_id"] in by_group:
@@ -309,7 +337,8 @@ def _type_changed(raw: _Raw, group: str) -> _RetryGroup | None:
         entry = raw.described.get(dsc.type) or {}
         if entry.get("error_code") == NOT_THIS_TYPE and " is not a " in (entry.get("error_message") or ""):
             return _RetryGroup(kafka_error(dsc.api.name, NOT_THIS_TYPE, f"group {group!r}"
-                                           + _message(entry)), retype=True)
+                                           + _message(entry)), retype=True,
+                               unspoken=raw.unspoken)
     return None
 
 
@@ -388,6 +417,8 @@ def _group_kind(group: str, raw: _Raw, listing) -> model.GroupDescription:
     for dsc in DESCRIBERS:
         entry = raw.described.get(dsc.type) or {}
         code = entry.get("error_code") or 0
+        if code == NOT_ENABLED and dsc.type != model.CLASSIC:
+            continue
         if code and code != NOT_THIS_TYPE:
             raise not_authorized(kafka_error(dsc.api.name, code, f"group {group!r}" + _message(entry)),
                                  "describe", group)

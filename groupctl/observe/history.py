@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from ..errors import AuthError, GroupctlError, NotFoundError
 from ..events import Source, envelope
+from ..exitcodes import ExitCode
 from ..protocol.records.coordinator import group_keys_pattern
 from .acl import describable, refused_message
 from .model import CLASSIC, coordinator_partition
@@ -167,6 +168,7 @@ async def _replay_partition(reader, read: PartitionRead, start, end, tell_from, 
                 read.records += len(recs)
     read.end_offset = reader.high_watermark if end is None else end
     read.complete_from, read.complete_from_ts = gaps.complete_from, gaps.complete_from_ts
+    _refuse_early_access(kept)
     current = [0, False]
 
     def records():
@@ -221,6 +223,30 @@ async def _first_records(reader, start: int, groups: set[str]) -> dict[str, tupl
     finally:
         await batches.aclose()
     return found
+
+
+def _refuse_early_access(kept: list) -> None:
+    """A group whose records an early-access broker wrote in a layout of its own (Kafka
+    3.7's KIP-848, 4.0's share groups) has no story groupctl can tell from them (told from
+    the records it can read, a live group would look Empty, then Dead): one line instead."""
+    early: dict[str, dict[str, set[str]]] = {}
+    for _, _, recs in kept:
+        for r in recs:
+            if r.early_access and r.group:
+                early.setdefault(r.group, {}).setdefault(r.early_access, set()).add(r.name)
+    if early:
+        group, by_release = sorted(early.items())[0]
+        release, names = sorted(by_release.items())[0]
+        raise EarlyAccessRecords(
+            f"group {group!r}: its {', '.join(sorted(names))} records were written by an "
+            f"early-access broker ({release}): not decoded, so its history is not told")
+
+
+class EarlyAccessRecords(GroupctlError):
+    """Records in a layout only an early-access broker wrote (exit 7: the broker's data,
+    not the user's input, is what groupctl cannot read)."""
+
+    exit_code = ExitCode.KAFKA_ERROR
 
 
 def created_from_nothing(desc):

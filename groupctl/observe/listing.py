@@ -3,8 +3,9 @@ lists only the groups it coordinates), merged, deduplicated and sorted by name.
 
 Filters: states and types are sent to the brokers that take them (ListGroups v4 states,
 v5 types) and applied here as well, case-insensitively, so older brokers filter the same.
-A group listed by a broker without v5 has type None (unknown), and a types filter drops it.
-Never writes to the cluster.
+A group listed by a broker without v5 has type None (unknown); a types filter asks for v5
+and is refused (exit 2, naming the broker) where a broker has no group types (Kafka 3.7),
+never answered "no groups". Never writes to the cluster.
 """
 from __future__ import annotations
 
@@ -13,13 +14,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..client.interface import ClusterLike
-from ..client.errors import kafka_error
-from ..errors import GroupctlError
+from ..client.errors import UnsupportedVersionError, kafka_error
+from ..errors import GroupctlError, UsageError
 from ..protocol.messages import LIST_GROUPS
 from .errors import PartialFailure
 
 if TYPE_CHECKING:  # pragma: no cover - decoded bodies, for the type checker
     from ..protocol.bodies import ListGroupsResponse
+
+TYPES_VERSION = 5  # ListGroups' first version with group types (Kafka 3.8, KIP-848)
 
 # The states and types Kafka knows, in Kafka's spelling (filters are matched to these).
 STATES = ("Empty", "Stable", "PreparingRebalance", "CompletingRebalance", "Assigning",
@@ -73,7 +76,13 @@ async def list_groups(cluster: ClusterLike, *, states=(), types=(), regex: re.Pa
     in `failures`. Raises the error when no broker answered."""
     states, types = canonical(states, STATES), canonical(types, TYPES)
     body = {"states_filter": states, "types_filter": types}
-    answers = await cluster.for_each_broker(LIST_GROUPS, body, deadline=deadline)
+    answers = await cluster.for_each_broker(LIST_GROUPS, body, deadline=deadline,
+                                            min_version=TYPES_VERSION if types else 0)
+    untyped = sorted(n for n, r in answers.items() if isinstance(r, UnsupportedVersionError))
+    if types and untyped:
+        raise UsageError(f"--type needs group types (ListGroups v{TYPES_VERSION}, Kafka 3.8 or "
+                         f"later); broker {', '.join(map(str, untyped))} lists groups without "
+                         "their type: leave out --type")
     found: dict[str, GroupListing] = {}
     failures: dict[int, GroupctlError] = {}
     for node_id, resp in sorted(answers.items()):

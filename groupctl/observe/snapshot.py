@@ -49,3 +49,30 @@ async def describe_group(cluster: ClusterLike, group: str) -> model.GroupDescrip
     if desc is None or desc.type != model.CLASSIC:
         return model.GroupDescription(group=group, type=model.CLASSIC, state="Dead")
     return desc
+
+
+# Where KIP-848 consumer groups are: on by default from Kafka 4.0; in 3.8 and 3.9 a
+# preview a broker turns on; 3.7's early access is not a protocol a client can rely on.
+KIP848_NEEDS = ("Kafka 4.0 or later, or 3.8/3.9 with "
+                "group.coordinator.rebalance.protocols=classic,consumer")
+
+
+async def kip848_refusal(cluster: ClusterLike, deadline=None) -> str | None:
+    """None when the cluster serves KIP-848 consumer groups; else why not, in one line.
+    Asks ConsumerGroupDescribe of a group nobody has: a broker that advertises the API but
+    has the protocol off (3.8, 3.9) answers UNSUPPORTED_VERSION before looking for a
+    coordinator, so any broker's answer tells."""
+    from ..client.errors import UnsupportedVersionError
+    from ..protocol.errors import ErrorCode
+    from ..protocol.messages import CONSUMER_GROUP_DESCRIBE
+
+    try:
+        resp = await cluster.request(CONSUMER_GROUP_DESCRIBE, {
+            "group_ids": ["groupctl-kip848-check"], "include_authorized_operations": False},
+            deadline=cluster.deadline(deadline))
+    except UnsupportedVersionError:
+        return f"the broker has no consumer groups: KIP-848 needs {KIP848_NEEDS}"
+    codes = {g["error_code"] for g in resp.get("groups") or ()}
+    if ErrorCode.UNSUPPORTED_VERSION in codes:
+        return f"consumer groups are not enabled on this broker: KIP-848 needs {KIP848_NEEDS}"
+    return None

@@ -29,6 +29,7 @@ import time
 from typing import AsyncIterator, Callable, Iterable, Protocol
 
 from ..client.retry import Backoff
+from ..client.errors import UnsupportedVersionError
 from ..errors import AuthError, GroupctlError, NotFoundError, OutOfDescriptors
 from ..events import Source
 from .observations import (
@@ -143,6 +144,8 @@ class DescribePoller:
         except OutOfDescriptors:
             raise   # the machine's limit, not lost contact: no later round does better
         except GroupctlError as exc:
+            if isinstance(exc, UnsupportedVersionError):
+                raise   # what the broker cannot describe it never will: no retrying
             if self._lost_at is not None:
                 return []
             self._lost_at = self.clock()

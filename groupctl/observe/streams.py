@@ -97,15 +97,47 @@ def streams_member(m: dict, inputs: dict[str, list[str]]) -> model.Member:
         })
 
 
+# StreamsGroupDescribe v1's TopologyDescriptionStatus, in the field's own words.
+DESCRIPTION_STATUS = {0: "not_requested", 1: "not_stored", 2: "error", 3: "available"}
+NODE_TYPES = {1: "source", 2: "processor", 3: "sink"}
+
+
+def _node(n: dict) -> dict:
+    return {"name": n["name"], "type": NODE_TYPES.get(n["node_type"], str(n["node_type"])),
+            "source_topics": list(n["source_topics"] or ()), "sink_topic": n["sink_topic"],
+            "stores": list(n["stores"] or ()), "successors": list(n["successors"] or ())}
+
+
+def topology_description(raw: dict) -> dict | None:
+    """The topology's full description as the broker's description plugin recorded it
+    (StreamsGroupDescribe v1, Kafka 4.4, asked by `describe`): its status and, when
+    available, the subtopologies' processor nodes and the global stores. None: not asked,
+    or a broker before 4.4."""
+    status = DESCRIPTION_STATUS.get(raw.get("topology_description_status", 0), "unknown")
+    if status == "not_requested":
+        return None
+    found = raw.get("topology_description")
+    return {"status": status, "subtopologies": None if found is None else [
+        {"subtopology_id": s["subtopology_id"], "nodes": [_node(n) for n in s["nodes"] or ()]}
+        for s in found["subtopologies"] or ()],
+        "global_stores": None if found is None else [
+            {"source": _node(g["source"]), "processor": _node(g["processor"])}
+            for g in found["global_stores"] or ()]}
+
+
 def streams_group(raw: dict) -> model.GroupDescription:
     """One `groups[]` entry of a StreamsGroupDescribe response (error already checked).
-    `assignment_epoch` is the group's target assignment epoch."""
+    `assignment_epoch` is the group's target assignment epoch; `protocol` the task
+    assignor the coordinator uses next (v1, Kafka 4.4; null before)."""
     topo = topology(raw["topology"])
     inputs = input_topics(topo)
     desc = model.GroupDescription(
         group=raw["group_id"], type=model.STREAMS, state=raw["group_state"],
-        protocol_type=model.STREAMS, group_epoch=raw["group_epoch"],
-        assignment_epoch=raw["assignment_epoch"],
+        protocol_type=model.STREAMS, protocol=raw.get("assignor_name"),
+        group_epoch=raw["group_epoch"], assignment_epoch=raw["assignment_epoch"],
         members=[streams_member(m, inputs) for m in raw["members"]])
     desc.extra["topology"] = topo
+    described = topology_description(raw)
+    if described is not None:
+        desc.extra["topology_description"] = described
     return desc

@@ -441,6 +441,8 @@ class SaslHandshakeResponse(Decoded):
 class ApiVersionsRequest(Decoded):
     client_software_name: str
     client_software_version: str
+    cluster_id: str | None
+    node_id: int
 
 
 class ApiVersionsResponseApiKeys(Decoded):
@@ -610,6 +612,7 @@ class ShareGroupDescribeResponse(Decoded):
 class StreamsGroupDescribeRequest(Decoded):
     group_ids: list[str]
     include_authorized_operations: bool
+    include_topology_description: bool
 
 
 class StreamsGroupDescribeResponseGroupsTopologySubtopologiesStateChangelogTopicsTopicConfigs(Decoded):
@@ -677,6 +680,30 @@ class StreamsGroupDescribeResponseGroupsMembers(Decoded):
     is_classic: bool
 
 
+class StreamsGroupDescribeResponseGroupsTopologyDescriptionSubtopologiesNodes(Decoded):
+    name: str
+    node_type: int
+    source_topics: list[str]
+    sink_topic: str | None
+    stores: list[str]
+    successors: list[str]
+
+
+class StreamsGroupDescribeResponseGroupsTopologyDescriptionSubtopologies(Decoded):
+    subtopology_id: str
+    nodes: list[StreamsGroupDescribeResponseGroupsTopologyDescriptionSubtopologiesNodes]
+
+
+class StreamsGroupDescribeResponseGroupsTopologyDescriptionGlobalStores(Decoded):
+    source: StreamsGroupDescribeResponseGroupsTopologyDescriptionSubtopologiesNodes
+    processor: StreamsGroupDescribeResponseGroupsTopologyDescriptionSubtopologiesNodes
+
+
+class StreamsGroupDescribeResponseGroupsTopologyDescription(Decoded):
+    subtopologies: list[StreamsGroupDescribeResponseGroupsTopologyDescriptionSubtopologies]
+    global_stores: list[StreamsGroupDescribeResponseGroupsTopologyDescriptionGlobalStores]
+
+
 class StreamsGroupDescribeResponseGroups(Decoded):
     error_code: int
     error_message: str | None
@@ -687,6 +714,9 @@ class StreamsGroupDescribeResponseGroups(Decoded):
     topology: StreamsGroupDescribeResponseGroupsTopology | None
     members: list[StreamsGroupDescribeResponseGroupsMembers]
     authorized_operations: int
+    topology_description: StreamsGroupDescribeResponseGroupsTopologyDescription | None
+    topology_description_status: int
+    assignor_name: str | None
 
 
 class StreamsGroupDescribeResponse(Decoded):

@@ -178,7 +178,8 @@ _TABLE = [
        "The operation needs an empty group, but the group still has members.",
        "exit 7; the group still has members"),
     _E(69, "GROUP_ID_NOT_FOUND", False, "No group with this id exists.",
-       "exit 5 (group not found)"),
+       "exit 5 (group not found); a KIP-848 member's heartbeat (Kafka 4.4): fatal, exit 7 "
+       "(the group was deleted), its leave: done"),
     _E(70, "FETCH_SESSION_ID_NOT_FOUND", True, "The incremental fetch session is unknown."),
     _E(71, "INVALID_FETCH_SESSION_EPOCH", True, "The incremental fetch session epoch is wrong."),
     _E(72, "LISTENER_NOT_FOUND", True,
@@ -293,6 +294,12 @@ _TABLE = [
        "Streams groups: the topology epoch is older than the group's."),
     _E(133, "SHARE_SESSION_LIMIT_REACHED", True,
        "Share groups: the broker has reached its limit of share sessions."),
+    _E(134, "GROUP_DELETION_FAILED", False,
+       "The group could not be deleted; the reason is in the error message."),
+    _E(135, "STREAMS_TOPOLOGY_DESCRIPTION_UPDATE_FAILED", False,
+       "Streams groups: the broker could not process an update of the topology description."),
+    _E(136, "CONTROLLER_ID_NOT_REGISTERED", False,
+       "The controller id is not among the registered controllers."),
 ]
 del _E
 

@@ -25,7 +25,8 @@ def header_line(g: dict) -> str | None:
                 f"assignment epoch {_show(g['assignment_epoch'])}")
     if g["type"] == "streams":
         topo = g.get("topology") or {}
-        return (f"group epoch {_show(g['group_epoch'])}, target assignment epoch "
+        assignor = f"assignor {g['protocol']}, " if g.get("protocol") else ""
+        return (f"{assignor}group epoch {_show(g['group_epoch'])}, target assignment epoch "
                 f"{_show(g['assignment_epoch'])}, topology epoch {_show(topo.get('epoch'))}")
     return None
 
@@ -139,3 +140,62 @@ def streams_members_table(console, g: dict, wide: bool) -> None:
 
 def _short(process_id: str | None) -> str | None:
     return process_id if process_id is None or len(process_id) <= 13 else process_id[:8] + "…"
+
+
+# What the broker said instead of a topology description (StreamsGroupCommand's words).
+_NO_DESCRIPTION = {
+    "not_stored": "no topology description is stored for streams group {group!r}",
+    "error": "the broker failed to fetch the topology description for streams group {group!r}",
+}
+
+
+def topology_description(console, g: dict) -> None:
+    """Kafka 4.4's recorded description of the topology, in Kafka Streams' own layout
+    (Topology#describe, as StreamsGroupCommand --topology prints it)."""
+    described = g.get("topology_description")
+    if not described:
+        return
+    if described["status"] != "available":
+        why = _NO_DESCRIPTION.get(described["status"], "no topology description is available "
+                                                       "for streams group {group!r}")
+        console.print(f"topology description: {why.format(group=g['group'])}")
+        return
+    console.print(description_text(described), markup=False, highlight=False)
+
+
+def description_text(described: dict) -> str:
+    preds: dict[str, list[str]] = {}
+    subs = described["subtopologies"] or ()
+    stores = described["global_stores"] or ()
+    for node in [n for s in subs for n in s["nodes"]] + [
+            n for gs in stores for n in (gs["source"], gs["processor"])]:
+        for succ in node["successors"]:
+            preds.setdefault(succ, []).append(node["name"])
+    lines = ["Topologies:"]
+    for s in subs:
+        lines.append(f"   Sub-topology: {s['subtopology_id']}")
+        lines += [_node_text(n, preds) for n in s["nodes"]]
+        lines.append("")
+    for i, gs in enumerate(stores, start=len(subs)):
+        lines.append(f"   Sub-topology: {i} for global store (will not generate tasks)")
+        lines += [_node_text(gs["source"], preds), _node_text(gs["processor"], preds), ""]
+    return "\n".join(lines).rstrip("\n")
+
+
+def _node_text(node: dict, preds: dict[str, list[str]]) -> str:
+    def names(items) -> str:
+        return ", ".join(items) or "none"
+
+    kind = node["type"]
+    if kind == "source":
+        head = f"Source: {node['name']} (topics: [{', '.join(node['source_topics'])}])"
+    elif kind == "sink":
+        head = f"Sink: {node['name']} (topic: {node['sink_topic']})"
+    else:
+        head = f"Processor: {node['name']} (stores: [{', '.join(node['stores'])}])"
+    text = f"    {head}"
+    if kind != "sink":
+        text += f"\n      --> {names(node['successors'])}"
+    if kind != "source":
+        text += f"\n      <-- {names(preds.get(node['name'], []))}"
+    return text

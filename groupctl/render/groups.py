@@ -90,6 +90,7 @@ def describe_one(console, g: dict, wide: bool) -> None:
         console.print(Text(line, style="magenta"))
     if g["type"] == "streams":
         group_types.topology_table(console, g, wide)
+        group_types.topology_description(console, g)
     if not g["members"]:
         console.print("no active members")
     elif g["type"] == "share":

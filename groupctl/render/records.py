@@ -267,4 +267,6 @@ def record_item(path: str, partition: int | None, item) -> dict:
         if item.raw_value is not None:
             out["raw_value"] = item.raw_value
         out["error"] = item.error
+    if item.early_access is not None:   # the release whose early layout it is
+        out["early_access"] = item.early_access
     return out

@@ -210,6 +210,24 @@ def test_streams_group_topology_and_input_offsets(kafka, streams_group):
     assert theirs == {p: (n, n, 0) for p, n in STREAMS_RECORDS.items()}
 
 
+def test_streams_group_assignor_and_topology_description_as_streams_group_command(
+        kafka, streams_group):
+    # StreamsGroupDescribe v1 (Kafka 4.4): the assignor, and the recorded description
+    app_id, _, _ = streams_group
+    (row,) = _tool(kafka.streams_group_command, "--describe", "--group", app_id, "--state")()
+    (g,) = describe_json(kafka, app_id)
+    assert g["protocol"] and g["protocol"] == row["ASSIGNOR"], (g["protocol"], row)
+    proc = kafka.streams_group_command("--describe", "--group", app_id, "--topology")
+    # the lab broker has no topology description plugin: nothing is stored, both say
+    assert "No topology description is stored" in proc.stdout + proc.stderr, proc.stdout
+    assert g["topology_description"] == {"status": "not_stored", "subtopologies": None,
+                                         "global_stores": None}
+    code, out, err = cli(kafka, "describe", app_id)
+    assert code == 0, err
+    assert f"assignor {row['ASSIGNOR']}, group epoch" in out
+    assert "no topology description is stored for streams group" in out
+
+
 # ---- mixed consumer groups --------------------------------------------------------------------
 
 def test_mixed_group_marks_each_members_protocol(kafka, topic_factory, unique_group,

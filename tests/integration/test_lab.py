@@ -278,6 +278,26 @@ def test_server_properties_fit_the_node_count(tmp_path):
     assert labconfig.initial_controllers(nodes).count("@127.0.0.1:91") == 3
 
 
+def test_kafka_3_nodes_use_a_static_quorum_and_log4j_1(tmp_path):
+    # 3.7/3.8 know only controller.quorum.voters and refuse a combined node that
+    # advertises its controller listener; 3.x reads log4j.properties through reload4j
+    nodes = [labconfig.NodeLayout(i, 9000 + i, 9100 + i, tmp_path / f"n{i}") for i in (1, 2, 3)]
+    for version, dynamic in (((3, 7, 2), False), ((3, 8, 1), False), ((3, 9, 2), True),
+                             ((4, 4, 0), True)):
+        props = dict(ln.split("=", 1) for ln in labconfig.server_properties(
+            nodes[0], nodes, version=version).splitlines() if "=" in ln)
+        assert ("controller.quorum.bootstrap.servers" in props) is dynamic
+        assert ("controller.quorum.voters" in props) is not dynamic
+        assert ("CONTROLLER://" in props["advertised.listeners"]) is dynamic
+        if not dynamic:
+            assert props["controller.quorum.voters"] == \
+                "1@127.0.0.1:9101,2@127.0.0.1:9102,3@127.0.0.1:9103"
+    pom3, pom4 = dist.pom_xml("3.7.2"), dist.pom_xml("4.4.0")
+    assert "reload4j" in pom3 and "log4j-core" not in pom3
+    assert "log4j-core" in pom4 and "reload4j" not in pom4
+    assert "ConversionPattern=[%d] %p %m (%c)%n" in labconfig.LOG4J_PROPERTIES
+
+
 def test_missing_maven_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setenv("GROUPCTL_CACHE", str(tmp_path))
     real_which = dist.shutil.which
@@ -285,8 +305,8 @@ def test_missing_maven_is_a_clear_error(tmp_path, monkeypatch):
                         lambda name, *a, **k: None if name == "mvn" else real_which(name, *a, **k))
     with pytest.raises(dist.LabError, match="mvn not found"):
         dist.kafka_libs("4.3.1")
-    with pytest.raises(dist.LabError, match="too old"):
-        dist.kafka_libs("3.9.0")
+    with pytest.raises(dist.LabError, match="3.7 or later .*3.6.2 is too old"):
+        dist.kafka_libs("3.6.2")
 
 
 def test_maven_failure_shows_its_output(tmp_path, monkeypatch):

@@ -420,3 +420,25 @@ def test_paused_heartbeats_wait_for_the_pause_to_end():
 def test_bad_settings_are_usage_errors(kw):
     with pytest.raises(UsageError):
         make(**kw)
+
+
+def test_a_leave_answered_group_id_not_found_is_a_clean_leave():
+    # Kafka 4.4 answers a heartbeat of a group that is gone with GROUP_ID_NOT_FOUND; at
+    # epoch -1 the member is gone with it (the Java client logs it and carries on)
+    m = make()
+    joined(m, epoch=5, assignment={T1: [0]})
+    bodies(m)
+    m.leave("done", 100)
+    answer(m, only(m.next_requests(100)), hb(ErrorCode.GROUP_ID_NOT_FOUND), 101)
+    assert m.done and m.state is S.UNSUBSCRIBED
+    left = bodies(m, "probe")[-1]
+    assert left["action"] == "left" and not left.get("error")
+    assert m.fatal_error is None
+
+
+def test_a_heartbeat_answered_group_id_not_found_ends_the_member_with_why():
+    m = make()
+    joined(m, epoch=5, assignment={T1: [0]})
+    answer(m, only(m.next_requests(5000)), hb(ErrorCode.GROUP_ID_NOT_FOUND), 5000)
+    assert m.state is S.FATAL and m.owned == {}
+    assert "the group no longer exists" in str(m.fatal_error)

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from groupctl.coordinator.members.classic.types import REACTIONS as CLASSIC_REACTIONS
+from groupctl.coordinator.members.consumer import ConsumerMember
 from groupctl.coordinator.members.consumer.types import REACTIONS as CONSUMER_REACTIONS
 from groupctl.coordinator.members.interface import Reaction
 from groupctl.errors import KafkaError
@@ -147,14 +148,21 @@ def test_a_code_both_members_treat_differently_names_both():
             assert "classic" in action and "KIP-848" in action, (ERRORS[code].name, action)
 
 
-# Codes no REACTIONS table holds: the members handle them as steps (MEMBER_ID_REQUIRED) or
-# the commands map them (GROUP_ID_NOT_FOUND); their actions say so in these words.
+# Codes no REACTIONS table holds: the members handle them as steps (MEMBER_ID_REQUIRED);
+# their actions say so in these words.
 @pytest.mark.parametrize("code, words", [
-    (79, "rejoin at once with the given member id"), (69, "exit 5"),
+    (79, "rejoin at once with the given member id"),
 ])
 def test_actions_outside_the_reaction_tables(code, words):
     assert code not in CLASSIC_REACTIONS and code not in CONSUMER_REACTIONS
     assert words in ERRORS[code].action
+
+
+def test_group_id_not_found_says_what_commands_and_the_kip848_member_do():
+    # the commands map it to "not found"; Kafka 4.4 answers a KIP-848 heartbeat with it
+    action = ERRORS[69].action
+    assert "exit 5" in action and CONSUMER_REACTIONS[69] is Reaction.FATAL
+    assert "its leave: done" in action and 69 in ConsumerMember.LEAVE_GONE
 
 
 def test_kafka_facts_retriable_group_codes():

@@ -13,6 +13,7 @@ from groupctl.errors import NotFoundError
 from groupctl.observe import model, share, streams
 from groupctl.observe.describe import describe_groups
 from groupctl.observe.listing import GroupListing
+from groupctl.protocol.messages import CONSUMER_GROUP_DESCRIBE, DESCRIBE_GROUPS, OFFSET_FETCH
 from groupctl.render.groups import describe_tables
 
 from describe_fakes import ScriptedCoordinator
@@ -306,3 +307,79 @@ def test_a_missing_group_is_not_found_without_retrying():
     result = _describe(c, ["g"])
     assert isinstance(result.failures["g"], NotFoundError) and not result.groups
     assert [api for api, _ in c.sent].count("DescribeGroups") == 1
+
+
+def _node(name, kind, successors=(), topics=(), sink=None, stores=()):
+    return {"name": name, "node_type": kind, "source_topics": list(topics), "sink_topic": sink,
+            "stores": list(stores), "successors": list(successors)}
+
+
+def test_streams_describe_v1_assignor_and_topology_description():
+    # Kafka 4.4's StreamsGroupDescribe v1: the assignor, and the recorded description laid
+    # out as Kafka Streams' Topology#describe (predecessors from the successors)
+    raw = dict(STREAMS_RAW, assignor_name="sticky", topology_description_status=3,
+               topology_description={"subtopologies": [{"subtopology_id": "0", "nodes": [
+                   _node("SRC", 1, ["MAP"], topics=["in"]),
+                   _node("MAP", 2, ["SINK"], stores=["counts"]),
+                   _node("SINK", 3, sink="out")]}], "global_stores": []})
+    d = streams.streams_group(raw).to_dict()
+    assert d["protocol"] == "sticky" and d["topology_description"]["status"] == "available"
+    text = draw([d])
+    assert "assignor sticky, group epoch 11" in text
+    assert ("Topologies:\n   Sub-topology: 0\n    Source: SRC (topics: [in])\n      --> MAP\n"
+            "    Processor: MAP (stores: [counts])\n      --> SINK\n      <-- SRC\n"
+            "    Sink: SINK (topic: out)\n      <-- MAP") in text
+    stored = dict(raw, topology_description_status=1, topology_description=None)
+    d = streams.streams_group(stored).to_dict()
+    assert d["topology_description"] == {"status": "not_stored", "subtopologies": None,
+                                         "global_stores": None}
+    assert "no topology description is stored for streams group 'app'" in draw([d])
+    # v0 (before 4.4) or not asked: neither is shown
+    d = streams.streams_group(dict(STREAMS_RAW)).to_dict()
+    assert d["protocol"] is None and "topology_description" not in d
+
+
+# ---- what a broker lacks ---------------------------------------------------------------------
+
+def _unsupported(group):
+    # Kafka 3.8/3.9 with KIP-848 off: ConsumerGroupDescribe is advertised, and answers so
+    return {"error_code": 35, "error_message": None, "group_id": group, "group_state": "",
+            "members": []}
+
+
+def test_consumer_group_describe_unsupported_version_means_no_consumer_group():
+    c = ScriptedCoordinator({"ConsumerGroupDescribe": [{"g": _unsupported("g")}],
+                             "DescribeGroups": [{"g": dict(DEAD, error_code=0)}]},
+                            apis={CONSUMER_GROUP_DESCRIBE, DESCRIBE_GROUPS, OFFSET_FETCH})
+    result = _describe(c, ["g"])
+    assert not result.groups and isinstance(result.failures["g"], NotFoundError)
+    assert ("ConsumerGroupDescribe", ["g"]) in c.sent
+
+
+class _EarlyShareBroker(ScriptedCoordinator):
+    """Kafka 4.0 with share groups on (early access): ShareGroupDescribe v0 only, which
+    groupctl does not speak; ListGroups tells the group's type."""
+
+    broker_versions = {77: (0, 0)}
+
+    def __init__(self, script, listed):
+        super().__init__(script, apis={CONSUMER_GROUP_DESCRIBE, DESCRIBE_GROUPS, OFFSET_FETCH})
+        self.listed = listed
+
+    async def for_each_broker(self, api, body, **kw):
+        assert api.name == "ListGroups" and body["types_filter"] == ["share"]
+        return {1: {"error_code": 0, "groups": [
+            {"group_id": g, "group_state": "Empty", "group_type": "share",
+             "protocol_type": "share"} for g in self.listed]}}
+
+
+def test_a_share_group_an_early_broker_cannot_describe_is_one_line():
+    c = _EarlyShareBroker({"ConsumerGroupDescribe": [{"g": _not_this("g", "consumer"),
+                                                      "x": _not_this("x", "consumer")}],
+                           "DescribeGroups": [{"g": DEAD, "x": dict(DEAD, group_id="x")}]},
+                          listed=["g"])
+    result = _describe(c, ["g", "x"])
+    assert str(result.failures["g"]) == (
+        "ShareGroupDescribe failed: UNSUPPORTED_VERSION (35): group 'g' is a share group: "
+        "share groups need Kafka 4.1 or later; this broker offers ShareGroupDescribe v0")
+    assert isinstance(result.failures["x"], NotFoundError)   # not listed: not found

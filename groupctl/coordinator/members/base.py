@@ -49,6 +49,7 @@ class BaseMember:
     REACTIONS: Mapping[int, Reaction] = {}        # error code -> what the member does
     FIND_REACTIONS: Mapping[int, Reaction] = {}   # FindCoordinator errors: RETRY/REDISCOVER/FATAL
     FATAL_HINTS: Mapping[int, str] = {}           # what a fatal code means for this member
+    LEAVE_GONE: frozenset = frozenset()   # codes that answer a leave when the group is gone
 
     def __init__(self, group_id: str, *, session_timeout_ms: int, heartbeat_interval_ms: int,
                  reason_prefix: str, retry_backoff_ms: int, retry_backoff_max_ms: int,
@@ -320,6 +321,10 @@ class BaseMember:
             self._leave_tries += 1
             self.coordinator = None
             self._leave_not_before_ms = now_ms + LEAVE_PAUSE_MS
+            return True
+        if code in self.LEAVE_GONE:
+            self._finish_leave(now_ms, error=None, why=f"left the group: {api} answered "
+                                                      f"{ErrorCode(code).name} (it is gone)")
             return True
         former = self._former_ids()   # their UNKNOWN_MEMBER_ID is the usual answer
         if code == ErrorCode.NONE:

@@ -169,21 +169,26 @@ async def describe_for_join(cluster: ClusterLike, group: str) -> "GroupDescripti
     if classic.state != "Dead":
         return classic
     try:
-        found = await epoch_snapshot(cluster, group)
+        found = await epoch_snapshot(cluster, group, known=False)
     except GroupctlError:
         return classic
     return classic if found is None else found
 
 
-async def epoch_snapshot(cluster: ClusterLike, group: str) -> "GroupDescription | None":
+async def epoch_snapshot(cluster: ClusterLike, group: str, *, known: bool = True
+                         ) -> "GroupDescription | None":
     """The group as ConsumerGroupDescribe shows it, through the one describe path (None:
-    not a consumer group). Failures other than "not found" raise."""
+    not a consumer group). Failures other than "not found" raise. `known`: the group is
+    known to be a consumer group (the probe's own), so only its type's API is asked; else
+    every API the coordinator has: a group taken for a consumer group is shown as such
+    where the coordinator has no ConsumerGroupDescribe (Kafka 3.7), and a group nobody
+    saw must not become one."""
     from ...observe import model
     from ...observe.listing import GroupListing
     from ...observe.snapshot import group_snapshot
 
-    desc = await group_snapshot(cluster, group, listing=GroupListing(group, None, model.CONSUMER,
-                                                                     None))
+    listing = GroupListing(group, None, model.CONSUMER, None) if known else None
+    desc = await group_snapshot(cluster, group, listing=listing)
     return desc if desc is None or desc.type == model.CONSUMER else None
 
 

@@ -5,7 +5,9 @@ since KIP-511 the broker then fills ApiKeys with its ApiVersions range).
 
 v1 throttle time; v2 responses are sent before throttling; v3 flexible, with the client
 software name and version (KIP-511) and, as tagged fields, supported and finalized
-features (KIP-584); v4 allows SupportedFeatures.MinVersion 0 (KAFKA-17011).
+features (KIP-584); v4 allows SupportedFeatures.MinVersion 0 (KAFKA-17011); v5 the
+cluster and node id a client expects, checked by the broker (KIP-1242; groupctl sends none
+and asks v4 first: client/connection.py).
 """
 from __future__ import annotations
 
@@ -17,10 +19,12 @@ if TYPE_CHECKING:  # pragma: no cover - the bodies are for the type checker only
     from ..bodies import ApiVersionsResponse
 
 API_VERSIONS: Api[ApiVersionsResponse] = Api(
-    18, "ApiVersions", versions=(0, 4), flexible_from=3, route=ANY_BROKER,
+    18, "ApiVersions", versions=(0, 5), flexible_from=3, route=ANY_BROKER,
     request=Struct(
         Field("client_software_name", String, since=3),
         Field("client_software_version", String, since=3),
+        Field("cluster_id", String, since=5, nullable=True, default=None),
+        Field("node_id", Int32, since=5, default=-1),
     ),
     response=Struct(
         Field("error_code", Int16),

@@ -3,14 +3,16 @@ group and target-assignment epochs, the topology the group runs (its epoch and
 subtopologies with source, repartition and changelog topics), and per member its epoch,
 process id, client, user endpoint and tasks (active, standby, warm-up; current and target).
 
-Always flexible; v0 only. Topology and a member's user endpoint are nullable structs.
+Always flexible. Topology and a member's user endpoint are nullable structs. v1 (Kafka 4.4)
+adds the assignor the coordinator will use next and, when asked, the topology's full
+description (processor nodes and global stores) with the status that says why there is none.
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from ..spec import (
-    COORDINATOR, Api, Array, Bool, Field, Int16, Int32, Int64, String, Struct, Uint16,
+    COORDINATOR, Api, Array, Bool, Field, Int8, Int16, Int32, Int64, String, Struct, Uint16,
 )
 
 if TYPE_CHECKING:  # pragma: no cover - the bodies are for the type checker only
@@ -58,12 +60,32 @@ TOPOLOGY = Struct(
         about="null while uninitialized or when source topics are missing"),
 )
 
+DESCRIPTION_NODE = Struct(
+    Field("name", String, since=1),
+    Field("node_type", Int8, since=1, about="1 SOURCE, 2 PROCESSOR, 3 SINK"),
+    Field("source_topics", Array(String), since=1),
+    Field("sink_topic", String, since=1, nullable=True, default=None),
+    Field("stores", Array(String), since=1),
+    Field("successors", Array(String), since=1),
+)
+TOPOLOGY_DESCRIPTION = Struct(
+    Field("subtopologies", Array(
+        Field("subtopology_id", String, since=1),
+        Field("nodes", Array(DESCRIPTION_NODE), since=1),
+    ), since=1),
+    Field("global_stores", Array(
+        Field("source", DESCRIPTION_NODE, since=1),
+        Field("processor", DESCRIPTION_NODE, since=1),
+    ), since=1),
+)
+
 STREAMS_GROUP_DESCRIBE: Api[StreamsGroupDescribeResponse] = Api(
-    89, "StreamsGroupDescribe", versions=(0, 0), flexible_from=0,
+    89, "StreamsGroupDescribe", versions=(0, 1), flexible_from=0,
     route=COORDINATOR,
     request=Struct(
         Field("group_ids", Array(String)),
         Field("include_authorized_operations", Bool),
+        Field("include_topology_description", Bool, since=1, default=False),
     ),
     response=Struct(
         Field("throttle_time_ms", Int32),
@@ -93,6 +115,11 @@ STREAMS_GROUP_DESCRIBE: Api[StreamsGroupDescribeResponse] = Api(
                 Field("is_classic", Bool),
             )),
             Field("authorized_operations", Int32, default=-2147483648),
+            Field("topology_description", TOPOLOGY_DESCRIPTION, since=1, nullable=True,
+                  default=None, about="non-null iff topology_description_status is 3"),
+            Field("topology_description_status", Int8, since=1, default=0,
+                  about="0 NOT_REQUESTED, 1 NOT_STORED, 2 ERROR, 3 AVAILABLE"),
+            Field("assignor_name", String, since=1, nullable=True, default=None),
         )),
     ),
 )

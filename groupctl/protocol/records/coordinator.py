@@ -7,7 +7,10 @@ schemas are data (schemas.py, generated from and tested against Kafka's JSON spe
 
 Never a crash: a record type this Kafka does not know, a value version newer than the
 schema, or bytes that do not parse come back as a CoordinatorRecord with the type and
-version that were readable, the raw bytes, and `error` saying why.
+version that were readable, the raw bytes, and `error` saying why. A record that does not
+decode with today's schema but does with the layout an early-access broker wrote under
+the same version (Kafka 3.7's KIP-848, 4.0's share groups: early_access.py) is said to be
+that, with `early_access` naming the release, and is not decoded further.
 
 GroupMetadata members' subscription and assignment bytes are decoded with the consumer
 protocol when the group's protocol type is "consumer" (as DumpLogSegments does); the raw
@@ -22,6 +25,7 @@ from dataclasses import dataclass
 
 from ..codegen import compile_reader, guarded
 from ..types import DecodeError
+from .early_access import EARLY_ACCESS
 from .schemas import RECORD_TYPES, RecordSchema
 
 OFFSET_COMMIT_TYPES = frozenset({0, 1})   # one record per committed partition: most records
@@ -41,10 +45,13 @@ class CoordinatorRecord:
     raw_key: bytes | None = None          # kept when the key did not decode
     raw_value: bytes | None = None        # kept when the value did not decode
     error: str | None = None
+    early_access: str | None = None       # "Kafka 3.7": written in that broker's layout
 
     @property
     def name(self) -> str | None:
         schema = RECORD_TYPES.get(self.type) if self.type is not None else None
+        if schema is None and self.early_access:
+            schema = EARLY_ACCESS[self.type][1]  # type: ignore[index]
         return schema.name if schema else None
 
     @property
@@ -63,6 +70,8 @@ class CoordinatorRecord:
             out["raw_value"] = self.raw_value.hex()
         if self.error is not None:
             out["error"] = self.error
+        if self.early_access is not None:
+            out["early_access"] = self.early_access
         return out
 
 
@@ -213,6 +222,8 @@ def decode_record(offset: int, timestamp: int, key: bytes | None,
         rec.raw_key, rec.raw_value, rec.error = key, value, error
         if rtype is not None and value is not None and len(value) >= 2:
             rec.version = _I16(value, 0)[0]   # unknown type: its version is still readable
+        if rtype in EARLY_ACCESS and rtype not in RECORD_TYPES:
+            _early_access(rec, key, value)
         return rec
     if value is None:   # a tombstone
         return rec
@@ -221,7 +232,31 @@ def decode_record(offset: int, timestamp: int, key: bytes | None,
                                                  consumer_protocol=consumer_protocol)
     if error is not None:
         rec.raw_value, rec.error = value, error
+        if rtype in EARLY_ACCESS:
+            _early_access(rec, None, value)
     return rec
+
+
+def _early_access(rec: CoordinatorRecord, key: bytes | None, value: bytes | None) -> None:
+    """`rec` did not decode: if its bytes are exactly the layout an early-access broker
+    wrote for its type (a key of a type since removed, when `key` is given; the value),
+    say so instead of the decoding error. Its fields stay undecoded: that layout was a
+    preview, and no later broker reads it."""
+    assert rec.type is not None
+    release, schema = EARLY_ACCESS[rec.type]
+    try:
+        fields = _read(schema.key, 0, False, key, 2) if key is not None else rec.key
+        if fields is None or "_trailing" in fields:
+            return
+        if value is not None:
+            version, out, error = decode_value(schema, value, consumer_protocol=False)
+            if error is not None or "_trailing" in (out or {}):
+                return
+    except DecodeError:
+        return
+    rec.key = fields   # the raw bytes stay: the fields are not decoded
+    rec.early_access = release
+    rec.error = f"written by an early-access broker ({release}): not decoded"
 
 
 def _decode_members(value: dict) -> None:

@@ -42,7 +42,7 @@ from . import reconcile as rc
 from .state import LEGAL_TRANSITIONS, ConsumerMemberState
 from .types import (
     APIS, FATAL_HINTS, FIND_COORDINATOR, FIND_REACTIONS, HEARTBEAT, JOIN_EPOCH, LEAVE_EPOCH,
-    METADATA, REACTIONS, RELEVANT, STATIC_LEAVE_EPOCH, check_settings, subscribed_topic_names,
+    LEAVE_GONE, METADATA, REACTIONS, RELEVANT, STATIC_LEAVE_EPOCH, check_settings, subscribed_topic_names,
 )
 
 S = ConsumerMemberState
@@ -60,6 +60,7 @@ class ConsumerMember(BaseMember):
     REACTIONS = REACTIONS
     FIND_REACTIONS = FIND_REACTIONS
     FATAL_HINTS = FATAL_HINTS
+    LEAVE_GONE = LEAVE_GONE
     group_type = "consumer"   # a label (reports, tests); behaviour is chosen by type, not by it
 
     def __init__(self, group_id: str, *, topics: list[str] | None = None,

@@ -57,7 +57,13 @@ REACTIONS: dict[int, Reaction] = {
     ErrorCode.TOPIC_AUTHORIZATION_FAILED: Reaction.FATAL,
     ErrorCode.UNSUPPORTED_VERSION: Reaction.FATAL,
     ErrorCode.INVALID_GROUP_ID: Reaction.FATAL,
+    # Kafka 4.4: a heartbeat to a group that no longer exists (deleted under its members)
+    ErrorCode.GROUP_ID_NOT_FOUND: Reaction.FATAL,
 }
+
+# A leave (epoch -1) answered GROUP_ID_NOT_FOUND: the group is gone, so is the member; the
+# Java client (4.4, AbstractHeartbeatRequestManager) logs it and carries on.
+LEAVE_GONE = frozenset({ErrorCode.GROUP_ID_NOT_FOUND})
 
 FIND_REACTIONS = find_reactions(REACTIONS)   # a FindCoordinator error: retry or give up
 
@@ -76,6 +82,8 @@ FATAL_HINTS: dict[int, str] = {
                                    "protocol (KIP-848) for this group; join with "
                                    "--protocol classic",
     ErrorCode.INVALID_GROUP_ID: "the group id is not valid",
+    ErrorCode.GROUP_ID_NOT_FOUND: "the group no longer exists (deleted while the probe was "
+                                  "in it); join again to create it anew",
     ErrorCode.TOPIC_AUTHORIZATION_FAILED: "the principal may not DESCRIBE every subscribed "
                                           "topic; without --topics the probe subscribes to "
                                           f"{NO_PARTITIONS_TOPIC!r} (a name no topic can "
