@@ -42,6 +42,16 @@ def watch_cmd(
     metrics_host: str = typer.Option("127.0.0.1", "--metrics-host", metavar="HOST",
                                      help="With --metrics-port: the address to listen on "
                                      "(default 127.0.0.1; 0.0.0.0 for every interface)."),
+    metrics_groups: Optional[list[str]] = typer.Option(
+        None, "--metrics-groups", metavar="GROUP", help="With --metrics-port: per-group "
+        "series for this group (repeatable). Default: every named group; with --all or "
+        "--regex, the first 1000 groups seen (fleet-level series cover all of them)."),
+    metrics_regex: Optional[list[str]] = typer.Option(
+        None, "--metrics-regex", metavar="RE", help="With --metrics-port: per-group series "
+        "for the groups RE fully matches (repeatable; '.*': every group, no limit)."),
+    metrics_ignore: Optional[list[str]] = typer.Option(
+        None, "--metrics-ignore-regex", metavar="RE", help="With --metrics-port: no "
+        "per-group series for the groups RE fully matches (repeatable; wins over the others)."),
     view: str = typer.Option("auto", "--view", metavar="auto|top|full",
                              help="The live view on a terminal: top (one row per group), "
                              "full (each group in full) or auto (default: top with --all, "
@@ -86,7 +96,11 @@ def watch_cmd(
     was entered, generation or epochs, members, members behind their target, rebalances
     by reason kind and their durations, unowned-partition time, the last rebalance's
     time; groupctl's own: up, describe rounds and their duration, failed rounds, contact
-    lost, groups followed; the README lists every metric) and /healthz (200 after a successful describe round, 503 before the first
+    lost, groups followed; the README lists every metric; fleet-level series for every
+    group: groups by type and state, groups rebalancing now, rebalances by reason kind,
+    unowned time; per-group series for the groups of --metrics-groups/--metrics-regex
+    minus --metrics-ignore-regex, by default every named group, or with --all the first
+    1000 groups seen) and /healthz (200 after a successful describe round, 503 before the first
     and after 3 failed rounds in a row). A port that cannot be bound: exit 2.
     --view top: one row per group, most recent activity first (state, type, members,
     generation or group/assignment epochs, rebalances in the last 5 minutes, the last
@@ -119,7 +133,27 @@ def watch_cmd(
         raise UsageError(f"--view must be one of {', '.join(VIEWS)}, not {view!r}")
     if metrics_port is not None and not 0 <= metrics_port <= 65535:
         raise UsageError("--metrics-port must be 0..65535")
-    return _run(env, settings, record, (metrics_host, metrics_port), view)
+    select = _selection(settings, metrics_port, metrics_groups, metrics_regex, metrics_ignore)
+    return _run(env, settings, record, (metrics_host, metrics_port), view, select)
+
+
+def _selection(settings, port, names, allowed, ignored):
+    """Which groups get per-group series (observe/metrics_fleet.py): what the options
+    name; else every named group; with --all/--regex, up to the default limit."""
+    from ..observe.metrics_fleet import GroupSelection
+
+    if port is None and (names or allowed or ignored):
+        raise UsageError("--metrics-groups/--metrics-regex/--metrics-ignore-regex need "
+                         "--metrics-port")
+    import re
+    for text in (allowed or []) + (ignored or []):
+        try:
+            re.compile(text)
+        except re.error as exc:
+            raise UsageError(f"bad metrics regex {text!r}: {exc}") from None
+    if names or allowed or settings.all_groups:
+        return GroupSelection(names or (), allowed or (), ignored or ())
+    return GroupSelection(ignored=ignored or (), limit=None)
 
 
 def _regex(text: str | None, all_groups: bool):
@@ -161,7 +195,7 @@ def _check(s) -> None:
 
 
 def _run(env, settings, record: str | None, metrics_at: tuple[str, int | None],
-         view: str = "auto") -> int:
+         view: str = "auto", select=None) -> int:
     from ..observe.watch import ConditionViolated, Watcher
     from ..render.live import open_sinks
     from ..render.watch_lines import summary_text
@@ -169,7 +203,7 @@ def _run(env, settings, record: str | None, metrics_at: tuple[str, int | None],
     from .live import follow, open_record
 
     record_file = open_record(record)   # a bad path: exit 2 before any work
-    server = _bind_metrics(*metrics_at)   # a port that cannot be bound: exit 2, likewise
+    server = _bind_metrics(*metrics_at, select)   # a port that cannot be bound: exit 2, likewise
     box: dict = {}
 
     def notice(text: str) -> None:
@@ -209,13 +243,13 @@ def _run(env, settings, record: str | None, metrics_at: tuple[str, int | None],
     return 0
 
 
-def _bind_metrics(host: str, port: int | None):
+def _bind_metrics(host: str, port: int | None, select=None):
     if port is None:
         return None
     from ..observe.metrics import MetricsServer, WatchMetrics
     from ..observe.reducer import Reducer
 
-    return MetricsServer(WatchMetrics(Reducer(), followed=lambda: 0), host, port)
+    return MetricsServer(WatchMetrics(Reducer(), followed=lambda: 0, select=select), host, port)
 
 
 def _serve(server, watcher, notice) -> None:

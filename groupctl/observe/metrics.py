@@ -51,6 +51,8 @@ from prometheus_client.registry import Collector
 
 from .metrics_groups import (BLOCK, GROUP_FAMILIES, STATES, GroupCounts, GroupFamily,
                              GroupView, Scrape, _Kept, group_family, rebalance_histogram, stamp)
+from .metrics_fleet import FleetCounts, GroupSelection, fleet_text
+from .metrics_groups import _type
 from .metrics_text import Family, Histogram, labels_text, sample_line
 from .reducer import Reducer
 
@@ -72,8 +74,11 @@ LOST = Family("groupctl_contact_lost", "counter",
 
 
 class WatchMetrics:
-    def __init__(self, reducer: Reducer, *, followed: Callable[[], int]):
+    def __init__(self, reducer: Reducer, *, followed: Callable[[], int],
+                 select: GroupSelection | None = None):
         self.reducer = reducer
+        self.select = select if select is not None else GroupSelection.every_group()
+        self.fleet = FleetCounts()
         self.followed = followed
         self.registry = CollectorRegistry(auto_describe=True)   # more metrics (lag, ...)
         self.counts: dict[str, GroupCounts] = {}
@@ -105,11 +110,17 @@ class WatchMetrics:
             return
         if e.get("cluster") and e["cluster"] != self.cluster:
             self.cluster = e["cluster"]   # every group's text is built again with it
+        status = self.reducer.groups.get(group)
+        self.fleet.event(e, _type(status))
+        if not self.select(group):
+            return   # fleet-level series only: nothing kept per group
         counts = self.counts.get(group) or self.counts.setdefault(group, GroupCounts())
-        counts.event(e, self.reducer.groups.get(group))
+        counts.event(e, status)
 
     def touch(self, group: str) -> None:
         """Something a group family reads changed without an event: build its lines again."""
+        if not self.select(group):
+            return
         counts = self.counts.get(group) or self.counts.setdefault(group, GroupCounts())
         counts.version += 1
 
@@ -148,21 +159,32 @@ class WatchMetrics:
         groupctl's own metrics, the registry's."""
         with self._render_lock:
             rows = self._rows()
-        tail = self._own_text() + generate_latest(self.registry).decode()
+        tail = (self._own_text() + self._fleet_text()
+                + generate_latest(self.registry).decode())
         return Scrape(rows, tail.encode(), self.families)
 
     def _rows(self) -> list[_Kept]:
         rows: list[_Kept] = []
         cluster = self.cluster
+        select = self.select
+        everyone = select.everyone
         for name, status in list(self.reducer.groups.items()):
-            if status.state is None or name is None:
-                continue   # followed, not yet seen
+            if status.state is None or name is None or not (everyone or select(name)):
+                continue   # followed, not yet seen; or fleet-level series only
             counts = self.counts.get(name) or GroupCounts()
             kept = self._kept.get(name)
             if kept is None or kept.stamp != stamp(status, counts) or kept.cluster != cluster:
                 kept = self._kept[name] = _Kept(name, status, counts, cluster, self.families)
             rows.append(kept)
         return rows
+
+    def _fleet_text(self) -> str:
+        groups = list(self.reducer.groups.items())
+        select = self.select
+        without = 0 if select.everyone else sum(
+            1 for name, st in groups if st.state is not None and name is not None
+            and not select(name))
+        return fleet_text((st for _, st in groups), self.fleet, self.cluster, without)
 
     def _own_text(self) -> str:
         rounds = "".join(sample_line(ROUNDS.name + suffix, labels_text(pairs), value)
