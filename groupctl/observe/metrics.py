@@ -54,7 +54,7 @@ from .metrics_groups import (BLOCK, GROUP_FAMILIES, STATES, GroupCounts, GroupFa
 from .metrics_fleet import FleetCounts, GroupSelection, fleet_text
 from .metrics_groups import _type
 from .metrics_text import Family, Histogram, labels_text, sample_line
-from .reducer import Reducer
+from .reducer import GroupStatus, Reducer
 
 UNHEALTHY_AFTER = 3   # failed describe rounds in a row before /healthz says 503
 
@@ -164,13 +164,19 @@ class WatchMetrics:
         return Scrape(rows, tail.encode(), self.families)
 
     def _rows(self) -> list[_Kept]:
+        """The kept lines of the selected groups (every group has passed event(), where
+        the selection decided it), built again for those that changed."""
         rows: list[_Kept] = []
         cluster = self.cluster
-        select = self.select
-        everyone = select.everyone
-        for name, status in list(self.reducer.groups.items()):
-            if status.state is None or name is None or not (everyone or select(name)):
-                continue   # followed, not yet seen; or fleet-level series only
+        groups = self.reducer.groups
+        named: list[tuple[str | None, GroupStatus | None]]
+        if self.select.everyone:
+            named = list(groups.items())
+        else:
+            named = [(name, groups.get(name)) for name in list(self.select.chosen)]
+        for name, status in named:
+            if status is None or status.state is None or name is None:
+                continue   # followed, not yet seen (or forgotten)
             counts = self.counts.get(name) or GroupCounts()
             kept = self._kept.get(name)
             if kept is None or kept.stamp != stamp(status, counts) or kept.cluster != cluster:
@@ -179,12 +185,9 @@ class WatchMetrics:
         return rows
 
     def _fleet_text(self) -> str:
-        groups = list(self.reducer.groups.items())
         select = self.select
-        without = 0 if select.everyone else sum(
-            1 for name, st in groups if st.state is not None and name is not None
-            and not select(name))
-        return fleet_text((st for _, st in groups), self.fleet, self.cluster, without)
+        return fleet_text(list(self.reducer.groups.values()), self.fleet, self.cluster,
+                          select.decided - select.selected)
 
     def _own_text(self) -> str:
         rounds = "".join(sample_line(ROUNDS.name + suffix, labels_text(pairs), value)

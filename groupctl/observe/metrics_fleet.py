@@ -55,7 +55,7 @@ class GroupSelection:
         self.limit = None if self.explicit else limit
         self.everyone = not self.explicit and not self.ignored and self.limit is None
         self._decided: dict[str, bool] = {}
-        self.selected = 0
+        self.chosen: list[str] = []   # the selected groups, in the order first seen
 
     @classmethod
     def every_group(cls) -> GroupSelection:
@@ -67,7 +67,8 @@ class GroupSelection:
         chosen = self._decided.get(group)
         if chosen is None:
             chosen = self._decided[group] = self._decide(group)
-            self.selected += 1 if chosen else 0
+            if chosen:
+                self.chosen.append(group)
         return chosen
 
     def _decide(self, group: str) -> bool:
@@ -75,7 +76,11 @@ class GroupSelection:
             return False
         if self.explicit:
             return group in self.names or any(r.fullmatch(group) for r in self.allowed)
-        return self.limit is None or self.selected < self.limit
+        return self.limit is None or len(self.chosen) < self.limit
+
+    @property
+    def selected(self) -> int:
+        return len(self.chosen)
 
     @property
     def decided(self) -> int:
