@@ -210,7 +210,7 @@ def lag_vs_librdkafka(bootstrap: str, groups: list[str], runs: int) -> dict:
 
     from groupctl.client import Cluster
 
-    peer, mine, theirs = Peer(bootstrap), [], []
+    peer, mine, theirs = Peer(bootstrap, timeout=600), [], []
 
     async def main():
         async with Cluster(bootstrap.split(","), timeout=120) as cluster:
@@ -278,14 +278,26 @@ def run(bootstrap: str, n: int, churn: float, seconds: float, runs: int,
     finally:
         watch.stop()
     out["floor"] = console_floor(bootstrap, data_dir)
-    out["lag"] = lag_vs_librdkafka(bootstrap, by_kind["commits"] + by_kind["classic"], runs)
-    out["describe"] = describe_vs_peer(bootstrap, set(sum(by_kind.values(), [])), runs)
+    for name, measure in (
+            ("lag", lambda: lag_vs_librdkafka(bootstrap, by_kind["commits"] + by_kind["classic"],
+                                              runs)),
+            ("describe", lambda: describe_vs_peer(bootstrap, set(sum(by_kind.values(), [])),
+                                                  runs))):
+        try:
+            out[name] = measure()
+        except Exception as exc:   # one figure failed: the others still printed
+            out[name] = {"error": f"{type(exc).__name__}: {exc}"}
     out["load_after"] = os.getloadavg()
     return out
 
 
 def table(r: dict) -> str:
     t, f, d, lag = TARGETS, r["floor"], r["describe"], r["lag"]
+    if "error" in lag:
+        lag = dict.fromkeys(("groupctl_s", "librdkafka_s", "ratio"), lag["error"])
+    if "error" in d:
+        d = dict.fromkeys(("wall_s", "cpu_s", "rss_mb", "peer_wall_s", "peer_cpu_s",
+                           "peer_rss_mb", "ratio", "cpu_ratio"), d["error"])
     rows = [
         ("records watch catch-up", f"{r['catch_up_s']} s", f"<= {t['catch_up_s']} s at 100k",
          f"console consumer {f['console_consumer_s']} s over {f['records']} records, "
