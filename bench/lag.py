@@ -57,24 +57,25 @@ def setup(bootstrap: str, topic: str, groups: list[str]) -> None:
 
 
 class Peer:
-    def __init__(self, bootstrap: str):
+    def __init__(self, bootstrap: str, timeout: float = 30):
         from confluent_kafka.admin import AdminClient
 
         self.admin = AdminClient({"bootstrap.servers": bootstrap})
+        self.timeout = timeout   # per request: a fleet's thousands at once queue up
 
     def lags(self, groups: list[str]) -> dict[str, int]:
         from confluent_kafka import ConsumerGroupTopicPartitions
         from confluent_kafka.admin import OffsetSpec
 
         futures = {g: self.admin.list_consumer_group_offsets(
-            [ConsumerGroupTopicPartitions(g)], request_timeout=30)[g] for g in groups}
+            [ConsumerGroupTopicPartitions(g)], request_timeout=self.timeout)[g] for g in groups}
         committed = {g: {(tp.topic, tp.partition): tp.offset for tp in f.result().topic_partitions
                          if tp.offset >= 0} for g, f in futures.items()}
         from confluent_kafka import TopicPartition
 
         wanted = {tp for c in committed.values() for tp in c}
         ends = self.admin.list_offsets({TopicPartition(t, p): OffsetSpec.latest()
-                                        for t, p in wanted}, request_timeout=30)
+                                        for t, p in wanted}, request_timeout=self.timeout)
         log_end = {(tp.topic, tp.partition): f.result().offset for tp, f in ends.items()}
         return {g: sum(max(0, log_end[tp] - off) for tp, off in c.items())
                 for g, c in committed.items()}

@@ -165,18 +165,13 @@ def _describe(env, groups: list[str], all_: bool, pattern, types: Sequence[str] 
 
 def _emit_groups(env, groups: list) -> None:
     """The described groups in the -o format. json and ndjson are written one group at a
-    time (describe --all over a fleet: no dict of every group held at once; json's offset
-    rows straight from the row objects, render/describe_json.py)."""
+    time (describe --all over a fleet: no dict of every group held at once)."""
     fmt = env.settings.output
     if fmt in ("json", "ndjson"):
-        if fmt == "json":
-            from ..render.describe_json import write_groups
+        from ..render.output import write_json_items
 
-            write_groups(env.stdout, groups)
-        else:
-            from ..render.output import write_json_items
-
-            write_json_items(env.stdout, (g.to_dict() for g in groups), indent=None)
+        write_json_items(env.stdout, (g.to_dict() for g in groups),
+                         indent=2 if fmt == "json" else None)
         env.stdout.flush()
         return
     from ..render.output import emit

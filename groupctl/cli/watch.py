@@ -51,6 +51,16 @@ def watch_cmd(
         "authentication of the metrics server from a Prometheus web configuration file "
         "(exporter-toolkit's format: tls_server_config cert_file/key_file, "
         "basic_auth_users with bcrypt hashes)."),
+    metrics_groups: Optional[list[str]] = typer.Option(
+        None, "--metrics-groups", metavar="GROUP", help="With --metrics-port: per-group "
+        "series for this group (repeatable). Default: every named group; with --all or "
+        "--regex, the first 1000 groups seen (fleet-level series cover all of them)."),
+    metrics_regex: Optional[list[str]] = typer.Option(
+        None, "--metrics-regex", metavar="RE", help="With --metrics-port: per-group series "
+        "for the groups RE fully matches (repeatable; '.*': every group, no limit)."),
+    metrics_ignore: Optional[list[str]] = typer.Option(
+        None, "--metrics-ignore-regex", metavar="RE", help="With --metrics-port: no "
+        "per-group series for the groups RE fully matches (repeatable; wins over the others)."),
     view: str = typer.Option("auto", "--view", metavar="auto|top|full",
                              help="The live view on a terminal: top (one row per group), "
                              "full (each group in full) or auto (default: top with --all, "
@@ -102,9 +112,13 @@ def watch_cmd(
     was entered, generation or epochs, members, members behind their target, rebalances
     by reason kind and their durations, unowned-partition time, the last rebalance's
     time; groupctl's own: up, describe rounds and their duration, failed rounds, contact
-    lost, groups followed; docs/reference/metrics.md lists every metric) and /healthz
-    (200 while the last describe round succeeded; 503 before the first and from the first
-    failed round: contact lost). A port that cannot be bound: exit 2.
+    lost, groups followed; docs/reference/metrics.md lists every metric; fleet-level
+    series for every group: groups by type and state, groups rebalancing now, rebalances
+    by reason kind, unowned time; per-group series for the groups of
+    --metrics-groups/--metrics-regex minus --metrics-ignore-regex, by default every named
+    group, or with --all the first 1000 groups seen) and /healthz (200 while the last
+    describe round succeeded; 503 before the first and from the first failed round:
+    contact lost). A port that cannot be bound: exit 2.
     The server answers GET and HEAD only (405 otherwise), with a bounded pool of threads
     and timeouts; on loopback the Host header must name a loopback address. With
     --metrics-host beyond loopback give --web-config FILE (the Prometheus web
@@ -143,7 +157,28 @@ def watch_cmd(
         raise UsageError("--metrics-port must be 0..65535")
     if web_config is not None and metrics_port is None:
         raise UsageError("--web-config needs --metrics-port")
-    return _run(env, settings, record, (metrics_host, metrics_port, web_config), view)
+    select = _selection(settings, metrics_port, metrics_groups, metrics_regex, metrics_ignore)
+    return _run(env, settings, record, (metrics_host, metrics_port, web_config), view,
+                select)
+
+
+def _selection(settings, port, names, allowed, ignored):
+    """Which groups get per-group series (observe/metrics_fleet.py): what the options
+    name; else every named group; with --all/--regex, up to the default limit."""
+    from ..observe.metrics_fleet import GroupSelection
+
+    if port is None and (names or allowed or ignored):
+        raise UsageError("--metrics-groups/--metrics-regex/--metrics-ignore-regex need "
+                         "--metrics-port")
+    import re
+    for text in (allowed or []) + (ignored or []):
+        try:
+            re.compile(text)
+        except re.error as exc:
+            raise UsageError(f"bad metrics regex {text!r}: {exc}") from None
+    if names or allowed or settings.all_groups:
+        return GroupSelection(names or (), allowed or (), ignored or ())
+    return GroupSelection(ignored=ignored or (), limit=None)
 
 
 def _regex(text: str | None, all_groups: bool):
@@ -187,7 +222,8 @@ def _check(s) -> None:
 
 
 def _run(env, settings, record: str | None,
-         metrics_at: tuple[str, int | None, str | None], view: str = "auto") -> int:
+         metrics_at: tuple[str, int | None, str | None], view: str = "auto",
+         select=None) -> int:
     from ..observe.watch import ConditionViolated, Watcher
     from ..render.live import open_sinks
     from ..render.watch_lines import summary_text
@@ -195,7 +231,7 @@ def _run(env, settings, record: str | None,
     from .live import follow, open_record
 
     record_file = open_record(record)   # a bad path: exit 2 before any work
-    server = _bind_metrics(*metrics_at)   # a port that cannot be bound: exit 2, likewise
+    server = _bind_metrics(*metrics_at, select)   # a port that cannot be bound: exit 2, likewise
     box: dict = {}
 
     def notice(text: str) -> None:
@@ -235,7 +271,7 @@ def _run(env, settings, record: str | None,
     return 0
 
 
-def _bind_metrics(host: str, port: int | None, web_config: str | None = None):
+def _bind_metrics(host: str, port: int | None, web_config: str | None = None, select=None):
     if port is None:
         return None
     from ..observe.metrics import MetricsServer, WatchMetrics
@@ -243,7 +279,8 @@ def _bind_metrics(host: str, port: int | None, web_config: str | None = None):
     from ..observe.web_config import load
 
     web = load(web_config) if web_config is not None else None
-    return MetricsServer(WatchMetrics(Reducer(), followed=lambda: 0), host, port, web)
+    return MetricsServer(WatchMetrics(Reducer(), followed=lambda: 0, select=select), host,
+                         port, web)
 
 
 def _serve(server, watcher, notice) -> None:

@@ -31,7 +31,8 @@ from ..client.interface import ClusterLike
 from ..client.coordinators import REDISCOVER, WAIT, coordinators_each
 from ..client.errors import kafka_error
 from ..client.metadata import BrokerInfo
-from ..client.retry import TRANSIENT, Backoff, gave_up, sleep_within
+from ..client.retry import TRANSIENT
+from ..client.sharded import Retry, request_sharded
 from ..errors import GroupctlError, NotFoundError, OutOfDescriptors, UnreachableError
 from ..protocol.messages import (
     CONSUMER_GROUP_DESCRIBE,
@@ -183,61 +184,52 @@ def _ordered(wanted: list[str], described: dict, failures: dict) -> DescribeResu
 # ---- fetching ---------------------------------------------------------------------------
 
 async def _fetch_all(cluster: ClusterLike, groups, types, d, progress, offsets=True):
-    raws: dict[str, _Raw] = {}
-    failures: dict[str, GroupctlError] = {}
-    pending, backoff, attempts, last = list(groups), Backoff(), 0, None
     types = dict(types)
     retyped: dict[str, int] = {}
+    coordinators: dict[str, BrokerInfo] = {}
 
-    def refused(group: str, exc: GroupctlError) -> None:
-        failures[group] = not_authorized(exc, "describe", group)
+    def refused(group: str, exc: GroupctlError) -> GroupctlError:
+        return not_authorized(exc, "describe", group)
 
-    while pending:
-        attempts += 1
-        coordinators = await coordinators_each(cluster, pending, d, refused)
-        by_node: dict[int, list[str]] = {}
-        for g, info in coordinators.items():
-            by_node.setdefault(info.node_id, []).append(g)
-        batches = [(node, members[i:i + BATCH]) for node, members in by_node.items()
-                   for i in range(0, len(members), BATCH)]
-        results = await asyncio.gather(*(_fetch_counted(cluster, node, batch, types, d, offsets,
-                                                        progress) for node, batch in batches))
-        retry = []
-        for (_node, batch), answer in zip(batches, results):
-            for g in batch:
-                item = answer[g]
-                if isinstance(item, _RetryGroup) and item.retype and retyped.get(g, 0) >= MAX_RETYPES:
-                    failures[g] = group_not_found(g)  # of a type no API here describes
-                    failures[g].unspoken = item.unspoken  # type: ignore[attr-defined]
-                elif isinstance(item, _RetryGroup):
-                    if item.retype:
-                        retyped[g] = retyped.get(g, 0) + 1
-                        types.pop(g, None)  # the listed type is stale: ask every API
-                    else:
-                        cluster.invalidate_coordinator(g)
-                    retry.append(g)
-                    last = item.error
-                elif isinstance(item, GroupctlError):
-                    failures[g] = item
-                else:
-                    item.coordinator = coordinators[g]
-                    raws[g] = item
-        pending = retry
-        if pending and not await sleep_within(d, backoff.next()):
-            for g in pending:
-                failures[g] = gave_up(f"describe of group {g!r}", attempts, d, last)
-            break
-    return raws, failures
+    async def route(pending: list, attempt: int):
+        found, bad = {}, {}
 
+        def refuse(group, exc):
+            bad[group] = refused(group, exc)
+        for g, info in (await coordinators_each(cluster, pending, d, refuse)).items():
+            coordinators[g] = info
+            found[g] = info.node_id
+        return found, bad
 
-async def _fetch_counted(cluster: ClusterLike, node: int, groups: list[str], types: dict, d,
-                         with_offsets: bool, progress) -> dict:
-    """_fetch_batch, telling `progress` as soon as this batch is in (a bar moves with the
-    batches, not once at the end): the groups that will not be asked again."""
-    answer = await _fetch_batch(cluster, node, groups, types, d, with_offsets)
-    if progress is not None:
-        progress(sum(1 for g in groups if not isinstance(answer[g], _RetryGroup)))
-    return answer
+    async def send(node: int, batch: list[str]) -> dict:
+        answer = await _fetch_batch(cluster, node, batch, types, d, offsets)
+        out: dict = {}
+        for g, item in answer.items():
+            if isinstance(item, _RetryGroup) and item.retype:
+                retyped[g] = retyped.get(g, 0) + 1
+                if retyped[g] > MAX_RETYPES:
+                    missing = out[g] = group_not_found(g)  # of a type no API here describes
+                    missing.unspoken = item.unspoken  # type: ignore[attr-defined]
+                    continue
+                types.pop(g, None)  # the listed type is stale: ask every API
+                out[g] = Retry(item.error, reroute=False)
+            elif isinstance(item, _RetryGroup):
+                out[g] = Retry(item.error)
+            elif isinstance(item, _Raw):
+                item.coordinator = coordinators[g]
+                out[g] = item
+            else:
+                out[g] = item
+        return out
+
+    def told(batch: list, answer) -> None:
+        progress(sum(1 for g in batch if not isinstance(answer[g], Retry)))
+
+    got = await request_sharded(groups, route=route, send=send, deadline=d,
+                                what="describe of group", batch=BATCH,
+                                forget=cluster.invalidate_coordinator,
+                                on_batch=told if progress is not None else None)
+    return got.results, got.errors
 
 
 def _may_be(types: dict, group: str, kind: str) -> bool:

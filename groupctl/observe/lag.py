@@ -27,7 +27,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Awaitable, Callable, Iterable
 
-from ..client.coordinators import REDISCOVER, WAIT, coordinators_each
+from ..client.coordinators import REDISCOVER, WAIT
+from ..client.sharded import Retry, coordinator_route, request_sharded
 from ..client.interface import ClusterLike
 from ..client.retry import Backoff
 from ..errors import GroupctlError
@@ -110,54 +111,30 @@ def _lags(committed: dict[TP, int | None], log_end: dict[TP, int | None]) -> dic
 
 async def _committed(cluster: ClusterLike, groups: list[str], deadline, errors: dict
                      ) -> dict[str, dict[TP, int | None]]:
-    """Every group's committed offsets, OffsetFetch batched per coordinator."""
-    def refused(group: str, exc: GroupctlError) -> None:
-        errors[group] = str(exc)
-
-    coordinators = await coordinators_each(cluster, groups, deadline, refused)
-    by_node: dict[int, list[str]] = {}
-    for g, info in coordinators.items():
-        by_node.setdefault(info.node_id, []).append(g)
-    batches = [(node, gs[i:i + BATCH]) for node, gs in by_node.items()
-               for i in range(0, len(gs), BATCH)]
-    answers = await asyncio.gather(*(_fetch_batch(cluster, node, batch, deadline)
-                                     for node, batch in batches))
-    out: dict[str, dict[TP, int | None]] = {}
-    failed = 0
-    for (_, batch), answer in zip(batches, answers):
-        if isinstance(answer, GroupctlError):
-            failed += 1
-            errors.update({g: str(answer) for g in batch})
-            if failed == len(batches):
-                raise answer   # no coordinator answered: the round failed as a whole
-            continue
-        for g, got in answer.items():
-            if isinstance(got, GroupctlError):
-                errors[g] = str(got)
-                if getattr(got, "code", 0) in REDISCOVER | WAIT:
-                    cluster.invalidate_coordinator(g)   # asked again next round
-            else:
-                out[g] = got
-    return out
-
-
-async def _fetch_batch(cluster: ClusterLike, node: int, groups: list[str], deadline):
-    """{group: {tp: committed} or its error} from one coordinator, or the batch's error."""
-    try:
+    """Every group's committed offsets, OffsetFetch batched per coordinator, asked once: a
+    group whose coordinator moved or did not answer has an error this round and its
+    coordinator forgotten (the next round is its retry)."""
+    async def fetch(node: int, batch: list[str]) -> dict:
         conn = await cluster.broker(node, deadline=deadline)
         version = offset_fetch_version(conn)
-        batches = [groups] if version >= 8 else [[g] for g in groups]
+        batches = [batch] if version >= 8 else [[g] for g in batch]
         answers = await asyncio.gather(*(
             cluster.request(OFFSET_FETCH, offset_fetch_body(b, version), node_id=node,
                             version=version, deadline=deadline) for b in batches))
-    except GroupctlError as exc:
-        for g in groups:
-            cluster.invalidate_coordinator(g)
-        return exc
-    out: dict = {}
-    for batch, resp in zip(batches, answers):
-        out.update(parse_offset_fetch(resp, batch))
-    return out
+        out: dict = {}
+        for b, resp in zip(batches, answers):
+            for g, got in parse_offset_fetch(resp, b).items():
+                moved = isinstance(got, GroupctlError) and getattr(got, "code", 0) in REDISCOVER | WAIT
+                out[g] = Retry(got) if isinstance(got, GroupctlError) and moved else got
+        return out
+
+    got = await request_sharded(groups, route=coordinator_route(cluster, deadline), send=fetch,
+                                deadline=deadline, what="OffsetFetch for group", batch=BATCH, attempts=1,
+                                forget=cluster.invalidate_coordinator)
+    if got.nothing_answered and got.last is not None:
+        raise got.last   # no coordinator answered: the round failed as a whole
+    errors.update((g, str(exc)) for g, exc in got.errors.items())
+    return got.results
 
 
 # ---- the loop ----------------------------------------------------------------------------

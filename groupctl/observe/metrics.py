@@ -50,8 +50,10 @@ from prometheus_client.registry import Collector
 
 from .metrics_groups import (BLOCK, GROUP_FAMILIES, STATES, GroupCounts, GroupFamily,
                              GroupView, Scrape, _Kept, group_family, rebalance_histogram, stamp)
+from .metrics_fleet import FleetCounts, GroupSelection, fleet_text
+from .metrics_groups import _type
 from .metrics_text import Family, Histogram, labels_text, sample_line
-from .reducer import Reducer
+from .reducer import GroupStatus, Reducer
 
 ROUND_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
 
@@ -69,8 +71,11 @@ LOST = Family("groupctl_contact_lost", "counter",
 
 
 class WatchMetrics:
-    def __init__(self, reducer: Reducer, *, followed: Callable[[], int]):
+    def __init__(self, reducer: Reducer, *, followed: Callable[[], int],
+                 select: GroupSelection | None = None):
         self.reducer = reducer
+        self.select = select if select is not None else GroupSelection.every_group()
+        self.fleet = FleetCounts()
         self.followed = followed
         self.registry = CollectorRegistry(auto_describe=True)   # more metrics (lag, ...)
         self.counts: dict[str, GroupCounts] = {}
@@ -102,11 +107,17 @@ class WatchMetrics:
             return
         if e.get("cluster") and e["cluster"] != self.cluster:
             self.cluster = e["cluster"]   # every group's text is built again with it
+        status = self.reducer.groups.get(group)
+        self.fleet.event(e, _type(status))
+        if not self.select(group):
+            return   # fleet-level series only: nothing kept per group
         counts = self.counts.get(group) or self.counts.setdefault(group, GroupCounts())
-        counts.event(e, self.reducer.groups.get(group))
+        counts.event(e, status)
 
     def touch(self, group: str) -> None:
         """Something a group family reads changed without an event: build its lines again."""
+        if not self.select(group):
+            return
         counts = self.counts.get(group) or self.counts.setdefault(group, GroupCounts())
         counts.version += 1
 
@@ -146,21 +157,35 @@ class WatchMetrics:
         groupctl's own metrics, the registry's."""
         with self._render_lock:
             rows = self._rows()
-        tail = self._own_text() + generate_latest(self.registry).decode()
+        tail = (self._own_text() + self._fleet_text()
+                + generate_latest(self.registry).decode())
         return Scrape(rows, tail.encode(), self.families)
 
     def _rows(self) -> list[_Kept]:
+        """The kept lines of the selected groups (every group has passed event(), where
+        the selection decided it), built again for those that changed."""
         rows: list[_Kept] = []
         cluster = self.cluster
-        for name, status in list(self.reducer.groups.items()):
-            if status.state is None or name is None:
-                continue   # followed, not yet seen
+        groups = self.reducer.groups
+        named: list[tuple[str | None, GroupStatus | None]]
+        if self.select.everyone:
+            named = list(groups.items())
+        else:
+            named = [(name, groups.get(name)) for name in list(self.select.chosen)]
+        for name, status in named:
+            if status is None or status.state is None or name is None:
+                continue   # followed, not yet seen (or forgotten)
             counts = self.counts.get(name) or GroupCounts()
             kept = self._kept.get(name)
             if kept is None or kept.stamp != stamp(status, counts) or kept.cluster != cluster:
                 kept = self._kept[name] = _Kept(name, status, counts, cluster, self.families)
             rows.append(kept)
         return rows
+
+    def _fleet_text(self) -> str:
+        select = self.select
+        return fleet_text(list(self.reducer.groups.values()), self.fleet, self.cluster,
+                          select.decided - select.selected)
 
     def _own_text(self) -> str:
         rounds = "".join(sample_line(ROUNDS.name + suffix, labels_text(pairs), value)

@@ -236,11 +236,9 @@ class GroupDescription:
                 total = lag if total is None else total + lag
         return totals, total
 
-    def to_dict(self, *, row_dicts: bool = True, lags=None) -> dict:
-        """The JSON contract; `row_dicts=False`: "offsets" holds the OffsetRow objects
-        themselves, and `lags`: what _lags() returns, already summed (both for
-        render/describe_json.py, which writes the rows without a dict each)."""
-        lag_by_topic, lag_total = self._lags() if lags is None else lags
+    def to_dict(self) -> dict:
+        """The JSON contract."""
+        lag_by_topic, lag_total = self._lags()
         out = {
             "group": self.group, "type": self.type, "state": self.state,
             "protocol_type": self.protocol_type, "protocol": self.protocol,
@@ -250,7 +248,7 @@ class GroupDescription:
             "rebalancing": self.rebalancing,
             "classic_members": self.classic_members,
             "members": [m.to_dict() for m in self.members],
-            "offsets": [row.to_dict() for row in self.offsets] if row_dicts else self.offsets,
+            "offsets": [row.to_dict() for row in self.offsets],
             "lag_by_topic": lag_by_topic,
             "lag_total": lag_total,
         }

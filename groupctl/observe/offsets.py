@@ -6,12 +6,12 @@ id -1, read uncommitted, as ConsumerGroupCommand does).
 """
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING
 
 from ..client.interface import ClusterLike
 from ..client.errors import kafka_error
-from ..errors import GroupctlError, OutOfDescriptors
+from ..client.sharded import Retry, leader_route, request_sharded
+from ..errors import GroupctlError
 from ..protocol.errors import ErrorCode
 from ..protocol.messages import LIST_OFFSETS, OFFSET_FETCH
 
@@ -75,42 +75,28 @@ async def log_end_offsets(cluster: ClusterLike, metadata, partitions, *, deadlin
                           ) -> dict[TP, int | None]:
     """{(topic, partition): log-end offset, or None when unknown (no such topic, no leader,
     an error from the leader)}; one ListOffsets per leader, all at once. Partitions whose
-    leader moved are asked once more, after fresh metadata."""
-    out: dict[TP, int | None] = {tp: None for tp in partitions}
-    moved = await _ask_leaders(cluster, metadata, set(partitions), out, deadline)
-    if moved:
-        fresh = await cluster.metadata(sorted({t for t, _ in moved}), deadline=deadline)
-        await _ask_leaders(cluster, fresh, moved, out, deadline)
-    return out
-
-
-async def _ask_leaders(cluster: ClusterLike, metadata, partitions: set, out: dict, deadline) -> set:
-    """Fill `out` from the leaders `metadata` names; the partitions to ask again."""
-    by_leader: dict[int, dict[str, list[int]]] = {}
-    moved: set = set()
-    for topic, partition in sorted(partitions):
-        leader = metadata.leader_of(topic, partition)
-        if leader is not None:
-            by_leader.setdefault(leader, {}).setdefault(topic, []).append(partition)
-
-    async def ask(leader: int, topics: dict[str, list[int]]) -> None:
+    leader moved (or could not be asked) are asked once more, after fresh metadata."""
+    async def ask(leader: int, partitions: list[TP]) -> dict:
+        topics: dict[str, list[int]] = {}
+        for t, p in sorted(partitions):
+            topics.setdefault(t, []).append(p)
         body = {"replica_id": -1, "isolation_level": READ_UNCOMMITTED, "timeout_ms": 0,
                 "topics": [{"name": t, "partitions": [
                     {"partition_index": p, "timestamp": LATEST} for p in ps]}
                     for t, ps in topics.items()]}
-        try:
-            resp = await cluster.request(LIST_OFFSETS, body, node_id=leader, deadline=deadline)
-        except OutOfDescriptors:
-            raise   # the machine's limit: said once for the command, not an unknown lag
-        except GroupctlError:
-            return  # that leader's partitions keep log_end None
+        resp = await cluster.request(LIST_OFFSETS, body, node_id=leader, deadline=deadline)
+        out: dict = {}
         for t in resp["topics"]:
             for p in t["partitions"]:
-                tp = (t["name"], p["partition_index"])
-                if not p["error_code"] and p["offset"] >= 0:
+                tp, code = (t["name"], p["partition_index"]), p["error_code"]
+                if not code and p["offset"] >= 0:
                     out[tp] = p["offset"]
-                elif p["error_code"] in RETRY_LEADER:
-                    moved.add(tp)
+                elif code in RETRY_LEADER:
+                    out[tp] = Retry(kafka_error("ListOffsets", code, f"{tp[0]}-{tp[1]}"))
+                else:
+                    out[tp] = None
+        return out
 
-    await asyncio.gather(*(ask(n, ts) for n, ts in by_leader.items()))
-    return moved
+    got = await request_sharded(partitions, route=leader_route(cluster, metadata, deadline),
+                                send=ask, deadline=deadline, what="ListOffsets for", attempts=2)
+    return {tp: got.results.get(tp) for tp in partitions}

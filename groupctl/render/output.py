@@ -30,22 +30,23 @@ def to_plain(value: Any) -> Any:
 
 
 def dumps_json(data: Any, indent: int | None = 2) -> str:
-    if indent != 2:
-        return json.dumps(to_plain(data), indent=indent, ensure_ascii=False)
-    out: list[str] = []
-    _indented(data, out, "\n")
-    return "".join(out)
+    if indent == 2:
+        return _indented(data)
+    if indent is None:
+        return _compact(data)
+    return json.dumps(to_plain(data), indent=indent, ensure_ascii=False)
 
 
-# ---- fast writers, byte for byte json.dumps(to_plain(data), ...) ----------------------
+# ---- the writers ---------------------------------------------------------------------------
 #
-# `describe --all` over thousands of groups spent most of its time in to_plain (a copy of
-# everything) and json's pure-Python indenting encoder (the C one only writes compact
-# JSON). The indented form (indent 2, the only one used) is written here, scalars straight
-# from a table by exact type, anything else through to_plain first. The items of a compact
-# list (write_json_items) go to the C encoder with a default= hook for what to_plain
-# converts: the same text for data with str keys (every command's to_dict data); a key
-# json cannot take (a tuple, an enum) goes the to_plain way.
+# Indented JSON (indent 2, -o json) through orjson, the compact form (ndjson lines) through
+# json's C encoder (its ", " and ": " separators, which orjson does not write). Both give
+# json.dumps(to_plain(data), ensure_ascii=False) byte for byte, with one deliberate
+# difference in the indented form: a float that is not a number (NaN, Infinity, which
+# json.dumps writes though JSON has no such token) is null, and a non-zero float below
+# 1e-4 is spelled out (0.00005, 1e-7: json.dumps' 5e-05, 1e-07; the same number). What
+# orjson cannot write exactly (an int past 64 bits, a dict key that is not a str, a lone
+# surrogate) goes the to_plain + json.dumps way, so it is as before.
 
 def _plain_default(value: Any) -> Any:
     plain = to_plain(value)
@@ -62,177 +63,43 @@ def _compact(item: Any) -> str:
         return _COMPACT(item)
     except TypeError:   # a dict key of a type json refuses: to_plain names it
         return json.dumps(to_plain(item), ensure_ascii=False)
-_STR = json.encoder.encode_basestring  # C, as json.dumps(ensure_ascii=False) uses
 
 
-def _float(value: float) -> str:
-    if value != value:
-        return "NaN"
-    if value in (float("inf"), float("-inf")):
-        return "Infinity" if value > 0 else "-Infinity"
-    return float.__repr__(value)
+def _indented(item: Any) -> str:
+    """item's JSON, indent 2."""
+    dumps, options = _orjson()
+    try:
+        return dumps(item, default=_plain_default, option=options).decode()
+    except TypeError:   # orjson.JSONEncodeError; json's own TypeError if it cannot be written
+        return json.dumps(to_plain(item), indent=2, ensure_ascii=False)
 
 
-_SCALARS: dict[type, Callable[[Any], str]] = {
-    str: _STR, int: int.__repr__, float: _float, bool: lambda b: "true" if b else "false",
-    type(None): lambda _: "null"}
-_SCALAR_TYPES = frozenset(_SCALARS)
-_STR_TYPE = frozenset({str})
-_C_ENCODER = getattr(json.encoder, "c_make_encoder", None)  # None without the C accelerator
-_flat_encoders: dict[str, Callable[[Any, int], Any]] = {}
+_ORJSON: list = []
 
 
-def _flat(value: dict | list, nl: str) -> str | None:
-    """A dict (str keys) or list holding scalars only, written by the C encoder: its item
-    separator carries the next depth's newline and indent, which is all indent=2 adds to
-    a container without containers inside. None for any other container."""
-    if _C_ENCODER is None or not _SCALAR_TYPES.issuperset(
-            map(type, value.values() if type(value) is dict else value)):
-        return None
-    if type(value) is dict and not _STR_TYPE.issuperset(map(type, value)):
-        return None   # non-str keys: to_plain's str(key), not json's own spelling
-    inner = nl + "  "
-    encode = _flat_encoders.get(inner)
-    if encode is None:
-        encode = _flat_encoders[inner] = _C_ENCODER(
-            None, None, _STR, None, ": ", "," + inner, False, False, True)
-    text = "".join(encode(value, 0))
-    return f"{text[0]}{inner}{text[1:-1]}{nl}{text[-1]}"
+def _orjson() -> tuple[Callable[..., bytes], int]:
+    """orjson.dumps and its options, imported on first use (only -o json needs it: a
+    table-printing command does not pay for the import)."""
+    if not _ORJSON:
+        import orjson
+
+        # dataclasses and datetimes through to_plain as json.dumps would (orjson's own
+        # spelling of them is not groupctl's to_dict)
+        _ORJSON[:] = [orjson.dumps, orjson.OPT_INDENT_2 | orjson.OPT_PASSTHROUGH_DATACLASS
+                      | orjson.OPT_PASSTHROUGH_DATETIME]
+    return _ORJSON[0], _ORJSON[1]
 
 
-_DICT_TYPE = frozenset({dict})
-_ROWS_ENCODER = None if _C_ENCODER is None else _C_ENCODER(
-    None, None, _STR, None, ": ", ",\n", False, False, True)
-
-
-def _flat_rows(value: list, nl: str) -> str | None:
-    """A list of non-empty flat dicts (describe's offset rows), in one C encoder call with
-    ",\n" between items at both depths: encoded strings never hold a raw newline or NUL,
-    and inside a flat dict no item ends with "}", so "},\n{" is exactly where one dict
-    ends and the next begins; the other ",\n" are the dicts' own separators."""
-    if (_ROWS_ENCODER is None or not _DICT_TYPE.issuperset(map(type, value))
-            or not all(value)):
-        return None
-    for row in value:
-        if not (_SCALAR_TYPES.issuperset(map(type, row.values()))
-                and _STR_TYPE.issuperset(map(type, row))):
-            return None
-    inner, inner2 = nl + "  ", nl + "    "
-    body = ("".join(_ROWS_ENCODER(value, 0))[2:-2].replace("},\n{", "\0")
-            .replace(",\n", "," + inner2).replace("\0", f"{inner}}},{inner}{{{inner2}"))
-    return f"[{inner}{{{inner2}{body}{inner}}}{nl}]"
-
-
-# describe's offset rows (observe/model.py OffsetRow.to_dict), the bulk of a describe --all:
-# one %-template per depth, each value's exact type checked (anything else: the general way)
-_OFFSET_ROW = ("topic", "partition", "committed", "log_end", "lag", "member_id")
-_offset_row_templates: dict[str, str] = {}
-
-
-def _offset_rows(value: list, nl: str) -> str | None:
-    inner, inner2 = nl + "  ", nl + "    "
-    template = _offset_row_templates.get(nl)
-    if template is None:
-        template = _offset_row_templates[nl] = (
-            "{" + ",".join(f"{inner2}{_STR(k)}: %s" for k in _OFFSET_ROW) + inner + "}")
-    rows = []
-    for row in value:
-        if type(row) is not dict or tuple(row) != _OFFSET_ROW:
-            return None
-        topic, partition, committed, log_end, lag, member = row.values()
-        if (type(topic) is not str or type(partition) is not int
-                or (committed is not None and type(committed) is not int)
-                or (log_end is not None and type(log_end) is not int)
-                or (lag is not None and type(lag) is not int)
-                or (member is not None and type(member) is not str)):
-            return None
-        rows.append(template % (
-            _STR(topic), partition, "null" if committed is None else committed,
-            "null" if log_end is None else log_end, "null" if lag is None else lag,
-            "null" if member is None else _STR(member)))
-    return f"[{inner}{f',{inner}'.join(rows)}{nl}]"
-
-
-def _indented(value: Any, out: list[str], nl: str) -> None:
-    """Append value's JSON (indent 2, at the depth whose newline+indent is `nl`) to out."""
-    scalar = _SCALARS.get(type(value))
-    if scalar is not None:
-        out.append(scalar(value))
-    elif type(value) is dict:
-        _indented_dict(value, out, nl)
-    elif type(value) is list:
-        _indented_list(value, out, nl)
-    else:
-        plain = to_plain(value)
-        if isinstance(plain, str):       # a str subclass, as json writes it
-            out.append(_STR(plain))
-        elif isinstance(plain, (int, float)) and plain is value:
-            out.append(json.dumps(plain))
-        elif plain is value:
-            raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
-        else:
-            _indented(plain, out, nl)
-
-
-def _indented_dict(value: dict, out: list[str], nl: str) -> None:
-    if not value:
-        out.append("{}")
-        return
-    flat = _flat(value, nl)
-    if flat is not None:
-        out.append(flat)
-        return
-    inner = nl + "  "
-    sep = "{" + inner
-    for key, item in value.items():
-        name = _STR(key if type(key) is str else str(key))
-        scalar = _SCALARS.get(type(item))
-        if scalar is not None:
-            out.append(f"{sep}{name}: {scalar(item)}")
-        else:
-            out.append(f"{sep}{name}: ")
-            _indented(item, out, inner)
-        sep = "," + inner
-    out.append(nl + "}")
-
-
-def _indented_list(value: list, out: list[str], nl: str) -> None:
-    if not value:
-        out.append("[]")
-        return
-    flat = _offset_rows(value, nl) or _flat(value, nl) or _flat_rows(value, nl)
-    if flat is not None:
-        out.append(flat)
-        return
-    inner = nl + "  "
-    sep = "[" + inner
-    for item in value:
-        scalar = _SCALARS.get(type(item))
-        if scalar is not None:
-            out.append(sep + scalar(item))
-        else:
-            out.append(sep)
-            _indented(item, out, inner)
-        sep = "," + inner
-    out.append(nl + "]")
-
-
-def write_json_items(stream, items, indent: int | None = 2,
-                     indented: Callable[[Any, list[str], str], None] | None = None) -> None:
+def write_json_items(stream, items, indent: int | None = 2) -> None:
     """Write an iterable as one JSON array (as dumps_json(list(items)) would), or as ndjson
-    lines (indent None), one item at a time: nothing but the current item is held.
-    `indented(item, out, nl)`: a writer of one item's indented text (as _indented) for
-    items that are not plain data (describe's groups: render/describe_json.py)."""
+    lines (indent None), one item at a time: nothing but the current item is held."""
     if indent is None:
         for item in items:
             stream.write(_compact(item) + "\n")
         return
-    write = indented or _indented
     sep = "[\n  "
-    for item in items:
-        out = [sep]
-        write(item, out, "\n  ")
-        stream.write("".join(out))
+    for item in items:   # an item's text one level in: strings never hold a raw newline
+        stream.write(sep + _indented(item).replace("\n", "\n  "))
         sep = ",\n  "
     stream.write("[]\n" if sep == "[\n  " else "\n]\n")
 

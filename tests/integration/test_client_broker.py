@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import socket
 import time
 import uuid
 
@@ -93,6 +94,52 @@ def test_find_coordinators_batched_for_several_groups(kafka):
     lines = [ln for ln in out.getvalue().splitlines() if "FindCoordinator" in ln]
     assert lines and all("FindCoordinator v6 " in ln for ln in lines)  # batched (v4+)
     assert before == after  # the second lookup came from the cache
+
+
+def test_request_sharded_reroutes_a_group_whose_coordinator_vanished(kafka):
+    """The sharded helper against the broker: the groups go to their coordinator in
+    batches; one whose cached coordinator is a broker not in the cluster is forgotten,
+    found again and asked there; every group is answered once."""
+    from groupctl.client.coordinators import REDISCOVER, WAIT
+    from groupctl.client.errors import kafka_error
+    from groupctl.client.metadata import BrokerInfo
+    from groupctl.client.sharded import Retry, coordinator_route, request_sharded
+
+    groups = [f"g-shard-{i}-{uuid.uuid4().hex[:6]}" for i in range(5)]
+    out = io.StringIO()
+
+    async def main():
+        async with Cluster(kafka.bootstrap.split(","), timeout=30, trace=Tracer(out)) as cluster:
+            d = cluster.deadline(20)
+            await cluster.find_coordinators(groups, deadline=d)
+            with socket.socket() as s:    # a port nothing listens on: a broker gone
+                s.bind(("127.0.0.1", 0))
+                gone = s.getsockname()[1]
+            cluster.nodes[999] = BrokerInfo(999, "127.0.0.1", gone)
+            cluster._coordinators[groups[0]] = 999
+            sent: list = []
+
+            async def send(node, batch):
+                sent.append((node, list(batch)))
+                resp = await cluster.request(DESCRIBE_GROUPS, {"groups": batch}, node_id=node,
+                                             deadline=d)
+                return {g["group_id"]: Retry(kafka_error("DescribeGroups", g["error_code"]))
+                        if g["error_code"] in REDISCOVER | WAIT else g["error_code"]
+                        for g in resp["groups"]}
+
+            got = await request_sharded(groups, route=coordinator_route(cluster, d), send=send,
+                                        deadline=d, what="DescribeGroups of group", batch=2,
+                                        forget=cluster.invalidate_coordinator)
+            return got, sent, set(cluster.nodes)
+
+    got, sent, nodes = run(main())
+    from groupctl.protocol.errors import ErrorCode
+    # no such group: the coordinator's own answer (DescribeGroups v6+), for each one
+    assert got.results == {g: ErrorCode.GROUP_ID_NOT_FOUND for g in groups} and not got.errors
+    assert (999, [groups[0]]) in sent
+    asked = {g for node, batch in sent if node != 999 for g in batch}
+    assert asked == set(groups)
+    assert all(len(batch) <= 2 for _, batch in sent)
 
 
 def test_send_to_coordinator_and_for_each_broker(kafka):

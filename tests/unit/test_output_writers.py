@@ -1,5 +1,7 @@
-"""The fast JSON writers of render/output.py write exactly what json.dumps(to_plain(...))
-writes (describe --all streams them; every -o json/ndjson command uses them)."""
+"""The JSON writers of render/output.py write exactly what json.dumps(to_plain(...))
+writes (describe --all streams them; every -o json/ndjson command uses them), but for the
+one documented difference of the indented form: NaN and Infinity are null, a non-zero
+float below 1e-4 is spelled out (orjson's spelling; the same number)."""
 from __future__ import annotations
 
 import io
@@ -8,10 +10,11 @@ import random
 from dataclasses import dataclass
 from enum import Enum
 
+import orjson
 import pytest
 
 from groupctl.observe.model import GroupState, Member, OffsetRow
-from groupctl.render.output import dumps_json, to_plain, write_json_items
+from groupctl.render.output import _plain_default, dumps_json, to_plain, write_json_items
 
 
 class Colour(Enum):
@@ -26,7 +29,8 @@ class HasToDict:
         return {"x": self.x, "raw": b"\x00\xff"}
 
 
-SCALARS = ["", "plain", "ünï\u2603 \"q\" \\ \n\t\x01", 0, -1, 2**70, 1.5, -0.0, 1e300,
+SCALARS = ["", "plain", "ünï\u2603 \"q\" \\ \n\t\x01\x1f\x7f\u2028\U0001f600", 0, -1, 2**70, 2**63 - 1,
+           -2**63, 1.5, -0.0, 1e300, 1e16, 1e15, 1.7e9 + 0.125, 5e-05, 1e-7, 0.0001,
            float("nan"), float("inf"), float("-inf"), True, False, None, GroupState.STABLE,
            Colour.RED, b"\x01\xab", bytearray(b"\x02"), HasToDict(3)]
 
@@ -47,16 +51,57 @@ def reference(value, indent):
     return json.dumps(to_plain(value), indent=indent, ensure_ascii=False)
 
 
+def as_written(value, spelled: list):
+    """to_plain(value) with the floats json.dumps spells otherwise as the indented form
+    writes them: not a number -> None; below 1e-4 -> a marker string that `indented`
+    replaces with orjson's spelling (json.dumps writes a float as float.__repr__ only)."""
+    plain = to_plain(value)
+    if isinstance(plain, float):
+        if plain != plain or plain in (float("inf"), float("-inf")):
+            return None
+        if plain and abs(plain) < 1e-4:
+            spelled.append(orjson.dumps(plain).decode())
+            return f"\0float{len(spelled) - 1}"
+        return plain
+    if isinstance(plain, dict):
+        return {k: as_written(v, spelled) for k, v in plain.items()}
+    if isinstance(plain, list):
+        return [as_written(v, spelled) for v in plain]
+    return plain
+
+
+def indented(value) -> str:
+    """What -o json writes of one value: json.dumps' text, with as_written's floats when
+    orjson can write it (the rest, an int past 64 bits or a key that is not a str, goes
+    json.dumps' own way)."""
+    try:
+        orjson.dumps(value, default=_plain_default, option=orjson.OPT_PASSTHROUGH_DATACLASS)
+    except orjson.JSONEncodeError:
+        return reference(value, 2)
+    spelled: list[str] = []
+    text = json.dumps(as_written(value, spelled), indent=2, ensure_ascii=False)
+    for i, number in enumerate(spelled):
+        text = text.replace(f'"\\u0000float{i}"', number, 1)
+    return text
+
+
+def array(items) -> str:
+    """What write_json_items writes: each item as `indented` writes it, one level in."""
+    if not items:
+        return "[]\n"
+    return "[\n  " + ",\n  ".join(indented(i).replace("\n", "\n  ") for i in items) + "\n]\n"
+
+
 @pytest.mark.parametrize("seed", range(300))
 def test_writers_equal_json_dumps_of_to_plain(seed):
     rng = random.Random(seed)
     value = random_value(rng)
-    assert dumps_json(value) == reference(value, 2)
+    assert dumps_json(value) == indented(value)
     assert dumps_json(value, indent=None) == reference(value, None)
     items = [random_value(rng) for _ in range(rng.randrange(4))]
     buf = io.StringIO()
     write_json_items(buf, items)
-    assert buf.getvalue() == reference(items, 2) + "\n"
+    assert buf.getvalue() == array(items)
     buf = io.StringIO()
     write_json_items(buf, iter(items), indent=None)
     assert buf.getvalue() == "".join(reference(i, None) + "\n" for i in items)
@@ -66,7 +111,14 @@ def test_describe_rows_and_members_as_before():
     rows = [OffsetRow("t", p, 10 + p, 20, None).to_dict() for p in range(3)]
     member = Member("m", client_id="c", subscription={"topics": ["t"]}).to_dict()
     data = [{"group": "g", "state": GroupState.STABLE, "offsets": rows, "members": [member]}]
-    assert dumps_json(data) == reference(data, 2)
+    assert dumps_json(data) == reference(data, 2)    # no float: byte for byte json.dumps'
+
+
+def test_the_documented_differences_and_what_goes_json_dumps_way():
+    assert dumps_json([float("nan"), float("inf"), 5e-05, 1e-07, 1e16, 0.5]) == (
+        "[\n  null,\n  null,\n  0.00005,\n  1e-7,\n  1e+16,\n  0.5\n]")
+    for odd in ({"n": 2**70}, {7: "int key"}, {"s": "lone \ud800"}, [float("nan"), 2**64]):
+        assert dumps_json(odd) == reference(odd, 2)   # orjson cannot: json.dumps writes it
 
 
 def test_not_serializable_raises_type_error_as_json_does():
@@ -82,7 +134,7 @@ def test_offset_rows_of_every_kind_as_json_writes_them():
     odd = [dict(rows[0], partition=True), dict(rows[0], lag=1.5), dict(rows[0], topic=None),
            {**{k: rows[0][k] for k in reversed(list(rows[0]))}}]
     for data in ([{"offsets": rows}], rows, [rows], [{"offsets": rows + [o]} for o in odd]):
-        assert dumps_json(data) == reference(data, 2)
+        assert dumps_json(data) == indented(data)
 
 
 # ---- describe -o json straight from GroupDescriptions (render/describe_json.py) ----------
@@ -120,12 +172,9 @@ def random_group(rng: random.Random, i: int):
 
 
 @pytest.mark.parametrize("seed", range(200))
-def test_describe_json_writes_what_to_dict_writes(seed):
-    from groupctl.render.describe_json import write_groups
-
+def test_describe_json_writes_what_json_dumps_writes(seed):
     rng = random.Random(seed)
     groups = [random_group(rng, i) for i in range(rng.randrange(4))]
-    fast, general = io.StringIO(), io.StringIO()
-    write_groups(fast, iter(groups))
-    write_json_items(general, [g.to_dict() for g in groups])
-    assert fast.getvalue() == general.getvalue() == reference([g.to_dict() for g in groups], 2) + "\n"
+    out = io.StringIO()
+    write_json_items(out, (g.to_dict() for g in groups))
+    assert out.getvalue() == array([g.to_dict() for g in groups])

@@ -1,0 +1,83 @@
+"""Metrics at fleet size (observe/metrics_fleet.py): fleet-level series for every group,
+per-group series only for the selected ones (kminion's allowed/ignored regexes, exact
+names, or by default the first groups seen up to a limit)."""
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+from test_cli_offline import assert_usage_error, run
+from test_metrics_prometheus import _ev, _member, _promtool
+
+from groupctl.observe.metrics import WatchMetrics
+from groupctl.observe.metrics_fleet import GroupSelection
+from groupctl.observe.reducer import Reducer
+
+T0 = 1_700_000_000.0
+
+
+def test_the_default_selects_the_first_groups_seen_up_to_the_limit_and_keeps_them():
+    select = GroupSelection(ignored=["tmp-.*"], limit=2)
+    assert [select(g) for g in ("a", "tmp-1", "b", "c", "a", "b")] == [
+        True, False, True, False, True, True]
+    assert select.selected == 2 and select.decided == 4
+
+
+def test_named_groups_and_regexes_select_without_limit_and_ignore_wins():
+    select = GroupSelection(names=["orders"], allowed=["pay-.*"], ignored=["pay-test"], limit=1)
+    assert [select(g) for g in ("orders", "pay-1", "pay-2", "pay-test", "payments", "x")] == [
+        True, True, True, False, False, False]
+    assert GroupSelection.every_group()("anything") and GroupSelection.every_group().everyone
+
+
+def _story(metrics: WatchMetrics, reducer: Reducer) -> None:
+    for group, kind, state in (("orders", "classic", "Stable"), ("pay", "consumer", "Reconciling"),
+                               ("audit", "classic", "PreparingRebalance")):
+        for e in (_ev({"event": "snapshot", "state": state, "type": kind, "generation": 3,
+                       "group_epoch": 3, "assignment_epoch": 3,
+                       "members": [_member("a", [{"topic": "t", "partitions": [0]}])]},
+                      group=group),
+                  _ev({"event": "rebalance", "from_generation": 2, "to_generation": 3,
+                       "duration_ms": 200, "ended": "2023-11-14T22:13:25.000Z",
+                       "members_before": ["a"], "members_after": ["a", "b"],
+                       "reason": "member b (client b) joined", "unowned_partition_ms": 1500,
+                       "unowned_basis": "exact"}, group=group, at=T0 + 1)):
+            reducer.apply(e)
+            metrics.event(e)
+
+
+def test_fleet_series_count_every_group_and_per_group_series_only_the_selected():
+    reducer = Reducer()
+    metrics = WatchMetrics(reducer, followed=lambda: 3, select=GroupSelection(names=["orders"]))
+    _story(metrics, reducer)
+    text = metrics.render()
+    s = {(x.name, frozenset(x.labels.items())): x.value
+         for f in text_string_to_metric_families(text) for x in f.samples}
+    groups = {dict(k[1]).get("group") for k in s if dict(k[1]).get("group")}
+    assert groups == {"orders"}           # pay and audit: fleet-level series only
+    c1 = ("cluster", "c1")
+
+    def at(name, *labels):
+        return s[(name, frozenset((c1, *labels)))]
+    assert at("groupctl_fleet_groups", ("type", "classic"), ("state", "Stable")) == 1
+    assert at("groupctl_fleet_groups", ("type", "classic"), ("state", "PreparingRebalance")) == 1
+    assert at("groupctl_fleet_groups", ("type", "consumer"), ("state", "Reconciling")) == 1
+    assert at("groupctl_fleet_groups_rebalancing", ("type", "classic")) == 1
+    assert at("groupctl_fleet_groups_rebalancing", ("type", "consumer")) == 1
+    assert at("groupctl_fleet_rebalances_total", ("type", "classic"), ("reason", "member_joined")) == 2
+    assert at("groupctl_fleet_rebalances_total", ("type", "consumer"), ("reason", "member_left")) == 0
+    assert at("groupctl_fleet_unowned_partition_seconds_total", ("type", "classic"),
+              ("basis", "exact")) == 3.0
+    assert at("groupctl_groups_without_series") == 2
+    done = subprocess.run([_promtool(), "check", "metrics"], input=text, text=True,
+                          capture_output=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--metrics-regex", "orders"], ["--metrics-port"]),
+    (["--metrics-port", "0", "--metrics-regex", "(orders"], ["bad metrics regex", "(orders"]),
+])
+def test_metrics_selection_usage_errors_exit_2(args, words):
+    assert_usage_error(*run("-b", "localhost:1", "watch", "orders", *args), *words)
