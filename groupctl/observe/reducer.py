@@ -21,7 +21,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from ..events import EventKind
+from ..events import EventKind, duration_of
 
 TIMELINE = 10   # rebalances kept per group
 REBALANCE_WINDOW_S = 300.0   # the longest sliding window rebalances are counted in
@@ -68,8 +68,13 @@ class GroupStatus:
     last_rebalance: dict | None = None
     timeline: deque = field(default_factory=lambda: deque(maxlen=TIMELINE))
     rebalances: int = 0
-    rebalancing_ms_total: int = 0
-    rebalancing_ms_longest: int = 0
+    # the time spent rebalancing, over the rounds whose duration is known (`timed`); each
+    # figure with the least and most it may be (most None: a round's is unbounded)
+    rebalances_timed: int = 0
+    rebalancing_ms_total: int | None = None
+    rebalancing_ms_least: int | None = None
+    rebalancing_ms_most: int | None = None
+    rebalancing_ms_longest: int | None = None
     changes: dict[str, int] = field(default_factory=dict)   # member key -> joins + leaves
     changed_at: float | None = None   # last change of state, members, generation or epochs
     active_at: float | None = None    # last event told of it, a first look (snapshot) aside
@@ -128,7 +133,11 @@ class GroupStatus:
         """`watch`'s summary of the group."""
         return {"group": self.group, "state": self.state, "rebalances": self.rebalances,
                 "rebalancing_ms_total": self.rebalancing_ms_total,
+                "rebalancing_ms_least": self.rebalancing_ms_least,
+                "rebalancing_ms_most": self.rebalancing_ms_most,
                 "rebalancing_ms_longest": self.rebalancing_ms_longest,
+                "rebalances_timed": self.rebalances_timed,
+                "rebalances_untimed": self.rebalances - self.rebalances_timed,
                 "flapping_members": self.flapping}
 
     # ---- folding -----------------------------------------------------------------------
@@ -201,11 +210,25 @@ class GroupStatus:
         if self.epochs is not None:   # an epoch group's rebalance: every member at its target
             for m in self.members.values():
                 m.behind_since = None
-        ms = e.get("duration_ms") or 0
         self.rebalances += 1
-        self.rebalancing_ms_total += ms
-        self.rebalancing_ms_longest = max(self.rebalancing_ms_longest, ms)
+        self._add_duration(e)
         self._count_in_window(_seconds(e.get("ended") or e.get("ts")))
+
+    def _add_duration(self, e: dict) -> None:
+        """A round's duration into the totals; one not known is counted apart (untimed),
+        never as 0."""
+        ms, least, most = duration_of(e)
+        if ms is None:
+            return
+        if self.rebalances_timed == 0:
+            self.rebalancing_ms_total = self.rebalancing_ms_least = self.rebalancing_ms_longest = 0
+            self.rebalancing_ms_most = 0
+        self.rebalances_timed += 1
+        self.rebalancing_ms_total = (self.rebalancing_ms_total or 0) + ms
+        self.rebalancing_ms_least = (self.rebalancing_ms_least or 0) + (least or 0)
+        self.rebalancing_ms_most = None if most is None or self.rebalancing_ms_most is None \
+            else self.rebalancing_ms_most + most
+        self.rebalancing_ms_longest = max(self.rebalancing_ms_longest or 0, ms)
 
     def _count_in_window(self, ended: float | None) -> None:
         if ended is None:

@@ -43,7 +43,7 @@ from typing import Any, Callable, Iterable
 
 from ..events import (
     EpochChanged, Event, EventKind, GenerationStarted, MemberJoined, MemberLeft, Rebalanced,
-    Snapshot, StateChanged, TaskRebalanced, TypeChanged, iso_ts, tp_list,
+    Snapshot, Source, StateChanged, TaskRebalanced, TypeChanged, iso_ts, tp_list,
 )
 from . import observations as obs
 from .convergence import Behind, Convergence, HoldingUp
@@ -52,6 +52,7 @@ from .model import (CLASSIC, CONSUMER, DEAD, REBALANCING_STATES, SETTLED_STATES,
 from .story_stale import (DEFER, RESTORE, SETTLE_HELD, Kept, StaleView, coordinator_id,
                           shape)
 from .reasons import explain
+from .round import UNKNOWN_DURATION, Duration, RoundClock, RoundState, unseen_generations
 from .unowned import UnownedPartitions
 from .story_data import (  # noqa: F401 - MemberSnapshot, task_set, task_dict re-exported
     MemberSnapshot, _assignment_changes, _converged, _has_tasks, _moved, _replaced_in_place,
@@ -95,8 +96,7 @@ class RebalanceStory:
         self._members: dict[str, MemberSnapshot] | None = None   # as of the last settled one
         self._generation: int | None = None       # the last settled generation / epoch
         self._state: str | None = None
-        self._round_started: float | None = None
-        self._round_unseen = False                # the round's start was not seen
+        self._round = RoundClock()                # the round under way (observe.round)
         self._reason: str | None = None
         self._epochs: tuple | None = None         # epoch groups: (group, assignment)
         self._convergence = Convergence()
@@ -129,6 +129,7 @@ class RebalanceStory:
             # the group as the last look showed it: the story tells nothing new of the same
             # look twice (a watch of --all sees most groups unchanged every round)
             self._last_look = at
+            self._round.look(at, changes_only=o.source == Source.RECORDS)
             self._unowned.same_look(at)
             return []
         events = self._snapshot(desc, at)
@@ -136,12 +137,9 @@ class RebalanceStory:
         self._moved = None not in (cid, self._coordinator) and cid != self._coordinator
         self._coordinator = cid if cid is not None else self._coordinator
         blind = not self._looked or self._blind
-        if blind and self._round_started is None:
-            self._round_unseen = True      # whatever round this look shows began unseen
         self._blind, self._looked, self._last_look = False, True, at
+        self._round.look(at, changes_only=o.source == Source.RECORDS)
         events += self._observe(desc, at, blind)
-        if self._round_started is None:
-            self._round_unseen = False     # no round under way (or it was just told)
         self._same_as = desc if self._stale.held is None else None   # a held look: re-judged
         return events
 
@@ -153,6 +151,7 @@ class RebalanceStory:
                          desc.assignment_epoch, desc.protocol, snapshot_members(desc), gap)]
 
     def _missing(self, o: obs.Missing) -> list[Event]:
+        self._round.look(o.at)   # no group: a round of one created again begins after it
         events = self._change_state(DEAD, o.at)
         kept = self._kept()   # kept, should its members show again (story_stale)
         if kept is not None and self._type == CLASSIC and self._coordinator is not None:
@@ -171,6 +170,7 @@ class RebalanceStory:
 
     def _lost(self, o: obs.ContactLost) -> list[Event]:
         self._blind = self._looked
+        self._round.lost_contact()
         self._unowned.lost_contact()
         self._behind.lost_contact()
         return []
@@ -187,7 +187,7 @@ class RebalanceStory:
         verdict = self._stale.judge(desc, members, at, self._moved, self._kept())
         events = self._stale_verdict(verdict, told)
         events += self._type_of(desc)
-        events += self._change_state(desc.state, at, blind=blind)
+        events += self._change_state(desc.state, at)
         if verdict == DEFER:
             return events   # its state told; its round not yet (observe.story_stale)
         self._unowned.look(members, at)
@@ -200,24 +200,23 @@ class RebalanceStory:
             self._convergence.seed(self._members)
             events += self._convergence.observe(desc, at)
         if desc.state not in SETTLED_STATES or not _converged(desc):
-            if blind and self._round_started is None:
-                self._round_started = at   # under way at this look: from here, a lower bound
+            if blind and not self._round.under_way:
+                self._round.start(at)   # under way at this look: its start not seen
             return events
         now = members
         mark = desc.group_epoch if desc.group_epoch is not None else desc.generation
-        if blind and self._round_started is not None and not self._round_unseen \
-                and self._undone(now, mark):
+        if blind and self._round.state == RoundState.SEEN_STARTING and self._undone(now, mark):
             # a round seen starting, then a gap in contact, then the group as it was before
             # the round: the coordinator went (stopped, moved) mid-round and the next one
             # loaded the group from its last stored generation. No generation came of the
             # round (the broker logs no Stabilized line): nothing to tell but the states.
-            self._round_started = None
+            self._round.undo()
             return events
-        if self._generation is None and self._members is None and self._round_started is None:
+        if self._generation is None and self._members is None and not self._round.under_way:
             self._generation, self._members = mark, now   # the first look, settled
             return events
         if mark is not None and mark != self._generation or mark is None and (
-                self._round_started is not None or set(now) != set(self._members or {})
+                self._round.under_way or set(now) != set(self._members or {})
                 and not _replaced_in_place(self._members or {}, now)):
             return events + self._settle(desc, self._round_of(desc, mark, at, told))
         if told:
@@ -274,20 +273,19 @@ class RebalanceStory:
         first, self._epochs = self._epochs is None, epochs
         if first:
             return []
-        if self._round_started is None:
-            self._round_started = at   # the epoch moved between two looks
+        if not self._round.under_way:
+            self._round.start(at)   # the epoch moved between two looks
         return [EpochChanged(*epochs)]
 
-    def _change_state(self, state: str | None, at: float, member_state: str | None = None,
-                      *, blind: bool = False) -> list[Event]:
+    def _change_state(self, state: str | None, at: float,
+                      member_state: str | None = None) -> list[Event]:
         if state is None or state == self._state:
             return []
         # a round starts on entering PreparingRebalance (again: a failed SyncGroup sends the
         # probe back to joining), or on any rebalancing state first seen
         if state == "PreparingRebalance" or (
                 state in REBALANCING_STATES and self._state not in REBALANCING_STATES):
-            self._round_started = at
-            self._round_unseen = blind   # seen starting, unless the look is the first
+            self._round.start(at)
         event = StateChanged(state, self._state, member_state)
         self._state = state
         return [event]
@@ -301,6 +299,7 @@ class RebalanceStory:
         events = self._snapshot(desc, o.at)
         if desc is not None and desc.state != DEAD:
             self._looked, self._last_look = True, o.at
+            self._round.look(o.at)
             self._unowned.look(members_of(desc), o.at)
         if desc is None:
             return events
@@ -320,7 +319,8 @@ class RebalanceStory:
         return []
 
     def _synced(self, o: obs.MemberSynced) -> list[Event]:
-        self._pending = _Pending(o.generation, self._round_started, o.at,
+        self._pending = _Pending(o.generation, self._round.first_look if self._round.under_way
+                                 else None, o.at,
                                  self._reason or o.reason_if_unnoticed, o.leader_view,
                                  o.member_id or None)
         self._reason = None
@@ -337,8 +337,7 @@ class RebalanceStory:
             after = replace(o.desc, members=[  # the leader's view of assignments is exact
                 replace(m, assignment=exact[m.member_id]) if m.member_id in exact else m
                 for m in o.desc.members])
-        started = p.started if p.started is not None else p.ended
-        return self._settle(after, _Round(o.generation, started=started, ended=p.ended,
+        return self._settle(after, _Round(o.generation, started=p.started, ended=p.ended,
                                           reason=p.reason, own_id=p.own_id, keep_round=True))
 
     # ---- a settled round ---------------------------------------------------------------------
@@ -347,10 +346,8 @@ class RebalanceStory:
         changed between the members before and after (reasons.explain); `r.reason` (or one
         noticed) is how the observer noticed, used when the members are not known."""
         ended = self._clock() if r.ended is None else r.ended
-        unseen = self._round_unseen and not r.keep_round
-        began = r.started if r.started is not None else (
-            self._round_started if self._round_started is not None else ended)
         before, after = self._members, members_of(desc)
+        began, duration, unseen = self._timed(r, ended)
         events: list[Event] = []
         if EventKind.GENERATION not in self._elsewhere and r.announce:
             if r.epochs is not None:
@@ -364,29 +361,46 @@ class RebalanceStory:
         if EventKind.ASSIGNMENT not in self._elsewhere and after is not None and not r.members_told:
             events += [e for e in _assignment_changes(before or {}, after, r.mark)
                        if r.own_id is None or getattr(e, "member_id", None) != r.own_id]
+        reason = explain(before, after, r.reason if r.reason is not None else self._reason)
+        hidden = [] if r.epochs is not None or r.keep_round else unseen_generations(
+            self._generation, r.mark)
+        if hidden:   # rounds the broker completed between two looks: told, figures unknown
+            events += [_unseen_round(g, ended, self._generation, r.mark) for g in hidden]
+            before = None   # the members at the generation before this round: not seen
         summary: dict[str, Any] = dict(
-            from_generation=self._generation, to_generation=r.mark,
-            started=None if unseen else iso_ts(began), ended=iso_ts(ended),
-            duration_ms=int(round((ended - began) * 1000)),
+            from_generation=hidden[-1] if hidden else self._generation, to_generation=r.mark,
+            started=None if began is None else iso_ts(began), ended=iso_ts(ended),
             members_before=None if before is None else sorted(before),
             members_after=None if after is None else sorted(after),
-            moved_partitions=_moved(before, after),
-            reason=explain(before, after, r.reason if r.reason is not None else self._reason),
+            moved_partitions=_moved(before, after), reason=reason,
             assignments=None if after is None else {
                 m: tp_list(s.assignment) for m, s in sorted(after.items())},
-            duration_is_lower_bound=unseen, **self._cost(desc, after, ended, unseen))
+            **duration.fields(), **self._cost(desc, after, ended, unseen))
         if after is not None and _has_tasks(after):
             events.append(TaskRebalanced(**summary, tasks={
                 m: task_dict(s.tasks or frozenset()) for m, s in sorted(after.items())}))
         else:
             events.append(Rebalanced(**summary))
         self._generation, self._members = r.mark, after
-        if not r.keep_round:   # the round this look ended (a caller that names the round
-            self._round_started = None   # itself may already follow the next one)
-            self._round_unseen = False
         if r.reason is None:
             self._reason = None
         return events
+
+    def _timed(self, r: _Round, ended: float) -> tuple[float | None, Duration, bool]:
+        """When the round was seen starting (None: not seen), its duration, and whether
+        its start went unseen. A caller that names the round gives its own start (the
+        probe's member: exact) and may already follow the next round: the clock is left
+        as it is; a look's round is settled on the clock (observe.round)."""
+        if r.keep_round:
+            if r.started is None:
+                return None, UNKNOWN_DURATION, False
+            return r.started, Duration.exact(int(round((ended - r.started) * 1000))), False
+        unseen = self._round.start_unseen
+        began = self._round.first_look if self._round.state == RoundState.SEEN_STARTING \
+            else None
+        if began == ended:
+            began = None   # begun and over between two looks: its start not seen
+        return began, self._round.settle(ended), unseen
 
     def _cost(self, desc: GroupDescription | None, after, ended: float, unseen: bool) -> dict:
         """What the round cost (observe.unowned) and, for epoch groups, who held it up
@@ -398,6 +412,17 @@ class RebalanceStory:
         slowest, after_ms, held_ms = self._behind.settle() if epochs else (None, None, None)
         return {**figures.fields(), "slowest_member": slowest, "slowest_member_ms": after_ms,
                 "slowest_member_held_ms": held_ms}
+
+
+def _unseen_round(generation: int, by: float, last_seen: int | None, now: int | None
+                  ) -> Rebalanced:
+    """A round the broker completed between two looks (classic: the generation went from
+    `last_seen` to `now`): it happened; when, how long and who took part are not known."""
+    return Rebalanced(
+        from_generation=generation - 1, to_generation=generation, started=None,
+        ended=iso_ts(by), members_before=None, members_after=None, moved_partitions=None,
+        reason=f"not seen: generation {last_seen} -> {now} between two looks",
+        seen=False, **UNKNOWN_DURATION.fields())
 
 
 _HANDLERS: dict[type, Callable[..., list[Event]]] = {
