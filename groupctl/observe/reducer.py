@@ -68,13 +68,14 @@ class GroupStatus:
     last_rebalance: dict | None = None
     timeline: deque = field(default_factory=lambda: deque(maxlen=TIMELINE))
     rebalances: int = 0
+    rebalances_lower_bound: bool = False   # rounds between two looks may be missing
     # the time spent rebalancing, over the rounds whose duration is known (`timed`); each
     # figure with the least and most it may be (most None: a round's is unbounded)
     rebalances_timed: int = 0
-    rebalancing_ms_total: int | None = None
-    rebalancing_ms_least: int | None = None
-    rebalancing_ms_most: int | None = None
-    rebalancing_ms_longest: int | None = None
+    rebalancing_ms_total: int = 0
+    rebalancing_ms_least: int = 0
+    rebalancing_ms_most: int | None = 0
+    rebalancing_ms_longest: int = 0
     changes: dict[str, int] = field(default_factory=dict)   # member key -> joins + leaves
     changed_at: float | None = None   # last change of state, members, generation or epochs
     active_at: float | None = None    # last event told of it, a first look (snapshot) aside
@@ -131,11 +132,13 @@ class GroupStatus:
 
     def summary(self) -> dict:
         """`watch`'s summary of the group."""
+        known = self.rebalances_timed > 0 or self.rebalances == 0   # none: exactly 0
         return {"group": self.group, "state": self.state, "rebalances": self.rebalances,
-                "rebalancing_ms_total": self.rebalancing_ms_total,
-                "rebalancing_ms_least": self.rebalancing_ms_least,
-                "rebalancing_ms_most": self.rebalancing_ms_most,
-                "rebalancing_ms_longest": self.rebalancing_ms_longest,
+                "rebalances_lower_bound": self.rebalances_lower_bound,
+                "rebalancing_ms_total": self.rebalancing_ms_total if known else None,
+                "rebalancing_ms_least": self.rebalancing_ms_least if known else None,
+                "rebalancing_ms_most": self.rebalancing_ms_most if known else None,
+                "rebalancing_ms_longest": self.rebalancing_ms_longest if known else None,
                 "rebalances_timed": self.rebalances_timed,
                 "rebalances_untimed": self.rebalances - self.rebalances_timed,
                 "flapping_members": self.flapping}
@@ -196,15 +199,21 @@ class GroupStatus:
         self.generation, self.protocol, self.leader = e["generation"], e.get("protocol"), e.get("leader")
 
     def _rebalance(self, e: dict) -> None:
-        after = e.get("assignments") or {m: None for m in e.get("members_after") or []}
-        old, tasks = self.members, e.get("tasks") or {}
-        self.members = {m: old.get(m) or MemberStatus(m) for m in after}
-        for mid, asg in after.items():
-            self.members[mid].assignment = asg
-            if mid in tasks:
-                self.members[mid].tasks = tasks[mid]
+        if e.get("members_after") is not None or e.get("assignments") is not None:
+            # members after it known (null: not known, which is no member gone)
+            after = e.get("assignments") or {m: None for m in e.get("members_after") or []}
+            old, tasks = self.members, e.get("tasks") or {}
+            self.members = {m: old.get(m) or MemberStatus(m) for m in after}
+            for mid, asg in after.items():
+                self.members[mid].assignment = asg
+                if mid in tasks:
+                    self.members[mid].tasks = tasks[mid]
         if self.epochs is None:
             self.generation = e.get("to_generation")
+            if self.type == "classic" and e.get("to_generation") is None:
+                # its members report no generation (librdkafka's eager assignors): a round
+                # begun and over between two looks is not seen, the count is a lower bound
+                self.rebalances_lower_bound = True
         self.last_rebalance = e
         self.timeline.append(e)
         if self.epochs is not None:   # an epoch group's rebalance: every member at its target
@@ -220,15 +229,12 @@ class GroupStatus:
         ms, least, most = duration_of(e)
         if ms is None:
             return
-        if self.rebalances_timed == 0:
-            self.rebalancing_ms_total = self.rebalancing_ms_least = self.rebalancing_ms_longest = 0
-            self.rebalancing_ms_most = 0
         self.rebalances_timed += 1
-        self.rebalancing_ms_total = (self.rebalancing_ms_total or 0) + ms
-        self.rebalancing_ms_least = (self.rebalancing_ms_least or 0) + (least or 0)
+        self.rebalancing_ms_total += ms
+        self.rebalancing_ms_least += least or 0
         self.rebalancing_ms_most = None if most is None or self.rebalancing_ms_most is None \
             else self.rebalancing_ms_most + most
-        self.rebalancing_ms_longest = max(self.rebalancing_ms_longest or 0, ms)
+        self.rebalancing_ms_longest = max(self.rebalancing_ms_longest, ms)
 
     def _count_in_window(self, ended: float | None) -> None:
         if ended is None:

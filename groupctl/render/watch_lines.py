@@ -168,7 +168,11 @@ _PLAIN = {
 def summary_line(s: dict) -> str:
     """The end of a watch, one line per group."""
     flapping = ", ".join(s["flapping_members"]) or "none"
-    return (f"summary {s['group']}: {plural(s['rebalances'], 'rebalance')}, "
+    at_least = ("at least " if s.get("rebalances_lower_bound") else "")
+    return (f"summary {s['group']}: {at_least}{plural(s['rebalances'], 'rebalance')}"
+            + (" (its members report no generation: a round begun and over between two "
+               "looks is not seen; --source records counts every one)" if at_least else "")
+            + f", "
             f"{_time_rebalancing(s)}, state {show(s['state'])}, flapping members: {flapping}")
 
 
@@ -180,7 +184,7 @@ def _time_rebalancing(s: dict) -> str:
     total, n = s.get("rebalancing_ms_total"), s.get("rebalances")
     timed = s.get("rebalances_timed", n if total is not None else 0)
     if not timed:
-        return "time rebalancing - (no duration known)" if n else "0 ms rebalancing"
+        return "time rebalancing - (no duration known)" if n else "0 ms rebalancing (longest 0 ms)"
     least, most = s.get("rebalancing_ms_least", total), s.get("rebalancing_ms_most", total)
     text = f"{total} ms rebalancing"
     if (least, most) != (total, total):

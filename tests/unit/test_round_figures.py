@@ -233,3 +233,34 @@ def test_no_unseen_round_where_none_was_missed():
     w.look(2.0, GroupDescription("g", type="consumer", state="Stable", group_epoch=6,
                                  assignment_epoch=6, members=[m("a", 0)]))
     assert [r["seen"] for r in w.rebalances()] == [True]
+
+
+def test_a_round_of_unknown_members_keeps_the_members_known():
+    """An unseen round's members are not known: the live view keeps those it knew (it
+    showed none until the next round was told)."""
+    w = Watch()
+    w.look(1.0, classic("Stable", 3, m("a", 0, 1), m("b")))
+    w.tell({"event": "rebalance", "from_generation": 3, "to_generation": 4, "started": None,
+            "ended": "1970-01-01T00:00:02.000Z", "members_before": None, "members_after": None,
+            "reason": None, "seen": False}, 2.0)
+    status = w.reducer.groups["g"]
+    assert sorted(status.members) == ["a", "b"] and status.generation == 4
+
+
+def test_a_count_of_rounds_describe_cannot_all_see_says_at_least():
+    """librdkafka's eager members report no generation: a round begun and over between
+    two looks leaves no trace in describe (force-rebalance x5 on the lab broker: 5
+    Stabilized lines, one round seen). The summary says the count is a lower bound."""
+    w = Watch()
+    w.look(1.0, classic("Stable", None, m("a", 0, 1), m("b")))
+    w.look(2.0, classic("PreparingRebalance", None, m("a"), m("b")))
+    w.look(3.0, classic("Stable", None, m("a", 0), m("b", 1)))
+    s = w.reducer.groups["g"].summary()
+    assert s["rebalances"] == 1 and s["rebalances_lower_bound"] is True
+    assert summary_line(s).startswith("summary g: at least 1 rebalance (its members report no "
+                                      "generation: a round begun and over between two looks "
+                                      "is not seen; --source records counts every one), ")
+    w = Watch()
+    w.look(1.0, classic("Stable", 3, m("a", 0, 1), m("b")))
+    w.look(2.0, classic("Stable", 4, m("a", 0), m("b", 1)))
+    assert w.reducer.groups["g"].summary()["rebalances_lower_bound"] is False
