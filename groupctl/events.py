@@ -59,7 +59,7 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "member_left": ("member_id", "instance_id", "client_id", "host"),
     "assignment": ("member_id", "generation", "assigned", "added", "revoked"),
     "rebalance": ("from_generation", "to_generation", "started", "ended", "duration_ms",
-                  "members_before", "members_after", "moved_partitions", "reason",
+                  "duration_basis", "duration_min_ms", "duration_max_ms", "members_before", "members_after", "moved_partitions", "reason",
                   "unowned_partition_ms", "unowned_partitions_max_ms", "unowned_basis",
                   "slowest_member", "slowest_member_ms", "slowest_member_held_ms"),
     "probe": ("action", "member_id", "generation", "error"),
@@ -108,7 +108,7 @@ def duration_of(rebalance: Mapping) -> tuple[int | None, int | None, int | None]
     ms = rebalance.get("duration_ms")
     if ms is None:
         return None, None, None
-    if "duration_basis" in rebalance:
+    if rebalance.get("duration_basis") is not None:
         return ms, rebalance.get("duration_min_ms"), rebalance.get("duration_max_ms")
     if rebalance.get("duration_is_lower_bound"):
         return ms, ms, None

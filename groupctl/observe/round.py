@@ -26,6 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from ..events import Rebalanced, iso_ts
+
 
 class RoundState(str, Enum):
     SETTLED = "settled"                     # no round under way
@@ -182,10 +184,41 @@ class RoundClock:
             return Duration.at_least(low)
         return Duration.between(low, _ms(ended - before))
 
+    def settle_round(self, ended: float) -> tuple[float | None, Duration, bool]:
+        """settle(), with when a look saw the round begin (None: none did, or the look
+        that showed it begun showed it over) and whether its start went unseen."""
+        unseen = self.start_unseen
+        began = self.first_look if self.state == RoundState.SEEN_STARTING else None
+        duration = self.settle(ended)
+        return (None if began == ended else began), duration, unseen
+
     def undo(self) -> None:
         """The round came to nothing (a new coordinator loaded the group as before it)."""
         if self.state != RoundState.SETTLED:
             self._move(RoundState.SETTLED)
+
+
+@dataclass(frozen=True)
+class SettledRound:
+    """How a settled round is told (story.RebalanceStory._settle)."""
+    mark: int | None
+    started: float | None = None
+    ended: float | None = None
+    reason: str | None = None
+    epochs: tuple | None = None       # epoch groups: (group epoch, assignment epoch)
+    announce: bool = True             # tell `generation` / `epoch` here
+    members_told: bool = False        # joins, leaves, assignments told as they converged
+    own_id: str | None = None         # the observer's own member: its assignment told elsewhere
+    keep_round: bool = False          # the caller named the round: the next may have begun
+
+    def timed(self, clock: RoundClock, ended: float) -> tuple[float | None, Duration, bool]:
+        """(seen starting at, its duration, its start unseen). A caller that names the
+        round gives its own start (the probe's member: exact) and may follow the next
+        round already: the clock is left as it is; a look's round settles on `clock`."""
+        if self.keep_round:
+            return self.started, UNKNOWN_DURATION if self.started is None else Duration.exact(
+                _ms(ended - self.started)), False
+        return clock.settle_round(ended)
 
 
 def unseen_generations(before: int | None, after: int | None) -> list[int]:
@@ -195,3 +228,14 @@ def unseen_generations(before: int | None, after: int | None) -> list[int]:
     if before is None or after is None or after - before <= 1:
         return []
     return list(range(before + 1, after))
+
+
+def unseen_round(generation: int, by: float, last_seen: int | None, now: int | None
+                  ) -> Rebalanced:
+    """A round the broker completed between two looks (classic: the generation went from
+    `last_seen` to `now`): it happened; when, how long and who took part are not known."""
+    return Rebalanced(
+        from_generation=generation - 1, to_generation=generation, started=None,
+        ended=iso_ts(by), members_before=None, members_after=None, moved_partitions=None,
+        reason=f"not seen: generation {last_seen} -> {now} between two looks",
+        seen=False, **UNKNOWN_DURATION.fields())

@@ -17,10 +17,10 @@ RebalanceStory, so they tell the same story the same way:
 - once a Stable / Empty group shows a generation or epoch not seen yet (epoch groups: every
   member at its target), the settled round: `generation` (classic), `member_joined` /
   `member_left`, per-member `assignment` diffs and one `rebalance` with `moved_partitions`
-  when both sides' assignments are known and the reason (reasons.explain).
-  A round whose start was not seen (under way at the first look, or begun in a gap) has
-  `started` null and a `duration_ms` from the first look that showed it, flagged
-  `duration_is_lower_bound`.
+  when both sides' assignments are known and the reason (reasons.explain). The round's
+  life and its duration's basis (exact / interval / lower bound / unknown) are
+  observe.round's; a classic generation that moved on by more than one tells each round
+  in between (observe.round.unseen_round).
   A round seen starting whose coordinator then went (a gap in contact) and that the next
   look shows undone (the generation, members and assignments of before: the new
   coordinator loaded the group's last stored generation) is no rebalance: only its
@@ -52,7 +52,7 @@ from .model import (CLASSIC, CONSUMER, DEAD, REBALANCING_STATES, SETTLED_STATES,
 from .story_stale import (DEFER, RESTORE, SETTLE_HELD, Kept, StaleView, coordinator_id,
                           shape)
 from .reasons import explain
-from .round import UNKNOWN_DURATION, Duration, RoundClock, RoundState, unseen_generations
+from .round import RoundClock, RoundState, SettledRound, unseen_generations, unseen_round
 from .unowned import UnownedPartitions
 from .story_data import (  # noqa: F401 - MemberSnapshot, task_set, task_dict re-exported
     MemberSnapshot, _assignment_changes, _converged, _has_tasks, _moved, _replaced_in_place,
@@ -69,20 +69,6 @@ class _Pending:
     reason: str | None
     leader_view: GroupDescription | None
     own_id: str | None
-
-
-@dataclass(frozen=True)
-class _Round:
-    """How a settled round is told (see _settle)."""
-    mark: int | None
-    started: float | None = None
-    ended: float | None = None
-    reason: str | None = None
-    epochs: tuple | None = None       # epoch groups: (group epoch, assignment epoch)
-    announce: bool = True             # tell `generation` / `epoch` here
-    members_told: bool = False        # joins, leaves, assignments told as they converged
-    own_id: str | None = None         # the observer's own member: its assignment told elsewhere
-    keep_round: bool = False          # the caller named the round: the next may have begun
 
 
 class RebalanceStory:
@@ -228,8 +214,8 @@ class RebalanceStory:
         return events
 
     @staticmethod
-    def _round_of(desc: GroupDescription, mark: int | None, at: float, told: bool) -> _Round:
-        return _Round(mark, ended=at, epochs=None if desc.group_epoch is None else (
+    def _round_of(desc: GroupDescription, mark: int | None, at: float, told: bool) -> SettledRound:
+        return SettledRound(mark, ended=at, epochs=None if desc.group_epoch is None else (
             desc.group_epoch, desc.assignment_epoch), announce=desc.group_epoch is None,
             members_told=told)
 
@@ -337,17 +323,17 @@ class RebalanceStory:
             after = replace(o.desc, members=[  # the leader's view of assignments is exact
                 replace(m, assignment=exact[m.member_id]) if m.member_id in exact else m
                 for m in o.desc.members])
-        return self._settle(after, _Round(o.generation, started=p.started, ended=p.ended,
+        return self._settle(after, SettledRound(o.generation, started=p.started, ended=p.ended,
                                           reason=p.reason, own_id=p.own_id, keep_round=True))
 
     # ---- a settled round ---------------------------------------------------------------------
-    def _settle(self, desc: GroupDescription | None, r: _Round) -> list[Event]:
+    def _settle(self, desc: GroupDescription | None, r: SettledRound) -> list[Event]:
         """Members and assignments from `desc` (None: not known). The reason is what
         changed between the members before and after (reasons.explain); `r.reason` (or one
         noticed) is how the observer noticed, used when the members are not known."""
         ended = self._clock() if r.ended is None else r.ended
         before, after = self._members, members_of(desc)
-        began, duration, unseen = self._timed(r, ended)
+        began, duration, unseen = r.timed(self._round, ended)
         events: list[Event] = []
         if EventKind.GENERATION not in self._elsewhere and r.announce:
             if r.epochs is not None:
@@ -365,7 +351,7 @@ class RebalanceStory:
         hidden = [] if r.epochs is not None or r.keep_round else unseen_generations(
             self._generation, r.mark)
         if hidden:   # rounds the broker completed between two looks: told, figures unknown
-            events += [_unseen_round(g, ended, self._generation, r.mark) for g in hidden]
+            events += [unseen_round(g, ended, self._generation, r.mark) for g in hidden]
             before = None   # the members at the generation before this round: not seen
         summary: dict[str, Any] = dict(
             from_generation=hidden[-1] if hidden else self._generation, to_generation=r.mark,
@@ -386,22 +372,6 @@ class RebalanceStory:
             self._reason = None
         return events
 
-    def _timed(self, r: _Round, ended: float) -> tuple[float | None, Duration, bool]:
-        """When the round was seen starting (None: not seen), its duration, and whether
-        its start went unseen. A caller that names the round gives its own start (the
-        probe's member: exact) and may already follow the next round: the clock is left
-        as it is; a look's round is settled on the clock (observe.round)."""
-        if r.keep_round:
-            if r.started is None:
-                return None, UNKNOWN_DURATION, False
-            return r.started, Duration.exact(int(round((ended - r.started) * 1000))), False
-        unseen = self._round.start_unseen
-        began = self._round.first_look if self._round.state == RoundState.SEEN_STARTING \
-            else None
-        if began == ended:
-            began = None   # begun and over between two looks: its start not seen
-        return began, self._round.settle(ended), unseen
-
     def _cost(self, desc: GroupDescription | None, after, ended: float, unseen: bool) -> dict:
         """What the round cost (observe.unowned) and, for epoch groups, who held it up
         (observe.convergence.Behind); classic groups: no member's own progress is seen."""
@@ -412,17 +382,6 @@ class RebalanceStory:
         slowest, after_ms, held_ms = self._behind.settle() if epochs else (None, None, None)
         return {**figures.fields(), "slowest_member": slowest, "slowest_member_ms": after_ms,
                 "slowest_member_held_ms": held_ms}
-
-
-def _unseen_round(generation: int, by: float, last_seen: int | None, now: int | None
-                  ) -> Rebalanced:
-    """A round the broker completed between two looks (classic: the generation went from
-    `last_seen` to `now`): it happened; when, how long and who took part are not known."""
-    return Rebalanced(
-        from_generation=generation - 1, to_generation=generation, started=None,
-        ended=iso_ts(by), members_before=None, members_after=None, moved_partitions=None,
-        reason=f"not seen: generation {last_seen} -> {now} between two looks",
-        seen=False, **UNKNOWN_DURATION.fields())
 
 
 _HANDLERS: dict[type, Callable[..., list[Event]]] = {
