@@ -167,7 +167,9 @@ class GroupStatus:
                 has_target=target is not None and self.group_epoch is not None)
 
     def _state(self, e: dict) -> None:
-        self.state, self.member_state = e["state"], e.get("member_state")
+        self.state = e["state"]
+        if e.get("member_state") is not None:   # the probe's member's; a look has none
+            self.member_state = e["member_state"]
         if self.state == "Dead":   # gone: a group created again starts from nothing
             self.members, self.generation, self.protocol, self.leader = {}, None, None, None
             self.group_epoch = self.assignment_epoch = self.type = None
@@ -249,6 +251,8 @@ class GroupStatus:
         table's: the probe tells it first-hand."""
         mid = e.get("member_id")
         if "target" not in e and (mid is None or mid == self.probe_member):
+            if e.get("member_epoch") is not None:   # a KIP-848 probe's own: its epoch now
+                self.member_epoch = e["member_epoch"]
             return
         if mid is None:   # another member's event names it; nothing to show it under
             return

@@ -264,3 +264,21 @@ def test_a_count_of_rounds_describe_cannot_all_see_says_at_least():
     w.look(1.0, classic("Stable", 3, m("a", 0, 1), m("b")))
     w.look(2.0, classic("Stable", 4, m("a", 0), m("b", 1)))
     assert w.reducer.groups["g"].summary()["rebalances_lower_bound"] is False
+
+
+def test_the_kip848_probes_own_view_follows_its_member():
+    """`join --watch` of a KIP-848 group showed member epoch 32 and state `-` while the
+    broker had the probe at 35: a look's `state` event wiped the member's state, and the
+    member's own assignment events (at its new epoch) did not move the epoch."""
+    r = Reducer()
+
+    def tell(body):
+        return r.apply(envelope(body, group="g", cluster=None, source="probe"))
+
+    tell({"event": "probe", "action": "joined", "member_id": "p", "member_epoch": 32})
+    tell({"event": "probe", "action": "acknowledged", "member_id": "p", "member_epoch": 32})
+    s = tell({"event": "state", "state": "Reconciling", "previous": "Stable"})
+    assert (s.member_state, s.member_epoch) == ("STABLE", 32)
+    s = tell({"event": "assignment", "member_id": "p", "member_epoch": 35, "assigned": [],
+              "added": [], "revoked": []})
+    assert (s.member_state, s.member_epoch) == ("STABLE", 35)
