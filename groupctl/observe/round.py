@@ -167,8 +167,6 @@ class RoundClock:
         before_end = self.previous_look if latest == ended else (
             latest if latest is not None and latest < ended else None)
         if self.state == RoundState.SETTLED:   # began and ended between two looks
-            if self.changes_only:
-                return Duration.exact(0)   # ... at the one moment of one change
             return UNKNOWN_DURATION if before_end is None else Duration.between(
                 0, _ms(ended - before_end))
         start, before = self.first_look, self.look_before
