@@ -166,11 +166,16 @@ class RoundClock:
         latest = self.last_look
         before_end = self.previous_look if latest == ended else (
             latest if latest is not None and latest < ended else None)
-        if self.state == RoundState.SETTLED:   # began and ended between two looks
-            return UNKNOWN_DURATION if before_end is None else Duration.between(
-                0, _ms(ended - before_end))
+        # begun and over between the look before and this one
+        between_looks = UNKNOWN_DURATION if before_end is None or before_end >= ended \
+            else Duration.between(0, _ms(ended - before_end))
+        if self.state == RoundState.SETTLED:
+            return between_looks
         start, before = self.first_look, self.look_before
         assert start is not None
+        if self.changes_only and start == ended:   # one change shows it begun and over
+            self._move(RoundState.SETTLED)
+            return between_looks
         if self.changes_only:   # began at its first look, ended at this one
             self._move(RoundState.SETTLED)
             if before is None:

@@ -282,3 +282,20 @@ def test_the_kip848_probes_own_view_follows_its_member():
     s = tell({"event": "assignment", "member_id": "p", "member_epoch": 35, "assigned": [],
               "added": [], "revoked": []})
     assert (s.member_state, s.member_epoch) == ("STABLE", 35)
+
+
+def test_one_record_showing_a_round_begun_and_over_is_no_0_ms():
+    """history of a KIP-848 group on the lab broker: its first round (join at .186, bump
+    at .260, target at .269 in the broker's log) came in one record batch and was told
+    `0 ms exact`; so was the last member's leave."""
+    w = Watch("records")
+    w.look(36.317, GroupDescription("g", type="consumer", state="Empty", group_epoch=0,
+                                    assignment_epoch=0, members=[]))
+    w.look(36.317, GroupDescription("g", type="consumer", state="Stable", group_epoch=2,
+                                    assignment_epoch=2, members=[m("a", 0)]))
+    w.look(40.0, GroupDescription("g", type="consumer", state="Stable", group_epoch=3,
+                                  assignment_epoch=3, members=[]))
+    first, last = w.rebalances()
+    assert (first["duration_ms"], first["duration_basis"]) == (None, "unknown")
+    assert (last["duration_basis"], last["duration_min_ms"], last["duration_max_ms"]) == (
+        "interval", 0, 3683)
