@@ -66,7 +66,9 @@ def record_episodes(events: DataFrame) -> DataFrame:
         "from_generation", F.col("generation").alias("to_generation"),
         F.coalesce("started", earliest, "ts").alias("started"), F.col("ts").alias("ended"),
         "reason", "members_before", F.col("members").alias("members_after"),
-        "moved_partitions", F.lit("stable").alias("outcome"), *COST_COLUMNS,
+        # a round that left the group with no member: `empty`, as the broker log's
+        "moved_partitions", F.when(F.col("members") == 0, F.lit("empty"))
+        .otherwise(F.lit("stable")).alias("outcome"), *COST_COLUMNS,
         F.col("duration_ms").alias("_rec_ms"),
         F.coalesce(F.col("source") == COORDINATOR_RECORDS, F.lit(False)).alias("_exact"),
         (F.col("started").isNotNull() | F.col("duration_ms").isNotNull()).alias("_start_known"))

@@ -12,6 +12,8 @@ broker: tests/fixtures/analyze/kafka4-server.log, and of this lab's refused KIP-
   leave (it was a 16 s "rebalance" blamed on the refused member);
 - a join and a leave within one millisecond are two rounds (they were two episodes both
   ending at the second epoch);
+- a round that left the group empty is `empty` from every witness (the records' one was
+  counted as a rebalance, the broker log's "is now empty" not);
 - members seen going: as the broker log says, else `left_or_failed`, each once;
 - rebalances_per_hour is a rate over the window the inputs observed the group.
 """
@@ -88,6 +90,10 @@ def test_rounds_once_across_witnesses_and_unknown_never_0(spark, tmp_path):
         *[_record("rec-g", f"2026-11-24T10:0{i}:00.000Z", source="records", started=None,
                   duration_ms=None, duration_basis="unknown", from_generation=i,
                   to_generation=i + 1) for i in range(1, 4)],
+        # ... and the generation that left it with no member ("is now empty"): no rebalance
+        _record("rec-g", "2026-11-24T10:04:00.000Z", source="records", started=None,
+                duration_ms=None, duration_basis="unknown", from_generation=4,
+                to_generation=5, members_after=[]),
         # members seen going: two only the records saw, one the broker log names too
         *[{"v": 1, "ts": "2026-11-24T10:03:00.000Z", "source": "records", "cluster": None,
            "group": "rec-g", "event": "member_left", "member_id": m, "client_id": m}
@@ -114,8 +120,8 @@ def test_rounds_once_across_witnesses_and_unknown_never_0(spark, tmp_path):
     assert metrics["cls-g"]["rebalances_per_hour"] == pytest.approx(3 / (720.45 / 3600), abs=1e-3)
 
     # no start, no duration: null everywhere, never 0
-    assert [(e["to_generation"], e["duration_ms"]) for e in episodes["rec-g"]] == [
-        (2, None), (3, None), (4, None)]
+    assert [(e["to_generation"], e["duration_ms"], e["outcome"]) for e in episodes["rec-g"]] == [
+        (2, None, "stable"), (3, None, "stable"), (4, None, "stable"), (5, None, "empty")]
     rec = metrics["rec-g"]
     assert (rec["rebalances"], rec["duration_ms_p50"], rec["duration_ms_p95"],
             rec["duration_ms_max"], rec["time_rebalancing_ms"], rec["rebalances_untimed"]) == (
