@@ -59,7 +59,7 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "member_left": ("member_id", "instance_id", "client_id", "host"),
     "assignment": ("member_id", "generation", "assigned", "added", "revoked"),
     "rebalance": ("from_generation", "to_generation", "started", "ended", "duration_ms",
-                  "members_before", "members_after", "moved_partitions", "reason",
+                  "duration_basis", "duration_min_ms", "duration_max_ms", "members_before", "members_after", "moved_partitions", "reason",
                   "unowned_partition_ms", "unowned_partitions_max_ms", "unowned_basis",
                   "slowest_member", "slowest_member_ms", "slowest_member_held_ms"),
     "probe": ("action", "member_id", "generation", "error"),
@@ -99,6 +99,20 @@ def envelope(body: "Event | dict", *, group: str, cluster: str | None, source: s
         if name not in out:
             out[name] = value
     return out
+
+
+def duration_of(rebalance: Mapping) -> tuple[int | None, int | None, int | None]:
+    """A `rebalance` record's duration as (figure, least, most) in ms, None where not
+    known (`most` None: not bounded above). Records written before the duration's basis
+    was told give their `duration_ms` as exact, or as a lower bound when flagged so."""
+    ms = rebalance.get("duration_ms")
+    if ms is None:
+        return None, None, None
+    if rebalance.get("duration_basis") is not None:
+        return ms, rebalance.get("duration_min_ms"), rebalance.get("duration_max_ms")
+    if rebalance.get("duration_is_lower_bound"):
+        return ms, ms, None
+    return ms, ms, ms
 
 
 def tp_list(mapping: Mapping[str, Iterable[int]] | None) -> list[dict] | None:
@@ -257,10 +271,19 @@ class TaskAssignmentChanged(AssignmentChanged):
 @dataclass(frozen=True)
 class Rebalanced(Event):
     """One rebalance, from the generation (or epoch) before to the one after; the extra field
-    `assignments` holds every member's assignment after it (null when unknown). When the
-    round's start was not seen (under way when the observer first looked, or begun during
-    a gap in contact) `started` is null and `duration_ms` counts from the first look that
-    showed it: a lower bound, said by `duration_is_lower_bound` (an extra field).
+    `assignments` holds every member's assignment after it (null when unknown). `started`
+    is when the observer saw it begin (null when it did not: under way at its first look,
+    begun during a gap in contact, or begun and ended between two looks).
+
+    Its duration (observe/round.py) with how it is known, `duration_basis`: "exact" (the
+    probe's own member's times; the broker's), "interval" (both ends seen by looks: the
+    true duration lies in `duration_min_ms`..`duration_max_ms`, `duration_ms` is the
+    middle), "lower_bound" (under way at the first look: at least `duration_ms`,
+    `duration_max_ms` null; `duration_is_lower_bound` says so too), "unknown" (every
+    duration field null: a coordinator's record holds no start; a round not seen at all).
+    `seen` is false for a round the broker completed between two looks (a classic
+    generation that moved on by more than one): it is told so that every round counts,
+    and all it is known by is its generations.
 
     What it cost: `unowned_partition_ms` (the sum over
     partitions of the time between leaving one member and reaching the next),
@@ -282,13 +305,17 @@ class Rebalanced(Event):
     to_generation: int | None
     started: str | None
     ended: str
-    duration_ms: int
     members_before: list[str] | None
     members_after: list[str] | None
     moved_partitions: int | None
     reason: str | None
+    duration_ms: int | None = None
+    duration_min_ms: int | None = None
+    duration_max_ms: int | None = None
+    duration_basis: str | None = "unknown"
     assignments: dict[str, list[dict] | None] | None = None
     duration_is_lower_bound: bool = False
+    seen: bool = True
     unowned_partition_ms: int | None = None
     unowned_partitions_max_ms: int | None = None
     unowned_basis: str | None = None

@@ -20,7 +20,10 @@ episode of the same round what the records do not hold: the reason (KIP-800: the
 broker's words and the client's own reason), the trigger member, the coordinator, and a
 classic round's start (the records hold only its end).
 A records or client episode with no generation (a watcher that could not know it) is kept
-unless a better witness's episode of the same group overlaps it in time.
+unless a better witness's episode of the same group overlaps it in time, or ends up to
+LOOK_SLACK_MS before the earliest start it allows (a look sees a round's end up to one
+describe interval late). A record's own duration stands (null when unknown: never the 0
+of an unknown start).
 """
 from __future__ import annotations
 
@@ -39,6 +42,7 @@ OTHER_RECORDS, CLIENTS = 2, 3     # the ranks of the others (WITNESSES order)
 RECORD_TYPE_HINT = {"epoch_bumped": "consumer", "generation": "classic"}
 CLASSIC_START = ("joining", "rejoin_requested", "rebalance_started")
 CLASSIC_END = ("synced", "assigned")
+LOOK_SLACK_MS = 1000   # watch's default describe interval
 
 
 def record_episodes(events: DataFrame) -> DataFrame:
@@ -53,18 +57,25 @@ def record_episodes(events: DataFrame) -> DataFrame:
     upto = (Window.partitionBy("group").orderBy("ts", rank, hint)
             .rowsBetween(Window.unboundedPreceding, 0))
     rec = rec.withColumn("_type", F.last(hint, ignorenulls=True).over(upto))
-    # a round already under way when the watch started: `started` unknown, the duration
-    # a lower bound (so is the start it gives)
-    lower_bound = F.timestamp_millis(F.unix_millis("ts") - F.col("duration_ms"))
+    # a round whose start no look saw: from the earliest start its duration allows (the
+    # most it may have taken; a lower bound's: the latest start), else its end
+    earliest = F.timestamp_millis(F.unix_millis("ts") - F.coalesce("duration_max_ms",
+                                                                   "duration_ms"))
     ep = rec.filter(kind == "rebalance").select(
         "group", F.coalesce("_type", F.lit("classic")).alias("group_type"),
         "from_generation", F.col("generation").alias("to_generation"),
-        F.coalesce("started", lower_bound, "ts").alias("started"), F.col("ts").alias("ended"),
+        F.coalesce("started", earliest, "ts").alias("started"), F.col("ts").alias("ended"),
         "reason", "members_before", F.col("members").alias("members_after"),
-        "moved_partitions", F.lit("stable").alias("outcome"), *COST_COLUMNS,
+        # a round that left the group with no member: `empty`, as the broker log's
+        "moved_partitions", F.when(F.col("members") == 0, F.lit("empty"))
+        .otherwise(F.lit("stable")).alias("outcome"), *COST_COLUMNS,
+        F.col("duration_ms").alias("_rec_ms"),
         F.coalesce(F.col("source") == COORDINATOR_RECORDS, F.lit(False)).alias("_exact"),
         (F.col("started").isNotNull() | F.col("duration_ms").isNotNull()).alias("_start_known"))
-    return finish_episodes(ep, keep=("_exact", "_start_known"))
+    # the record's own duration: exact, the middle of its looks' interval, a lower bound,
+    # or null (unknown: never the 0 its start and end would give)
+    return finish_episodes(ep, keep=("_exact", "_start_known", "_rec_ms")) \
+        .withColumn("duration_ms", F.col("_rec_ms"))
 
 
 def with_broker_reasons(exact: DataFrame, broker: DataFrame) -> DataFrame:
@@ -76,15 +87,19 @@ def with_broker_reasons(exact: DataFrame, broker: DataFrame) -> DataFrame:
         F.col("trigger_member").alias("_b_trigger"), F.col("broker").alias("_b_broker"),
         F.col("started").alias("_b_started"))
     ep = exact.join(said, ["group", "group_type", "to_generation"], "left")
-    start = F.when(~F.col("_start_known") & (F.col("_b_started") <= F.col("ended")),
-                   F.col("_b_started")).otherwise(F.col("started"))
+    from_broker = ~F.col("_start_known") & (F.col("_b_started") <= F.col("ended"))
     ep = ep.withColumns({
         "reason": F.coalesce("_b_reason", "reason"),
         "trigger_member": F.coalesce("_b_trigger", trigger_member(F.col("reason"))),
         "broker": F.coalesce("_b_broker", "broker"),
-        "started": start,
+        "started": F.when(from_broker, F.col("_b_started")).otherwise(F.col("started")),
+        "_timed": F.coalesce(F.col("_start_known") | from_broker, F.lit(False)),
     })
-    return finish_episodes(ep.drop("duration_ms", "reason_kind", "trigger_client"))
+    ep = finish_episodes(ep.drop("duration_ms", "reason_kind", "trigger_client"),
+                         keep=("_timed", "_rec_ms"))
+    # a start from neither the records nor the broker log: its duration not known
+    return ep.withColumn("duration_ms", F.when(F.col("_timed"), F.col("duration_ms"))
+                         .otherwise(F.col("_rec_ms"))).select(*EPISODE_COLUMNS)
 
 
 def _classic_client_rounds(events: DataFrame) -> DataFrame:
@@ -177,9 +192,12 @@ def once(every: DataFrame) -> DataFrame:
     unknown = every.filter(F.col("to_generation").isNull() & (F.col("_witness") > BROKER))
     better = known.select("group", F.col("started").alias("_s"), F.col("ended").alias("_e"),
                           F.col("_witness").alias("_w"))
+    # a look sees a round's end up to one describe interval after it (records written
+    # before a look's interval was told give no earlier start)
+    seen_from = F.timestamp_millis(F.unix_millis(unknown["started"]) - LOOK_SLACK_MS)
     unknown = unknown.join(better, (unknown["group"] == better["group"])
                            & (better["_w"] < unknown["_witness"])
-                           & (unknown["started"] <= better["_e"])
+                           & (seen_from <= better["_e"])
                            & (unknown["ended"] >= better["_s"]), "left_anti")
     broker_unknown = every.filter(F.col("to_generation").isNull()
                                   & (F.col("_witness") <= BROKER))

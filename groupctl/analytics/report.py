@@ -95,8 +95,12 @@ def _cost(e: dict) -> list[str]:
 
 def duration_figure(episodes: list[dict]) -> dict:
     done = [e["duration_ms"] for e in episodes if e["outcome"] == "stable"]
-    return {"data": [{"type": "histogram", "x": done, "nbinsx": 40, "name": "rebalances"}],
-            "layout": {"template": _template(), "title": {"text": "Rebalance durations (ms)"},
+    known = [ms for ms in done if ms is not None]   # an unknown duration is no 0
+    title = "Rebalance durations (ms)" + (
+        f" of {len(known)} of {len(done)} rebalances ({len(done) - len(known)} of unknown "
+        "duration)" if len(known) < len(done) else "")
+    return {"data": [{"type": "histogram", "x": known, "nbinsx": 40, "name": "rebalances"}],
+            "layout": {"template": _template(), "title": {"text": title},
                        "xaxis": {"title": {"text": "ms"}},
                        "yaxis": {"title": {"text": "rebalances"}}, "height": 320}}
 
@@ -123,8 +127,9 @@ def write_report(path: Path, collected: dict[str, list[dict]], title: str) -> Pa
     durations = pio.to_html(duration_figure(episodes), validate=False, full_html=False,
                             include_plotlyjs=False, div_id="durations")
     metric_cols = ["group", "type", "rebalances", "failed_members", "left_members",
-                   "duration_ms_p50", "duration_ms_p95", "duration_ms_max", "storms",
-                   "top_reason", "rebalances_per_hour", "time_rebalancing_ms",
+                   "left_or_failed_members", "duration_ms_p50", "duration_ms_p95",
+                   "duration_ms_max", "storms", "top_reason", "rebalances_per_hour",
+                   "time_rebalancing_ms", "rebalances_untimed",
                    "unowned_partition_ms_total", "client_unowned_partition_ms_total"]
     storm_cols = ["group", "storm", "started", "ended", "rebalances", "top_reason"]
     move_cols = ["group", "ts", "from_broker", "to_broker", "last_on_old", "members"]

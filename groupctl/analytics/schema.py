@@ -52,6 +52,8 @@ EVENT_SCHEMA = T.StructType([
     T.StructField("group_type", T.StringType()),
     T.StructField("partitions", T.StringType()),
     T.StructField("duration_ms", T.LongType()),
+    # a §4 `rebalance` record's: the most its duration may be (null: not bounded above)
+    T.StructField("duration_max_ms", T.LongType()),
     T.StructField("moved_partitions", T.IntegerType()),
     T.StructField("file", T.StringType()),
     # a `rebalance` event record's own start, first generation / epoch and members before
@@ -79,10 +81,10 @@ GROUP_METRIC_COLUMNS = (
     "duration_ms_p95", "duration_ms_max", "storms", "top_reason", "rebalances_per_hour",
     "time_rebalancing_ms", "flapping_members", "group_epoch", "max_generation",
     "first_seen", "last_seen", "errors", "unowned_partition_ms_total",
-    "client_unowned_partition_ms_total",
+    "client_unowned_partition_ms_total", "rebalances_untimed", "left_or_failed_members",
 )
 HOURLY_COLUMNS = ("group", "hour", "rebalances", "duration_ms_p50", "duration_ms_p95",
-                  "duration_ms_max", "time_rebalancing_ms")
+                  "duration_ms_max", "time_rebalancing_ms", "rebalances_untimed")
 STORM_COLUMNS = ("group", "storm", "started", "ended", "rebalances", "top_reason")
 FLAPPING_COLUMNS = ("group", "client", "joins", "leaves", "failures")
 MEMBER_COLUMNS = ("group", "member", "client", "outcome", "ts", "reason")

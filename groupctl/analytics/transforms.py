@@ -127,6 +127,14 @@ def consumer_episodes(events: DataFrame) -> DataFrame:
     rank = (F.when(F.col("kind") == "target_computed", 2)
             .when(F.col("kind") == "epoch_bumped", 1).otherwise(0))
     order = Window.partitionBy("group").orderBy("ts", rank)
+    ev = _without_rejected_joins(ev, order)
+    # ... and within a millisecond, by the epoch each line belongs to (a member change:
+    # its bump's): a join and a leave in one millisecond logged the first epoch's target
+    # after the leave, and the two episodes both ended at the second epoch
+    next_bump = F.first(F.when(F.col("kind") == "epoch_bumped", F.col("epoch")),
+                        ignorenulls=True).over(order.rowsBetween(0, Window.unboundedFollowing))
+    ev = ev.withColumn("_epoch_of", F.coalesce(F.col("epoch"), next_bump))
+    order = Window.partitionBy("group").orderBy("ts", "_epoch_of", rank)
     before = order.rowsBetween(Window.unboundedPreceding, -1)
     upto = order.rowsBetween(Window.unboundedPreceding, 0)
     delta = (F.when(F.col("kind") == "member_joined", 1)
@@ -181,19 +189,53 @@ def consumer_episodes(events: DataFrame) -> DataFrame:
     return finish_episodes(ep)
 
 
+def _without_rejected_joins(ev: DataFrame, order) -> DataFrame:
+    """A member's join line the broker followed with no epoch bump (the join it refused:
+    INVALID_REGULAR_EXPRESSION, an unknown assignor, ...) before the group's next member
+    or target line: no member joined, no round began (it became a 16 s "rebalance" from
+    the refused join to the next real round, blamed on the refused member). Joins within
+    one millisecond sort before their bumps: a join's own bump may follow another's."""
+    after = order.rowsBetween(1, Window.unboundedFollowing)
+    ev = ev.withColumn("_seq", F.row_number().over(order))
+    kind = F.col("kind")
+    first = lambda cond: F.min(F.when(cond, F.col("_seq"))).over(after)  # noqa: E731
+    ev = ev.withColumns({
+        "_next_bump": first(kind == "epoch_bumped"),
+        "_next_other": first(kind.isin("member_left", "member_fenced", "member_failed",
+                                       "target_computed")),
+        "_next_join": F.min(F.when(kind == "member_joined", F.struct("_seq", "ts"))).over(after),
+    })
+    bump, other, join = F.col("_next_bump"), F.col("_next_other"), F.col("_next_join")
+    refused = (kind == "member_joined") & (
+        bump.isNull() | (other.isNotNull() & (other < bump))
+        | (join.isNotNull() & (join["_seq"] < bump) & (join["ts"] > F.col("ts"))))
+    return ev.filter(~refused).drop("_seq", "_next_bump", "_next_other", "_next_join")
+
+
 def broker_episodes(events: DataFrame) -> DataFrame:
     """The broker log's episodes (observed.witnessed adds the records' and the clients')."""
     return classic_episodes(events).unionByName(consumer_episodes(events))
 
 
 def member_outcomes(events: DataFrame) -> DataFrame:
-    """Members that left cleanly (LeaveGroup) vs failed (session timeout / fenced)."""
+    """Members that left cleanly (LeaveGroup) vs failed (session timeout / fenced), as the
+    broker log tells; a member only groupctl's records saw go (a `member_left` event) is
+    `left_or_failed`: a look cannot tell which. Each member once."""
     out = events.filter((F.col("source") == "broker-log")
                         & F.col("kind").isin("member_left", "member_failed", "member_fenced"))
-    return out.select(
+    told = out.select(
         "group", "member", F.coalesce("client", client_of(F.col("member"))).alias("client"),
         F.when(F.col("kind") == "member_left", F.lit("left")).otherwise(F.lit("failed"))
          .alias("outcome"), "ts", "reason").select(*MEMBER_COLUMNS)
+    seen = events.filter(~F.col("source").isin("broker-log", "client-log")
+                         & (F.col("kind") == "member_left") & F.col("member").isNotNull())
+    seen = (seen.join(told.select("group", "member"), ["group", "member"], "left_anti")
+            .groupBy("group", "member").agg(
+                F.first(F.coalesce("client", client_of(F.col("member"))), ignorenulls=True)
+                 .alias("client"), F.min("ts").alias("ts"))
+            .withColumns({"outcome": F.lit("left_or_failed"),
+                          "reason": F.lit(None).cast("string")}))
+    return told.unionByName(seen.select(*MEMBER_COLUMNS))
 
 
 def coordinator_moves(events: DataFrame) -> DataFrame:
@@ -271,13 +313,20 @@ def storm_table(marked: DataFrame) -> DataFrame:
 
 def hourly(episodes_df: DataFrame) -> DataFrame:
     done = episodes_df.filter(F.col("outcome") == "stable")
-    return (done.groupBy("group", F.date_trunc("hour", "started").alias("hour")).agg(
-        F.count("*").alias("rebalances"),
-        F.percentile_approx("duration_ms", 0.5).alias("duration_ms_p50"),
-        F.percentile_approx("duration_ms", 0.95).alias("duration_ms_p95"),
-        F.max("duration_ms").alias("duration_ms_max"),
-        F.sum("duration_ms").alias("time_rebalancing_ms"))
-            .select(*HOURLY_COLUMNS).orderBy("group", "hour"))
+    return (done.groupBy("group", F.date_trunc("hour", "started").alias("hour"))
+            .agg(*_duration_figures()).select(*HOURLY_COLUMNS).orderBy("group", "hour"))
+
+
+def _duration_figures() -> list[Column]:
+    """A set of rounds' count and durations: the percentiles, longest and total over the
+    rounds whose duration is known (null when none is, never 0), and how many are not
+    (`rebalances_untimed`: not in the total)."""
+    return [F.count("*").alias("rebalances"),
+            F.percentile_approx("duration_ms", 0.5).alias("duration_ms_p50"),
+            F.percentile_approx("duration_ms", 0.95).alias("duration_ms_p95"),
+            F.max("duration_ms").alias("duration_ms_max"),
+            F.sum("duration_ms").alias("time_rebalancing_ms"),
+            F.sum(F.col("duration_ms").isNull().cast("int")).alias("rebalances_untimed")]
 
 
 def group_metrics(events: DataFrame, episodes_df: DataFrame, storms_df: DataFrame,
@@ -285,11 +334,7 @@ def group_metrics(events: DataFrame, episodes_df: DataFrame, storms_df: DataFram
     """One row per group: the fields of docs/commands/analyze.md first, then the extra metrics."""
     done = episodes_df.filter(F.col("outcome") == "stable")
     per = done.groupBy("group").agg(
-        F.count("*").alias("rebalances"),
-        F.percentile_approx("duration_ms", 0.5).alias("duration_ms_p50"),
-        F.percentile_approx("duration_ms", 0.95).alias("duration_ms_p95"),
-        F.max("duration_ms").alias("duration_ms_max"),
-        F.sum("duration_ms").alias("time_rebalancing_ms"),
+        *_duration_figures(),
         F.sum("unowned_partition_ms").alias("unowned_partition_ms_total"),
         F.sum("client_unowned_partition_ms").alias("client_unowned_partition_ms_total"))
     reasons = done.groupBy("group", "reason_kind").count()
@@ -311,13 +356,15 @@ def group_metrics(events: DataFrame, episodes_df: DataFrame, storms_df: DataFram
          .alias("declared_type"))
     failed = outcomes_df.groupBy("group").agg(
         F.sum((F.col("outcome") == "failed").cast("int")).alias("failed_members"),
-        F.sum((F.col("outcome") == "left").cast("int")).alias("left_members"))
+        F.sum((F.col("outcome") == "left").cast("int")).alias("left_members"),
+        F.sum((F.col("outcome") == "left_or_failed").cast("int"))
+         .alias("left_or_failed_members"))
     n_storms = storms_df.groupBy("group").agg(F.count("*").alias("storms"))
     n_flap = flapping_df.groupBy("group").agg(F.count("*").alias("flapping_members"))
     out = (seen.join(per, "group", "left").join(top, "group", "left")
            .join(failed, "group", "left").join(n_storms, "group", "left")
            .join(n_flap, "group", "left"))
-    span_h = (F.unix_seconds("last_seen") - F.unix_seconds("first_seen")) / 3600.0
+    span_h = (F.unix_millis("last_seen") - F.unix_millis("first_seen")) / 3_600_000.0
     zero = F.lit(0)
     out = out.withColumns({
         "type": F.coalesce(F.col("declared_type"), F.when(F.col("has_epoch") == 1, "consumer"),
@@ -325,10 +372,15 @@ def group_metrics(events: DataFrame, episodes_df: DataFrame, storms_df: DataFram
         "rebalances": F.coalesce("rebalances", zero),
         "failed_members": F.coalesce("failed_members", zero),
         "left_members": F.coalesce("left_members", zero),
+        "left_or_failed_members": F.coalesce("left_or_failed_members", zero),
         "storms": F.coalesce("storms", zero),
         "flapping_members": F.coalesce("flapping_members", zero),
-        "time_rebalancing_ms": F.coalesce("time_rebalancing_ms", zero.cast("long")),
+        "rebalances_untimed": F.coalesce("rebalances_untimed", zero),
+        # no rebalance: no time; rebalances none of whose durations is known: null
+        "time_rebalancing_ms": F.when(F.col("rebalances") == 0, zero.cast("long"))
+                                .otherwise(F.col("time_rebalancing_ms")),
     })
-    out = out.withColumn("rebalances_per_hour",
-                         F.round(F.col("rebalances") / F.greatest(span_h, F.lit(1.0)), 3))
+    # a rate over the window the inputs observed the group (null when that is no time)
+    out = out.withColumn("rebalances_per_hour", F.when(span_h > 0, F.round(
+        F.col("rebalances") / span_h, 3)))
     return out.select(*GROUP_METRIC_COLUMNS).orderBy(F.desc("rebalances"), "group")

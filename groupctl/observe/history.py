@@ -35,6 +35,7 @@ from .model import CLASSIC, coordinator_partition
 from .observations import Seen
 from .records import coordinator_batches
 from .replay import replay
+from .round import UNKNOWN_DURATION
 from .story import RebalanceStory
 
 TOPIC = "__consumer_offsets"
@@ -319,7 +320,7 @@ def amend_from_records(event: dict, desc) -> dict:
     if desc.type == CLASSIC:
         if event["event"] == "rebalance":
             event["started"] = None
-            event["duration_ms"] = None
+            event.update(UNKNOWN_DURATION.fields())
         elif event["event"] == "generation" and event.get("leader") is None:
             event["leader"] = desc.extra.get("leader")
     return event

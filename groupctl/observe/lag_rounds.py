@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Callable
 
-from ..events import EventKind, iso_ts
+from ..events import EventKind, duration_of, iso_ts
 from .lag import GroupLag
 from .model import DEAD, REBALANCING_STATES
 from .reducer import Reducer, _seconds
@@ -66,11 +66,13 @@ class LagRounds:
     def _before(self, event: dict) -> None:
         ended = _seconds(event["ended"]) or 0.0
         started = _seconds(event.get("started"))
-        if started is None:
-            started = ended - (event.get("duration_ms") or 0) / 1000
+        if started is None:   # its earliest possible start, where its duration says it
+            ms, _, most = duration_of(event)
+            started = None if ms is None else ended - (ms if most is None else most) / 1000
         group = event["group"]
         known = self.at_start.pop(group, []) + list(self.reads.get(group, ()))
-        nearest = min(known, key=lambda r: abs(r[0] - started), default=None)
+        nearest = None if started is None else min(   # no start known: no read before it
+            known, key=lambda r: abs(r[0] - started), default=None)
         event["lag_before"] = None if nearest is None else nearest[1]
         event["lag_before_ts"] = None if nearest is None else iso_ts(nearest[0])
         event["lag_after"] = event["lag_after_ts"] = None

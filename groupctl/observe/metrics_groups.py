@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Callable, Iterable, Iterator
 
+from ..events import duration_of
 from .metrics_text import Family, Histogram, Sample, family_lines
 from .reasons import REASON_KINDS, kind as reason_kind
 from .reducer import GroupStatus, _seconds
@@ -221,9 +222,17 @@ def _seconds_of(field: str) -> Callable[[dict], float | None]:
     return value_of
 
 
+def _duration_seconds(e: dict) -> float | None:
+    """A rebalance's duration where it is known to an interval (exact, or the middle of
+    the looks' interval); none for a duration unknown or only bounded below."""
+    ms, _, most = duration_of(e)
+    return None if ms is None or most is None else ms / 1000
+
+
 rebalance_histogram("groupctl_group_rebalance_duration_seconds",
-                    "Duration of the group's rebalances", _seconds_of("duration_ms"),
-                    REBALANCE_BUCKETS)
+                    "Duration of the group's rebalances whose duration is known (exact, or "
+                    "the middle of the interval between the looks that saw it)",
+                    _duration_seconds, REBALANCE_BUCKETS)
 rebalance_histogram("groupctl_group_rebalance_slowest_member_seconds",
                     "How long after its target the slowest member of each rebalance caught "
                     "up (consumer, share, streams groups; rebalances with a member seen behind)",

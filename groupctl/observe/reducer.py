@@ -21,7 +21,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from ..events import EventKind
+from ..events import EventKind, duration_of
 
 TIMELINE = 10   # rebalances kept per group
 REBALANCE_WINDOW_S = 300.0   # the longest sliding window rebalances are counted in
@@ -68,7 +68,13 @@ class GroupStatus:
     last_rebalance: dict | None = None
     timeline: deque = field(default_factory=lambda: deque(maxlen=TIMELINE))
     rebalances: int = 0
+    rebalances_lower_bound: bool = False   # rounds between two looks may be missing
+    # the time spent rebalancing, over the rounds whose duration is known (`timed`); each
+    # figure with the least and most it may be (most None: a round's is unbounded)
+    rebalances_timed: int = 0
     rebalancing_ms_total: int = 0
+    rebalancing_ms_least: int = 0
+    rebalancing_ms_most: int | None = 0
     rebalancing_ms_longest: int = 0
     changes: dict[str, int] = field(default_factory=dict)   # member key -> joins + leaves
     changed_at: float | None = None   # last change of state, members, generation or epochs
@@ -126,9 +132,15 @@ class GroupStatus:
 
     def summary(self) -> dict:
         """`watch`'s summary of the group."""
+        known = self.rebalances_timed > 0 or self.rebalances == 0   # none: exactly 0
         return {"group": self.group, "state": self.state, "rebalances": self.rebalances,
-                "rebalancing_ms_total": self.rebalancing_ms_total,
-                "rebalancing_ms_longest": self.rebalancing_ms_longest,
+                "rebalances_lower_bound": self.rebalances_lower_bound,
+                "rebalancing_ms_total": self.rebalancing_ms_total if known else None,
+                "rebalancing_ms_least": self.rebalancing_ms_least if known else None,
+                "rebalancing_ms_most": self.rebalancing_ms_most if known else None,
+                "rebalancing_ms_longest": self.rebalancing_ms_longest if known else None,
+                "rebalances_timed": self.rebalances_timed,
+                "rebalances_untimed": self.rebalances - self.rebalances_timed,
                 "flapping_members": self.flapping}
 
     # ---- folding -----------------------------------------------------------------------
@@ -158,7 +170,9 @@ class GroupStatus:
                 has_target=target is not None and self.group_epoch is not None)
 
     def _state(self, e: dict) -> None:
-        self.state, self.member_state = e["state"], e.get("member_state")
+        self.state = e["state"]
+        if e.get("member_state") is not None:   # the probe's member's; a look has none
+            self.member_state = e["member_state"]
         if self.state == "Dead":   # gone: a group created again starts from nothing
             self.members, self.generation, self.protocol, self.leader = {}, None, None, None
             self.group_epoch = self.assignment_epoch = self.type = None
@@ -190,25 +204,42 @@ class GroupStatus:
         self.generation, self.protocol, self.leader = e["generation"], e.get("protocol"), e.get("leader")
 
     def _rebalance(self, e: dict) -> None:
-        after = e.get("assignments") or {m: None for m in e.get("members_after") or []}
-        old, tasks = self.members, e.get("tasks") or {}
-        self.members = {m: old.get(m) or MemberStatus(m) for m in after}
-        for mid, asg in after.items():
-            self.members[mid].assignment = asg
-            if mid in tasks:
-                self.members[mid].tasks = tasks[mid]
+        if e.get("members_after") is not None or e.get("assignments") is not None:
+            # members after it known (null: not known, which is no member gone)
+            after = e.get("assignments") or {m: None for m in e.get("members_after") or []}
+            old, tasks = self.members, e.get("tasks") or {}
+            self.members = {m: old.get(m) or MemberStatus(m) for m in after}
+            for mid, asg in after.items():
+                self.members[mid].assignment = asg
+                if mid in tasks:
+                    self.members[mid].tasks = tasks[mid]
         if self.epochs is None:
             self.generation = e.get("to_generation")
+            if self.type == "classic" and e.get("to_generation") is None:
+                # its members report no generation (librdkafka's eager assignors): a round
+                # begun and over between two looks is not seen, the count is a lower bound
+                self.rebalances_lower_bound = True
         self.last_rebalance = e
         self.timeline.append(e)
         if self.epochs is not None:   # an epoch group's rebalance: every member at its target
             for m in self.members.values():
                 m.behind_since = None
-        ms = e.get("duration_ms") or 0
         self.rebalances += 1
-        self.rebalancing_ms_total += ms
-        self.rebalancing_ms_longest = max(self.rebalancing_ms_longest, ms)
+        self._add_duration(e)
         self._count_in_window(_seconds(e.get("ended") or e.get("ts")))
+
+    def _add_duration(self, e: dict) -> None:
+        """A round's duration into the totals; one not known is counted apart (untimed),
+        never as 0."""
+        ms, least, most = duration_of(e)
+        if ms is None:
+            return
+        self.rebalances_timed += 1
+        self.rebalancing_ms_total += ms
+        self.rebalancing_ms_least += least or 0
+        self.rebalancing_ms_most = None if most is None or self.rebalancing_ms_most is None \
+            else self.rebalancing_ms_most + most
+        self.rebalancing_ms_longest = max(self.rebalancing_ms_longest, ms)
 
     def _count_in_window(self, ended: float | None) -> None:
         if ended is None:
@@ -223,6 +254,8 @@ class GroupStatus:
         table's: the probe tells it first-hand."""
         mid = e.get("member_id")
         if "target" not in e and (mid is None or mid == self.probe_member):
+            if e.get("member_epoch") is not None:   # a KIP-848 probe's own: its epoch now
+                self.member_epoch = e["member_epoch"]
             return
         if mid is None:   # another member's event names it; nothing to show it under
             return

@@ -17,10 +17,10 @@ RebalanceStory, so they tell the same story the same way:
 - once a Stable / Empty group shows a generation or epoch not seen yet (epoch groups: every
   member at its target), the settled round: `generation` (classic), `member_joined` /
   `member_left`, per-member `assignment` diffs and one `rebalance` with `moved_partitions`
-  when both sides' assignments are known and the reason (reasons.explain).
-  A round whose start was not seen (under way at the first look, or begun in a gap) has
-  `started` null and a `duration_ms` from the first look that showed it, flagged
-  `duration_is_lower_bound`.
+  when both sides' assignments are known and the reason (reasons.explain). The round's
+  life and its duration's basis (exact / interval / lower bound / unknown) are
+  observe.round's; a classic generation that moved on by more than one tells each round
+  in between (observe.round.unseen_round).
   A round seen starting whose coordinator then went (a gap in contact) and that the next
   look shows undone (the generation, members and assignments of before: the new
   coordinator loaded the group's last stored generation) is no rebalance: only its
@@ -43,7 +43,7 @@ from typing import Any, Callable, Iterable
 
 from ..events import (
     EpochChanged, Event, EventKind, GenerationStarted, MemberJoined, MemberLeft, Rebalanced,
-    Snapshot, StateChanged, TaskRebalanced, TypeChanged, iso_ts, tp_list,
+    Snapshot, Source, StateChanged, TaskRebalanced, TypeChanged, iso_ts, tp_list,
 )
 from . import observations as obs
 from .convergence import Behind, Convergence, HoldingUp
@@ -52,6 +52,7 @@ from .model import (CLASSIC, CONSUMER, DEAD, REBALANCING_STATES, SETTLED_STATES,
 from .story_stale import (DEFER, RESTORE, SETTLE_HELD, Kept, StaleView, coordinator_id,
                           shape)
 from .reasons import explain
+from .round import RoundClock, RoundState, SettledRound, unseen_generations, unseen_round
 from .unowned import UnownedPartitions
 from .story_data import (  # noqa: F401 - MemberSnapshot, task_set, task_dict re-exported
     MemberSnapshot, _assignment_changes, _converged, _has_tasks, _moved, _replaced_in_place,
@@ -70,20 +71,6 @@ class _Pending:
     own_id: str | None
 
 
-@dataclass(frozen=True)
-class _Round:
-    """How a settled round is told (see _settle)."""
-    mark: int | None
-    started: float | None = None
-    ended: float | None = None
-    reason: str | None = None
-    epochs: tuple | None = None       # epoch groups: (group epoch, assignment epoch)
-    announce: bool = True             # tell `generation` / `epoch` here
-    members_told: bool = False        # joins, leaves, assignments told as they converged
-    own_id: str | None = None         # the observer's own member: its assignment told elsewhere
-    keep_round: bool = False          # the caller named the round: the next may have begun
-
-
 class RebalanceStory:
     """Follows one group from observation to observation; `feed` returns the new events."""
 
@@ -95,8 +82,7 @@ class RebalanceStory:
         self._members: dict[str, MemberSnapshot] | None = None   # as of the last settled one
         self._generation: int | None = None       # the last settled generation / epoch
         self._state: str | None = None
-        self._round_started: float | None = None
-        self._round_unseen = False                # the round's start was not seen
+        self._round = RoundClock()                # the round under way (observe.round)
         self._reason: str | None = None
         self._epochs: tuple | None = None         # epoch groups: (group, assignment)
         self._convergence = Convergence()
@@ -129,6 +115,7 @@ class RebalanceStory:
             # the group as the last look showed it: the story tells nothing new of the same
             # look twice (a watch of --all sees most groups unchanged every round)
             self._last_look = at
+            self._round.look(at, changes_only=o.source == Source.RECORDS)
             self._unowned.same_look(at)
             return []
         events = self._snapshot(desc, at)
@@ -136,12 +123,9 @@ class RebalanceStory:
         self._moved = None not in (cid, self._coordinator) and cid != self._coordinator
         self._coordinator = cid if cid is not None else self._coordinator
         blind = not self._looked or self._blind
-        if blind and self._round_started is None:
-            self._round_unseen = True      # whatever round this look shows began unseen
         self._blind, self._looked, self._last_look = False, True, at
+        self._round.look(at, changes_only=o.source == Source.RECORDS)
         events += self._observe(desc, at, blind)
-        if self._round_started is None:
-            self._round_unseen = False     # no round under way (or it was just told)
         self._same_as = desc if self._stale.held is None else None   # a held look: re-judged
         return events
 
@@ -153,6 +137,7 @@ class RebalanceStory:
                          desc.assignment_epoch, desc.protocol, snapshot_members(desc), gap)]
 
     def _missing(self, o: obs.Missing) -> list[Event]:
+        self._round.look(o.at)   # no group: a round of one created again begins after it
         events = self._change_state(DEAD, o.at)
         kept = self._kept()   # kept, should its members show again (story_stale)
         if kept is not None and self._type == CLASSIC and self._coordinator is not None:
@@ -171,6 +156,7 @@ class RebalanceStory:
 
     def _lost(self, o: obs.ContactLost) -> list[Event]:
         self._blind = self._looked
+        self._round.lost_contact()
         self._unowned.lost_contact()
         self._behind.lost_contact()
         return []
@@ -187,7 +173,7 @@ class RebalanceStory:
         verdict = self._stale.judge(desc, members, at, self._moved, self._kept())
         events = self._stale_verdict(verdict, told)
         events += self._type_of(desc)
-        events += self._change_state(desc.state, at, blind=blind)
+        events += self._change_state(desc.state, at)
         if verdict == DEFER:
             return events   # its state told; its round not yet (observe.story_stale)
         self._unowned.look(members, at)
@@ -200,24 +186,23 @@ class RebalanceStory:
             self._convergence.seed(self._members)
             events += self._convergence.observe(desc, at)
         if desc.state not in SETTLED_STATES or not _converged(desc):
-            if blind and self._round_started is None:
-                self._round_started = at   # under way at this look: from here, a lower bound
+            if blind and not self._round.under_way:
+                self._round.start(at)   # under way at this look: its start not seen
             return events
         now = members
         mark = desc.group_epoch if desc.group_epoch is not None else desc.generation
-        if blind and self._round_started is not None and not self._round_unseen \
-                and self._undone(now, mark):
+        if blind and self._round.state == RoundState.SEEN_STARTING and self._undone(now, mark):
             # a round seen starting, then a gap in contact, then the group as it was before
             # the round: the coordinator went (stopped, moved) mid-round and the next one
             # loaded the group from its last stored generation. No generation came of the
             # round (the broker logs no Stabilized line): nothing to tell but the states.
-            self._round_started = None
+            self._round.undo()
             return events
-        if self._generation is None and self._members is None and self._round_started is None:
+        if self._generation is None and self._members is None and not self._round.under_way:
             self._generation, self._members = mark, now   # the first look, settled
             return events
         if mark is not None and mark != self._generation or mark is None and (
-                self._round_started is not None or set(now) != set(self._members or {})
+                self._round.under_way or set(now) != set(self._members or {})
                 and not _replaced_in_place(self._members or {}, now)):
             return events + self._settle(desc, self._round_of(desc, mark, at, told))
         if told:
@@ -229,8 +214,8 @@ class RebalanceStory:
         return events
 
     @staticmethod
-    def _round_of(desc: GroupDescription, mark: int | None, at: float, told: bool) -> _Round:
-        return _Round(mark, ended=at, epochs=None if desc.group_epoch is None else (
+    def _round_of(desc: GroupDescription, mark: int | None, at: float, told: bool) -> SettledRound:
+        return SettledRound(mark, ended=at, epochs=None if desc.group_epoch is None else (
             desc.group_epoch, desc.assignment_epoch), announce=desc.group_epoch is None,
             members_told=told)
 
@@ -274,20 +259,19 @@ class RebalanceStory:
         first, self._epochs = self._epochs is None, epochs
         if first:
             return []
-        if self._round_started is None:
-            self._round_started = at   # the epoch moved between two looks
+        if not self._round.under_way:
+            self._round.start(at)   # the epoch moved between two looks
         return [EpochChanged(*epochs)]
 
-    def _change_state(self, state: str | None, at: float, member_state: str | None = None,
-                      *, blind: bool = False) -> list[Event]:
+    def _change_state(self, state: str | None, at: float,
+                      member_state: str | None = None) -> list[Event]:
         if state is None or state == self._state:
             return []
         # a round starts on entering PreparingRebalance (again: a failed SyncGroup sends the
         # probe back to joining), or on any rebalancing state first seen
         if state == "PreparingRebalance" or (
                 state in REBALANCING_STATES and self._state not in REBALANCING_STATES):
-            self._round_started = at
-            self._round_unseen = blind   # seen starting, unless the look is the first
+            self._round.start(at)
         event = StateChanged(state, self._state, member_state)
         self._state = state
         return [event]
@@ -301,6 +285,7 @@ class RebalanceStory:
         events = self._snapshot(desc, o.at)
         if desc is not None and desc.state != DEAD:
             self._looked, self._last_look = True, o.at
+            self._round.look(o.at)
             self._unowned.look(members_of(desc), o.at)
         if desc is None:
             return events
@@ -320,7 +305,8 @@ class RebalanceStory:
         return []
 
     def _synced(self, o: obs.MemberSynced) -> list[Event]:
-        self._pending = _Pending(o.generation, self._round_started, o.at,
+        self._pending = _Pending(o.generation, self._round.first_look if self._round.under_way
+                                 else None, o.at,
                                  self._reason or o.reason_if_unnoticed, o.leader_view,
                                  o.member_id or None)
         self._reason = None
@@ -337,20 +323,17 @@ class RebalanceStory:
             after = replace(o.desc, members=[  # the leader's view of assignments is exact
                 replace(m, assignment=exact[m.member_id]) if m.member_id in exact else m
                 for m in o.desc.members])
-        started = p.started if p.started is not None else p.ended
-        return self._settle(after, _Round(o.generation, started=started, ended=p.ended,
+        return self._settle(after, SettledRound(o.generation, started=p.started, ended=p.ended,
                                           reason=p.reason, own_id=p.own_id, keep_round=True))
 
     # ---- a settled round ---------------------------------------------------------------------
-    def _settle(self, desc: GroupDescription | None, r: _Round) -> list[Event]:
+    def _settle(self, desc: GroupDescription | None, r: SettledRound) -> list[Event]:
         """Members and assignments from `desc` (None: not known). The reason is what
         changed between the members before and after (reasons.explain); `r.reason` (or one
         noticed) is how the observer noticed, used when the members are not known."""
         ended = self._clock() if r.ended is None else r.ended
-        unseen = self._round_unseen and not r.keep_round
-        began = r.started if r.started is not None else (
-            self._round_started if self._round_started is not None else ended)
         before, after = self._members, members_of(desc)
+        began, duration, unseen = r.timed(self._round, ended)
         events: list[Event] = []
         if EventKind.GENERATION not in self._elsewhere and r.announce:
             if r.epochs is not None:
@@ -364,26 +347,27 @@ class RebalanceStory:
         if EventKind.ASSIGNMENT not in self._elsewhere and after is not None and not r.members_told:
             events += [e for e in _assignment_changes(before or {}, after, r.mark)
                        if r.own_id is None or getattr(e, "member_id", None) != r.own_id]
+        reason = explain(before, after, r.reason if r.reason is not None else self._reason)
+        hidden = [] if r.epochs is not None or r.keep_round else unseen_generations(
+            self._generation, r.mark)
+        if hidden:   # rounds the broker completed between two looks: told, figures unknown
+            events += [unseen_round(g, ended, self._generation, r.mark) for g in hidden]
+            before = None   # the members at the generation before this round: not seen
         summary: dict[str, Any] = dict(
-            from_generation=self._generation, to_generation=r.mark,
-            started=None if unseen else iso_ts(began), ended=iso_ts(ended),
-            duration_ms=int(round((ended - began) * 1000)),
+            from_generation=hidden[-1] if hidden else self._generation, to_generation=r.mark,
+            started=None if began is None else iso_ts(began), ended=iso_ts(ended),
             members_before=None if before is None else sorted(before),
             members_after=None if after is None else sorted(after),
-            moved_partitions=_moved(before, after),
-            reason=explain(before, after, r.reason if r.reason is not None else self._reason),
+            moved_partitions=_moved(before, after), reason=reason,
             assignments=None if after is None else {
                 m: tp_list(s.assignment) for m, s in sorted(after.items())},
-            duration_is_lower_bound=unseen, **self._cost(desc, after, ended, unseen))
+            **duration.fields(), **self._cost(desc, after, ended, unseen))
         if after is not None and _has_tasks(after):
             events.append(TaskRebalanced(**summary, tasks={
                 m: task_dict(s.tasks or frozenset()) for m, s in sorted(after.items())}))
         else:
             events.append(Rebalanced(**summary))
         self._generation, self._members = r.mark, after
-        if not r.keep_round:   # the round this look ended (a caller that names the round
-            self._round_started = None   # itself may already follow the next one)
-            self._round_unseen = False
         if r.reason is None:
             self._reason = None
         return events

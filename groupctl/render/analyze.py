@@ -32,8 +32,10 @@ def summary_table(console, data: dict, wide: bool) -> None:
             t.add_row(*["-" if v is None else str(v) for v in row])
         _print(console, t)   # into a pipe: its natural width, not cut to 80 columns
         by_time = sorted(metrics, key=lambda m: (-(m["time_rebalancing_ms"] or 0), m["group"]))
-        top = ", ".join(f"{m['group']} ({m['time_rebalancing_ms']} ms)" for m in by_time[:5]
-                        if m["time_rebalancing_ms"])
+        top = ", ".join(f"{m['group']} ({m['time_rebalancing_ms']} ms"
+                        + (f" over {m['rebalances'] - m['rebalances_untimed']} of "
+                           f"{m['rebalances']} rebalances" if m.get("rebalances_untimed") else "")
+                        + ")" for m in by_time[:5] if m["time_rebalancing_ms"])
         if top:
             console.print(f"Most time rebalancing: {top}")
         # issue 19: the clients' own revoke -> assign figure (--client-logs)

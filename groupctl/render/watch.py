@@ -173,9 +173,14 @@ def timeline_row(r: dict, reason_width: int = REASON_WIDTH) -> list[str]:
 
 
 def _took(r: dict) -> str:
-    """A rebalance's ms; `≥N` when it was under way at the first look (a lower bound)."""
-    ms = show(r.get("duration_ms"))
-    return f"≥{ms}" if r.get("duration_is_lower_bound") and r.get("duration_ms") is not None else ms
+    """A rebalance's ms: `N`, `LOW-HIGH` when measured by looks (events.Rebalanced),
+    `≥N` when it was under way at the first look (a lower bound), `-` when not known."""
+    ms = r.get("duration_ms")
+    if ms is None:
+        return "-"
+    if r.get("duration_basis") == "interval":
+        return f"{r.get('duration_min_ms')}-{r.get('duration_max_ms')}"
+    return f"≥{ms}" if r.get("duration_is_lower_bound") else str(ms)
 
 
 def lag_text(m: WatchModel, now: float | None) -> str:

@@ -81,14 +81,30 @@ def _rebalance_line(e, said) -> str:
     else:
         numbers = f"{show(before)} -> {show(after)}"
     members = e.get("members_after")
-    took = (f"at least {show(e.get('duration_ms'))} ms (under way when first seen)"
-            if e.get("duration_is_lower_bound") else f"{show(e.get('duration_ms'))} ms")
+    if e.get("seen") is False:
+        return (f"rebalance {numbers}: not seen (the generation moved on by more than one "
+                f"between two looks): its duration, members and reason are not known")
+    took = took_text(e)
     lag = (f"lag {show(e.get('lag_before'))} -> {show(e.get('lag_after'))}, "
            if "lag_before" in e else "")   # watch --lag
-    return (f"rebalance {numbers} in {took}, members "
+    return (f"rebalance {numbers} {took}, members "
             f"{show(None if members is None else len(members))}, "
             f"moved {show(e.get('moved_partitions'))}, {lag}reason: {show(e.get('reason'))}"
             + _cost_text(e))
+
+
+def took_text(e: dict) -> str:
+    """A rebalance's duration as known (events.Rebalanced): exact, between the looks
+    around its start and end, a lower bound, or unknown."""
+    ms, basis = e.get("duration_ms"), e.get("duration_basis")
+    if ms is None:
+        return "in ? ms (duration unknown)"
+    if basis == "interval":
+        return (f"in {e.get('duration_min_ms')}-{e.get('duration_max_ms')} ms "
+                "(bounded by the looks)")
+    if basis == "lower_bound" or e.get("duration_is_lower_bound"):
+        return f"in at least {ms} ms (under way when first seen)"
+    return f"in {ms} ms"
 
 
 def _cost_text(e: dict) -> str:
@@ -160,9 +176,31 @@ _PLAIN = {
 def summary_line(s: dict) -> str:
     """The end of a watch, one line per group."""
     flapping = ", ".join(s["flapping_members"]) or "none"
-    return (f"summary {s['group']}: {plural(s['rebalances'], 'rebalance')}, "
-            f"{s['rebalancing_ms_total']} ms rebalancing (longest {s['rebalancing_ms_longest']} ms), "
-            f"state {show(s['state'])}, flapping members: {flapping}")
+    at_least = ("at least " if s.get("rebalances_lower_bound") else "")
+    return (f"summary {s['group']}: {at_least}{plural(s['rebalances'], 'rebalance')}"
+            + (" (its members report no generation: a round begun and over between two "
+               "looks is not seen; --source records counts every one)" if at_least else "")
+            + f", "
+            f"{_time_rebalancing(s)}, state {show(s['state'])}, flapping members: {flapping}")
+
+
+def _time_rebalancing(s: dict) -> str:
+    """The time spent rebalancing as known: over the rounds timed, with the least and most
+    it may be when they differ, and how many rounds it leaves out (their durations not
+    known); `-` when none is timed. Summaries of older watches (no `rebalances_timed`)
+    are their total and longest."""
+    total, n = s.get("rebalancing_ms_total"), s.get("rebalances")
+    timed = s.get("rebalances_timed", n if total is not None else 0)
+    if not timed:
+        return "time rebalancing - (no duration known)" if n else "0 ms rebalancing (longest 0 ms)"
+    least, most = s.get("rebalancing_ms_least", total), s.get("rebalancing_ms_most", total)
+    text = f"{total} ms rebalancing"
+    if (least, most) != (total, total):
+        text += f" ({least}-{show(most)} ms)" if most is not None else f" (at least {least} ms)"
+    text += f" (longest {show(s.get('rebalancing_ms_longest'))} ms)"
+    if timed < n:
+        text += f" over {timed} of {n} rebalances ({n - timed} of unknown duration)"
+    return text
 
 
 def summary_text(summaries: list[dict], fmt: str) -> str:

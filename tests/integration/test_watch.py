@@ -154,8 +154,10 @@ def test_max_rebalances_not_reached_is_exit_0(kafka, topic_factory, consumer_fac
     assert not [e for e in watch.events if e["event"] == "rebalance"]
     (summary,) = [e["summary"] for e in watch.out.items if "summary" in e]
     assert summary == {"group": unique_group, "state": "Stable", "rebalances": 0,
-                       "rebalancing_ms_total": 0, "rebalancing_ms_longest": 0,
-                       "flapping_members": []}
+                       "rebalances_lower_bound": False, "rebalancing_ms_total": 0,
+                       "rebalancing_ms_least": 0, "rebalancing_ms_most": 0,
+                       "rebalancing_ms_longest": 0, "rebalances_timed": 0,
+                       "rebalances_untimed": 0, "flapping_members": []}
 
 
 def test_a_consumer_group_epochs_and_convergence(kafka, topic_factory, consumer_factory,

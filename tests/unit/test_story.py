@@ -71,7 +71,11 @@ def test_a_classic_rebalance_told_from_polls():
     assert events[5]["member_id"] == "c" and events[5]["revoked"] == []
     r = events[6]
     assert (r["from_generation"], r["to_generation"]) == (3, 4)
-    assert r["duration_ms"] == 1250 and r["started"] == "1970-01-01T00:16:41.000Z"
+    # seen starting at 1001.0 (not at 1000.0), still under way at 1001.5, settled by
+    # 1002.25: it took 0.5 s to 2.25 s; the figure is the middle, its basis the interval
+    assert r["started"] == "1970-01-01T00:16:41.000Z"
+    assert (r["duration_basis"], r["duration_min_ms"], r["duration_max_ms"],
+            r["duration_ms"]) == ("interval", 500, 2250, 1375)
     assert r["ended"] == "1970-01-01T00:16:42.250Z"
     assert r["members_before"] == ["a", "b"] and r["members_after"] == ["a", "c"]
     assert r["moved_partitions"] == 2      # t-1 a -> c, t-2 b -> c
@@ -94,7 +98,11 @@ def test_a_kip848_epoch_and_unknown_assignments():
     r = events[-1]
     assert (r["from_generation"], r["to_generation"]) == (7, 8)
     assert r["moved_partitions"] is None                   # assignments not known after
-    assert r["duration_ms"] == 0 and r["assignments"] == {"a": None, "b": None}
+    assert r["assignments"] == {"a": None, "b": None}
+    # begun and over between two looks 1 s apart: 0 to 1000 ms, never "0 ms"; its start
+    # was not seen
+    assert (r["duration_basis"], r["duration_min_ms"], r["duration_max_ms"],
+            r["duration_ms"], r["started"]) == ("interval", 0, 1000, 500, None)
 
 
 def test_the_probe_flavour_reports_no_generations_or_assignments():

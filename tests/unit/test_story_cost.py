@@ -127,7 +127,8 @@ def test_eager_classic_is_an_upper_bound_over_the_window_holding_the_round():
                            at=12.0))
     assert (r.unowned_partition_ms, r.unowned_partitions_max_ms, r.unowned_basis) == (
         6000, 2000, "upper_bound")
-    assert r.duration_ms == 1500   # the round as seen; the bound's window is wider by design
+    # begun after 10.0, by 10.5, over by 12.0
+    assert (r.duration_min_ms, r.duration_max_ms) == (0, 2000)
 
 
 def test_partitions_no_one_subscribes_to_are_apart_and_not_summed():
@@ -249,6 +250,8 @@ def test_cooperative_revoke_generation_unseen_is_an_upper_bound():
     coop = "cooperative-sticky"
     look(s, classic("Stable", 3, coop, km("a", [0, 1])), at=10.0)
     look(s, classic("PreparingRebalance", None, coop, km("a", None), km("b", None)), at=11.0)
-    (r,) = rebalances(look(s, classic("Stable", 5, coop, km("a", [0]), km("b", [1])), at=12.0))
+    (unseen, r) = rebalances(look(s, classic("Stable", 5, coop, km("a", [0]), km("b", [1])),
+                                  at=12.0))
+    assert (unseen.seen, unseen.to_generation, unseen.duration_ms) == (False, 4, None)
     assert (r.unowned_partition_ms, r.unowned_basis) == (2000, "upper_bound")
     assert r.unowned_longest == [{"topic": "t", "partition": 1, "ms": 2000}]
