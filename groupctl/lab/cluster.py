@@ -216,6 +216,7 @@ class Lab:
                 lab = cls._create(name, root, brokers, port, libs, version, kafka_home,
                                   extra_config, sasl, tls)
                 say(f"starting {brokers} node(s) at {lab.bootstrap} (Kafka {version})")
+                lab._tied = tie_to_parent   # this process's, never saved: start_node's default
                 try:
                     lab._start_all(java, tie_to_parent)
                     lab.save()
@@ -368,11 +369,15 @@ class Lab:
         return killed
 
     def start_node(self, node_id: int, timeout: float = START_TIMEOUT,
-                   tie_to_parent: bool = False) -> None:
-        """Restart a stopped node on its old ports and data; wait until it is listed."""
+                   tie_to_parent: bool | None = None) -> None:
+        """Restart a stopped node on its old ports and data; wait until it is listed.
+        `tie_to_parent`: by default as the lab was started by this process (a fixture's
+        node restarted by a fault test dies with the test run too)."""
         n = self.node(node_id)
         if n.alive():
             raise LabError(f"node {node_id} of lab {self.name!r} is running")
+        if tie_to_parent is None:
+            tie_to_parent = getattr(self, "_tied", False)
         self._spawn(n, dist.java_cmd(), tie_to_parent, may_dump=False)
         self.save()
         self.wait_ready(timeout)

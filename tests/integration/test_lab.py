@@ -8,6 +8,7 @@ import re
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -340,3 +341,28 @@ def test_file_lock_is_released_when_its_holder_dies(tmp_path):
         holder.wait()
     with dist._file_lock(lock, 5, "test"):
         pass
+
+
+def test_a_restarted_node_of_a_tied_lab_dies_with_its_process(tmp_path):
+    """A fixture's lab dies with the test run, a node a fault test restarted too: a run
+    killed mid-way leaves no broker behind."""
+    script = (
+        "import sys\n"
+        "from groupctl.lab.cluster import Lab\n"
+        f"lab = Lab.up(name='tied', root={str(tmp_path)!r}, tie_to_parent=True)\n"
+        "lab.stop_node(1)\n"
+        "lab.start_node(1)\n"
+        "print(lab.node(1).pid, flush=True)\n"
+        "sys.stdin.read()\n")
+    proc = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        pid = int(proc.stdout.readline())
+        assert process.proc_info(pid) is not None
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+    deadline = time.monotonic() + 30
+    while process.proc_info(pid) is not None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert process.proc_info(pid) is None, f"node 1 (pid {pid}) outlived its lab's process"
