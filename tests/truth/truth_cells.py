@@ -178,8 +178,13 @@ def _durations(cell: Cell, e: dict, r: Round, interval_ms: float,
     if truth is not None and longest_truth is not None and d is not None and not merged:
         slack = interval_ms + BOUND_MS if interval_ms else EXACT_MS + BOUND_MS
         said = truth if longest_truth == truth else f"{truth}-{longest_truth}"
+        low, high = e.get("duration_min_ms"), e.get("duration_max_ms")
         if d == 0 and truth >= 100:
             cell.problems.append(f"{name(r)} in 0 ms (broker {said} ms)")
+        elif e.get("duration_basis") == "interval" and low is not None and high is not None:
+            # a figure stated as an interval holds when the truth lies in it
+            if not (low - slack <= longest_truth and truth <= high + slack):
+                cell.problems.append(f"{name(r)} {low}-{high} ms (broker {said} ms)")
         elif e.get("duration_is_lower_bound"):
             if d > longest_truth + slack:
                 cell.problems.append(f"{name(r)} at least {d} ms (broker {said} ms)")
