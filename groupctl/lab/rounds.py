@@ -44,6 +44,8 @@ class _Round:
 
 
 class WorkloadRounds:
+    """See the module doc."""
+
     def __init__(self, group: str):
         self.group = group
         self._start: float | None = None      # what set off the next round, if anything yet
@@ -66,9 +68,10 @@ class WorkloadRounds:
             return []
         member = event.get("member_id") or event.get("client_id")
         told, now = self._in(event.get("generation"), ts, member)
-        for tp in event.get("assigned") or [] if now is not None else []:
-            for p in tp["partitions"]:
-                now.owners[(tp["topic"], p)] = member
+        if now is not None:
+            for tp in event.get("assigned") or []:
+                for p in tp["partitions"]:
+                    now.owners[(tp["topic"], p)] = member
         return told
 
     def joined(self, ts: float, member: str | None, generation: int) -> list[dict]:
