@@ -5,8 +5,13 @@ def main() -> None:
     from groupctl import startup
 
     startup.hold()  # released once the command has imported what it needs: see startup.py
-    from groupctl.cli.app import run
+    try:
+        from groupctl.cli.app import run
+    except KeyboardInterrupt:   # Ctrl-C while the CLI loads: as run() says it
+        import sys
 
+        sys.stderr.write("\ngroupctl: interrupted\n")
+        sys.exit(130)
     run()
 
 

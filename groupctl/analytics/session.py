@@ -15,6 +15,7 @@ import os
 import re
 import signal
 import socket
+import sys
 import threading
 import tempfile
 from pathlib import Path
@@ -295,8 +296,17 @@ def interrupt_kills_jvm(enabled: bool = True):
             _kill_jvms()
         raise KeyboardInterrupt
 
+    def unraisable(report) -> None:
+        # the signal's KeyboardInterrupt may land in a finalizer (py4j's weakref callback
+        # that frees a JVM object) and Python prints it as "Exception ignored in ...":
+        # once interrupted, that and py4j's complaints on the dead JVM are ours to mute
+        if not state.interrupted:
+            unraisable_before(report)
+
     from pyspark import SparkContext
 
+    unraisable_before = sys.unraisablehook
+    sys.unraisablehook = unraisable
     previous = signal.signal(signal.SIGINT, on_sigint)
     # a SparkContext installs pyspark's handler as it starts, before the session is
     # returned: ours goes back as soon as it has
@@ -321,6 +331,8 @@ def interrupt_kills_jvm(enabled: bool = True):
         if do_init is not None:
             SparkContext._do_init = do_init   # type: ignore[method-assign]
         signal.signal(signal.SIGINT, previous)
+        if not state.interrupted:   # else the process ends: late finalizers stay muted
+            sys.unraisablehook = unraisable_before
 
 
 def _kill_jvms() -> None:

@@ -19,8 +19,22 @@ from ..errors import DESCRIPTORS_ERRNOS, GroupctlError, Interrupted, OutOfDescri
 from ..exitcodes import ExitCode
 from .env import Env, Settings, guard_reader
 
+
+class _Commands(typer.core.TyperGroup):
+    """The command tree, with Ctrl-C kept as what it is: typer (standalone or not) turns a
+    KeyboardInterrupt into a silent exit 130, so a second Ctrl-C (run_async: stop at once)
+    and Ctrl-C in a command that talks to no cluster (decode, errors) said nothing."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise Interrupted("interrupted") from None
+
+
 app = typer.Typer(
     name="groupctl",
+    cls=_Commands,
     help="See and steer Kafka consumer-group rebalances.",
     no_args_is_help=True,
     add_completion=False,
@@ -208,8 +222,8 @@ def invoke(argv: list[str], env: Env | None = None) -> int:
     env.stdout = guard_reader(env.stdout)   # a closed reader: exit 0, whatever wrote
     argv = hoist_global_options(argv)
     debug = "--debug" in argv
-    _register_commands(command_name(argv))
     try:
+        _register_commands(command_name(argv))   # imports: Ctrl-C may come here too
         result = app(args=argv, prog_name="groupctl", standalone_mode=False, obj=env)
         return int(result or 0) if isinstance(result, int) else 0
     except typer.Exit as exc:

@@ -197,7 +197,7 @@ def workload(
                                              help="Stop after SECONDS (default: until Ctrl-C)."),
     rate: float = typer.Option(10.0, "--rate", help="Records per second the producer writes."),
     record: Optional[str] = typer.Option(None, "--record", metavar="FILE",
-                                         help="Append assignment events (ndjson) to FILE."),
+                                         help="Append assignment events and the rounds the members went through (ndjson) to FILE."),
     name: str = typer.Option("default", "--name", autocompletion=complete_lab_names,
                              help="Run on this lab (exit 2 with -b or --context). Without "
                                   "--name: the cluster every command uses (-b, --context, "
@@ -257,6 +257,7 @@ def workload(
     try:
         summary = run_workload(bootstrap, group, topic, consumers, partitions, protocol,
                                assignor, churn, duration, rate, log=log, on_event=on_event,
+                               on_round=on_event,
                                stop=stop, client_config=client_properties(security),
                                setup_timeout=env.settings.timeout)
     except KeyboardInterrupt:

@@ -16,10 +16,13 @@ from __future__ import annotations
 import datetime as _dt
 import itertools
 import json
+import logging
+import re
+import struct
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from ..errors import DeadlineError, LabError, UsageError
 
@@ -32,6 +35,22 @@ _ids = itertools.count(1)
 def _iso(ts: float) -> str:
     return (_dt.datetime.fromtimestamp(ts, _dt.timezone.utc)
             .isoformat(timespec="milliseconds").replace("+00:00", "Z"))
+
+
+def group_generation(consumer) -> int | None:
+    """The classic generation a librdkafka consumer is in, from its consumer group
+    metadata (the "CGMDv2:" blob librdkafka serialises for transactions: the generation
+    id, native int32, right after the tag); None when unknown (not yet joined, or another
+    layout)."""
+    try:
+        blob = consumer.consumer_group_metadata()
+    except Exception:   # no group yet, or closed
+        return None
+    tag = b"CGMDv2:"
+    if not isinstance(blob, bytes) or not blob.startswith(tag) or len(blob) < len(tag) + 4:
+        return None
+    generation = struct.unpack_from("=i", blob, len(tag))[0]
+    return generation if generation >= 0 else None
 
 
 def tp_list(tps: Iterable[TP]) -> list[dict]:
@@ -59,6 +78,23 @@ class RebalanceEvent:
     member_id: str | None
 
 
+JOIN_ANSWER = re.compile(r"JoinGroup response: GenerationId (\d+),.* my MemberId ([^\s,]+)")
+
+
+class _JoinAnswers(logging.Handler):
+    """librdkafka's log lines of one LabConsumer: each JoinGroup answer with a generation
+    (an error's is -1: not told) goes to its on_generation."""
+
+    def __init__(self, consumer: "LabConsumer"):
+        super().__init__(logging.DEBUG)
+        self.consumer = consumer
+
+    def emit(self, record: logging.LogRecord) -> None:
+        m = JOIN_ANSWER.search(record.getMessage())
+        if m and self.consumer.on_generation is not None:
+            self.consumer.on_generation(record.created, m[2], int(m[1]))
+
+
 @dataclass
 class LabConsumer:
     """A real consumer in a background thread that records its rebalance callbacks."""
@@ -72,6 +108,9 @@ class LabConsumer:
     instance_id: str | None = None     # group.instance.id (static membership)
     config: dict = field(default_factory=dict)  # extra librdkafka settings, win over ours
     on_event: Callable[[dict], None] | None = None  # "assignment" events (docs/reference/events.md)
+    # classic: (time, member id, generation) of each JoinGroup answer (librdkafka's
+    # debug=cgrp line), also of a generation cut short before any assign
+    on_generation: Callable[[float, str | None, int], None] | None = None
     stats_interval_ms: int = 0         # >0: keep librdkafka statistics in .stats
     poll_timeout: float = 0.1
 
@@ -107,7 +146,7 @@ class LabConsumer:
         return self.protocol == "classic" and "cooperative" not in str(strategy)
 
     def consumer_config(self) -> dict:
-        conf = {
+        conf: dict[str, Any] = {
             "bootstrap.servers": self.bootstrap,
             "group.id": self.group,
             "client.id": self.name,
@@ -127,6 +166,8 @@ class LabConsumer:
             })
         if self.instance_id:
             conf["group.instance.id"] = self.instance_id
+        if self.on_generation is not None and self.protocol == "classic":
+            conf["debug"], conf["logger"] = "cgrp", self._join_logger()
         if self.stats_interval_ms:
             conf["statistics.interval.ms"] = self.stats_interval_ms
             conf["stats_cb"] = self._on_stats
@@ -205,6 +246,14 @@ class LabConsumer:
             with self._cond:
                 self._cond.notify_all()
 
+    def _join_logger(self) -> logging.Logger:
+        """A logger of this consumer's own (not propagated): librdkafka's lines go to it,
+        served by poll() on the consumer's thread; the JoinGroup answers are told."""
+        logger = logging.getLogger(f"groupctl.lab.consumer.{id(self)}")
+        logger.propagate, logger.handlers = False, [_JoinAnswers(self)]
+        logger.setLevel(logging.DEBUG)
+        return logger
+
     # --- callbacks (consumer thread) -------------------------------------------
     def _record(self, consumer, kind: str, partitions) -> None:
         tps = frozenset((tp.topic, tp.partition) for tp in partitions)
@@ -212,6 +261,9 @@ class LabConsumer:
             member_id = consumer.memberid() or None
         except Exception:
             member_id = None
+        # the generation an assign comes with (KIP-848's member epoch is not this one)
+        generation = group_generation(consumer) \
+            if kind == "assign" and self.protocol == "classic" else None
         with self._cond:
             if member_id:
                 self.member_id = member_id
@@ -232,7 +284,7 @@ class LabConsumer:
             self.on_event({
                 "v": 1, "ts": _iso(event.ts), "source": "workload", "group": self.group,
                 "event": "assignment", "member_id": event.member_id, "client_id": self.name,
-                "instance_id": self.instance_id, "callback": kind,
+                "instance_id": self.instance_id, "callback": kind, "generation": generation,
                 "assigned": tp_list(event.assignment), "added": tp_list(added),
                 "revoked": tp_list(revoked),
             })

@@ -13,6 +13,7 @@ from typing import Callable
 from ..errors import DeadlineError, KafkaError, LabError, UsageError
 from .consumer import (ASSIGNORS, PROTOCOLS, LabConsumer, RebalanceEvent, tp_list,  # noqa: F401
                        tp_text, wait_balanced)
+from .rounds import WorkloadRounds
 
 
 # --- topics and producing ------------------------------------------------------------
@@ -167,6 +168,7 @@ def run_workload(bootstrap: str, group: str, topic: str, consumers: int = 3,
                  duration: float | None = None, rate: float = 10.0,
                  log: Callable[[str], None] = print,
                  on_event: Callable[[dict], None] | None = None,
+                 on_round: Callable[[dict], None] | None = None,
                  stop: threading.Event | None = None,
                  churn_gate: Callable[[], float | None] | None = None,
                  client_config: dict | None = None, setup_timeout: float = 30.0) -> dict:
@@ -177,6 +179,8 @@ def run_workload(bootstrap: str, group: str, topic: str, consumers: int = 3,
     leaves the group). `churn_gate`, when given, is asked for the churn period on every
     tick instead (None: no churn yet), so a caller can start churn later. `client_config`:
     librdkafka properties every client gets (security: client_properties()).
+    `on_round`: each classic round the members went through, as a `rebalance` event
+    (lab.rounds), once it is over.
     `setup_timeout`: seconds for creating the topic and seeing it in Metadata (the CLI's
     --timeout). Returns a summary."""
     check_options(consumers, partitions, protocol, assignor, churn, duration)
@@ -188,17 +192,35 @@ def run_workload(bootstrap: str, group: str, topic: str, consumers: int = 3,
         f"consumer(s), protocol {protocol}" + (f", assignor {assignor}" if assignor else "")
         + (f", churn every {churn:g}s" if churn else ""))
 
+    rounds, rounds_lock = WorkloadRounds(group), threading.Lock()
+
+    def tell_rounds(records: list[dict]) -> None:
+        if on_round is not None:
+            for record in records:
+                on_round(record)
+
     def on_assignment(event: dict) -> None:
+        with rounds_lock:
+            ended = rounds.take(event)
         verb = {"assign": "assigned", "revoke": "revoked", "lost": "lost"}[event["callback"]]
         changed = event["added"] if event["callback"] == "assign" else event["revoked"]
         log(f"{event['ts']} {event['client_id']} ({event['member_id'] or '?'}) {verb} "
             f"{_fmt(changed)}; now {_fmt(event['assigned'])}")
         if on_event:
             on_event(event)
+        tell_rounds(ended)
+
+    def on_generation(ts: float, member: str | None, generation: int) -> None:
+        with rounds_lock:
+            ended = rounds.joined(ts, member, generation)
+        tell_rounds(ended)
 
     def new_consumer(name: str) -> LabConsumer:
+        with rounds_lock:
+            rounds.joining(time.time())
         return LabConsumer(bootstrap, group, [topic], protocol=protocol, assignor=assignor,
                            name=name, on_event=on_assignment,
+                           on_generation=on_generation if on_round else None,
                            config=dict(client_config or {})).start()
 
     producer = TrickleProducer(bootstrap, topic, rate, client_config).start()
@@ -242,6 +264,9 @@ def run_workload(bootstrap: str, group: str, topic: str, consumers: int = 3,
             c.close()
         closed.extend(running.values())
         producer.close()
+        with rounds_lock:
+            ended = rounds.flush()
+        tell_rounds(ended)
     summary = {
         "group": group, "topic": topic, "partitions": n_parts, "protocol": protocol,
         "assignor": assignor, "seconds": round(time.monotonic() - started, 1),

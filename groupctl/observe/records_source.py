@@ -32,8 +32,8 @@ are shown (observe/acl.py): a named group refused is exit 4, one found under --a
 said once on stderr and never shown.
 
 Groups: the named ones (their partitions only: abs(hashCode) % partitions, as the broker
-places them); a named group without records is `Missing` (told `state` Dead) until it has
-members (a classic group's creation record, Empty at generation 0, is not told: its first
+places them); a named group without records is `Missing` (not told: it never went Dead) until
+it has members (a classic group's creation record, Empty at generation 0, is not told: its first
 generation is the rebalance from nothing, as a describe would see it). `--all`: every
 group with records in any partition (`regex` filters names), a group created meanwhile
 `Appeared` once it has members, a deleted one `Missing` once and then forgotten. A group

@@ -3,7 +3,8 @@ Spark driver JVM and whatever it started are gone), --out untouched.
 
 A real console-script run in a session of its own; SIGINT goes to its whole process
 group, as a terminal's Ctrl-C does, once the Spark job is writing its tables (the
-staging directory of --out exists). --out (made empty before Spark starts) stays empty."""
+staging directory of --out exists). --out, not there before, is not made: analyze writes
+it whole or not at all, and its staging directory is gone."""
 from __future__ import annotations
 
 import os
@@ -63,4 +64,4 @@ def test_ctrl_c_mid_job_is_one_line_exit_130_and_no_jvm_left(fixture_dir, tmp_pa
         time.sleep(0.1)
         left = alive_in_session(proc.pid)
     assert not left, left
-    assert not list(out.iterdir()) and not list(tmp_path.glob(".out.new-*"))
+    assert not out.exists() and not list(tmp_path.glob(".out.new-*")), list(tmp_path.iterdir())

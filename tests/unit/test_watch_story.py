@@ -167,23 +167,34 @@ def ok(*descs):
 
 
 def test_watcher_tells_dead_and_faults_once(monkeypatch):
+    """A group missing at the first look is said once and not told Dead (it never went
+    Dead: it did not exist); once seen, its going is."""
     gone = DescribeResult([], {"g": NotFoundError("group 'g' does not exist")})
     down = UnreachableError("no broker reachable")
-    rounds = [gone, ok(classic("Stable", 2, m("a", ("t", [0])))), down, down,
-              ok(classic("Stable", 3, m("a", ("t", [0])), m("b", ("t", [1]))))]
+    rounds = [gone, gone, ok(classic("Stable", 2, m("a", ("t", [0])))), down, down,
+              ok(classic("Stable", 3, m("a", ("t", [0])), m("b", ("t", [1])))), gone, gone]
     code, events, notices, watcher = run_watcher(
         rounds, WatchSettings(groups=["g"], interval=0.01, duration=0.3), monkeypatch)
     assert code == 0
-    kinds = [(e["event"], e.get("state") or e.get("reason")) for e in events
-             if e["event"] in ("state", "rebalance")]
-    assert kinds[:2] == [("state", "Dead"), ("state", "Stable")]
+    states = [(e["previous"], e["state"]) for e in events if e["event"] == "state"]
+    assert states == [(None, "Stable"), ("Stable", "Dead")]
     rebalances = [e for e in events if e["event"] == "rebalance"]
     assert [(r["from_generation"], r["to_generation"]) for r in rebalances] == [(None, 2), (2, 3)]
     assert all(e["source"] == "describe" and e["cluster"] == "fake" for e in events)
+    assert [n for n in notices if "does not exist" in n] == [
+        "group 'g' does not exist; watching for it to appear"]
     assert len([n for n in notices if "lost contact" in n]) == 1
     assert len([n for n in notices if "reconnected" in n]) == 1
     (summary,) = watcher.summaries()
-    assert summary["rebalances"] == 2 and summary["state"] == "Stable"
+    assert summary["rebalances"] == 2 and summary["state"] == "Dead"
+
+
+def test_watcher_tells_nothing_of_a_group_that_never_appears(monkeypatch):
+    gone = DescribeResult([], {"g": NotFoundError("group 'g' does not exist")})
+    code, events, notices, watcher = run_watcher(
+        [gone] * 4, WatchSettings(groups=["g"], interval=0.01, duration=0.2), monkeypatch)
+    assert code == 0 and events == []
+    assert notices == ["group 'g' does not exist; watching for it to appear"]
 
 
 def test_watcher_max_rebalances_stops_at_once(monkeypatch):
