@@ -128,7 +128,7 @@ def coordinator_column(coordinator_of: CoordinatorOf) -> Column:
         node, unanswered = coordinator_of(str(s.group))
         return show(node) + (UNANSWERED if unanswered else "")
 
-    return Column("COORD", cell, 4,
+    return Column("COORD", cell, 3,
                   style=lambda s, text: "bold red" if text.endswith(UNANSWERED) else "")
 
 

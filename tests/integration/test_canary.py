@@ -83,6 +83,19 @@ def _group_loaded_at(kafka, node: int, group: str) -> float:
                       f"load line of group {group}")
 
 
+def _quorum_leader(kafka) -> int | None:
+    """The KRaft quorum's leader (the active controller): the node whose log holds the
+    "Completed transition to Leader" line of the highest epoch."""
+    best: tuple[int, int] | None = None
+    for node, path in enumerate(kafka.log_files, start=1):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for m in re.finditer(r"\[RaftManager id=\d+\] Completed transition to Leader\(.*?"
+                             r"epoch=(\d+)", text):
+            if best is None or int(m.group(1)) > best[0]:
+                best = (int(m.group(1)), node)
+    return None if best is None else best[1]
+
+
 class _Monitor:
     """`canary --interval --metrics-port 0 -o ndjson` in a process: its rows, its stderr
     lines, and a scrape of its /metrics."""
@@ -239,10 +252,14 @@ def test_a_frozen_coordinator_times_out_shows_down_then_up_after_sigcont(kafka3)
     frozen = False
     try:
         # a broker leading __consumer_offsets partitions now (a failover before may have
-        # left one leading none)
-        _, first = mon.out.wait(lambda r: r["ok"], 30, "a completed round")
+        # left one leading none), not the active controller (freezing that one moves the
+        # quorum too)
+        controller = _quorum_leader(kafka3)
+        _, first = mon.out.wait(lambda r: r["ok"] and r["coordinator"] != controller, 30,
+                                f"a completed round on a coordinator other than {controller}")
         victim, node, start = first["group"], first["coordinator"], len(mon.out.items)
         before = _failures(mon.scrape(), str(node), "timeout")
+        frozen_at = time.monotonic()
         kafka3.freeze_node(node)
         frozen = True
         i, failed = mon.out.wait(lambda r: r["group"] == victim and not r["ok"], 30,
@@ -252,7 +269,10 @@ def test_a_frozen_coordinator_times_out_shows_down_then_up_after_sigcont(kafka3)
         print(f"broker {node} frozen: up {_up(samples)}")
         assert _up(samples)[str(node)] == 0
         assert _failures(samples, str(node), "timeout") > before
+        kafka3.thaw_node(node)
         frozen = False
+        print(f"broker {node} frozen {time.monotonic() - frozen_at:.1f} s (controller "
+              f"{controller})")
         _, back = mon.out.wait(lambda r: r["group"] == victim and r["ok"], 30,
                                "the canary completing after SIGCONT", i)
         samples = mon.scrape()
