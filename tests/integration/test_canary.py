@@ -4,10 +4,12 @@ group's __consumer_offsets partition, the canary member's join and leave), and o
 three-broker lab one canary per coordinator, a stopped broker's canary failing with the
 coordinator's error, then completing on the new coordinator after an outage the brokers'
 own load lines bound (monitor mode), and a frozen broker (SIGSTOP) timing out, shown down in
-/metrics, then up again after SIGCONT. After every run no canary member is left in any
+/metrics and to watch's describe poller (the fleet view's COORD), then up again after
+SIGCONT. After every run no canary member is left in any
 canary group."""
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import os
@@ -27,6 +29,8 @@ from waiting import wait_until
 
 from groupctl.cli.app import invoke
 from groupctl.cli.env import Env
+from groupctl.client import Cluster
+from groupctl.observe.source import DescribePoller
 
 CLASSIC_STEPS = {"find_coordinator_ms", "join_ms", "sync_ms", "heartbeat_ms", "leave_ms"}
 CONSUMER_STEPS = {"find_coordinator_ms", "join_ms", "reconcile_ms", "leave_ms"}
@@ -81,6 +85,26 @@ def _group_loaded_at(kafka, node: int, group: str) -> float:
     """Broker `node`'s last "Loaded classic group G" line."""
     return _logged_at(kafka, node, rf".*Loaded classic group {re.escape(group)} with ",
                       f"load line of group {group}")
+
+
+class _Describer:
+    """watch's describe poller on a loop of its own, one round at a time: what the fleet
+    view's COORD column reads (coordinator(group): (broker, got nothing last round))."""
+
+    def __init__(self, kafka, group: str):
+        self.group = group
+        self.loop = asyncio.new_event_loop()
+        self.cluster = Cluster(kafka.bootstrap.split(","), timeout=10)
+        self.loop.run_until_complete(self.cluster.__aenter__())
+        self.poller = DescribePoller(self.cluster, [group], poll_deadline=1.5)
+
+    def look(self) -> tuple[int | None, bool]:
+        self.loop.run_until_complete(self.poller.round())
+        return self.poller.coordinator(self.group)
+
+    def close(self) -> None:
+        self.loop.run_until_complete(self.cluster.__aexit__(None, None, None))
+        self.loop.close()
 
 
 def _quorum_leader(kafka) -> int | None:
@@ -249,7 +273,7 @@ def test_a_frozen_coordinator_times_out_shows_down_then_up_after_sigcont(kafka3)
     shorter than the controller's broker session (9 s), so it keeps its partitions."""
     prefix = f"canary-{uuid.uuid4().hex[:8]}-"
     mon = _Monitor(kafka3, prefix, 1)
-    frozen = False
+    frozen, describer = False, None
     try:
         # a broker leading __consumer_offsets partitions now (a failover before may have
         # left one leading none), not the active controller (freezing that one moves the
@@ -259,6 +283,8 @@ def test_a_frozen_coordinator_times_out_shows_down_then_up_after_sigcont(kafka3)
                                 f"a completed round on a coordinator other than {controller}")
         victim, node, start = first["group"], first["coordinator"], len(mon.out.items)
         before = _failures(mon.scrape(), str(node), "timeout")
+        describer = _Describer(kafka3, victim)
+        assert describer.look() == (node, False)   # watch --all's COORD: `2`
         frozen_at = time.monotonic()
         kafka3.freeze_node(node)
         frozen = True
@@ -269,6 +295,7 @@ def test_a_frozen_coordinator_times_out_shows_down_then_up_after_sigcont(kafka3)
         print(f"broker {node} frozen: up {_up(samples)}")
         assert _up(samples)[str(node)] == 0
         assert _failures(samples, str(node), "timeout") > before
+        assert describer.look() == (node, True)    # COORD `2!`: no answer for the group
         kafka3.thaw_node(node)
         frozen = False
         print(f"broker {node} frozen {time.monotonic() - frozen_at:.1f} s (controller "
@@ -280,9 +307,12 @@ def test_a_frozen_coordinator_times_out_shows_down_then_up_after_sigcont(kafka3)
         assert back["coordinator"] == node and back["previous_coordinator"] == node
         assert back["unavailable_since"] == failed["started_at"]
         assert _up(samples)[str(node)] == 1
+        assert describer.look() == (node, False)
     finally:
         if frozen:
             kafka3.thaw_node(node)
+        if describer is not None:
+            describer.close()
         code = mon.stop()
     assert code == 0, "".join(mon.err.raw)
     _no_members(kafka3, [victim])
