@@ -66,10 +66,13 @@ def canary_cmd(
     7 on a coordinator's error, 6 on a timeout or a round longer than --max-ms.
     --timeout is each round's deadline. With --interval S: a run every S seconds (rows as
     they come: -o json/ndjson one JSON line each), a line on stderr when a canary starts
-    failing and when it completes again (on which coordinator, after how long), until
+    failing and when it completes again (on which coordinator, unavailable how long:
+    from its first failed round to this one, exact to the interval; the JSON row of that
+    round has unavailable_s, unavailable_since and previous_coordinator), until
     --duration or Ctrl-C / SIGTERM (exit 0). --metrics-port: histograms of each step and
     round per coordinator and protocol, failures by step and error, up per coordinator
-    (groupctl_canary_*)."""
+    (groupctl_canary_*; a coordinator that stopped answering stays at 0 until the
+    cluster's Metadata no longer lists it)."""
     from ..coordinator.canary.plan import PROTOCOLS
     from ..coordinator.canary.rounds import RoundSettings
     from ..coordinator.canary.runner import CanarySettings
@@ -164,15 +167,18 @@ def _monitor(env, settings, interval: float, duration: float | None,
             def on_results(results) -> None:
                 if server is not None:
                     server.metrics.run_done(results, runner.cluster_id,
-                                            {n for n in runner.leaders.values() if n is not None})
+                                            {n for n in runner.leaders.values() if n is not None},
+                                            runner.brokers)
                 for line in outcomes.tell(results):
                     notice(line)
+                rows = [{**r.to_dict(), **(outcomes.ended[r.canary.group].to_dict()
+                                           if r.canary.group in outcomes.ended else {})}
+                        for r in results]
                 if rows_as_json:
-                    for r in results:
-                        writer.write(r.to_dict())
+                    for row in rows:
+                        writer.write(row)
                 else:
-                    canary_table(env.console(), [r.to_dict() for r in results],
-                                 env.settings.output == "wide")
+                    canary_table(env.console(), rows, env.settings.output == "wide")
                     env.stdout.flush()
 
             if server is not None:

@@ -247,6 +247,8 @@ def _run(env, settings, record: str | None,
                                                    poll_deadline=env.settings.timeout)
                 if sinks.live is not None and watcher.lag_source is not None:
                     sinks.live.show_lag(watcher.reducer)   # --lag in the terminal's view
+                if sinks.live is not None and hasattr(watcher.source, "coordinator"):
+                    sinks.live.coordinator_of = watcher.source.coordinator   # COORD column
                 if server is not None:
                     _serve(server, watcher, notice)
                 await follow(sinks, watcher.run())

@@ -19,6 +19,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -367,6 +368,22 @@ class Lab:
         killed = self._stop([self.node(node_id)], timeout)
         self.save()
         return killed
+
+    def freeze_node(self, node_id: int) -> None:
+        """SIGSTOP one node's JVM: a broker that stops answering but keeps its connections
+        open (a long GC pause, a hung disk), as a kill never shows; `thaw_node` resumes it
+        (fault tests)."""
+        self._send(node_id, signal.SIGSTOP)
+
+    def thaw_node(self, node_id: int) -> None:
+        """SIGCONT a node `freeze_node` stopped."""
+        self._send(node_id, signal.SIGCONT)
+
+    def _send(self, node_id: int, sig: int) -> None:
+        n = self.node(node_id)
+        if not n.alive():   # only our own JVM gets the signal
+            raise LabError(f"node {node_id} of lab {self.name!r} is not running")
+        os.kill(n.pid, sig)
 
     def start_node(self, node_id: int, timeout: float = START_TIMEOUT,
                    tie_to_parent: bool | None = None) -> None:

@@ -20,6 +20,11 @@ classic group: DescribeGroups only). A round that fails as a whole (nothing answ
 `ContactLost` once, and the rounds go on with back-off until one answers: then
 `ContactRegained`. Rounds run every `interval` (`hurry(s)`: the next one sooner), until
 `until` (loop time) or the `deadline` (a client Deadline) has passed.
+
+`coordinator(group)`: the broker that last described the group, and whether the last
+round got no description of it (its coordinator unreachable, timed out, or answering
+with an error until the round's deadline; every group when the round failed as a whole):
+the fleet view's COORD column.
 """
 from __future__ import annotations
 
@@ -68,12 +73,19 @@ class DescribePoller:
         self._lost_at: float | None = None
         self._hurry: float | None = None
         self._built: dict = {}   # the last round's descriptions, reused when unchanged
+        self._coordinators: dict[str, int] = {}   # group -> the broker that described it
+        self._unanswered: set[str] = set()        # groups the last round got nothing of
         # each round's outcome (seconds, failed as a whole): watch --metrics-port
         self.on_round: Callable[[float, bool], None] | None = None
         self.first_round = asyncio.Event()   # set once a round is over (watch --lag waits)
 
     def follows(self, group: str) -> bool:
         return group in self.groups
+
+    def coordinator(self, group: str) -> tuple[int | None, bool]:
+        """(the broker that last described `group` (None: none yet), whether the last
+        round got no description of it)."""
+        return self._coordinators.get(group), group in self._unanswered
 
     def hurry(self, seconds: float) -> None:
         """The next round in at most `seconds` (e.g. wait --settled ends before the next
@@ -146,6 +158,7 @@ class DescribePoller:
         except GroupctlError as exc:
             if isinstance(exc, UnsupportedVersionError):
                 raise   # what the broker cannot describe it never will: no retrying
+            self._unanswered = set(self.groups)
             if self._lost_at is not None:
                 return []
             self._lost_at = self.clock()
@@ -155,11 +168,18 @@ class DescribePoller:
             out.insert(0, ContactRegained(None, at, self.label, self._lost_at))
             self._lost_at = None
         out += [Seen(desc.group, at, self.label, desc) for desc in result.groups]
+        self._unanswered = set()
+        for desc in result.groups:
+            if desc.coordinator:
+                self._coordinators[desc.group] = desc.coordinator["id"]
         for group, error in result.failures.items():
             if isinstance(error, NotFoundError):
                 out.append(Missing(group, at, self.label))
+                self._coordinators.pop(group, None)
                 if self.all_groups and group not in self.listings:
                     del self.groups[group]   # --all: forgotten; followed again if listed
+            elif not isinstance(error, AuthError):
+                self._unanswered.add(group)
         return out
 
     async def _relist(self, deadline) -> list[Observation]:

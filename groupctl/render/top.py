@@ -20,6 +20,9 @@
   `/` assignment epoch; rebalances that ended in the last WINDOW_S; the last rebalance's
   age; members whose assignment is not yet their target (consumer and streams groups);
   with watch --lag, LAG: the group's total lag as last read. Every unknown is `-`.
+- COORD (a describe watch): the broker that last described the group, `3!` (red) when the
+  last round got no description of it (its coordinator stopped answering, or its groups
+  are moving); the title then says which coordinators and for how many groups.
 """
 from __future__ import annotations
 
@@ -44,6 +47,10 @@ CHROME = 3                       # title, column titles, footer
 REBALANCING = frozenset({"PreparingRebalance", "CompletingRebalance", "Assigning",
                          "Reconciling", "NotReady"})
 EPOCH_TYPES = ("consumer", "share", "streams")
+UNANSWERED = "!"                 # COORD: the last round got no description of the group
+
+# group -> (the broker that last described it, whether the last round got nothing of it)
+CoordinatorOf = Callable[[str], "tuple[int | None, bool]"]
 
 
 @dataclass(frozen=True)
@@ -115,9 +122,23 @@ COLUMNS: tuple[Column, ...] = (
 LAG = Column("LAG", lambda s, now: show(s.lag) if s.exists else "-", 4)
 
 
-def columns(lag: bool) -> tuple[Column, ...]:
-    """The columns of this watch: LAG only with --lag (without it, lag is never read)."""
-    return COLUMNS + (LAG,) if lag else COLUMNS
+def coordinator_column(coordinator_of: CoordinatorOf) -> Column:
+    """COORD: the group's coordinator as the describe source last saw it (module doc)."""
+    def cell(s: GroupStatus, now: float) -> str:
+        node, unanswered = coordinator_of(str(s.group))
+        return show(node) + (UNANSWERED if unanswered else "")
+
+    return Column("COORD", cell, 3,
+                  style=lambda s, text: "bold red" if text.endswith(UNANSWERED) else "")
+
+
+def columns(lag: bool, coordinator_of: CoordinatorOf | None = None) -> tuple[Column, ...]:
+    """The columns of this watch: LAG only with --lag (without it, lag is never read),
+    COORD when the source knows the coordinators."""
+    every = COLUMNS + (LAG,) if lag else COLUMNS
+    if coordinator_of is not None:
+        every = every[:1] + (coordinator_column(coordinator_of),) + every[1:]
+    return every
 
 
 def by_activity(statuses: Iterable[GroupStatus], limit: int | None = None) -> list[GroupStatus]:
@@ -168,24 +189,39 @@ def _pad(text: str, width: int, left: bool) -> str:
     return text + room if left else room + text
 
 
-def title_line(statuses: list[GroupStatus], now: float) -> str:
-    """What the fleet is now: its groups by state, its rebalances in the window, the time."""
+def unanswered_text(statuses: list[GroupStatus], coordinator_of: CoordinatorOf) -> str:
+    """`no answer from coordinator 3 for 12 groups, ...` ('' when every group answered)."""
+    silent = Counter(node for node, unanswered in
+                     (coordinator_of(str(s.group)) for s in statuses) if unanswered)
+    return ", ".join(
+        f"no answer {'' if node is None else f'from coordinator {node} '}for {n} group"
+        + ("" if n == 1 else "s")
+        for node, n in sorted(silent.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)))
+
+
+def title_line(statuses: list[GroupStatus], now: float,
+               coordinator_of: CoordinatorOf | None = None) -> str:
+    """What the fleet is now: its groups by state, its rebalances in the window, the
+    coordinators that did not answer for groups, the time."""
     states = Counter(show(s.state) for s in statuses)
     counted = ", ".join(f"{n} {state}" for state, n in
                         sorted(states.items(), key=lambda kv: (-kv[1], kv[0])))
     window = sum(s.rebalances_within(WINDOW_S, now) for s in statuses if s.rebalance_ends)
     clock = datetime.fromtimestamp(now, tz=timezone.utc).strftime("%H:%M:%S UTC")
     groups = f"{len(statuses)} group" + ("" if len(statuses) == 1 else "s")
+    silent = unanswered_text(statuses, coordinator_of) if coordinator_of else ""
     return (f"groupctl watch · {groups}" + (f": {counted}" if counted else "")
+            + (f" · {silent}" if silent else "")
             + f" · {window} rebalance{'' if window == 1 else 's'} in {WINDOW} · {clock}")
 
 
 def render_top(statuses: Iterable[GroupStatus], now: float, width: int, height: int,
-               lag: bool = False) -> Text:
+               lag: bool = False, coordinator_of: CoordinatorOf | None = None) -> Text:
     """The fleet in at most `height` - 1 lines of at most `width` cells (the last line of
-    the terminal stays free: a full screen would scroll); `lag`: watch --lag's column."""
+    the terminal stays free: a full screen would scroll); `lag`: watch --lag's column;
+    `coordinator_of`: the COORD column's (a describe watch's)."""
     every = list(statuses)
-    shown = columns(lag)
+    shown = columns(lag, coordinator_of)
     rows = by_activity(every, limit=max(1, height - 1 - CHROME))
     hidden = len(every) - len(rows)
     cells = [{c.title: c.cell(s, now) for c in shown} for s in rows]
@@ -196,7 +232,7 @@ def render_top(statuses: Iterable[GroupStatus], now: float, width: int, height: 
     kept, name_width = fit_columns(widths, longest, width, shown)
 
     out = Text(no_wrap=True, overflow="crop")
-    out.append(_cut(title_line(every, now), width), style="bold")
+    out.append(_cut(title_line(every, now, coordinator_of), width), style="bold")
     out.append("\n" + _pad("GROUP", name_width, True) + "".join(
         " " * GAP + _pad(c.title, widths[c.title], c.left) for c in kept), style="reverse")
     for s, name, row in zip(rows, names, cells):

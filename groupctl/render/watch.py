@@ -314,6 +314,7 @@ class _LiveSink:
         self._drawn_at = float("-inf")
         self._size = None   # the terminal's (width, height) at the last draw
         self.lag_from: Reducer | None = None   # watch --lag: the reducer its reads go to
+        self.coordinator_of = None   # the top view's COORD column: a describe watch's
 
     def show_lag(self, reducer: Reducer) -> None:
         """watch --lag: show each group's lag as `reducer` holds it (observe.watch: the lag
@@ -374,5 +375,5 @@ class _LiveSink:
 
             width, height = self.console.size
             return render_top([m.status for m in self.models.values()], now, width, height,
-                              lag)
+                              lag, self.coordinator_of)
         return render_models(self.models, now, lag, self.console.width)

@@ -3,8 +3,8 @@
 `tmux capture-pane -p` as a person would see it. Real groups: a classic group of two
 librdkafka consumers, a KIP-848 group of one, two Empty groups holding committed offsets.
 
-- the rows show every group with its state, type and members (what the consumers and the
-  commits made), the KIP-848 group's epochs as the broker's log computed them, the title's
+- the rows show every group with its state, coordinator (as Kafka's ConsumerGroupCommand
+  names it), type and members (what the consumers and the commits made), the KIP-848 group's epochs as the broker's log computed them, the title's
   clock ticking without events;
 - churning the classic group (a third consumer joins) brings it to the top with as many
   rebalances as the broker's log has "Stabilized" generations since the watch began; a
@@ -125,6 +125,14 @@ def _look(pane: Pane, check) -> Seen:
     return seen if check(seen) else Unmet(seen.screen)
 
 
+def _coordinators(kafka, groups) -> dict[str, str]:
+    """{group: its coordinator's id} as Kafka's ConsumerGroupCommand --state shows them."""
+    out = kafka.consumer_group_command("--describe", *[a for g in groups for a in ("--group", g)],
+                                       "--state")
+    return {m.group(1): m.group(2) for m in re.finditer(r"^(\S+)\s+\S+:\d+\s+\((\d+)\)",
+                                                         out.stdout, re.M)}
+
+
 def _epoch(kafka, group: str) -> int | None:
     found = re.findall(TARGET_EPOCH.format(re.escape(group)), kafka.log_file.read_text(errors="replace"))
     return int(found[-1]) if found else None
@@ -150,17 +158,21 @@ def test_watch_all_as_a_fleet_in_a_real_terminal(kafka, topic_factory, consumer_
                "--regex", f"^{prefix}-", "--interval", "0.5"]
     pane = Pane(tmp_path, command, 100, 30)
     try:
-        want = {empty_a: ("Empty", "classic", "0", "-", "0", "-", "-"),
-                empty_b: ("Empty", "classic", "0", "-", "0", "-", "-"),
-                epochs: ("Stable", "consumer", "1", f"{epoch}/{epoch}", "0", "-", "0"),
-                classic: ("Stable", "classic", "2", "-", "0", "-", "-")}
+        # COORD: each group's coordinator, as Kafka's own tool names it
+        coord = _coordinators(kafka, [empty_a, empty_b, epochs, classic])
+        want = {empty_a: ("Empty", coord[empty_a], "classic", "0", "-", "0", "-", "-"),
+                empty_b: ("Empty", coord[empty_b], "classic", "0", "-", "0", "-", "-"),
+                epochs: ("Stable", coord[epochs], "consumer", "1", f"{epoch}/{epoch}", "0",
+                         "-", "0"),
+                classic: ("Stable", coord[classic], "classic", "2", "-", "0", "-", "-")}
 
         def rows(s: Seen) -> dict:
             return {r["GROUP"]: tuple(r.get(k) for k in s.columns[1:]) for r in s.rows}
         calm = wait_until(lambda: _look(pane, lambda s: rows(s) == want), 40,
                           "the four groups as the consumers and commits made them")
-        assert calm.columns == ["GROUP", "STATE", "TYPE", "MEMBERS", "GEN/EPOCH", "REBAL/5m",
-                                "LAST REBAL", "BEHIND"]
+        assert calm.columns == ["GROUP", "STATE", "COORD", "TYPE", "MEMBERS", "GEN/EPOCH",
+                                "REBAL/5m", "LAST REBAL", "BEHIND"]
+        assert "no answer" not in calm.title
         assert calm.title.startswith("groupctl watch · 4 groups: 2 Empty, 2 Stable")
         assert calm.footer.startswith("most recent activity first")
         # nothing happens: the clock in the title still moves on

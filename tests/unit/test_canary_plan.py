@@ -161,11 +161,15 @@ def test_a_monitor_tells_a_failure_once_and_the_recovery_with_its_coordinator():
     assert outcomes.tell([failed]) == ["g2 (classic): NOT_COORDINATOR on join at coordinator 2"]
     assert outcomes.tell([_result(2, ok=False, error="timeout", step="join", group="g2",
                                   at=102.0)]) == []
+    assert outcomes.ended == {}
     assert outcomes.tell([_result(2, coordinator=3, group="g2", at=104.5)]) == [
-        "g2 (classic): rounds complete again on coordinator 3 (was 2), 3.5 s after the "
-        "first failed round"]
+        "g2 (classic): rounds complete again on coordinator 3 (was 2), unavailable 3.5 s "
+        "(from the first failed round to this one)"]
+    assert outcomes.ended["g2"].to_dict() == {
+        "unavailable_s": 3.5, "unavailable_since": 101.0, "previous_coordinator": 2}
     assert outcomes.tell([_result(2, coordinator=1, group="g2", at=106.0)]) == [
         "g2 (classic): rounds now run on coordinator 1 (was 3)"]
+    assert outcomes.ended == {}   # told once, with the round that ended it
 
 
 # ---- metrics and rules -------------------------------------------------------------------------
@@ -201,13 +205,29 @@ def test_metrics_per_coordinator_and_protocol_pass_promtool():
         done.stdout + done.stderr
 
 
-def test_a_failover_ends_the_old_coordinators_up_series_and_health_follows_runs():
+def _up(m: CanaryMetrics) -> dict[str, float]:
+    return {dict(labels)["coordinator"]: v for (name, labels), v in _samples(m.render()).items()
+            if name == "groupctl_canary_up"}
+
+
+def test_a_silent_coordinator_stays_down_until_the_cluster_drops_it_and_health_follows_runs():
     m = CanaryMetrics()
-    m.run_done([_result(2, ok=False, error="disconnected", step="join")], "c1", {1})
-    assert 'coordinator="2"} 0.0' in m.render() and not m.healthy
-    m.run_done([_result(2, coordinator=1)], "c1", {1})
-    assert 'coordinator="2"' not in m.render().split("groupctl_canary_up")[-1]
-    assert m.healthy
+    m.run_done([_result(2, ok=False, error="timeout", step="join")], "c1", {1, 2}, {1, 2})
+    assert _up(m) == {"1": 1, "2": 0} and not m.healthy
+    # the failover moved its groups to 1: 2 leads nothing but is still listed, so still 0
+    m.run_done([_result(2, coordinator=1)], "c1", {1}, {1, 2})
+    assert _up(m) == {"1": 1, "2": 0} and m.healthy
+    m.run_done([_result(2, coordinator=1)], "c1", {1}, None)   # Metadata unanswered
+    assert _up(m) == {"1": 1, "2": 0}
+    # fenced: gone from Metadata, gone from the scrape; back and leading nothing: no series
+    m.run_done([_result(2, coordinator=1)], "c1", {1}, {1})
+    assert _up(m) == {"1": 1}
+    m.run_done([_result(2, coordinator=1)], "c1", {1}, {1, 2})
+    assert _up(m) == {"1": 1}
+    # rounds completing on a broker that failed before: 1 again
+    m.run_done([_result(1, ok=False, error="timeout", step="join")], "c1", {1}, {1})
+    m.run_done([_result(1)], "c1", {1}, {1})
+    assert _up(m) == {"1": 1}
     for _ in range(UNHEALTHY_AFTER):
         m.run_done([_result(1, ok=False, error="timeout", step="join")], "c1", {1})
     assert not m.healthy

@@ -83,6 +83,31 @@ def test_the_poller_yields_typed_observations_and_faults_once(monkeypatch):
     assert {listings["g"].type for _, listings in asked.asked} == {"classic"}
 
 
+def test_the_poller_keeps_each_groups_coordinator_and_the_groups_it_got_nothing_of(monkeypatch):
+    """watch --all's COORD: the broker that last described the group, and whether the
+    last round got nothing of it (a timed-out coordinator; every group when the round
+    failed as a whole); a group gone forgets its coordinator."""
+    def on(node):
+        desc = classic("Stable", 1, m("a", 0))
+        desc.coordinator = {"id": node, "host": "h", "port": 9092}
+        return desc
+    timed_out = UnreachableError("broker 3 did not answer in time")
+    poller, _ = poller_over([
+        DescribeResult([on(3)]), DescribeResult([], {"g": timed_out}),
+        UnreachableError("no broker reachable"), DescribeResult([on(1)]),
+        DescribeResult([], {"g": NotFoundError("gone")})], monkeypatch)
+
+    async def rounds():
+        out = []
+        for _ in range(5):
+            await poller.round()
+            out.append(poller.coordinator("g"))
+        return out
+
+    assert asyncio.run(rounds()) == [(3, False), (3, True), (3, True), (1, False),
+                                     (None, False)]
+
+
 def test_the_poller_paces_rounds_and_hurries(monkeypatch):
     poller, asked = poller_over([DescribeResult([classic("Stable", 1, m("a", 0))])] * 10,
                                 monkeypatch, interval=30.0, label=Source.PROBE)

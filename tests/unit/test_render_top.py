@@ -304,3 +304,31 @@ def test_the_top_view_shows_the_lag_column_when_the_watch_reads_lag():
     assert header.split()[-1] == "LAG"
     rows = {ln.split()[0]: ln.split()[-1] for ln in last if ln.startswith("g")}
     assert rows == {"g0": "-", "g1": "7"}
+
+
+def test_coord_column_names_each_groups_coordinator_and_marks_the_silent_ones():
+    """A describe watch's COORD: the broker that last described the group, `!` when the
+    last round got nothing of it; the title counts the silent groups per coordinator."""
+    seen = {"orders": (1, False), "payments": (3, True), "idle": (3, True),
+            "shared": (None, True), "gone": (None, False)}
+    shown = lines(render_top(fleet().groups.values(), T + 20, 180, 30,
+                             coordinator_of=lambda g: seen.get(g, (None, False))))
+    assert shown[0] == (
+        "groupctl watch · 5 groups: 3 Stable, 1 Dead, 1 PreparingRebalance · no answer from "
+        "coordinator 3 for 2 groups, no answer for 1 group · 1 rebalance in 5m · 08:00:20 UTC")
+    assert shown[1].split()[:3] == ["GROUP", "STATE", "COORD"]
+    rows = {ln.split()[0]: ln.split()[2] for ln in shown[2:7]}
+    assert rows == {"payments": "3!", "orders": "1", "gone": "-", "idle": "3!", "shared": "-!"}
+    # without a describe source (records, replay): no column, no count
+    plain = lines(render_top(fleet().groups.values(), T + 20, 140, 30))
+    assert "COORD" not in plain[1] and "no answer" not in plain[0]
+
+
+def test_the_live_sink_draws_coord_from_the_watchs_source():
+    sink, out = _sink("auto", fleet=True)
+    sink.coordinator_of = lambda g: (2, g == "g1")
+    with sink:
+        _feed(sink, 2)
+    text = _text(out)
+    assert "COORD" in text and "no answer from coordinator 2 for 1 group" in text
+    assert re.search(r"g1\s+Stable\s+2!", text) and re.search(r"g0\s+Stable\s+2\s", text)

@@ -12,9 +12,12 @@ lookup itself failed, the one the canary last ran on). A step's histogram has th
 of completed rounds (a failed round's leave may have looked the coordinator up again);
 a round's, the rounds that completed. `up` is 1 when every round of the
 last run on that broker completed, 0 when one did not; it is written for the brokers that
-lead `__consumer_offsets` partitions now and those the last run's rounds ran against, so a
-broker that stopped coordinating (a failover moved its partitions) leaves the scrape once
-its groups run elsewhere. Counters live as long as the process.
+lead `__consumer_offsets` partitions now, those the last run's rounds ran against, and a
+broker whose rounds failed for as long as the cluster's Metadata still lists it: a
+coordinator that stopped answering stays at 0 after a failover moved its groups elsewhere,
+and leaves the scrape only once the cluster dropped it (fenced, or shut down); back in the
+cluster it has a series again when it leads partitions again. Counters live as long as
+the process.
 
 `/healthz`: 503 until the first run in which a round completed, then 200, 503 again after
 UNHEALTHY_AFTER runs in a row without one (the canary cannot reach the cluster at all).
@@ -71,9 +74,10 @@ class CanaryMetrics:
         self._lock = threading.Lock()
 
     def run_done(self, results: list[RoundResult], cluster: str | None,
-                 coordinators: set[int]) -> None:
+                 coordinators: set[int], brokers: set[int] | None = None) -> None:
         """One run's results; `coordinators`: the brokers leading `__consumer_offsets`
-        partitions now."""
+        partitions now; `brokers`: those the cluster's Metadata lists (None: unknown, then
+        a failing broker stays failing)."""
         with self._lock:
             self.cluster = cluster or self.cluster
             up: dict[str, bool] = {str(n): True for n in coordinators}
@@ -91,6 +95,10 @@ class CanaryMetrics:
                     fkey = (*key, r.failed_step or "unknown", r.error or "unknown")
                     self.failures[fkey] = self.failures.get(fkey, 0) + 1
                 up[node] = up.get(node, True) and r.ok
+            listed = None if brokers is None else {str(n) for n in brokers}
+            for node, ok in self.up.items():
+                if not ok and node not in up and (listed is None or node in listed):
+                    up[node] = False   # stopped answering, still in the cluster
             self.up = up
             if any(r.ok for r in results):
                 self.succeeded_once = True

@@ -94,6 +94,7 @@ class CanaryRunner:
         self.canaries: list[Canary] = []
         self.leaders: dict[int, int | None] = {}   # __consumer_offsets partition -> leader
         self.cluster_id: str | None = None
+        self.brokers: set[int] | None = None      # the brokers Metadata lists (None: unread)
         self.last_coordinator: dict[str, int] = {}  # group -> the broker it last ran on
         self._protocols: tuple[str, ...] | None = None
 
@@ -119,6 +120,7 @@ class CanaryRunner:
             raise CanaryFailed(f"{OFFSETS_TOPIC} is not there: no broker coordinates groups",
                                ExitCode.KAFKA_ERROR)
         self.cluster_id = md.cluster_id
+        self.brokers = set(md.brokers)
         self.leaders = {p: info.leader for p, info in topic.partitions.items()}
         protocols = await self._supported(d)
         self.canaries = plan(self.settings.prefix, protocols, self.leaders, self.canaries)
@@ -200,18 +202,44 @@ class CanaryRunner:
         return self._protocols
 
 
+@dataclass(frozen=True)
+class Outage:
+    """How long a canary group was unavailable: from the start of its first failed round
+    to the start of its first completed round after it (`seconds`), on which coordinator
+    it completed and which one it last completed on before (None: none yet). The outage
+    began after the last completed round and ended before the first completed one, so
+    `seconds` is exact to the monitor's interval (plus a round's length)."""
+
+    first_failed_at: float     # Unix time
+    recovered_at: float        # Unix time
+    coordinator: int | None
+    was: int | None
+
+    @property
+    def seconds(self) -> float:
+        return round(self.recovered_at - self.first_failed_at, 3)
+
+    def to_dict(self) -> dict:
+        return {"unavailable_s": self.seconds,
+                "unavailable_since": round(self.first_failed_at, 3),
+                "previous_coordinator": self.was}
+
+
 class Outcomes:
     """Per canary group, across a monitor's runs: since when its rounds fail, and the
     broker its last completed round ran on; `tell(results)` gives a line per change (a
     first failed round; rounds completing again, and on which coordinator, after how long
-    since the first failed round started: exact to the interval between runs)."""
+    since the first failed round started: exact to the interval between runs) and keeps
+    the outages that ended in those results (`ended`: group -> Outage)."""
 
     def __init__(self) -> None:
         self.failing_since: dict[str, float] = {}
         self.completed_on: dict[str, int | None] = {}
+        self.ended: dict[str, Outage] = {}
 
     def tell(self, results: list[RoundResult]) -> list[str]:
         lines = []
+        self.ended = {}
         for r in results:
             g, name = r.canary.group, f"{r.canary.group} ({r.canary.protocol})"
             if not r.ok:
@@ -226,8 +254,10 @@ class Outcomes:
             where = f"coordinator {_node(r.coordinator)}" + (
                 f" (was {_node(before)})" if moved else "")
             if since is not None:
-                lines.append(f"{name}: rounds complete again on {where}, "
-                             f"{r.started_at - since:.1f} s after the first failed round")
+                outage = self.ended[g] = Outage(since, r.started_at, r.coordinator, before)
+                lines.append(f"{name}: rounds complete again on {where}, unavailable "
+                             f"{outage.seconds:.1f} s (from the first failed round to this "
+                             f"one)")
             elif moved:
                 lines.append(f"{name}: rounds now run on {where}")
             self.completed_on[g] = r.coordinator
