@@ -33,7 +33,7 @@ until one session timeout (+2 s) after the later of the exit and the broker's la
 "Loaded classic group G" line since the thaw, and every groupctl member seen is paired
 with that line and its "Member X in group G has failed" line. Verdicts per run: clean;
 reloaded (each one seen came back with a reload after the exit and expired within one
-session timeout of it: the promise, README "The probe leaves"); left-behind (still there
+session timeout of it: the promise, docs/commands/index.md); left-behind (still there
 at the end); unexplained (groupctl's fault). Rows go to runs.jsonl (its path on stderr).
 
     PYTHONPATH=. python bench/leave_soak.py [--runs 100] [-b HOST:PORT]

@@ -1,5 +1,5 @@
 """Every environment variable groupctl reads, with what it does: the one table the man
-page's ENVIRONMENT section and the README's table are generated from (groupctl.cli.docs).
+page's ENVIRONMENT section and the docs site's table are generated from (groupctl.cli.docs).
 tests/unit/test_environment_documented.py fails when the code reads a GROUPCTL_* variable
 that is not here (or this names one nothing reads). Variables starting with `_GROUPCTL_`
 are internal (shell completion, test hooks) and not documented."""

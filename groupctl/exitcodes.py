@@ -1,6 +1,6 @@
 """Exit codes (docs/reference/exit-codes.md). The CLI maps exceptions to these in exactly one place.
 
-MEANINGS is the one description of each code: the man page's EXIT STATUS and the README's
+MEANINGS is the one description of each code: the man page's EXIT STATUS and the docs site's
 exit-code table are generated from it (groupctl.cli.docs), so they cannot drift apart."""
 from enum import IntEnum
 

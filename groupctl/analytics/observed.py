@@ -9,7 +9,7 @@ Three witnesses can tell the same rebalance:
   `synced`, librdkafka `JoinGroup response: GenerationId N` / `delegating assign`) and the
   Java KIP-848 consumer (`... with epoch E transitioned from RECONCILING to STABLE`).
 
-The dedupe rule (README "Rebalance forensics"): one episode per (group, to_generation) --
+The dedupe rule (docs/commands/analyze.md): one episode per (group, to_generation) --
 the generation of a classic group, the group epoch of a consumer / share / streams group --
 taken from the best witness there is: the coordinator's own records (`history`, source
 "records": every round the coordinator wrote, exactly), else the broker log, else

@@ -1,13 +1,13 @@
 """Generate the man page, shell completions and the docs site's references from the code.
 
-    python -m groupctl.cli.docs          # rewrite man/groupctl.1, completions/*, the
-                                         # README's generated tables and the generated
-                                         # blocks of docs/ (groupctl.cli.docs_pages)
+    python -m groupctl.cli.docs          # rewrite man/groupctl.1, completions/* and the
+                                         # generated blocks of docs/ (groupctl.cli.docs_pages)
     python -m groupctl.cli.docs --check  # exit 1 if any committed file is stale
 
-The man page's EXIT STATUS and ENVIRONMENT and the README's exit-code and environment
+The man page's EXIT STATUS and ENVIRONMENT and the docs site's exit-code and environment
 tables (between `<!-- generated: ... -->` markers) come from the same source:
-groupctl.exitcodes.MEANINGS and groupctl.environment.ENVIRONMENT.
+groupctl.exitcodes.MEANINGS and groupctl.environment.ENVIRONMENT. The README is a front page
+written by hand: it links each command's page (tests/unit/test_readme.py checks that).
 
 Completion scripts hand each TAB back to groupctl (click's dynamic completion), so new
 commands and options complete without regenerating; group names complete by asking the
@@ -21,7 +21,6 @@ from pathlib import Path
 from ..environment import ENVIRONMENT
 from .docs_source import exit_codes as _exit_codes
 from .docs_source import root_command as _root_command
-from .docs_source import table_block as readme_block
 from .docs_source import walk as _walk
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -80,28 +79,6 @@ def _plain(markdown: str) -> str:
     return markdown.replace("`", "")
 
 
-# --- README: the blocks between these markers are generated --------------------------
-README_BLOCKS = ("exit-codes", "environment")
-
-
-def _markers(block: str) -> tuple[str, str]:
-    return (f"<!-- generated: {block} (python -m groupctl.cli.docs) -->",
-            f"<!-- end generated: {block} -->")
-
-
-def readme(text: str) -> str:
-    """`text` (the README) with every generated block rewritten; SystemExit naming a
-    block whose markers are missing."""
-    for block in README_BLOCKS:
-        begin, end = _markers(block)
-        start, stop = text.find(begin), text.find(end)
-        if start < 0 or stop < start:
-            raise SystemExit(f"README.md lacks the markers of the generated {block} table: "
-                             f"{begin} ... {end}")
-        text = text[:start + len(begin)] + "\n" + readme_block(block) + "\n" + text[stop:]
-    return text
-
-
 def completion_script(shell: str) -> str:
     from typer._completion_classes import completion_init
     from typer._completion_shared import get_completion_script
@@ -111,8 +88,7 @@ def completion_script(shell: str) -> str:
 
 
 def generated_files(*, site: bool = True) -> dict[Path, str]:
-    files = {ROOT / "man" / "groupctl.1": man_page(),
-             ROOT / "README.md": readme((ROOT / "README.md").read_text())}
+    files = {ROOT / "man" / "groupctl.1": man_page()}
     for shell, name in COMPLETION_FILES.items():
         files[ROOT / "completions" / name] = completion_script(shell).rstrip("\n") + "\n"
     if site:

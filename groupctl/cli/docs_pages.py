@@ -1,7 +1,7 @@
 """The generated parts of the docs site (docs/), rewritten by `python -m groupctl.cli.docs`.
 
 A hand-written page holds each generated block between `<!-- generated: NAME ... -->`
-markers, as the README does; the reference pages hold their tables the same way:
+markers; the reference pages hold their tables the same way:
 
 - `options: COMMAND` in docs/commands/COMMAND.md: the command's usage, its `--help` text
   and options, and those of its subcommands (from the typer app, as the man page);

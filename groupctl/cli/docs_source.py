@@ -1,6 +1,6 @@
-"""What the generated docs are made from, shared by the man page and README tables
-(cli.docs) and the docs site's blocks (cli.docs_pages): the typer app's command tree, the
-exit codes and the environment, as Markdown tables."""
+"""What the generated docs are made from, shared by the man page (cli.docs) and the docs
+site's blocks (cli.docs_pages): the typer app's command tree, the exit codes and the
+environment, as Markdown tables."""
 from __future__ import annotations
 
 from ..environment import ENVIRONMENT

@@ -168,7 +168,7 @@ def _rebalances(v: GroupView) -> Iterator[Sample]:
               "Partition-seconds without an owner during the group's rebalances, summed "
               "over partitions, by the figure's basis (measured; upper_bound: eager classic "
               "groups, counted for the whole round; lower_bound: part of the round unseen; "
-              "the README: What a rebalance cost)")
+              "the events reference: What a rebalance cost)")
 def _unowned(v: GroupView) -> Iterator[Sample]:
     for (kind, basis), seconds in sorted(list(v.counts.unowned_seconds.items())):
         yield "_total", (("type", kind), ("basis", basis)), seconds

@@ -1,4 +1,4 @@
-"""man/groupctl.1, completions/*, the README's tables and the docs site's generated blocks
+"""man/groupctl.1, completions/* and the docs site's generated blocks
 (every command's options; the events, JSON fields, metrics, exit codes and environment
 references) are generated from the code (groupctl.cli.docs, cli.docs_pages,
 cli.docs_metrics) and committed: whenever the code changes them, regenerate
@@ -27,29 +27,15 @@ def test_check_names_stale_files_and_writes_nothing(tmp_path, monkeypatch, capsy
     monkeypatch.setattr(docs, "ROOT", tmp_path)
     (tmp_path / "man").mkdir()
     (tmp_path / "man" / "groupctl.1").write_text("an old page\n")
-    old_readme = "".join(f"{begin}\n| 1 | an old table |\n{end}\n"
-                         for begin, end in map(docs._markers, docs.README_BLOCKS))
-    (tmp_path / "README.md").write_text(old_readme)
+    (tmp_path / "README.md").write_text("# a front page written by hand\n")
     assert docs.main(["--check"]) == 1
     out, err = capsys.readouterr()
-    assert out.splitlines() == ["stale: man/groupctl.1", "stale: README.md",
+    assert out.splitlines() == ["stale: man/groupctl.1",
                                 "stale: completions/groupctl.bash",
                                 "stale: completions/_groupctl", "stale: completions/groupctl.fish"]
     assert "python -m groupctl.cli.docs" in err
     assert (tmp_path / "man" / "groupctl.1").read_text() == "an old page\n"
-    assert (tmp_path / "README.md").read_text() == old_readme
     assert not (tmp_path / "completions").exists()
-
-
-def test_readme_tables_are_rewritten_between_their_markers_only():
-    begin, end = docs._markers("exit-codes")
-    env_begin, env_end = docs._markers("environment")
-    text = f"# x\nbefore\n{begin}\nstale\n{end}\nmiddle\n{env_begin}\n{env_end}\nafter\n"
-    out = docs.readme(text)
-    assert out.startswith("# x\nbefore\n") and out.endswith(f"{env_end}\nafter\n")
-    assert "stale" not in out and "| 8 | a watched condition was violated" in out
-    assert "| `GROUPCTL_LAB_HOME` |" in out and "\nmiddle\n" in out
-    assert docs.readme(out) == out
 
 
 # ---- the docs site's generated blocks (groupctl.cli.docs_pages) ---------------------------
