@@ -327,9 +327,11 @@ def record_events(spark: SparkSession, paths: Sequence[str],
         "client": F.col("client_id"),
         "members": F.when(size >= 0, size),
         "reason": F.coalesce("reason", "action", "name"),
-        # a rebalance record's own round; the type a type_changed / snapshot record names
+        # a rebalance record's own round; the type a type_changed / snapshot record names,
+        # or a rebalance record its own (`lab workload`'s: no snapshot before it)
         "started": F.when(is_rebalance, F.try_to_timestamp(F.col("started"))),
         "members_before": F.when(is_rebalance & (before >= 0), before),
-        "group_type": F.when(F.col("event").isin("type_changed", "snapshot"), F.col("type")),
+        "group_type": F.when(F.col("event").isin("type_changed", "snapshot", "rebalance"),
+                             F.col("type")),
     })
     return conform(events)

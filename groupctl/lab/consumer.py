@@ -79,20 +79,28 @@ class RebalanceEvent:
 
 
 JOIN_ANSWER = re.compile(r"JoinGroup response: GenerationId (\d+),.* my MemberId ([^\s,]+)")
+# KIP-848: every ConsumerGroupHeartbeat answer's member epoch (librdkafka 2.16's debug=cgrp)
+HEARTBEAT_ANSWER = re.compile(
+    r"ConsumerGroupHeartbeat response received for member id \"([^\"]*)\" with epoch (-?\d+)")
 
 
 class _JoinAnswers(logging.Handler):
-    """librdkafka's log lines of one LabConsumer: each JoinGroup answer with a generation
-    (an error's is -1: not told) goes to its on_generation."""
+    """librdkafka's log lines of one LabConsumer: each JoinGroup answer's generation, or
+    (consumer protocol) heartbeat answer's member epoch, goes to its on_generation (not
+    an error's -1, nor a leave's or fenced member's epoch)."""
 
     def __init__(self, consumer: "LabConsumer"):
         super().__init__(logging.DEBUG)
         self.consumer = consumer
+        self.answer = JOIN_ANSWER if consumer.protocol == "classic" else HEARTBEAT_ANSWER
 
     def emit(self, record: logging.LogRecord) -> None:
-        m = JOIN_ANSWER.search(record.getMessage())
-        if m and self.consumer.on_generation is not None:
-            self.consumer.on_generation(record.created, m[2], int(m[1]))
+        m = self.answer.search(record.getMessage())
+        if not m or self.consumer.on_generation is None:
+            return
+        member, number = (m[2], int(m[1])) if self.answer is JOIN_ANSWER else (m[1], int(m[2]))
+        if number > 0:
+            self.consumer.on_generation(record.created, member or None, number)
 
 
 @dataclass
@@ -109,7 +117,8 @@ class LabConsumer:
     config: dict = field(default_factory=dict)  # extra librdkafka settings, win over ours
     on_event: Callable[[dict], None] | None = None  # "assignment" events (docs/reference/events.md)
     # classic: (time, member id, generation) of each JoinGroup answer (librdkafka's
-    # debug=cgrp line), also of a generation cut short before any assign
+    # debug=cgrp line), also of a generation cut short before any assign; consumer
+    # protocol: (time, member id, member epoch) of each ConsumerGroupHeartbeat answer
     on_generation: Callable[[float, str | None, int], None] | None = None
     stats_interval_ms: int = 0         # >0: keep librdkafka statistics in .stats
     poll_timeout: float = 0.1
@@ -166,7 +175,7 @@ class LabConsumer:
             })
         if self.instance_id:
             conf["group.instance.id"] = self.instance_id
-        if self.on_generation is not None and self.protocol == "classic":
+        if self.on_generation is not None:
             conf["debug"], conf["logger"] = "cgrp", self._join_logger()
         if self.stats_interval_ms:
             conf["statistics.interval.ms"] = self.stats_interval_ms
@@ -248,7 +257,8 @@ class LabConsumer:
 
     def _join_logger(self) -> logging.Logger:
         """A logger of this consumer's own (not propagated): librdkafka's lines go to it,
-        served by poll() on the consumer's thread; the JoinGroup answers are told."""
+        served by poll() on the consumer's thread; the JoinGroup (classic) or heartbeat
+        (consumer protocol) answers are told."""
         logger = logging.getLogger(f"groupctl.lab.consumer.{id(self)}")
         logger.propagate, logger.handlers = False, [_JoinAnswers(self)]
         logger.setLevel(logging.DEBUG)
@@ -261,9 +271,9 @@ class LabConsumer:
             member_id = consumer.memberid() or None
         except Exception:
             member_id = None
-        # the generation an assign comes with (KIP-848's member epoch is not this one)
-        generation = group_generation(consumer) \
-            if kind == "assign" and self.protocol == "classic" else None
+        # the generation an assign comes with (consumer protocol: the member epoch, kept
+        # in its place by librdkafka: its heartbeat answers' epoch, checked on the lab)
+        number = group_generation(consumer) if kind == "assign" else None
         with self._cond:
             if member_id:
                 self.member_id = member_id
@@ -284,7 +294,9 @@ class LabConsumer:
             self.on_event({
                 "v": 1, "ts": _iso(event.ts), "source": "workload", "group": self.group,
                 "event": "assignment", "member_id": event.member_id, "client_id": self.name,
-                "instance_id": self.instance_id, "callback": kind, "generation": generation,
+                "instance_id": self.instance_id, "callback": kind,
+                **({"generation": number} if self.protocol == "classic"
+                   else {"generation": None, "member_epoch": number}),   # as events.md
                 "assigned": tp_list(event.assignment), "added": tp_list(added),
                 "revoked": tp_list(revoked),
             })

@@ -179,8 +179,8 @@ def run_workload(bootstrap: str, group: str, topic: str, consumers: int = 3,
     leaves the group). `churn_gate`, when given, is asked for the churn period on every
     tick instead (None: no churn yet), so a caller can start churn later. `client_config`:
     librdkafka properties every client gets (security: client_properties()).
-    `on_round`: each classic round the members went through, as a `rebalance` event
-    (lab.rounds), once it is over.
+    `on_round`: each round the members went through (a classic generation, a consumer
+    group's epoch), as a `rebalance` event (lab.rounds), once it is over.
     `setup_timeout`: seconds for creating the topic and seeing it in Metadata (the CLI's
     --timeout). Returns a summary."""
     check_options(consumers, partitions, protocol, assignor, churn, duration)
@@ -192,7 +192,7 @@ def run_workload(bootstrap: str, group: str, topic: str, consumers: int = 3,
         f"consumer(s), protocol {protocol}" + (f", assignor {assignor}" if assignor else "")
         + (f", churn every {churn:g}s" if churn else ""))
 
-    rounds, rounds_lock = WorkloadRounds(group), threading.Lock()
+    rounds, rounds_lock = WorkloadRounds(group, protocol), threading.Lock()
 
     def tell_rounds(records: list[dict]) -> None:
         if on_round is not None:
@@ -256,11 +256,15 @@ def run_workload(bootstrap: str, group: str, topic: str, consumers: int = 3,
                     name = next(iter(running))
                     log(f"churn: {name} leaves")
                     c = running.pop(name)
+                    with rounds_lock:
+                        rounds.leaving(time.time())
                     c.close()
                     closed.append(c)
                     left.append(name)
     finally:
         for c in running.values():
+            with rounds_lock:
+                rounds.leaving(time.time())
             c.close()
         closed.extend(running.values())
         producer.close()

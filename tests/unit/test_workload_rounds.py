@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 import re
 from pathlib import Path
 
@@ -100,3 +101,114 @@ def test_a_round_starts_at_what_set_it_off_and_ends_at_the_last_assign():
     # an assign with no generation (KIP-848, or not known) is no round
     assert rounds.take(event("2026-01-01T00:00:09.000Z", "assign", "a", None, [0])) == []
     assert rounds.flush() == []
+
+
+# --- KIP-848: `lab workload --protocol consumer --consumers 3 --churn 5 --duration 40
+# --record` on the lab (tests/fixtures/analyze/workload848.ndjson and
+# workload848-server.log, the coordinator's lines of the same run)
+GROUP_848 = "workload-consumer-churn2"
+
+
+def _broker_targets() -> list[tuple[int, float, float]]:
+    """(epoch, first bump since the target before, target computed) seconds, for each
+    target assignment the coordinator computed: the rounds it ran to an end."""
+    bumped, rounds = None, []
+    for line in (FIXTURES / "workload848-server.log").read_text().splitlines():
+        at = dt.datetime.strptime(line[1:24], "%Y-%m-%d %H:%M:%S,%f").replace(
+            tzinfo=dt.timezone.utc).timestamp()
+        if re.search(rf"\[GroupId {GROUP_848}\] Bumped group epoch to \d+", line):
+            bumped = bumped or at
+        elif m := re.search(rf"\[GroupId {GROUP_848}\] Computed a new target assignment "
+                            r"for epoch (\d+)", line):
+            rounds.append((int(m[1]), bumped, at))
+            bumped = None
+    return rounds
+
+
+def test_every_consumer_group_round_of_the_run_is_told_once_as_the_broker_ran_it():
+    lines = (FIXTURES / "workload848.ndjson").read_text().splitlines()
+    written = [r for r in map(json.loads, lines) if r["event"] == "rebalance"]
+    broker = _broker_targets()
+    # each epoch the coordinator computed a target for, once, in order; the two joins that
+    # bumped 3 and 4 before one target are one round, as the broker ran them
+    assert [r["to_generation"] for r in written] == [e for e, _, _ in broker]
+    assert len(written) == 9 and {r["type"] for r in written} == {"consumer"}
+    assert [r["from_generation"] for r in written] == [None] + [e for e, _, _ in broker[:-1]]
+    for r, (_, bumped, targeted) in zip(written, broker):
+        # over once the members reached it, after the coordinator computed its target
+        assert _seconds(r["ended"]) >= targeted, r
+        if r["started"] is not None:   # a member's start or stop set it off
+            assert _seconds(r["started"]) <= bumped, r
+            assert r["duration_ms"] == round(
+                (_seconds(r["ended"]) - _seconds(r["started"])) * 1000)
+        assert r["moved_partitions"] is None   # not seen: unchanged members get no assign
+    # the three starts began the first round; the second (the other two joins) was set
+    # off by nothing the members did since
+    assert written[1]["started"] is None and all(r["started"] for r in written[2:])
+    assert [len(r["members_after"]) for r in written] == [1, 3, 2, 3, 2, 3, 2, 3, 2]
+    # each member's epochs, as its assigns carried them, are epochs of these rounds
+    assigns = [r for r in map(json.loads, lines)
+               if r["event"] == "assignment" and r["callback"] == "assign" and r["added"]]
+    assert assigns and {a["member_epoch"] for a in assigns} <= {e for e, _, _ in broker}
+
+
+def test_a_consumer_group_round_is_an_epoch_the_members_reached():
+    rounds = WorkloadRounds("g", "consumer")
+
+    def at(iso):
+        return _seconds(f"2026-01-01T00:00:{iso}Z")
+
+    def assign(ts, member, epoch, added=(0,)):
+        return {"ts": f"2026-01-01T00:00:{ts}Z", "callback": "assign", "member_id": member,
+                "member_epoch": epoch, "added": [{"topic": "t", "partitions": list(added)}]
+                if added else [], "assigned": []}
+
+    rounds.joining(at("00.000"))
+    assert rounds.joined(at("00.100"), "a", 2) == []
+    assert rounds.take(assign("00.150", "a", 2)) == []
+    # c joins at epoch 2 after a reached it: the target of epoch 2 did not hold c
+    assert rounds.joined(at("00.900"), "c", 2) == []
+    # every heartbeat answer repeats the epoch: only the first one counts
+    assert rounds.joined(at("01.100"), "a", 2) == []
+    # a revoke is a member catching up with a round begun, and an empty assign is nothing
+    assert rounds.take({"ts": "2026-01-01T00:00:04.000Z", "callback": "revoke",
+                        "member_id": "a"}) == []
+    assert rounds.take(assign("04.010", "a", 2, added=())) == []
+    rounds.leaving(at("05.000"))
+    (first,) = rounds.joined(at("05.200"), "b", 4)   # two bumps, one target: epoch 4
+    assert (first["type"], first["from_generation"], first["to_generation"], first["started"],
+            first["ended"], first["duration_ms"], first["members_after"]) == (
+        "consumer", None, 2, "2026-01-01T00:00:00.000Z", "2026-01-01T00:00:00.150Z", 150,
+        ["a"])
+    assert rounds.joined(at("05.900"), "a", 4) == []
+    assert rounds.joined(at("05.950"), "c", 4) == []
+    assert rounds.take(assign("06.300", "a", 4, added=(1,))) == []
+    assert rounds.joined(at("06.400"), "a", 2) == []   # an epoch told already: no round
+    (second,) = rounds.flush()
+    assert (second["from_generation"], second["to_generation"], second["started"],
+            second["ended"], second["duration_ms"], second["members_before"],
+            second["members_after"], second["moved_partitions"]) == (
+        2, 4, "2026-01-01T00:00:05.000Z", "2026-01-01T00:00:06.300Z", 1300, ["a"],
+        ["a", "b", "c"], None)
+    # a loss sets off a round (the member rejoins)
+    rounds.take({"ts": "2026-01-01T00:00:09.000Z", "callback": "lost", "member_id": "b"})
+    rounds.joined(at("09.500"), "b", 5)
+    assert rounds.flush()[0]["started"] == "2026-01-01T00:00:09.000Z"
+
+
+def test_a_kip848_members_heartbeat_answers_give_its_epochs():
+    from groupctl.lab.consumer import LabConsumer, _JoinAnswers
+
+    seen = []
+    consumer = LabConsumer("127.0.0.1:1", "g", ["t"], protocol="consumer",
+                           on_generation=lambda *told: seen.append(told))
+    handler = _JoinAnswers(consumer)
+    for text in ('ConsumerGroupHeartbeat response received for member id '
+                 '"TXEcyoV4R62jio1Pag3PyA" with epoch 3',   # librdkafka 2.16, debug=cgrp
+                 'ConsumerGroupHeartbeat response received for member id '
+                 '"TXEcyoV4R62jio1Pag3PyA" with epoch -1',  # its leave: no epoch
+                 'JoinGroup response: GenerationId 7, Protocol range, LeaderId x, '
+                 'my MemberId x, member metadata count 1: (null)'):
+        handler.emit(logging.LogRecord("x", logging.DEBUG, "", 0, text, None, None))
+    assert [(m, e) for _, m, e in seen] == [("TXEcyoV4R62jio1Pag3PyA", 3)]
+    assert consumer.consumer_config()["debug"] == "cgrp"
