@@ -240,6 +240,17 @@ def _first_event(proc: subprocess.Popen, timeout: float) -> dict:
     return json.loads(line)
 
 
+def _committed_group(lab, group: str) -> None:
+    """`group` made to exist (Empty, one committed offset) without a member."""
+    from groupctl.lab.workload import create_topic
+
+    from describe_support import commit
+
+    topic = f"t-{group}"
+    create_topic(lab.bootstrap, topic, 1, 1, None)
+    commit(lab.bootstrap, group, {(topic, 0): 0})
+
+
 RUNS_ON = {
     "watch": (["watch", "{g}", "--interval", "0.2"], 0.0),
     # the tail's long poll in flight when the broker freezes: ended at --duration too
@@ -258,6 +269,8 @@ def test_duration_is_honoured_with_the_broker_frozen_under_it(own_lab, unique_gr
     template, grace = RUNS_ON[command]
     grace = LEAVE_SECONDS if grace is None else grace
     argv = [a.format(g=unique_group) for a in template]
+    if command != "join-watch":   # a watch tells a group once it exists: one that committed
+        _committed_group(own_lab, unique_group)
     base = startup_seconds(argv)  # its share of the machine now; allowed again for the exit
     duration = 8.0
     t0 = time.monotonic()

@@ -79,8 +79,12 @@ def assert_old_plus_whole_lines(path, old: bytes) -> list[dict]:
 
 @pytest.mark.broker
 @pytest.mark.parametrize("command", ["watch", "join-watch"])
-def test_record_on_a_full_disk(kafka, full_dir, command):
+def test_record_on_a_full_disk(kafka, full_dir, topic_factory, command):
     group = f"full-{uuid.uuid4().hex[:8]}"
+    if command == "watch":   # a watch tells a group once it exists: one that committed
+        from describe_support import commit
+
+        commit(kafka.bootstrap, group, {(topic_factory(1), 0): 0})
     record = full_dir / "events.ndjson"
     # the probe gets room for its first events (it has joined), then the disk is full
     room = {"watch": 100, "join-watch": 700}[command]  # ~2 events of the probe
