@@ -110,7 +110,7 @@ def decode_records_cmd(
 
 
 def _note(env, text: str) -> None:
-    env.stderr.write(f"groupctl: decode records: {text}\n")
+    env.note(f"groupctl: decode records: {text}")
 
 
 def _files(n: int, what: str = "file") -> str:

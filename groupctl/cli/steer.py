@@ -271,9 +271,7 @@ def wait_cmd(
         raise UsageError("give a condition: --state, --members, --generation-gt, --max-lag "
                          "or --settled")
     if env.stderr_is_terminal:   # a person waits: say for what, and for how long
-        env.stderr.write(f"groupctl: wait: {group}: {cond.describe()} (for up to "
-                         f"{timeout:g} s) ...\n")
-        env.stderr.flush()
+        env.note(f"groupctl: wait: {group}: {cond.describe()} (for up to {timeout:g} s) ...")
     outcome = _wait(env, group, cond, interval, timeout)
     from ..render.output import emit
     from ..render.steer import wait_line
