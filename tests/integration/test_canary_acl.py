@@ -10,7 +10,8 @@ import uuid
 
 import pytest
 from confluent_kafka.admin import (
-    AclBinding, AclOperation, AclPermissionType, AdminClient, ResourcePatternType, ResourceType,
+    AclBinding, AclBindingFilter, AclOperation, AclPermissionType, AdminClient,
+    ResourcePatternType, ResourceType,
 )
 from test_lab_tls import _props
 from tls_support import LIBRDKAFKA_UNKNOWN, guest
@@ -22,17 +23,39 @@ from groupctl.exitcodes import ExitCode
 pytestmark = pytest.mark.broker
 
 
-def _allow(lab, resource: ResourceType, name: str, operation: AclOperation,
-           pattern: ResourcePatternType = ResourcePatternType.LITERAL) -> None:
+def _admin(lab) -> AdminClient:
     conf = {k: v for k, v in _props(lab.sasl["command_configs"]["PLAIN"]).items()
             if k not in LIBRDKAFKA_UNKNOWN}
-    admin = AdminClient({**conf, "bootstrap.servers": lab.sasl_bootstrap})
+    return AdminClient({**conf, "bootstrap.servers": lab.sasl_bootstrap})
+
+
+GRANTED: list[tuple] = []
+
+
+def _allow(lab, resource: ResourceType, name: str, operation: AclOperation,
+           pattern: ResourcePatternType = ResourcePatternType.LITERAL) -> None:
     binding = AclBinding(resource, name, pattern, "User:guest", "*", operation,
                          AclPermissionType.ALLOW)
+    GRANTED.append((resource, name, pattern, operation))
+    admin = _admin(lab)   # kept until its answer: a dropped client ends its requests
     admin.create_acls([binding])[binding].result(timeout=30)
 
 
-def test_canary_needs_the_acls_the_readme_names(secure_lab):
+@pytest.fixture
+def granted(secure_lab):
+    """The guest's ACLs this test grants, taken back after it: the other secure-lab tests
+    expect a guest with none."""
+    yield
+    gone = [AclBindingFilter(resource, name, pattern, "User:guest", "*", operation,
+                             AclPermissionType.ALLOW)
+            for resource, name, pattern, operation in GRANTED]
+    GRANTED.clear()
+    admin = _admin(secure_lab)
+    for future in admin.delete_acls(gone).values():
+        future.result(timeout=30)
+
+
+def test_canary_needs_the_acls_the_readme_names(secure_lab, granted):
     prefix = f"canary-acl-{uuid.uuid4().hex[:8]}-"
     code, out, err = guest(secure_lab, "canary", "--group-prefix", prefix)
     assert (code, out) == (ExitCode.AUTH, ""), err
