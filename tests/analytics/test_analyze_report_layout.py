@@ -11,13 +11,10 @@ import subprocess
 from rich.console import Console
 
 from groupctl.analytics.report import write_report
+from groupctl.analytics.schema import GROUP_METRIC_COLUMNS
 from groupctl.render.analyze import summary_table
 
-COLUMNS = ["group", "type", "rebalances", "failed_members", "left_members",
-           "duration_ms_p50", "duration_ms_p95", "duration_ms_max", "storms", "top_reason",
-           "rebalances_per_hour", "time_rebalancing_ms", "unowned_partition_ms_total",
-           "client_unowned_partition_ms_total", "flapping_members", "group_epoch",
-           "first_seen", "last_seen"]
+COLUMNS = GROUP_METRIC_COLUMNS   # every column the metrics table has, as analyze writes it
 REASON = ("Leader consumer-1-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa re-joining group during "
           "Stable; client reason: rebalance failed due to UnjoinedMemberException: the "
           "member did not join in time")
