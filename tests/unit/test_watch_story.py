@@ -246,3 +246,15 @@ def deque_of():
     from collections import deque
 
     return deque(maxlen=6)
+
+
+def test_a_group_that_appears_during_the_watch_tells_its_first_round_from_no_state(
+        monkeypatch):
+    gone = DescribeResult([], {"g": NotFoundError("group 'g' does not exist")})
+    _, events, notices, _ = run_watcher(
+        [gone, gone, ok(classic("Stable", None, m("a", ("t", [0, 1]))))],
+        WatchSettings(groups=["g"], interval=0.01, duration=0.3), monkeypatch)
+    assert notices == ["group 'g' does not exist; watching for it to appear"]
+    states = [(e["previous"], e["state"]) for e in events if e["event"] == "state"]
+    assert states == [(None, "Stable")]   # never Dead: it was never seen to exist
+    assert [e["event"] for e in events].count("rebalance") == 1
