@@ -8,7 +8,7 @@ timestamp, the probe's clock).
 
 Of a group, by any source:
     Seen(group, at, source, desc)        the group as it is (observe.model.GroupDescription)
-    Missing(group, at, source)           no such group (told as `state` Dead, once it was seen)
+    Missing(group, at, source)           no such group (told as `state` Dead)
     Appeared(group, at, source)          listed now, not at the last listing (`--all`): it
                                          had no members before; its first generation is a
                                          rebalance from nothing

@@ -138,8 +138,7 @@ class RebalanceStory:
 
     def _missing(self, o: obs.Missing) -> list[Event]:
         self._round.look(o.at)   # no group: a round of one created again begins after it
-        # a group never seen to exist did not go Dead: nothing to tell until it appears
-        events = [] if self._state is None else self._change_state(DEAD, o.at)
+        events = self._change_state(DEAD, o.at)   # as describe answers a missing group
         kept = self._kept()   # kept, should its members show again (story_stale)
         if kept is not None and self._type == CLASSIC and self._coordinator is not None:
             self._stale.forgot(kept)

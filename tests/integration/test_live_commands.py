@@ -36,9 +36,9 @@ class _Reader:
     """Lines from a child's stdout pipe, read with a deadline (no thread holds the pipe,
     so the test can close its end: the reader going away)."""
 
-    def __init__(self, proc: subprocess.Popen, stream=None):
+    def __init__(self, proc: subprocess.Popen):
         self.proc = proc
-        self.fd = (stream or proc.stdout).fileno()
+        self.fd = proc.stdout.fileno()
         self.buf = b""
         self.lines: list[str] = []
 
@@ -128,16 +128,16 @@ def test_join_watch_leaves_and_exits_0_when_its_reader_goes(kafka, unique_group,
 
 @pytest.mark.parametrize("sig, output", [(signal.SIGINT, "yaml"), (signal.SIGTERM, "table")])
 def test_a_signal_ends_a_watch_with_its_summary(kafka, unique_group, sig, output):
-    g = unique_group   # no such group: said on stderr, then nothing until it appears
+    g = unique_group   # no such group: a `state` Dead, then nothing
     proc = subprocess.Popen(_cmd(kafka, "-o", output, "watch", g), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
-    notices = _Reader(proc, proc.stderr)
-    notices.until(lambda line: "does not exist" in line, 30, "the missing group's notice")
+    reader = _Reader(proc)
+    reader.until(lambda line: "-> Dead" in line, 30, "the missing group's Dead state")
     proc.send_signal(sig)
     rest, err = proc.communicate(timeout=20)
     assert proc.returncode == 0, err
-    text = rest.decode()
-    want = {"group": g, "state": None, "rebalances": 0, "rebalances_lower_bound": False, "rebalancing_ms_total": 0,
+    text = reader.buf.decode() + rest.decode()
+    want = {"group": g, "state": "Dead", "rebalances": 0, "rebalances_lower_bound": False, "rebalancing_ms_total": 0,
             "rebalancing_ms_least": 0, "rebalancing_ms_most": 0,
             "rebalancing_ms_longest": 0, "rebalances_timed": 0, "rebalances_untimed": 0,
             "flapping_members": []}
@@ -145,7 +145,7 @@ def test_a_signal_ends_a_watch_with_its_summary(kafka, unique_group, sig, output
         assert list(yaml.safe_load_all(text[text.index("---"):])) == [{"summary": want}]
     else:
         assert text.splitlines()[-1] == (f"summary {g}: 0 rebalances, 0 ms rebalancing "
-                                         "(longest 0 ms), state -, flapping members: none")
+                                         "(longest 0 ms), state Dead, flapping members: none")
 
 
 # ---- a real terminal -------------------------------------------------------------------------
@@ -225,8 +225,7 @@ def test_watch_header_ticks_in_a_terminal(kafka, topic_factory, consumer_factory
     g = unique_group
     term = _Terminal(_cmd(kafka, "watch", g, "--interval", "0.5"))
     try:
-        _Reader(term.proc, term.proc.stderr).until(
-            lambda line: "does not exist" in line, 30, "the missing group's notice")
+        term.until(r"state Dead", 30, "the missing group's Dead state")
         consumer_factory(g, topic_factory(2), name=f"{g}-a").wait_assigned(count=2)
         term.until(r"last rebalance \d+ s ago", 30, "the consumer's rebalance")
         term.until(r"last rebalance ([3-9]|\d\d) s ago", 20, "the header ticking")

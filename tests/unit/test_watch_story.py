@@ -167,8 +167,8 @@ def ok(*descs):
 
 
 def test_watcher_tells_dead_and_faults_once(monkeypatch):
-    """A group missing at the first look is said once and not told Dead (it never went
-    Dead: it did not exist); once seen, its going is."""
+    """A group missing at the first look is said once (and its state is Dead, as describe
+    answers it); once seen, its going is told too."""
     gone = DescribeResult([], {"g": NotFoundError("group 'g' does not exist")})
     down = UnreachableError("no broker reachable")
     rounds = [gone, gone, ok(classic("Stable", 2, m("a", ("t", [0])))), down, down,
@@ -177,7 +177,7 @@ def test_watcher_tells_dead_and_faults_once(monkeypatch):
         rounds, WatchSettings(groups=["g"], interval=0.01, duration=0.3), monkeypatch)
     assert code == 0
     states = [(e["previous"], e["state"]) for e in events if e["event"] == "state"]
-    assert states == [(None, "Stable"), ("Stable", "Dead")]
+    assert states == [(None, "Dead"), ("Dead", "Stable"), ("Stable", "Dead")]
     rebalances = [e for e in events if e["event"] == "rebalance"]
     assert [(r["from_generation"], r["to_generation"]) for r in rebalances] == [(None, 2), (2, 3)]
     assert all(e["source"] == "describe" and e["cluster"] == "fake" for e in events)
@@ -187,14 +187,6 @@ def test_watcher_tells_dead_and_faults_once(monkeypatch):
     assert len([n for n in notices if "reconnected" in n]) == 1
     (summary,) = watcher.summaries()
     assert summary["rebalances"] == 2 and summary["state"] == "Dead"
-
-
-def test_watcher_tells_nothing_of_a_group_that_never_appears(monkeypatch):
-    gone = DescribeResult([], {"g": NotFoundError("group 'g' does not exist")})
-    code, events, notices, watcher = run_watcher(
-        [gone] * 4, WatchSettings(groups=["g"], interval=0.01, duration=0.2), monkeypatch)
-    assert code == 0 and events == []
-    assert notices == ["group 'g' does not exist; watching for it to appear"]
 
 
 def test_watcher_max_rebalances_stops_at_once(monkeypatch):
@@ -247,14 +239,3 @@ def deque_of():
 
     return deque(maxlen=6)
 
-
-def test_a_group_that_appears_during_the_watch_tells_its_first_round_from_no_state(
-        monkeypatch):
-    gone = DescribeResult([], {"g": NotFoundError("group 'g' does not exist")})
-    _, events, notices, _ = run_watcher(
-        [gone, gone, ok(classic("Stable", None, m("a", ("t", [0, 1]))))],
-        WatchSettings(groups=["g"], interval=0.01, duration=0.3), monkeypatch)
-    assert notices == ["group 'g' does not exist; watching for it to appear"]
-    states = [(e["previous"], e["state"]) for e in events if e["event"] == "state"]
-    assert states == [(None, "Stable")]   # never Dead: it was never seen to exist
-    assert [e["event"] for e in events].count("rebalance") == 1
