@@ -80,7 +80,8 @@ def watch_pictures(events: list[dict], live_groups: list[str]) -> list[Path]:
         models.setdefault(e["group"], WatchModel()).apply(e)
     now = _epoch(events[-1]["ts"]) + 0.5
     live = _console()
-    live.print(render_models({g: models[g] for g in live_groups if g in models}, now))
+    live.print(render_models({g: models[g] for g in live_groups if g in models}, now,
+                             width=WIDTH))   # as a terminal of that width draws it
     top = _console()
     top.print(render_top([m.status for m in models.values()], now, WIDTH, 16, False))
     return [_save(live, "watch-live.svg", "groupctl watch " + " ".join(live_groups)),
