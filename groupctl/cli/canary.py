@@ -9,6 +9,7 @@ from typing import Optional
 import typer
 
 from ..errors import UsageError
+from . import metrics_server_options
 from .app import app
 from .env import env_of
 
@@ -35,14 +36,8 @@ def canary_cmd(
     metrics_port: Optional[int] = typer.Option(
         None, "--metrics-port", metavar="PORT", help="With --interval: serve Prometheus "
         "/metrics and /healthz on PORT (0: any free port, said on stderr)."),
-    metrics_host: str = typer.Option("127.0.0.1", "--metrics-host", metavar="HOST",
-                                     help="With --metrics-port: the address to listen on "
-                                     "(default 127.0.0.1; 0.0.0.0 for every interface: "
-                                     "then give --web-config)."),
-    web_config: Optional[str] = typer.Option(
-        None, "--web-config", metavar="FILE", help="With --metrics-port: TLS and basic "
-        "authentication of the metrics server from a Prometheus web configuration file "
-        "(as watch's)."),
+    metrics_host: str = metrics_server_options.METRICS_HOST,
+    web_config: Optional[str] = metrics_server_options.WEB_CONFIG,
 ):
     """Time what every consumer goes through, on every group coordinator.
 
@@ -90,10 +85,7 @@ def canary_cmd(
         raise UsageError("--interval must be positive")
     if duration is not None and not duration > 0:
         raise UsageError("--duration must be positive")
-    if web_config is not None and metrics_port is None:
-        raise UsageError("--web-config needs --metrics-port")
-    if metrics_port is not None and not 0 <= metrics_port <= 65535:
-        raise UsageError("--metrics-port must be 0..65535")
+    metrics_server_options.check(metrics_port, web_config)
     timeout = env.settings.timeout
     settings = CanarySettings(
         prefix=group_prefix, protocols=tuple(p for p in PROTOCOLS if p in protocols),
@@ -151,11 +143,7 @@ def _monitor(env, settings, interval: float, duration: float | None,
     server = None
     notice = _notice(env)
     if port is not None:
-        from ..observe.metrics_server import MetricsServer
-        from ..observe.web_config import load
-
-        web = load(web_config) if web_config is not None else None
-        server = MetricsServer(CanaryMetrics(), host, port, web)   # a bad port: exit 2, now
+        server = metrics_server_options.bind(CanaryMetrics(), host, port, web_config)
     outcomes = Outcomes()
     rows_as_json = env.settings.output in ("json", "ndjson")
     writer = NdjsonWriter(env.stdout)

@@ -7,6 +7,7 @@ from typing import List, Optional
 import typer
 
 from ..errors import UsageError
+from . import metrics_server_options
 from .app import app
 from .complete import complete_groups, complete_sources
 from .env import env_of
@@ -42,15 +43,8 @@ def watch_cmd(
     metrics_port: Optional[int] = typer.Option(
         None, "--metrics-port", metavar="PORT", help="Serve Prometheus /metrics and "
         "/healthz on PORT (0: any free port, said on stderr)."),
-    metrics_host: str = typer.Option("127.0.0.1", "--metrics-host", metavar="HOST",
-                                     help="With --metrics-port: the address to listen on "
-                                     "(default 127.0.0.1; 0.0.0.0 for every interface: "
-                                     "then give --web-config)."),
-    web_config: Optional[str] = typer.Option(
-        None, "--web-config", metavar="FILE", help="With --metrics-port: TLS and basic "
-        "authentication of the metrics server from a Prometheus web configuration file "
-        "(exporter-toolkit's format: tls_server_config cert_file/key_file, "
-        "basic_auth_users with bcrypt hashes)."),
+    metrics_host: str = metrics_server_options.METRICS_HOST,
+    web_config: Optional[str] = metrics_server_options.WEB_CONFIG,
     metrics_groups: Optional[list[str]] = typer.Option(
         None, "--metrics-groups", metavar="GROUP", help="With --metrics-port: per-group "
         "series for this group (repeatable). Default: every named group; with --all or "
@@ -153,10 +147,7 @@ def watch_cmd(
     _check(settings)
     if view not in VIEWS:
         raise UsageError(f"--view must be one of {', '.join(VIEWS)}, not {view!r}")
-    if metrics_port is not None and not 0 <= metrics_port <= 65535:
-        raise UsageError("--metrics-port must be 0..65535")
-    if web_config is not None and metrics_port is None:
-        raise UsageError("--web-config needs --metrics-port")
+    metrics_server_options.check(metrics_port, web_config)
     select = _selection(settings, metrics_port, metrics_groups, metrics_regex, metrics_ignore)
     return _run(env, settings, record, (metrics_host, metrics_port, web_config), view,
                 select)
@@ -276,13 +267,11 @@ def _run(env, settings, record: str | None,
 def _bind_metrics(host: str, port: int | None, web_config: str | None = None, select=None):
     if port is None:
         return None
-    from ..observe.metrics import MetricsServer, WatchMetrics
+    from ..observe.metrics import WatchMetrics
     from ..observe.reducer import Reducer
-    from ..observe.web_config import load
 
-    web = load(web_config) if web_config is not None else None
-    return MetricsServer(WatchMetrics(Reducer(), followed=lambda: 0, select=select), host,
-                         port, web)
+    return metrics_server_options.bind(
+        WatchMetrics(Reducer(), followed=lambda: 0, select=select), host, port, web_config)
 
 
 def _serve(server, watcher, notice) -> None:
