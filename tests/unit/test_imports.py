@@ -1,7 +1,9 @@
 """Imports run one way. The protocol layer: spec.py (the Api entry points) -> codegen.py /
 encoders.py (decoders, encoders) -> schema.py (the spec language). Every package: layers
 import downward only (the rule is stated at ALLOWED below), and no two modules import each
-other, also not through a function-level import."""
+other: a cycle counts every import, at module level, in a function, or under
+`if TYPE_CHECKING:` (one that runs only for a type checker still ties the two modules
+into one: neither can be read, moved or tested without the other)."""
 from __future__ import annotations
 
 import ast
@@ -80,28 +82,16 @@ def _module_name(path: Path, root: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _runtime_nodes(tree: ast.AST):
-    """Every node but those under `if TYPE_CHECKING:` (imports a type checker reads only)."""
-    for node in ast.iter_child_nodes(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            yield from (n for child in node.orelse for n in ast.walk(child))
-            continue
-        yield node
-        yield from _runtime_nodes(node)
-
-
-def module_imports(sources: dict[str, tuple[str, bool]], *,
-                   type_only: bool = True) -> dict[str, set[str]]:
+def module_imports(sources: dict[str, tuple[str, bool]]) -> dict[str, set[str]]:
     """{module: every groupctl module it imports} from {module: (source, is_package)};
-    function-level imports count too, TYPE_CHECKING ones unless `type_only` is False (they
-    obey the layers but do not run, so they make no cycle). `from . import x` names module
-    x when there is one."""
+    function-level and TYPE_CHECKING imports count too. `from . import x` names module x
+    when there is one."""
     out: dict[str, set[str]] = {}
     for name, (source, is_package) in sources.items():
         here = name.split(".") if is_package else name.split(".")[:-1]
         found: set[str] = set()
         tree = ast.parse(source)
-        for node in (ast.walk(tree) if type_only else _runtime_nodes(tree)):
+        for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 found |= {a.name for a in node.names if a.name.split(".")[0] == "groupctl"}
             elif isinstance(node, ast.ImportFrom):
@@ -138,9 +128,12 @@ def violations(sources: dict[str, tuple[str, bool]]) -> list[str]:
                 if sub != tsub and tsub not in COORDINATOR_ALLOWED.get(sub, set()):
                     bad.append(f"{importer} imports {target} (coordinator/{sub} may not "
                                f"import coordinator/{tsub})")
-    bad += [f"import cycle: {' -> '.join(cycle)}"
-            for cycle in _cycles(module_imports(sources, type_only=False))]
-    return bad
+    return bad + cycles(sources)
+
+
+def cycles(sources: dict[str, tuple[str, bool]]) -> list[str]:
+    """Every import cycle between groupctl modules, TYPE_CHECKING imports included."""
+    return [f"import cycle: {' -> '.join(cycle)}" for cycle in _cycles(module_imports(sources))]
 
 
 def _cycles(imports: dict[str, set[str]]) -> list[list[str]]:
@@ -189,6 +182,11 @@ def test_every_package_imports_only_downward_and_no_module_cycles():
     assert violations(_package_sources()) == []
 
 
+def test_no_two_groupctl_modules_import_each_other():
+    """Module-level, function-level and TYPE_CHECKING imports all count (see the doc)."""
+    assert cycles(_package_sources()) == []
+
+
 def test_the_import_check_catches_violations():
     """Self-test: a known violation of each kind is reported (so the check above can fail)."""
     sources = {
@@ -209,5 +207,6 @@ def test_the_import_check_catches_violations():
         "groupctl.protocol.y imports groupctl.client (protocol may not import client)",
         "groupctl.coordinator.members.m imports groupctl.coordinator.driver "
         "(coordinator/members may not import coordinator/driver)",
+        "import cycle: groupctl.client.c -> groupctl.client.d",
         "import cycle: groupctl.render.a -> groupctl.render.b",
     ]
