@@ -198,8 +198,5 @@ class WatchMetrics:
             LOST.header(), sample_line(LOST.name + "_total", "", self.contact_lost)))
 
 
-from .metrics_server import MetricsServer  # noqa: E402  (the server imports nothing here)
-
 __all__ = ["BLOCK", "GROUP_FAMILIES", "STATES", "GroupCounts", "GroupFamily", "GroupView",
-           "MetricsServer",
            "Scrape", "WatchMetrics", "group_family", "rebalance_histogram"]

@@ -15,7 +15,8 @@ import pytest
 
 from groupctl.errors import UsageError
 from groupctl.observe import http_server
-from groupctl.observe.metrics import MetricsServer, WatchMetrics
+from groupctl.observe.metrics import WatchMetrics
+from groupctl.observe.metrics_server import MetricsServer
 from groupctl.observe.reducer import Reducer
 from groupctl.observe.web_config import load
 

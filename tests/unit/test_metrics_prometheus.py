@@ -14,7 +14,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from groupctl.events import envelope
-from groupctl.observe.metrics import GROUP_FAMILIES, MetricsServer, WatchMetrics
+from groupctl.observe.metrics import GROUP_FAMILIES, WatchMetrics
+from groupctl.observe.metrics_server import MetricsServer
 from groupctl.observe.reasons import REASON_KINDS, explain, kind as reason_kind
 from groupctl.observe.reducer import Reducer
 
