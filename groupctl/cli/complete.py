@@ -73,7 +73,7 @@ def group_names(env, timeout: float = COMPLETION_TIMEOUT) -> list[str]:
     """Every group id on the cluster, or [] when the cluster does not answer in time."""
     import asyncio
 
-    from ..observe.listing import list_groups
+    from ..observe.reads.listing import list_groups
     from .common import make_cluster
 
     async def main():

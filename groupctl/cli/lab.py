@@ -284,7 +284,7 @@ def _check_reachable(env, bootstrap: str, security, kip848: bool = False) -> Non
     wait for an assignment that never comes)."""
     from ..client.cluster import Cluster
     from ..client.errors import UnsupportedVersionError
-    from ..observe.snapshot import kip848_refusal
+    from ..observe.reads.snapshot import kip848_refusal
     from .common import run_async, tracer_for
 
     async def main():

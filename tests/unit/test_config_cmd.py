@@ -245,7 +245,7 @@ def test_bad_values_are_usage_errors_before_anything_is_sent(cfg, args, message)
 
 def test_filter_values_any_case_are_accepted(cfg):
     from groupctl.cli.groups import check_choices
-    from groupctl.observe.listing import STATES, TYPES
+    from groupctl.observe.reads.listing import STATES, TYPES
 
     assert check_choices(["stable", "EMPTY"], STATES, "--state") == ["Stable", "Empty"]
     assert check_choices(["Share", "streams"], TYPES, "--type") == ["share", "streams"]

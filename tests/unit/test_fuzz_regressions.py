@@ -225,7 +225,7 @@ def test_batches_decompression_bomb_is_a_damaged_batch(codec, monkeypatch):
 # Found by the `segments` harness (first of 593 inputs of one distinct crash in a
 # 240-second campaign; a lab GroupMetadata record whose leader string's length was
 # mutated): the codec reads any length of -1 as null, so GroupMetadata's `members`
-# (non-nullable) decoded to None and observe/replay raised TypeError ('NoneType' object
+# (non-nullable) decoded to None and observe/reads/replay raised TypeError ('NoneType' object
 # is not iterable) replaying it. Kafka's readers reject it ("non-nullable field members
 # was serialized as null"); decode_value now does too: the record carries `error`.
 SEGMENT_NULL_MEMBERS = bytes.fromhex(
@@ -251,7 +251,7 @@ SEGMENT_NULL_MEMBERS = bytes.fromhex(
 def test_segments_non_nullable_null_is_a_record_error():
     import struct
 
-    from groupctl.observe.replay import replay
+    from groupctl.observe.reads.replay import replay
     from groupctl.protocol.records.coordinator import decode_record
 
     HARNESSES["segments"].check(SEGMENT_NULL_MEMBERS)

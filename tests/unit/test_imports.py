@@ -74,6 +74,19 @@ COORDINATOR_ALLOWED: dict[str, set[str]] = {
     "canary": {"driver", "members"},
     "__init__": set(),
 }
+# Inside observe/, the pipeline's folders: reads (the read model and the cluster reads every
+# stage shares) and state (the reducer) stand on nothing else of observe; sources and the
+# story use each other's vocabulary (the story is fed the sources' observations; the records'
+# sources tell each group's past through a story); sinks read them all; the modules at the
+# top (watch.py, wait.py: the pipelines put together) import any folder and no folder
+# imports them.
+OBSERVE_ALLOWED: dict[str, set[str]] = {
+    "reads": set(),
+    "state": set(),
+    "sources": {"reads", "state", "story"},
+    "story": {"reads", "state", "sources"},
+    "sinks": {"reads", "state", "sources", "story"},
+}
 PACKAGE = Path(groupctl.__file__).parent
 
 
@@ -113,6 +126,15 @@ def _layer(module: str, depth: int) -> str:
     return parts[depth] if len(parts) > depth else "__init__"
 
 
+def _observe_part(module: str) -> str:
+    """The folder of observe/ a module is in, or the name of a module at its top."""
+    return _layer(module, 2)
+
+
+def _observe_name(part: str) -> str:
+    return f"observe/{part}" if part in OBSERVE_ALLOWED else f"observe's top module {part}"
+
+
 def violations(sources: dict[str, tuple[str, bool]]) -> list[str]:
     """Every import against the layer rules above, and every import cycle between modules."""
     imports = module_imports(sources)
@@ -128,6 +150,11 @@ def violations(sources: dict[str, tuple[str, bool]]) -> list[str]:
                 if sub != tsub and tsub not in COORDINATOR_ALLOWED.get(sub, set()):
                     bad.append(f"{importer} imports {target} (coordinator/{sub} may not "
                                f"import coordinator/{tsub})")
+            elif mine == theirs == "observe":
+                sub, tsub = _observe_part(importer), _observe_part(target)
+                if sub in OBSERVE_ALLOWED and sub != tsub and tsub not in OBSERVE_ALLOWED[sub]:
+                    bad.append(f"{importer} imports {target} (observe/{sub} may not "
+                               f"import {_observe_name(tsub)})")
     return bad + cycles(sources)
 
 
@@ -200,6 +227,10 @@ def test_the_import_check_catches_violations():
         "groupctl.client.d": ("from .c import C\n", False),
         "groupctl.observe.ok": ("from ..client import routes\nfrom ..events import Event\n",
                                 False),
+        "groupctl.observe.reads.r": ("from ..story import story\n", False),
+        "groupctl.observe.sinks.s": ("from .. import watch\n", False),
+        "groupctl.observe.story.story": ("", False),
+        "groupctl.observe.watch": ("", False),
     }
     found = violations(sources)
     assert found == [
@@ -207,6 +238,10 @@ def test_the_import_check_catches_violations():
         "groupctl.protocol.y imports groupctl.client (protocol may not import client)",
         "groupctl.coordinator.members.m imports groupctl.coordinator.driver "
         "(coordinator/members may not import coordinator/driver)",
+        "groupctl.observe.reads.r imports groupctl.observe.story.story "
+        "(observe/reads may not import observe/story)",
+        "groupctl.observe.sinks.s imports groupctl.observe.watch "
+        "(observe/sinks may not import observe's top module watch)",
         "import cycle: groupctl.client.c -> groupctl.client.d",
         "import cycle: groupctl.render.a -> groupctl.render.b",
     ]

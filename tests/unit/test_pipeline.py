@@ -9,14 +9,14 @@ import pytest
 
 from groupctl.errors import NotFoundError, UnreachableError
 from groupctl.events import EVENT_FIELDS, EventKind, Source, envelope
-from groupctl.observe.describe import DescribeResult
-from groupctl.observe.model import GroupDescription, GroupState, Member, TopicPartitions
-from groupctl.observe.observations import (
+from groupctl.observe.reads.describe import DescribeResult
+from groupctl.observe.reads.model import GroupDescription, GroupState, Member, TopicPartitions
+from groupctl.observe.sources.observations import (
     Appeared, ContactLost, ContactRegained, Missing, Seen,
 )
-from groupctl.observe.reducer import Reducer
-from groupctl.observe.source import DescribePoller
-from groupctl.observe.story import RebalanceStory
+from groupctl.observe.state.reducer import Reducer
+from groupctl.observe.sources.poller import DescribePoller
+from groupctl.observe.story.story import RebalanceStory
 
 
 def m(mid, *parts):
@@ -56,7 +56,7 @@ def poller_over(rounds, monkeypatch, **kw):
             raise item
         return item
     fake_describe.asked = []
-    monkeypatch.setattr("groupctl.observe.describe.describe_groups", fake_describe)
+    monkeypatch.setattr("groupctl.observe.reads.describe.describe_groups", fake_describe)
     clock = iter(range(100, 200))
     return DescribePoller(FakeCluster(), ["g"], clock=lambda: float(next(clock)), **kw), fake_describe
 

@@ -12,7 +12,7 @@ from groupctl.coordinator.members.classic import ClassicMember
 from groupctl.coordinator.members.consumer import ConsumerMember
 from groupctl.coordinator.probe.setup import ProbeError, ProbeSettings, member_protocol, new_member
 from groupctl.errors import UsageError
-from groupctl.observe.model import GroupDescription, Member
+from groupctl.observe.reads.model import GroupDescription, Member
 
 
 def group(kind, state="Stable", members=1, **kw):
