@@ -17,15 +17,13 @@
 3. One Metadata for every topic seen plus __consumer_offsets (leaders, the partition
    count that places a group), then ListOffsets (latest) per partition leader.
 
-Read-only: no request here changes a group or commits an offset.
+Each group's answers are gathered in a RawGroup and built into its GroupDescription by
+described.py. Read-only: no request here changes a group or commits an offset.
 """
 from __future__ import annotations
 
 import asyncio
-import operator
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from ...client.interface import ClusterLike
 from ...client.coordinators import REDISCOVER, WAIT, coordinators_each
@@ -35,16 +33,13 @@ from ...client.retry import TRANSIENT
 from ...client.sharded import Retry, request_sharded
 from ...errors import GroupctlError, NotFoundError, OutOfDescriptors, UnreachableError
 from ...protocol.messages import (
-    CONSUMER_GROUP_DESCRIBE,
-    DESCRIBE_GROUPS,
     DESCRIBE_SHARE_GROUP_OFFSETS,
     OFFSET_FETCH,
-    SHARE_GROUP_DESCRIBE,
-    STREAMS_GROUP_DESCRIBE,
 )
-from ...protocol.errors import ErrorCode
-from ...protocol.spec import Api
-from . import model, share, streams
+from . import model
+from .described import (
+    DESCRIBERS, NOT_THIS_TYPE, RawGroup, build, error_message, rebuild,
+)
 from .errors import group_not_found, not_authorized
 from .offsets import (
     log_end_offsets,
@@ -57,36 +52,7 @@ OFFSETS_TOPIC = "__consumer_offsets"
 DEFAULT_OFFSETS_PARTITIONS = 50
 BATCH = 200  # groups per describe / OffsetFetch / DescribeShareGroupOffsets request
 RETRY_CODES = REDISCOVER | WAIT
-NOT_THIS_TYPE = ErrorCode.GROUP_ID_NOT_FOUND  # what each type's API says of other types
-# What a describe API says when it is advertised but its group type is not enabled
-# (Kafka 3.8 and 3.9 answer ConsumerGroupDescribe so without KIP-848 turned on): no group
-# of that type, so the group is the other APIs' to describe.
-NOT_ENABLED = ErrorCode.UNSUPPORTED_VERSION
 MAX_RETYPES = 3  # rounds for a group that keeps changing type under our requests
-
-
-@dataclass(frozen=True)
-class _Describer:
-    """A group type's describe API and how to ask it about some groups."""
-
-    type: str
-    api: Api
-
-    def body(self, groups: list[str], full: bool = True) -> dict:
-        """`full` (describe, not a poller's snapshot): a streams group's topology
-        description too (v1: the broker's description plugin is asked)."""
-        if self.api is DESCRIBE_GROUPS:
-            return {"groups": groups}
-        return {"group_ids": groups, "include_authorized_operations": False,
-                "include_topology_description": full and self.api is STREAMS_GROUP_DESCRIBE}
-
-
-# In the order a described group is recognised: the KIP-848 APIs answer only for their own
-# type; DescribeGroups answers Dead (not an error before v6) for groups of the other types.
-DESCRIBERS = (_Describer(model.CONSUMER, CONSUMER_GROUP_DESCRIBE),
-              _Describer(model.SHARE, SHARE_GROUP_DESCRIBE),
-              _Describer(model.STREAMS, STREAMS_GROUP_DESCRIBE),
-              _Describer(model.CLASSIC, DESCRIBE_GROUPS))
 
 
 @dataclass
@@ -97,22 +63,6 @@ class DescribeResult:
     failures: dict[str, GroupctlError] = field(default_factory=dict)
 
 
-class _Raw:
-    """What the coordinator said about one group (a plain class: one per group of a
-    fleet, and a dataclass's __init__ with a default factory costs twice as much)."""
-
-    __slots__ = ("described", "offsets", "share_offsets", "coordinator", "unspoken")
-
-    def __init__(self) -> None:
-        self.described: dict = {}  # {type: groups[] entry of its API}
-        # {type: (API, the broker's version range)}: a describe API the coordinator offers
-        # only in versions groupctl does not speak (Kafka 4.0's early-access share groups)
-        self.unspoken: dict = {}
-        self.offsets: dict | GroupctlError | None = None
-        self.share_offsets: dict | None = None  # its groups[] entry of DescribeShareGroupOffsets
-        self.coordinator: BrokerInfo | None = None
-
-
 class _RetryGroup(Exception):
     """The group's coordinator moved or is loading, or the group changed type while its
     describe requests were in flight (`retype`): ask again."""
@@ -120,7 +70,7 @@ class _RetryGroup(Exception):
     def __init__(self, error: GroupctlError, retype: bool = False, unspoken=None):
         self.error = error
         self.retype = retype
-        self.unspoken = unspoken   # _Raw.unspoken of the answers that asked again
+        self.unspoken = unspoken   # RawGroup.unspoken of the answers that asked again
 
 
 async def describe_groups(cluster: ClusterLike, groups: list[str], *, listings: dict | None = None,
@@ -148,9 +98,9 @@ async def describe_groups(cluster: ClusterLike, groups: list[str], *, listings: 
     for group, raw in raws.items():
         try:
             if reuse is None:
-                described[group] = _build(group, raw, listings.get(group), offsets)
+                described[group] = build(group, raw, listings.get(group), offsets)
             else:
-                described[group], fresh[group] = _rebuild(group, raw, listings.get(group),
+                described[group], fresh[group] = rebuild(group, raw, listings.get(group),
                                                           reuse.get(group))
         except GroupctlError as exc:
             failures[group] = exc
@@ -215,7 +165,7 @@ async def _fetch_all(cluster: ClusterLike, groups, types, d, progress, offsets=T
                 out[g] = Retry(item.error, reroute=False)
             elif isinstance(item, _RetryGroup):
                 out[g] = Retry(item.error)
-            elif isinstance(item, _Raw):
+            elif isinstance(item, RawGroup):
                 item.coordinator = coordinators[g]
                 out[g] = item
             else:
@@ -238,7 +188,7 @@ def _may_be(types: dict, group: str, kind: str) -> bool:
 
 async def _fetch_batch(cluster: ClusterLike, node: int, groups: list[str], types: dict, d,
                        with_offsets: bool = True) -> dict:
-    """{group: _Raw, a GroupctlError, or a _RetryGroup} for groups coordinated by `node`."""
+    """{group: RawGroup, a GroupctlError, or a _RetryGroup} for groups coordinated by `node`."""
     try:
         conn = await cluster.broker(node, deadline=d)
         version = offset_fetch_version(conn)
@@ -262,7 +212,7 @@ async def _fetch_batch(cluster: ClusterLike, node: int, groups: list[str], types
         if getattr(exc, "permanent", False) or not _coordinator_trouble(exc):
             return {g: exc for g in groups}
         return {g: _RetryGroup(exc) for g in groups}
-    by_group = {g: _Raw() for g in groups}
+    by_group = {g: RawGroup() for g in groups}
     offered = getattr(conn, "broker_versions", None) or {}
     unspoken = {dsc.type: (dsc.api, offered[dsc.api.key]) for dsc in DESCRIBERS
                 if dsc.api.key in offered and not conn.supports(dsc.api)}
@@ -301,7 +251,7 @@ def _coordinator_trouble(exc: GroupctlError) -> bool:
     return isinstance(exc, (*TRANSIENT, UnreachableError))
 
 
-def _check_retry(raw: _Raw, group: str) -> _RetryGroup | None:
+def _check_retry(raw: RawGroup, group: str) -> _RetryGroup | None:
     if (not any(e["error_code"] for e in raw.described.values())
             and not (raw.share_offsets or {}).get("error_code")
             and not isinstance(raw.offsets, GroupctlError)):
@@ -317,7 +267,7 @@ def _check_retry(raw: _Raw, group: str) -> _RetryGroup | None:
     return _type_changed(raw, group)
 
 
-def _type_changed(raw: _Raw, group: str) -> _RetryGroup | None:
+def _type_changed(raw: RawGroup, group: str) -> _RetryGroup | None:
     """No API described the group, yet one said it exists as another type ("Group g is
     not a consumer group.", where a missing group is "Group g not found."): it converted
     between our requests (a classic group whose first KIP-848 member just joined, or
@@ -329,7 +279,7 @@ def _type_changed(raw: _Raw, group: str) -> _RetryGroup | None:
         entry = raw.described.get(dsc.type) or {}
         if entry.get("error_code") == NOT_THIS_TYPE and " is not a " in (entry.get("error_message") or ""):
             return _RetryGroup(kafka_error(dsc.api.name, NOT_THIS_TYPE, f"group {group!r}"
-                                           + _message(entry)), retype=True,
+                                           + error_message(entry)), retype=True,
                                unspoken=raw.unspoken)
     return None
 
@@ -347,84 +297,6 @@ def _offsets_partition(group: str, metadata) -> int:
     topic = metadata.topics.get(OFFSETS_TOPIC)
     count = topic.partition_count if topic is not None and not topic.error_code else 0
     return model.coordinator_partition(group, count or DEFAULT_OFFSETS_PARTITIONS)
-
-
-# ---- building ---------------------------------------------------------------------------
-
-BUILDERS: dict[str, Callable[[Any], model.GroupDescription]] = {
-    model.CONSUMER: model.consumer_group, model.SHARE: share.share_group,
-    model.STREAMS: streams.streams_group, model.CLASSIC: model.classic_group}
-
-
-def _build(group: str, raw: _Raw, listing, offsets: bool = True) -> model.GroupDescription:
-    desc = _group_kind(group, raw, listing)
-    desc.members = sorted(desc.members, key=lambda m: (m.client_id or "", m.member_id))
-    info = raw.coordinator
-    assert info is not None  # set with raws[g] in _fetch_all
-    desc.coordinator = {"id": info.node_id, "host": info.host, "port": info.port}
-    if not offsets:
-        return desc
-    if isinstance(raw.offsets, GroupctlError):
-        raise not_authorized(raw.offsets, "describe", group)
-    # a share group commits no offsets: its progress is in share_offsets, not here
-    owners = [] if desc.type == model.SHARE else desc.members
-    desc.offsets = model.offset_rows(raw.offsets or {}, {}, owners)
-    if desc.type == model.SHARE:
-        desc.share_offsets = _share_offsets(group, raw.share_offsets, desc.members)
-    return desc
-
-
-def _rebuild(group: str, raw: _Raw, listing, last: tuple | None
-             ) -> tuple[model.GroupDescription, tuple]:
-    """A snapshot's description, the last one when built from the same entries (objects)
-    at the same coordinator with the same listing; and what to remember of it."""
-    entries = tuple(raw.described.values())
-    if (last is not None and len(last[0]) == len(entries)
-            and all(map(operator.is_, last[0], entries))
-            and (last[1] is raw.coordinator or last[1] == raw.coordinator)
-            and (last[2] is listing or last[2] == listing)):
-        return last[3], last
-    desc = _build(group, raw, listing, False)
-    return desc, (entries, raw.coordinator, listing, desc)
-
-
-def _share_offsets(group: str, entry: dict | None, members) -> list:
-    code = (entry or {}).get("error_code") or 0
-    if code:
-        raise kafka_error(DESCRIBE_SHARE_GROUP_OFFSETS.name, code,
-                          f"group {group!r}" + _message(entry))
-    return share.share_offset_rows(entry, members)
-
-
-def _group_kind(group: str, raw: _Raw, listing) -> model.GroupDescription:
-    """The description from the API of the group's own type, or the error that says why
-    there is none (a live group of any type is never "not found")."""
-    for dsc in DESCRIBERS:
-        entry = raw.described.get(dsc.type)
-        if entry is None or entry["error_code"]:
-            continue
-        if dsc.type == model.CLASSIC and entry["group_state"] == "Dead":
-            continue  # before v6: an unknown group, or a group of another type
-        return BUILDERS[dsc.type](entry)
-    for dsc in DESCRIBERS:
-        entry = raw.described.get(dsc.type) or {}
-        code = entry.get("error_code") or 0
-        if code == NOT_ENABLED and dsc.type != model.CLASSIC:
-            continue
-        if code and code != NOT_THIS_TYPE:
-            raise not_authorized(kafka_error(dsc.api.name, code, f"group {group!r}" + _message(entry)),
-                                 "describe", group)
-    if listing is not None and listing.type is not None and listing.type not in raw.described:
-        # listed, but its type's describe API was not asked (unknown to groupctl, or not
-        # supported by this broker): shown as listed, never as missing
-        return model.GroupDescription(group=group, type=listing.type, state=listing.state,
-                                      protocol_type=listing.protocol_type)
-    raise group_not_found(group)
-
-
-def _message(entry: dict | None) -> str:
-    msg = (entry or {}).get("error_message")
-    return f": {msg}" if msg else ""
 
 
 async def _fill_log_ends(cluster: ClusterLike, metadata, wanted: set,
