@@ -4,7 +4,7 @@
     async for o in tail.observations(until=t):         # Seen / Missing / Appeared, faults
         ...
 
-The same GroupSource interface as the describe poller (source.py), and the same replay of
+The same GroupSource interface as the describe poller (poller.py), and the same replay of
 the coordinator's records as `history` (replay.py): each write of the coordinator is one
 change of a group (a batch may hold several: replay.Write), told with the broker's record
 timestamp (source "records"). Nothing is polled: long-poll Fetch (client.topic_tail:
@@ -57,9 +57,9 @@ from .observations import Appeared, ContactLost, ContactRegained, Missing, Obser
 from ..reads.records import commits_by_batch, coordinator_batches, topic_ids
 from ..reads.records_assignors import DefaultAssignors
 from .records_past import PAST_WRITES, PAST_WRITES_ALL, RecordsPast
+from .records_start import TOPIC, ShownGroups, locate
 from ..reads.replay import GROUP_METADATA, GroupRecords, Write, apply, describe
 
-TOPIC = "__consumer_offsets"
 RECORDS = Source.RECORDS.value
 OFFSET_COMMIT_KEYS = frozenset({b"\x00\x00", b"\x00\x01"})   # key types 0, 1: skipped unread
 MAX_WAIT_MS = 500
@@ -99,7 +99,7 @@ class RecordsTail:
         self._recent: dict[str, list[dict]] = {}   # group -> its past, for its first look
         self.assignors = DefaultAssignors(cluster, timeout)   # not in the records: asked
         self._until: float | None = None           # loop time: the end of --duration
-        self._describable: dict[str, bool] = {}    # group -> may this principal describe it
+        self._shown = ShownGroups(cluster, self.named, lambda text: self.notice(text), timeout)
 
     def follows(self, group: str) -> bool:
         return group in self.groups
@@ -108,28 +108,6 @@ class RecordsTail:
         if self.all_groups:
             return self.regex is None or self.regex.search(group) is not None
         return group in self.named
-
-    async def _check_describable(self, groups) -> None:
-        """Only groups the principal may describe are shown (observe/acl.py): a named one
-        refused is an AuthError (exit 4); under --all a refused one is said once, never
-        shown. A group whose check fails otherwise is asked again at its next record."""
-        from ...errors import AuthError, GroupctlError
-        from ..reads.acl import describable, refused_message
-
-        new = [g for g in groups if g not in self._describable]
-        if not new:
-            return
-        try:
-            allowed, refused = await describable(self.cluster, new, deadline=self.timeout)
-        except GroupctlError:
-            return   # unknown for now: not shown
-        self._describable.update(dict.fromkeys(allowed, True))
-        self._describable.update(dict.fromkeys(refused, False))
-        named = [g for g in refused if g in self.named]
-        if named:
-            raise AuthError(refused_message(named, refused[named[0]]))
-        for group in refused:
-            self.notice(f"group {group!r} not shown: {refused_message([group])}")
 
     # ---- the observations -----------------------------------------------------------------
     async def observations(self, *, until: float | None = None) -> AsyncIterator[Observation]:
@@ -178,47 +156,14 @@ class RecordsTail:
                                      timeout=self.timeout, skip_keys=OFFSET_COMMIT_KEYS,
                                      collect_skipped=True)
         # no topic at the start: no group had a record then, and all it holds is news
-        created = await self._topic_located(tail)   # its partitions, leaders; authorization
-        await self._check_describable(self.named)   # Read on the topic is not enough
+        created = await locate(tail, self.cluster, self.named, all_groups=self.all_groups,
+                               notice=self.notice, timeout=self.timeout)
+        await self._shown.check(self.named)   # Read on the topic is not enough
         await self._name_topics(None)
         await self._restart(tail, tail.partitions, replay=not created)
         if self.on_round is not None:
             tail.on_fetch = self.on_round
         return tail
-
-    async def _topic_located(self, tail) -> bool:
-        """The topic located, and the followed partitions' leaders. On a cluster where no
-        group was ever coordinated it does not exist yet: FindCoordinator of a named group
-        has the broker create it (as a describe or any consumer would), and it is looked
-        for again until it appears with its leaders elected. Whether it had to be waited
-        for."""
-        from ...client.retry import Backoff
-        from ...errors import GroupctlError, NotFoundError
-
-        backoff, asked = Backoff(0.2, 2.0), False
-        while True:
-            try:
-                await tail.locate()
-            except NotFoundError:
-                if not asked:
-                    self.notice(f"waiting for topic {TOPIC}: no group has been coordinated "
-                                f"on this cluster yet")
-                if not asked and self.named:
-                    try:
-                        await self.cluster.find_coordinators(sorted(self.named)[:1],
-                                                              deadline=self.timeout)
-                    except GroupctlError:
-                        pass   # the topic is what is waited for
-                asked = True
-            else:
-                count = tail.partition_count
-                tail.partitions = (list(range(count)) if self.all_groups else
-                                   sorted({coordinator_partition(g, count) for g in self.named}))
-                await tail.locate()
-                if all(tail.leaders.get(p) is not None for p in tail.partitions):
-                    return asked
-                asked = True   # its leaders not elected yet: it was just created
-            await asyncio.sleep(backoff.next())
 
     async def _restart(self, tail, parts: list[int], replay: bool = True) -> None:
         """Read `parts` again from their earliest offsets, untold up to their ends now
@@ -296,7 +241,7 @@ class RecordsTail:
         replay.Write), told (`tell`) or, before the first looks, kept as its past. A group
         that committed is known to exist."""
         await self._name_topics(recs)
-        await self._check_describable({r.group for r in recs if r.group is not None
+        await self._shown.check({r.group for r in recs if r.group is not None
                                        and self._wanted(r.group)}
                                       | {g for g in commits if self._wanted(g)})
         writes: dict[str, Write] = {}    # group -> its write being read
@@ -306,7 +251,7 @@ class RecordsTail:
             group = rec.group
             if group is None or rec.error is not None or rec.type is None:
                 continue
-            if not self._wanted(group) or not self._describable.get(group):
+            if not self._wanted(group) or not self._shown.get(group):
                 continue
             write = writes.get(group)
             if write is not None and write.ends_before(rec):   # the write before it, seen
@@ -317,7 +262,7 @@ class RecordsTail:
                     deleted[group] = rec.offset
         ends = {group: write.timestamp / 1000 for group, write in writes.items()}
         for group, (offset, at) in commits.items():
-            if not self._wanted(group) or not self._describable.get(group) \
+            if not self._wanted(group) or not self._shown.get(group) \
                     or offset < deleted.get(group, -1):
                 continue   # (committed, then deleted in the same batch)
             records = self._records.setdefault(group, GroupRecords())
