@@ -104,7 +104,7 @@ def complete_lab_names(incomplete: str) -> list[str]:
     """typer autocompletion of --name: the labs under the lab root (those with a state
     file), by prefix."""
     try:
-        from ..lab.cluster import lab_root
+        from ..lab.state import lab_root
 
         root = lab_root()
         return sorted(p.name for p in root.iterdir()
