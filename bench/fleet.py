@@ -161,7 +161,8 @@ def broker_generations(log: Path, groups: set[str], since: int) -> set[tuple[str
 def console_floor(bootstrap: str, data_dir: Path | None) -> dict:
     """Kafka's console consumer reading __consumer_offsets from the start (its idle
     timeout taken off), and the partitions' bytes on disk."""
-    from groupctl.lab.dist import TOOL_JVM_OPTS, classpath, java_cmd, kafka_libs
+    from groupctl.lab.dist import java_cmd, kafka_libs
+    from groupctl.lab.tools import TOOL_JVM_OPTS, classpath
 
     idle = 3.0
     start = time.perf_counter()

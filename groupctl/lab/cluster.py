@@ -25,7 +25,7 @@ from pathlib import Path
 from .. import jvm_cds
 from ..errors import LabError, UsageError
 from ..safe_files import write_atomic
-from . import dist, process
+from . import dist, process, tools
 from . import sasl as labsasl
 from . import tls as labtls
 from .config import (
@@ -163,7 +163,7 @@ class Lab(LabState):
             quorum = ["--standalone"]
         else:
             quorum = ["--initial-controllers", initial_controllers(layouts)]
-        dist.format_storage(Path(self.libs), self.cluster_id,
+        tools.format_storage(Path(self.libs), self.cluster_id,
                             [(n.node_id, n.config_file) for n in layouts],
                             quorum + labsasl.format_args(self.sasl))
 
@@ -174,7 +174,7 @@ class Lab(LabState):
 
     def _spawn(self, n: NodeState, java: str, tie_to_parent: bool, may_dump: bool) -> bool:
         """Start node `n`'s JVM; True if it will dump the broker CDS archive at exit."""
-        cds_flags, dump = dist.cds_options(Path(self.libs), "broker")
+        cds_flags, dump = tools.cds_options(Path(self.libs), "broker")
         if dump is not None and not may_dump:
             cds_flags, dump = [], None  # one node creates the archive, the others run plain
         if dist.log4j1(self.kafka_version):
@@ -184,7 +184,7 @@ class Lab(LabState):
         cmd = [java, *JVM_OPTS, *cds_flags, *os.environ.get("GROUPCTL_LAB_JAVA_OPTS", "").split(),
                log4j,
                f"-Dkafka.logs.dir={Path(n.log_file).parent}",
-               "-cp", dist.classpath(Path(self.libs)), "kafka.Kafka", n.config_file]
+               "-cp", tools.classpath(Path(self.libs)), "kafka.Kafka", n.config_file]
         n.pid, n.start_time = process.spawn(cmd, Path(n.node_dir), Path(n.stdout_file),
                                             tie_to_parent=tie_to_parent)
         n.cds_dump = str(dump) if dump else None
@@ -286,17 +286,17 @@ class Lab(LabState):
 
     def consumer_group_command(self, *args: str, timeout: float = 60):
         """Kafka's ConsumerGroupCommand (kafka-consumer-groups.sh) against this lab."""
-        return dist.consumer_group_command(self.bootstrap, *args, timeout=timeout,
+        return tools.consumer_group_command(self.bootstrap, *args, timeout=timeout,
                                            libs=Path(self.libs))
 
     def share_group_command(self, *args: str, timeout: float = 60):
         """Kafka's ShareGroupCommand (kafka-share-groups.sh) against this lab."""
-        return dist.share_group_command(self.bootstrap, *args, timeout=timeout,
+        return tools.share_group_command(self.bootstrap, *args, timeout=timeout,
                                         libs=Path(self.libs))
 
     def streams_group_command(self, *args: str, timeout: float = 60):
         """Kafka's StreamsGroupCommand (kafka-streams-groups.sh) against this lab."""
-        return dist.streams_group_command(self.bootstrap, *args, timeout=timeout,
+        return tools.streams_group_command(self.bootstrap, *args, timeout=timeout,
                                           libs=Path(self.libs))
 
     def metadata_brokers(self, timeout: float = 5.0) -> list[int] | None:
@@ -315,7 +315,7 @@ class Lab(LabState):
                 text += [ln for ln in Path(path).read_text(errors="replace").splitlines()
                          if ln.strip()][-lines:]
         important = [ln for ln in text if re.search(r"ERROR|FATAL|Exception|Error:", ln)]
-        return dist._tail("\n".join((important or text)[-lines:]), lines)
+        return dist.output_tail("\n".join((important or text)[-lines:]), lines)
 
 
 class _PortRace(LabError):

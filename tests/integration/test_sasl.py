@@ -21,7 +21,7 @@ from groupctl.cli.env import Env
 from groupctl.client import Cluster
 from groupctl.config import load_command_config
 from groupctl.exitcodes import ExitCode
-from groupctl.lab import dist
+from groupctl.lab import tools
 from groupctl.lab.sasl import MECHANISMS, client_properties
 
 pytestmark = pytest.mark.broker
@@ -120,7 +120,7 @@ def test_librdkafka_reads_the_same_file(sasl_lab, mechanism):
 
 def test_consumer_group_command_reads_the_same_file(sasl_lab, committed_group):
     path = sasl_lab.sasl["command_configs"]["SCRAM-SHA-512"]
-    proc = dist.consumer_group_command(sasl_lab.sasl_bootstrap, "--list", "--command-config",
+    proc = tools.consumer_group_command(sasl_lab.sasl_bootstrap, "--list", "--command-config",
                                        path, libs=sasl_lab.libs_path, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert committed_group in proc.stdout.split()
