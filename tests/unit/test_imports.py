@@ -1,9 +1,7 @@
 """Imports run one way. The protocol layer: spec.py (the Api entry points) -> codegen.py /
 encoders.py (decoders, encoders) -> schema.py (the spec language). Every package: layers
 import downward only (the rule is stated at ALLOWED below), and no two modules import each
-other: a cycle counts every import, at module level, in a function, or under
-`if TYPE_CHECKING:` (one that runs only for a type checker still ties the two modules
-into one: neither can be read, moved or tested without the other)."""
+other, also not through a function-level import."""
 from __future__ import annotations
 
 import ast
@@ -210,7 +208,9 @@ def test_every_package_imports_only_downward_and_no_module_cycles():
 
 
 def test_no_two_groupctl_modules_import_each_other():
-    """Module-level, function-level and TYPE_CHECKING imports all count (see the doc)."""
+    """A cycle counts every import: at module level, in a function, or under `if
+    TYPE_CHECKING:` (one that runs only for a type checker still ties the two modules into
+    one: neither can be read, moved or tested without the other)."""
     assert cycles(_package_sources()) == []
 
 
