@@ -7,7 +7,6 @@ librdkafka (confluent-kafka) and Kafka's own ConsumerGroupCommand read the very 
 from __future__ import annotations
 
 import asyncio
-import io
 import json
 import os
 import uuid
@@ -16,8 +15,7 @@ from pathlib import Path
 import pytest
 from describe_support import commit
 
-from groupctl.cli.app import invoke
-from groupctl.cli.env import Env
+from cli_runner import run_cli
 from groupctl.client import Cluster
 from groupctl.config import load_command_config
 from groupctl.exitcodes import ExitCode
@@ -67,9 +65,7 @@ def committed_group(sasl_lab):
 
 
 def cli(*args: str) -> tuple[int, str, str]:
-    env = Env(stdout=io.StringIO(), stderr=io.StringIO())
-    code = invoke(["--timeout", "20", *args], env)
-    return code, env.stdout.getvalue(), env.stderr.getvalue()
+    return run_cli(*args, timeout=20)
 
 
 @pytest.mark.parametrize("mechanism", MECHANISMS)

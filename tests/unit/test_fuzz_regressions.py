@@ -8,13 +8,11 @@ was before the fix.
 """
 from __future__ import annotations
 
-import io
 import re
 
 import pytest
 
-from groupctl.cli.app import invoke
-from groupctl.cli.env import Env
+import cli_runner as runner
 from groupctl.errors import UsageError
 from tests.fuzz.registry import load
 
@@ -23,11 +21,8 @@ CLOSED = "127.0.0.1:1"  # nothing listens: a command that got as far as connecti
 
 
 def run_cli(*argv: str, tmp_path) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    env = Env(stdout=out, stderr=err, stdin=io.StringIO(""),
-              environ={"GROUPCTL_CONFIG": str(tmp_path / "config.yaml"),
-                       "HOME": str(tmp_path)})
-    return invoke(list(argv), env), out.getvalue(), err.getvalue()
+    return runner.run_cli(*argv, stdin="", environ={
+        "GROUPCTL_CONFIG": str(tmp_path / "config.yaml"), "HOME": str(tmp_path)})
 
 
 def one_error_line(err: str) -> str:
