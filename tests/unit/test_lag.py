@@ -372,6 +372,7 @@ def test_a_watch_with_lag_holds_the_rebalance_for_its_lag_and_counts_it_then(mon
     """The whole pipeline (describe poller, story, lag poller, reducer, --max-rebalances)
     on asyncio's clock: the rebalance reaches the sink with the lag read after its end, and
     exit 8 comes from the lag source's task, which told it."""
+    from described_cluster import DescribedCluster
     from test_pipeline import classic, m
 
     from groupctl.observe.reads.describe import DescribeResult
@@ -380,18 +381,16 @@ def test_a_watch_with_lag_holds_the_rebalance_for_its_lag_and_counts_it_then(mon
     looks = [classic("Stable", 1, m("a", 0, 1)), classic("PreparingRebalance", 1, m("a", 0, 1)),
              classic("Stable", 2, m("a", 0), m("b", 1))]
 
-    async def fake_describe(cluster, names, **options):
-        return DescribeResult([looks.pop(0) if len(looks) > 1 else looks[0]])
+    cluster = DescribedCluster([DescribeResult([look]) for look in looks]).install(monkeypatch)
     reads: list[tuple[float, int]] = []
 
     async def fake_fetch(cluster, groups, *, deadline, clock):
         asked_at = clock()
         reads.append((asked_at, 1000 + len(reads)))
         return {g: GroupLag(g, asked_at, clock(), {("t", 0): reads[-1][1]}) for g in groups}
-    monkeypatch.setattr("groupctl.observe.reads.describe.describe_groups", fake_describe)
     monkeypatch.setattr("groupctl.observe.sources.lag.fetch_lag", fake_fetch)
     told: list[dict] = []
-    watcher = Watcher(FakeCluster({}, {}, {}, {}), WatchSettings(
+    watcher = Watcher(cluster, WatchSettings(
         groups=["g"], interval=0.01, duration=30, max_rebalances=0, lag_interval=0.05),
         emit=told.append)
     with pytest.raises(ConditionViolated, match="rebalanced 1 time"):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-
+from described_cluster import DescribedCluster
 from story_support import look
 from groupctl.errors import NotFoundError, UnreachableError
 from groupctl.observe.reads.describe import DescribeResult
@@ -128,27 +128,8 @@ def test_kip848_epochs_then_one_rebalance_at_convergence():
     assert (e4[-1].slowest_member, e4[-1].slowest_member_ms) == (None, None)
 
 
-class FakeCluster:
-    cluster_id = "fake"
-
-    def __init__(self, rounds):
-        self.rounds = list(rounds)
-
-    def deadline(self, seconds):
-        return seconds
-
-
 def run_watcher(rounds, settings, monkeypatch):
-    cluster = FakeCluster(rounds)
-
-    async def fake_describe(cluster_, names, **kw):
-        item = cluster.rounds.pop(0) if cluster.rounds else cluster_.last
-        cluster_.last = item
-        if isinstance(item, Exception):
-            raise item
-        return item
-
-    monkeypatch.setattr("groupctl.observe.reads.describe.describe_groups", fake_describe)
+    cluster = DescribedCluster(rounds).install(monkeypatch)
     events, notices = [], []
     watcher = Watcher(cluster, settings, emit=events.append, notice=notices.append,
                       clock=lambda: 1.0)
