@@ -1,4 +1,4 @@
-"""Metrics at fleet size (observe/metrics_fleet.py): fleet-level series for every group,
+"""Metrics at fleet size (observe/sinks/metrics_fleet.py): fleet-level series for every group,
 per-group series only for the selected ones (kminion's allowed/ignored regexes, exact
 names, or by default the first groups seen up to a limit)."""
 from __future__ import annotations
@@ -10,9 +10,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from test_cli_offline import assert_usage_error, run
 from test_metrics_prometheus import _ev, _member, _promtool
 
-from groupctl.observe.metrics import WatchMetrics
-from groupctl.observe.metrics_fleet import GroupSelection
-from groupctl.observe.reducer import Reducer
+from groupctl.observe.sinks.metrics import WatchMetrics
+from groupctl.observe.sinks.metrics_fleet import GroupSelection
+from groupctl.observe.state.reducer import Reducer
 
 T0 = 1_700_000_000.0
 

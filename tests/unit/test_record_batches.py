@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from groupctl.observe.records import coordinator_records
+from groupctl.observe.reads.records import coordinator_records
 from groupctl.protocol.records.batch import Batch, BatchError, encode_batch, read_batches
 from groupctl.protocol.records.compression import CODECS, XERIAL_MAGIC, compress, decompress
 from groupctl.protocol.records.coordinator import CoordinatorRecord, decode_record
