@@ -112,7 +112,7 @@ def message_module(key: int, specs: dict, jar: Path) -> tuple[str, str]:
            f"    {key}, {name!r}, versions=({lo}, {hi}), flexible_from={flexible_from},"
            f" route={ROUTES[route]},\n    request=REQUEST, response=RESPONSE,\n"
            f"    codecs={{\n" + "".join(rows) + "    })\n")
-    head = (f'"""{doc.rstrip()}\n\n{GENERATED} from {jar.name} (common/message/{name}'
+    head = (f'"""{doc.rstrip()}\n\n{GENERATED} from {jar.name}\n(common/message/{name}'
             f'Request.json, {name}Response.json): do not edit.\n"""\n' +
             MYPY + "from __future__ import annotations\n\n")
     body = spec_text + "\n\n" + code + "\n" + api
