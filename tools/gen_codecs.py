@@ -18,16 +18,14 @@ cache, run it, then `python -m groupctl.protocol.typegen` (the TypedDicts of the
 """
 from __future__ import annotations
 
-import json
 import re
 import sys
-import zipfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from codec_emit import Module, reader, writer  # noqa: E402 - tools/ is no package
-from gen_record_schemas import Gen, with_versions  # noqa: E402
+from gen_record_schemas import Gen, read_jar_specs  # noqa: E402
 from message_notes import APIS  # noqa: E402
 
 from groupctl.protocol import spec as spec_language  # noqa: E402
@@ -56,17 +54,6 @@ def newest_clients_jar() -> Path:
     if not jars:
         raise SystemExit(f"no kafka-clients jar under {cache_root() / 'kafka'}: run ./dev setup")
     return max(jars, key=lambda p: _version(p.parent.parent.name))
-
-
-def read_specs(jar: Path) -> dict[str, dict]:
-    specs = {}
-    with zipfile.ZipFile(jar) as zf:
-        for name in zf.namelist():
-            if name.startswith("common/message/") and name.endswith(".json"):
-                text = "\n".join(line for line in zf.read(name).decode().splitlines()
-                                 if not line.lstrip().startswith("//"))
-                specs[Path(name).stem] = with_versions(json.loads(text))
-    return specs
 
 
 def _structs(defs: list[str], assignments: dict[str, str]) -> tuple[str, dict]:
@@ -217,7 +204,7 @@ def _snake(name: str) -> str:
 
 def generated_files() -> dict[Path, str]:
     jar = newest_clients_jar()
-    specs = read_specs(jar)
+    specs = read_jar_specs(jar)
     files = dict(message_module(key, specs, jar) for key in sorted(APIS))
     files.update([consumer_module(specs, jar), records_module()])
     return {PROTOCOL / path: text for path, text in files.items()}
