@@ -153,7 +153,8 @@ def _decode_key(key: bytes | None) -> tuple[int | None, dict | None, str | None]
 def decode_value(schema: RecordSchema, value: bytes, *, consumer_protocol: bool = True,
                  early_access: bool = False) -> tuple[int | None, dict | None, str | None]:
     """(value version, value fields, error). `consumer_protocol=False`: GroupMetadata
-    members' subscription and assignment stay bytes."""
+    members' subscription and assignment stay bytes. `early_access=True`: read with the
+    layout an early-access broker wrote (`schema` is then one of early_access.py's)."""
     if len(value) < 2:
         return None, None, "value shorter than its 2-byte version"
     version = _I16(value, 0)[0]
