@@ -1,9 +1,10 @@
-"""Encoders for message specs (schema.py): closures built once per (struct, version); see
-spec.py."""
+"""Encoders of any spec (groupctl/protocol/schema.py) built from its data, for tests that
+write bytes of specs groupctl only decodes (the coordinator's records): closures, no code
+generation. groupctl's own encoders are generated (tools/gen_codecs.py)."""
 from __future__ import annotations
 
-from .schema import Struct, Type
-from .types import Writer
+from groupctl.protocol.schema import Struct, Type
+from groupctl.protocol.types import Writer
 
 
 def compile_encoder(struct: Struct, version: int, flexible: bool):
