@@ -13,7 +13,10 @@ The story (observe/story.py) hands every look whose assignments are all known to
     interval per partition; records: the broker's own timestamps). Consumer, share and
     streams groups: from members' assignment changes. Cooperative classic groups: a
     revoked partition is unowned from the Stable generation that took it away to the one
-    that gave it out again (their assignments are known only when Stable);
+    that gave it out again (their assignments are known only when Stable); read from the
+    coordinator's records, a partition whose holder left the group goes to another member
+    in one generation: it is unowned at least over that generation's sync phase (as eager's,
+    below), and the round's basis is "lower_bound";
   * "upper_bound": eager classic groups, described. The coordinator voids every assignment
     when the round starts, but a member stops only when it hears so (its next heartbeat),
     which no observer sees: every partition given out counts as unowned for the whole
@@ -105,6 +108,7 @@ class UnownedPartitions:
                                                  # with every assignment known
         self._bounded: dict[TP, float] = {}     # moved while unseen this round: at most this
         self._since: dict[TP, float] = {}       # unowned since the first look that showed it
+        self._held_last: dict[TP, float | None] = {}  # of those: the last look that showed it held
         self._gaps: dict[TP, float] = {}        # closed gaps this round, seconds (summed)
         self._known_at: float | None = None     # the last look with every assignment known
         self._known_before: float | None = None  # the one before it
@@ -131,7 +135,8 @@ class UnownedPartitions:
             return
         if self._held is not None:
             for tp in set(self._held) - set(held):
-                self._since.setdefault(tp, at)
+                if tp not in self._since:
+                    self._since[tp], self._held_last[tp] = at, self._known_at
             for tp in set(held) & set(self._since):
                 self._gaps[tp] = self._gaps.get(tp, 0.0) + at - self._since.pop(tp)
             if self._before_round is not None and self._known_at is not None:
@@ -158,30 +163,43 @@ class UnownedPartitions:
         blind, self._round_blind = self._round_blind or self._blind, False
         apart = self._unsubscribed(members, everything=converged)
         gaps, self._gaps, self._before_round = self._gaps, {}, None
+        held_last = self._held_last
+        self._held_last = {tp: t for tp, t in held_last.items() if tp in self._since}
         bounded, self._bounded = self._bounded, {}
         if eager and desc is not None and JOINED in desc.extra:   # the coordinator's records
             return self._sync_phase(self._held_prior, self._known_before, members, at,
                                     desc.extra[JOINED], apart)
         if eager:
-            return self._upper_bound(members, at, started, apart)
+            return self._upper_bound(members, at, started, apart, held_last)
         basis = MEASURED if seen_whole and not blind else LOWER_BOUND
         if self._held is None:
             return UnownedFigures(unsubscribed=apart)
         if bounded:   # a cooperative generation that revoked them was not seen Stable
             basis, gaps = UPPER_BOUND, {**gaps, **bounded}
+        if desc is not None and JOINED in desc.extra:   # cooperative, from the records
+            handed = self._from_leavers(self._held_prior, self._known_before, members, at,
+                                        desc.extra[JOINED], gaps)
+            if handed is None:
+                return UnownedFigures(unsubscribed=apart)
+            if handed:
+                basis, gaps = LOWER_BOUND, {**gaps, **handed}
         total = sum(gaps.values())
         return UnownedFigures(_ms(total), _ms(max(gaps.values(), default=0.0)), basis,
                               _named(gaps), apart)
 
     def _upper_bound(self, members, at: float, started: float | None,
-                     apart: list[dict] | None) -> UnownedFigures:
-        """Eager: every partition given out was revoked at some point of the round."""
+                     apart: list[dict] | None, held_last: dict[TP, float | None]) -> UnownedFigures:
+        """Eager: every partition given out was revoked at some point of the round. A look
+        inside the round may show a partition held by no one (Kafka describes a group
+        preparing a rebalance without its members): its window opens at the last look that
+        showed it held, not at that look (a leaver revokes before its LeaveGroup)."""
         held = _held(members)
         if held is None or started is None:
             return UnownedFigures(unsubscribed=apart)
-        window = at - started
-        return UnownedFigures(_ms(window * len(held)), _ms(window) if held else 0, UPPER_BOUND,
-                              _named({tp: window for tp in held}), apart)
+        windows = {tp: at - min(started, started if held_last.get(tp) is None else held_last[tp])
+                   for tp in held}
+        return UnownedFigures(_ms(sum(windows.values())), _ms(max(windows.values(), default=0.0)),
+                              UPPER_BOUND, _named(windows), apart)
 
     def _sync_phase(self, before, looked_before: float | None, members, at: float,
                     joined_ms: int | None, apart: list[dict] | None) -> UnownedFigures:
@@ -200,6 +218,26 @@ class UnownedPartitions:
         return UnownedFigures(_ms(window * len(given_again)), _ms(window), LOWER_BOUND,
                               _named({tp: window for tp in given_again}), apart)
 
+    def _from_leavers(self, before, looked_before: float | None, members, at: float,
+                      joined_ms: int | None, gaps: dict[TP, float]) -> dict[TP, float] | None:
+        """Cooperative, from the records: a partition whose holders before the round are
+        no longer members went straight to another member in this one generation (no
+        generation shows it unowned), yet its leaver gave it up before the round's join
+        phase ended and its next holder got it only from the write: unowned at least over
+        the sync phase, as eager's. {} when no such partition; None when one is but no
+        sync phase of this round is known."""
+        held = _held(members)
+        if held is None or before is None:
+            return {}
+        handed = [tp for tp in set(before) & set(held)   # its holders all gone
+                  if tp not in gaps and not before[tp] & members.keys()]
+        if not handed:
+            return {}
+        joined = None if joined_ms is None else joined_ms / 1000
+        if joined is None or joined >= at or (looked_before is not None and joined < looked_before):
+            return None
+        return {tp: at - joined for tp in handed}
+
     def _unsubscribed(self, members, *, everything: bool) -> list[dict] | None:
         """Partitions still unowned that no live member subscribes to (all of them once an
         epoch group converged), dropped from the watch."""
@@ -213,5 +251,6 @@ class UnownedPartitions:
         by_topic: dict[str, set[int]] = {}
         for tp in gone:
             del self._since[tp]
+            self._held_last.pop(tp, None)
             by_topic.setdefault(tp[0], set()).add(tp[1])
         return tp_list(by_topic)

@@ -352,3 +352,34 @@ def test_a_consumer_groups_assignor_is_the_one_most_members_name_else_the_broker
               member("m4", 2000, assignor="uniform")]:
         apply(g, r)
     assert describe("g", g, NAMES, {"consumer": "uniform"}).protocol == "range"
+
+
+def test_cooperative_unowned_from_records_counts_a_leavers_partitions_over_the_sync_phase():
+    """Issue 30: b left a cooperative group; its partition 1 went straight to a in
+    generation 3 (no generation shows it unowned: the records watch said 0 ms where the
+    clients' revoke -> assign took 481 ms). b gave it up before the join phase ended at
+    9.990 s and a got it from the write at 10.0 s: unowned at least those 10 ms. Partition
+    0 stayed with a: nothing lost."""
+    coop = lambda *a, **k: _protocol(classic(*a, **k), "cooperative-sticky")  # noqa: E731
+    r = _rebalances([[coop(1, [("a", [0, 1])], 1000, joined=990)],
+                     [coop(2, [("a", [0]), ("b", [1])], 2000, joined=1990)],
+                     [coop(3, [("a", [0, 1])], 10000, joined=9990)]])
+    assert (r[-1]["unowned_partition_ms"], r[-1]["unowned_partitions_max_ms"],
+            r[-1]["unowned_basis"]) == (10, 10, "lower_bound")
+    assert [(x["partition"], x["ms"]) for x in r[-1]["unowned_longest"]] == [(1, 10)]
+    # b's join took partition 1 from a over two generations: what the gaps show, no bound
+    assert r[-2]["unowned_basis"] != "lower_bound"
+
+
+def test_cooperative_leavers_partitions_without_a_sync_phase_are_null():
+    """The same handover, its record giving no join end after the generation before: null."""
+    coop = lambda *a, **k: _protocol(classic(*a, **k), "cooperative-sticky")  # noqa: E731
+    r = _rebalances([[coop(2, [("a", [0]), ("b", [1])], 2000, joined=1990)],
+                     [coop(3, [("a", [0, 1])], 10000, joined=1500)]])[-1]
+    assert (r["unowned_partition_ms"], r["unowned_partitions_max_ms"], r["unowned_basis"]) == (
+        None, None, None)
+
+
+def _protocol(record, name):
+    record.value["protocol"] = name if record.value["protocol"] else None
+    return record

@@ -255,3 +255,18 @@ def test_cooperative_revoke_generation_unseen_is_an_upper_bound():
     assert (unseen.seen, unseen.to_generation, unseen.duration_ms) == (False, 4, None)
     assert (r.unowned_partition_ms, r.unowned_basis) == (2000, "upper_bound")
     assert r.unowned_longest == [{"topic": "t", "partition": 1, "ms": 2000}]
+
+
+def test_eager_bound_opens_at_the_last_look_that_showed_a_partition_held():
+    """Issue 30 (leave, eager, describe at 0.5 s): b left; Kafka described the group
+    preparing its rebalance with no member at all (51.618), then a holding everything
+    (52.120). b revoked before its LeaveGroup, after the look at 51.120 that showed it
+    holding 2 and 3: each partition's window opens there (1 s), not at the memberless look
+    (502 ms, below the clients' own 511 ms handover)."""
+    s = story()
+    look(s, classic("Stable", 1, "range", km("a", [0, 1]), km("b", [2, 3])), at=50.620)
+    look(s, classic("Stable", 1, "range", km("a", [0, 1]), km("b", [2, 3])), at=51.120)
+    look(s, classic("PreparingRebalance", None, "range"), at=51.618)
+    (r,) = rebalances(look(s, classic("Stable", 2, "range", km("a", [0, 1, 2, 3])), at=52.120))
+    assert (r.unowned_partition_ms, r.unowned_partitions_max_ms, r.unowned_basis) == (
+        4000, 1000, "upper_bound")
