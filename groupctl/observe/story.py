@@ -176,7 +176,10 @@ class RebalanceStory:
         events += self._change_state(desc.state, at)
         if verdict == DEFER:
             return events   # its state told; its round not yet (observe.story_stale)
-        self._unowned.look(members, at)
+        # a classic group's look while it rebalances holds no assignment of the round
+        # (Kafka describes it with the last generation's, or with no member): unknown
+        rebalancing = desc.group_epoch is None and desc.state in REBALANCING_STATES
+        self._unowned.look(None if rebalancing else members, at)
         if desc.type == CONSUMER or desc.group_epoch is not None:
             events += self._epoch(desc, at)
             self._behind.observe(desc, at)

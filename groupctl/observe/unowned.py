@@ -108,7 +108,6 @@ class UnownedPartitions:
                                                  # with every assignment known
         self._bounded: dict[TP, float] = {}     # moved while unseen this round: at most this
         self._since: dict[TP, float] = {}       # unowned since the first look that showed it
-        self._held_last: dict[TP, float | None] = {}  # of those: the last look that showed it held
         self._gaps: dict[TP, float] = {}        # closed gaps this round, seconds (summed)
         self._known_at: float | None = None     # the last look with every assignment known
         self._known_before: float | None = None  # the one before it
@@ -135,8 +134,7 @@ class UnownedPartitions:
             return
         if self._held is not None:
             for tp in set(self._held) - set(held):
-                if tp not in self._since:
-                    self._since[tp], self._held_last[tp] = at, self._known_at
+                self._since.setdefault(tp, at)
             for tp in set(held) & set(self._since):
                 self._gaps[tp] = self._gaps.get(tp, 0.0) + at - self._since.pop(tp)
             if self._before_round is not None and self._known_at is not None:
@@ -163,14 +161,12 @@ class UnownedPartitions:
         blind, self._round_blind = self._round_blind or self._blind, False
         apart = self._unsubscribed(members, everything=converged)
         gaps, self._gaps, self._before_round = self._gaps, {}, None
-        held_last = self._held_last
-        self._held_last = {tp: t for tp, t in held_last.items() if tp in self._since}
         bounded, self._bounded = self._bounded, {}
         if eager and desc is not None and JOINED in desc.extra:   # the coordinator's records
             return self._sync_phase(self._held_prior, self._known_before, members, at,
                                     desc.extra[JOINED], apart)
         if eager:
-            return self._upper_bound(members, at, started, apart, held_last)
+            return self._upper_bound(members, at, started, apart)
         basis = MEASURED if seen_whole and not blind else LOWER_BOUND
         if self._held is None:
             return UnownedFigures(unsubscribed=apart)
@@ -188,18 +184,14 @@ class UnownedPartitions:
                               _named(gaps), apart)
 
     def _upper_bound(self, members, at: float, started: float | None,
-                     apart: list[dict] | None, held_last: dict[TP, float | None]) -> UnownedFigures:
-        """Eager: every partition given out was revoked at some point of the round. A look
-        inside the round may show a partition held by no one (Kafka describes a group
-        preparing a rebalance without its members): its window opens at the last look that
-        showed it held, not at that look (a leaver revokes before its LeaveGroup)."""
+                     apart: list[dict] | None) -> UnownedFigures:
+        """Eager: every partition given out was revoked at some point of the round."""
         held = _held(members)
         if held is None or started is None:
             return UnownedFigures(unsubscribed=apart)
-        windows = {tp: at - min(started, started if held_last.get(tp) is None else held_last[tp])
-                   for tp in held}
-        return UnownedFigures(_ms(sum(windows.values())), _ms(max(windows.values(), default=0.0)),
-                              UPPER_BOUND, _named(windows), apart)
+        window = at - started
+        return UnownedFigures(_ms(window * len(held)), _ms(window) if held else 0, UPPER_BOUND,
+                              _named({tp: window for tp in held}), apart)
 
     def _sync_phase(self, before, looked_before: float | None, members, at: float,
                     joined_ms: int | None, apart: list[dict] | None) -> UnownedFigures:
@@ -251,6 +243,5 @@ class UnownedPartitions:
         by_topic: dict[str, set[int]] = {}
         for tp in gone:
             del self._since[tp]
-            self._held_last.pop(tp, None)
             by_topic.setdefault(tp[0], set()).add(tp[1])
         return tp_list(by_topic)

@@ -262,7 +262,8 @@ def test_eager_bound_opens_at_the_last_look_that_showed_a_partition_held():
     preparing its rebalance with no member at all (51.618), then a holding everything
     (52.120). b revoked before its LeaveGroup, after the look at 51.120 that showed it
     holding 2 and 3: each partition's window opens there (1 s), not at the memberless look
-    (502 ms, below the clients' own 511 ms handover)."""
+    (502 ms, below the clients' own 511 ms handover): a classic group's look while it
+    rebalances holds no assignment of the round."""
     s = story()
     look(s, classic("Stable", 1, "range", km("a", [0, 1]), km("b", [2, 3])), at=50.620)
     look(s, classic("Stable", 1, "range", km("a", [0, 1]), km("b", [2, 3])), at=51.120)
@@ -270,3 +271,19 @@ def test_eager_bound_opens_at_the_last_look_that_showed_a_partition_held():
     (r,) = rebalances(look(s, classic("Stable", 2, "range", km("a", [0, 1, 2, 3])), at=52.120))
     assert (r.unowned_partition_ms, r.unowned_partitions_max_ms, r.unowned_basis) == (
         4000, 1000, "upper_bound")
+
+
+def test_eager_bound_ignores_the_last_generations_assignments_shown_mid_round():
+    """Issue 30 (a subscription change, eager, describe at 0.5 s): Kafka described the group
+    preparing and completing its rebalance with the members' last assignments (30.647,
+    31.116). Those looks are inside the round: the window opens at the last settled look
+    (30.147: 1496 ms), not at the latest look that showed them (527 ms, where the
+    clients' own revoke -> assign took 1409 ms)."""
+    s = story()
+    old = (km("a", [0, 1]), km("b", [2, 3]))
+    look(s, classic("Stable", 2, "range", *old), at=30.147)
+    look(s, classic("PreparingRebalance", None, "range", *old), at=30.647)
+    look(s, classic("CompletingRebalance", None, "range", *old), at=31.116)
+    (r,) = rebalances(look(s, classic("Stable", 3, "range", km("a", [0, 1]), km("b", [2, 3, 4])),
+                           at=31.643))
+    assert (r.unowned_partitions_max_ms, r.unowned_basis) == (1496, "upper_bound")
