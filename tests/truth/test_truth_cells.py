@@ -157,3 +157,20 @@ def test_a_consumer_epoch_superseded_before_its_target_is_one_no_witness_can_tel
     cell = rounds_cell([rebalance(2, T0 + 5, 3), rebalance(4, T0 + 960, 0, 0)], truth,
                        interval_s=None, reads_generation=True, records=records)
     assert cell.verdict == "cannot know" and "epoch 3 superseded" in cell.text
+
+
+def test_a_consumer_epoch_lives_from_its_members_at_target_not_from_its_bump():
+    """Epoch 4 bumped at +1000, its members at its target only at +1900 (the records), the
+    next bump at +2400: settled 500 ms, less than a look every second (1400 ms counted
+    from the bump would call it seeable)."""
+    from truth_ground import RecordRound
+
+    truth = LogTruth(rounds=[Round(3, T0, T0, None, kind="consumer"),
+                             Round(4, T0 + 1000, T0 + 1000, None, kind="consumer"),
+                             Round(5, T0 + 2400, T0 + 2400, 0, kind="consumer")])
+    records = [RecordRound(3, T0 + 100, T0, 2), RecordRound(4, T0 + 1900, T0 + 1000, 2),
+               RecordRound(5, T0 + 2400, T0 + 2400, 0)]
+    told = [rebalance(3, T0 + 900), rebalance(5, T0 + 2900, members=0)]
+    cell = rounds_cell(told, truth, interval_s=1, reads_generation=True, records=records)
+    assert cell.verdict == "cannot know", cell.text
+    assert "epoch 4 lived 500 ms settled < 1000 ms" in cell.text

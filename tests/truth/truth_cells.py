@@ -65,17 +65,20 @@ def name(r: Round) -> str:
 # ---- what a watch can see -------------------------------------------------------------------
 
 def describe_blind(rounds: list[Round], i: int, interval_ms: float, reads_generation: bool,
-                   visible_change: bool = True) -> str | None:
+                   visible_change: bool = True, settled: dict[int, int] | None = None) -> str | None:
     """Why a describe watch polling every `interval_ms` cannot see round i, or None. A round
     is seen when the group stayed in it for a look (it lived `interval_ms` before the next
     round began), and, for an eager group (no generation in describe), when the group
-    looked different before and after (other members) or a look fell inside it."""
+    looked different before and after (other members) or a look fell inside it. A classic
+    round lives from its Stabilized line; a consumer group's epoch from the write at which
+    its members all reached its target (`settled`: the records'), not from its bump."""
     r = rounds[i]
     nxt = rounds[i + 1] if i + 1 < len(rounds) else None
     if nxt is not None:
-        lived = (nxt.start_ms or nxt.end_ms) - r.end_ms
+        since = (settled or {}).get(r.key) if r.kind != "classic" else None
+        lived = (nxt.start_ms or nxt.end_ms) - (since or r.end_ms)
         if lived < interval_ms:
-            return f"{name(r)} lived {lived} ms < {interval_ms:g} ms"
+            return f"{name(r)} lived {lived} ms{' settled' if since else ''} < {interval_ms:g} ms"
     if reads_generation or i == 0:
         return None
     prev = rounds[i - 1]
@@ -118,7 +121,8 @@ def rounds_cell(events: list[dict], truth: LogTruth, *, interval_s: float | None
         elif written is not None and r.kind == "classic" and r.members and r.key not in written:
             why = f"gen {r.key} never written to the records (superseded before its SyncGroup)"
         elif interval_s is not None and looks:
-            why = describe_blind(rounds, i, interval_ms, reads_generation)
+            settled = {rr.key: rr.end_ms for rr in records or () if rr.end_ms is not None}
+            why = describe_blind(rounds, i, interval_ms, reads_generation, settled=settled)
         if why:
             blind[r.key] = why
 
