@@ -114,20 +114,23 @@ class UnownedPartitions:
         self._held_prior: dict[TP, frozenset[str]] | None = None   # holders at that one
         self._before_round: float | None = None  # that look, as of the round's first unknown
         self._blind = False                      # contact lost since: gaps start unseen
+        self._unknown_now = False                # the last look's assignments were unknown
         self._round_blind = False                # a look after lost contact this round
 
     def lost_contact(self) -> None:
         self._blind = True
 
     def same_look(self, at: float) -> None:
-        """A look equal to the last one: nothing moved, but the group was seen at `at`."""
-        if self._known_at is not None:
+        """A look equal to the last one: nothing moved, but the group was seen at `at` (as
+        it was: a repeat of a look with unknown assignments shows none either)."""
+        if self._known_at is not None and not self._unknown_now:
             self._known_at = at
 
     def look(self, members, at: float) -> None:
         """A look at the group's members (story MemberSnapshots); assignments not all
         known (a classic group rebalancing) tell nothing."""
         held = _held(members)
+        self._unknown_now = held is None
         if held is None:
             if self._before_round is None:
                 self._before_round = self._known_at

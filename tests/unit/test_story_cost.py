@@ -287,3 +287,19 @@ def test_eager_bound_ignores_the_last_generations_assignments_shown_mid_round():
     (r,) = rebalances(look(s, classic("Stable", 3, "range", km("a", [0, 1]), km("b", [2, 3, 4])),
                            at=31.643))
     assert (r.unowned_partitions_max_ms, r.unowned_basis) == (1496, "upper_bound")
+
+
+def test_repeated_looks_mid_round_do_not_narrow_a_cooperative_bound():
+    """Issue 30 (a subscription change, cooperative, describe at 0.5 s): generation 4, which
+    took t-2 from b, was Stable for 5 ms between two looks; the looks in between were all
+    the same PreparingRebalance. t-2 went b -> a unseen: at most from the last look that
+    showed the assignments (10.0) to the one that showed gen 5 (12.0), not from the last
+    repeat of a look that showed none (11.5: 500 ms, where the clients' took 1005 ms)."""
+    s = story()
+    coop = "cooperative-sticky"
+    look(s, classic("Stable", 3, coop, km("a", [0, 1]), km("b", [2])), at=10.0)
+    for at in (10.5, 11.0, 11.5):
+        look(s, classic("PreparingRebalance", None, coop, km("a", None), km("b", None)), at=at)
+    (unseen, r) = rebalances(look(s, classic("Stable", 5, coop, km("a", [0, 1, 2]), km("b", [])),
+                                  at=12.0))
+    assert (r.unowned_partitions_max_ms, r.unowned_basis) == (2000, "upper_bound")
