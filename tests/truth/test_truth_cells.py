@@ -174,3 +174,12 @@ def test_a_consumer_epoch_lives_from_its_members_at_target_not_from_its_bump():
     cell = rounds_cell(told, truth, interval_s=1, reads_generation=True, records=records)
     assert cell.verdict == "cannot know", cell.text
     assert "epoch 4 lived 500 ms settled < 1000 ms" in cell.text
+
+
+def test_a_handover_belongs_to_the_round_that_gave_the_partition_out():
+    """Cooperative: gen 2 (Stabilized +2400) revoked t-0 at +2410, gen 3 (begun +2420,
+    Stabilized +2800) gave it out at +2850: inside gen 2's window + SYNC_MS too, but the
+    handover is gen 3's (the records tell it there), not gen 2's as well."""
+    coop = classic((0, 50, 1), (2000, 2400, 2), (2420, 2800, 2))
+    gaps = [((T0 + 2410) / 1000, (T0 + 2850) / 1000, ("t", 0))]
+    assert client_handovers(gaps, coop, []) == {3: 440}

@@ -250,17 +250,24 @@ def handover_revokes(gaps: list[tuple[float, float, tuple]], truth: LogTruth,
 
 
 def _longest_gaps(gaps, truth: LogTruth, records: list[RecordRound]) -> dict[int, tuple[int, int]]:
+    """{round key: (the longest gap, its revoke)}. A gap is one round's: of the rounds whose
+    window holds its assign, the latest begun (a cooperative handover's revoking
+    generation's window, + SYNC_MS, may reach into the round that gives it out)."""
     ends = {rr.key: rr.end_ms for rr in records}
-    out: dict[int, tuple[int, int]] = {}
+    windows = []
     for r in truth.rounds:
-        start = r.start_ms
         end = (r.end_ms if r.kind == "classic" else ends.get(r.key)) or None
-        if start is None or end is None:
+        if r.start_ms is not None and end is not None:
+            windows.append((r.start_ms, r.key, end))
+    out: dict[int, tuple[int, int]] = {}
+    for a, b, _ in gaps:
+        holding = [(start, key) for start, key, end in windows if start <= b * 1000 <= end + SYNC_MS]
+        if not holding:
             continue
-        inside = [((b - a) * 1000, a * 1000) for a, b, _ in gaps if start <= b * 1000 <= end + SYNC_MS]
-        if inside:
-            took, began = max(inside)
-            out[r.key] = (round(took), round(began))
+        key = max(holding)[1]
+        took = round((b - a) * 1000)
+        if key not in out or took > out[key][0]:
+            out[key] = (took, round(a * 1000))
     return out
 
 
