@@ -150,6 +150,8 @@ class RecordRound:
     end_ms: int | None            # classic: the GroupMetadata write; consumer: all at target
     start_ms: int | None = None   # consumer: the epoch's write (its bump)
     members: int | None = None
+    cut_short: bool = False       # consumer: the write that brought every member to it (a
+                                  # member's leave) bumped the next epoch: never settled
 
 
 def record_rounds(records: list[dict], group: str) -> list[RecordRound]:
@@ -198,6 +200,9 @@ def record_rounds(records: list[dict], group: str) -> list[RecordRound]:
                    for m in alive):
                 open_round.end_ms = ts
                 open_round.members = len(alive)
+    for rr in out:
+        if rr.start_ms is not None and rr.end_ms is not None:
+            rr.cut_short = any(e > rr.key and at == rr.end_ms for e, at in bumped.items())
     return out
 
 
