@@ -208,3 +208,7 @@ def test_an_epoch_completed_only_by_the_write_that_bumped_the_next_never_settled
     cell = rounds_cell([rebalance(6, T0 + 200, members=0)], truth, interval_s=None,
                        reads_generation=True, records=[five])
     assert cell.verdict == "cannot know" and "epoch 5 superseded as it completed" in cell.text
+    # reached by its member in the millisecond the next epoch was bumped: settled, told
+    records[6:] = [current("b", 5, 200), rec(3, {}, {"epoch": 6}, 200)]
+    (five,) = record_rounds(records, "g")
+    assert (five.end_ms, five.cut_short) == (200, False)
