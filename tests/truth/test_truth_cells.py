@@ -183,32 +183,3 @@ def test_a_handover_belongs_to_the_round_that_gave_the_partition_out():
     coop = classic((0, 50, 1), (2000, 2400, 2), (2420, 2800, 2))
     gaps = [((T0 + 2410) / 1000, (T0 + 2850) / 1000, ("t", 0))]
     assert client_handovers(gaps, coop, []) == {3: 440}
-
-
-def test_an_epoch_completed_only_by_the_write_that_bumped_the_next_never_settled():
-    """b's leave brought the group's last members to epoch 5's target and bumped epoch 6
-    in one write: no record shows epoch 5 settled, so no witness can tell it as a round of
-    its own (as a superseded epoch: the rest of the cell agrees)."""
-    from truth_ground import record_rounds
-
-    def rec(rtype, key, value, ts):
-        return {"type": rtype, "key": {"group_id": "g", **key}, "value": value, "timestamp": ts}
-
-    def current(m, epoch, ts):
-        return rec(8, {"member_id": m}, {"member_epoch": epoch, "state": 0,
-                                         "partitions_pending_revocation": []}, ts)
-    records = [rec(5, {"member_id": "b"}, {}, 100), rec(5, {"member_id": "c"}, {}, 100),
-               rec(3, {}, {"epoch": 5}, 100), rec(6, {}, {"assignment_epoch": 5}, 100),
-               current("c", 5, 150), current("b", 4, 150),
-               rec(5, {"member_id": "b"}, None, 200), rec(3, {}, {"epoch": 6}, 200)]
-    (five,) = record_rounds(records, "g")
-    assert (five.key, five.end_ms, five.cut_short) == (5, 200, True)
-    truth = LogTruth(rounds=[Round(5, T0 + 100, T0 + 100, None, kind="consumer"),
-                             Round(6, T0 + 200, T0 + 200, 0, kind="consumer")])
-    cell = rounds_cell([rebalance(6, T0 + 200, members=0)], truth, interval_s=None,
-                       reads_generation=True, records=[five])
-    assert cell.verdict == "cannot know" and "epoch 5 superseded as it completed" in cell.text
-    # reached by its member in the millisecond the next epoch was bumped: settled, told
-    records[6:] = [current("b", 5, 200), rec(3, {}, {"epoch": 6}, 200)]
-    (five,) = record_rounds(records, "g")
-    assert (five.end_ms, five.cut_short) == (200, False)

@@ -16,7 +16,7 @@ import io
 import json
 from pathlib import Path
 
-from truth_cells import SYNC_MS, Cell, cut_short
+from truth_cells import SYNC_MS, Cell
 from truth_ground import broker_truth, log_lines
 
 WITNESSES = ("analyze-log", "analyze-records", "analyze-all")
@@ -71,10 +71,7 @@ def analyze_cells(lab, runs, workdir: Path) -> dict:
         for c in runs:
             cell = (Cell(problems=[error or "no output"]).finish() if error else
                     judge(episodes.get(c.group, []), summary.get(c.group), broker_truth(lines, c.group),
-                          has_start=witness != "analyze-records" or c.client == "848",
-                          # the records never show such an epoch settled (truth_ground)
-                          unsettled=cut_short(c.record_rounds) if witness == "analyze-records"
-                          else set()))
+                          has_start=witness != "analyze-records" or c.client == "848"))
             cells[(c.scenario, c.client, witness)] = cell
     return cells
 
@@ -83,15 +80,13 @@ def _int(text: str | None) -> int | None:
     return None if text in (None, "") else int(float(text))
 
 
-def judge(episodes: list[dict], summary: dict | None, truth, has_start: bool,
-          unsettled: frozenset[int] | set[int] = frozenset()) -> Cell:
+def judge(episodes: list[dict], summary: dict | None, truth, has_start: bool) -> Cell:
     cell = Cell()
     keys = [r.key for r in truth.rounds]
     told = [_int(e["to_generation"]) for e in sorted(episodes, key=lambda e: e["ended"] or "")]
     phantom = [g for g in told if g is None or g not in keys]
     twice = sorted({g for g in told if g is not None and told.count(g) > 1})
-    missed = [r.key for r in truth.rounds
-              if r.key not in told and not r.superseded and r.key not in unsettled]
+    missed = [r.key for r in truth.rounds if r.key not in told and not r.superseded]
     if phantom:
         cell.problems.append(f"{len(phantom)} phantom (gen {phantom[:3]})")
     if twice:
@@ -117,7 +112,7 @@ def judge(episodes: list[dict], summary: dict | None, truth, has_start: bool,
     if summary is None:
         cell.problems.append("no metrics row")
     else:
-        rounds = [r for r in truth.rounds if not r.superseded and r.key not in unsettled]
+        rounds = [r for r in truth.rounds if not r.superseded]
         if summary.get("rebalances") != len(rounds):
             emptied = sum(1 for r in rounds if r.members == 0)
             why = (" (not the rounds that emptied the group)"

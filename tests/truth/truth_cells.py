@@ -120,9 +120,6 @@ def rounds_cell(events: list[dict], truth: LogTruth, *, interval_s: float | None
             why = f"epoch {r.key} superseded before its target was computed (no member told)"
         elif written is not None and r.kind == "classic" and r.members and r.key not in written:
             why = f"gen {r.key} never written to the records (superseded before its SyncGroup)"
-        elif r.key in cut_short(records):
-            why = (f"epoch {r.key} superseded as it completed (the write that brought its last "
-                   "member to it, a leave, bumped the next epoch: never settled)")
         elif interval_s is not None and looks:
             settled = {rr.key: rr.end_ms for rr in records or () if rr.end_ms is not None}
             why = describe_blind(rounds, i, interval_ms, reads_generation, settled=settled)
@@ -166,11 +163,6 @@ def rounds_cell(events: list[dict], truth: LogTruth, *, interval_s: float | None
     if summary is not None:
         _summary(cell, summary, rebalances)
     return cell.finish()
-
-
-def cut_short(records: list[RecordRound] | None) -> set[int]:
-    """The consumer epochs whose records never show them settled (RecordRound.cut_short)."""
-    return {rr.key for rr in records or () if rr.cut_short}
 
 
 def _truth_duration(r: Round, records: list[RecordRound] | None) -> int | None:

@@ -150,8 +150,6 @@ class RecordRound:
     end_ms: int | None            # classic: the GroupMetadata write; consumer: all at target
     start_ms: int | None = None   # consumer: the epoch's write (its bump)
     members: int | None = None
-    cut_short: bool = False       # consumer: only a member's leave brought the rest to it,
-                                  # and that write bumped the next epoch: never settled
 
 
 def record_rounds(records: list[dict], group: str) -> list[RecordRound]:
@@ -167,7 +165,6 @@ def record_rounds(records: list[dict], group: str) -> list[RecordRound]:
     alive: set[str] = set()
     open_round: RecordRound | None = None
     bumped: dict[int, int] = {}       # consumer: epoch -> its ConsumerGroupMetadata write
-    by_leave: set[int] = set()        # consumer: epochs whose end was a member's leave
     for r in records:
         if _group_of(r) != group or r["type"] in (0, 1):
             continue
@@ -201,11 +198,6 @@ def record_rounds(records: list[dict], group: str) -> list[RecordRound]:
                    for m in alive):
                 open_round.end_ms = ts
                 open_round.members = len(alive)
-                if value is None:   # a tombstone: the member that had not reached it left
-                    by_leave.add(open_round.key)
-    for rr in out:
-        if rr.key in by_leave and rr.end_ms is not None:
-            rr.cut_short = any(e > rr.key and at == rr.end_ms for e, at in bumped.items())
     return out
 
 

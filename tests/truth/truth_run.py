@@ -104,7 +104,7 @@ def run_matrix(lab, pairs, workdir: Path, wave_size: int = 8):
 
 def judge(c, read: dict, hist, lines, records) -> dict:
     truth = broker_truth(lines, c.group)
-    rec = c.record_rounds = record_rounds(records, c.group)
+    rec = record_rounds(records, c.group)
     gaps = callback_gaps([*c.consumers, *c.callbacks])
     hand, revoked = client_handovers(gaps, truth, rec), handover_revokes(gaps, truth, rec)
     _keep(c, truth, rec, read, hist)

@@ -81,7 +81,6 @@ class Ctx:
     probe_lines: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     readings: dict = field(default_factory=dict)   # witness -> truth_witness.Reading
-    record_rounds: list = field(default_factory=list)   # truth_ground.RecordRound, judged on
     failure: str | None = None
 
     @property
