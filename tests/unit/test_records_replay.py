@@ -383,3 +383,24 @@ def test_cooperative_leavers_partitions_without_a_sync_phase_are_null():
 def _protocol(record, name):
     record.value["protocol"] = name if record.value["protocol"] else None
     return record
+
+
+def test_an_epoch_reached_after_the_next_bump_is_told_at_its_own_epoch():
+    """Issue 30 (force-rebalance of a consumer group): a member joined (epoch 4, its target
+    computed at once) and left 5 ms later (epoch 5, whose target the broker computed only
+    0.8 s later). The members reached epoch 4's target at 5.310 while the group epoch was
+    already 5: epoch 4's round was over there, and the records told "3 -> 5" as one."""
+    batches = [
+        [member("a", 1000), member("b", 1000), epoch(3, 1000), target("a", [0], 1000),
+         target("b", [1], 1000), target_meta(3, 1000), current("a", 3, 2, 0, [0], 1000),
+         current("b", 3, 2, 0, [1], 1000)],
+        [member("p", 5000), epoch(4, 5000), target("a", [0], 5000), target("b", [1], 5000),
+         target("p", [], 5000), target_meta(4, 5000)],
+        [tomb(5, {"group_id": "g", "member_id": "p"}, 5005), epoch(5, 5005)],
+        [current("a", 4, 3, 0, [0], 5300)], [current("b", 4, 3, 0, [1], 5310)],
+        [target_meta(5, 5800)],
+        [current("a", 5, 4, 0, [0], 6300)], [current("b", 5, 4, 0, [1], 6310)],
+    ]
+    told = [(r["from_generation"], r["to_generation"], r["ended"][17:], r["duration_ms"])
+            for r in _rebalances(batches)]
+    assert told[1:] == [(3, 4, "05.310Z", 310), (4, 5, "06.310Z", 1310)]
