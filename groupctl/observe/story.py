@@ -176,10 +176,9 @@ class RebalanceStory:
         events += self._change_state(desc.state, at)
         if verdict == DEFER:
             return events   # its state told; its round not yet (observe.story_stale)
-        # a classic group's look mid-round holds no assignment of the round (Kafka shows
-        # the last generation's, or no member): unknown
-        rebalancing = desc.group_epoch is None and desc.state in REBALANCING_STATES
-        self._unowned.look(None if rebalancing else members, at)
+        # a classic look mid-round shows the last generation's assignments, or no member
+        self._unowned.look(None if desc.group_epoch is None and desc.state in REBALANCING_STATES
+                           else members, at)
         if desc.type == CONSUMER or desc.group_epoch is not None:
             events += self._epoch(desc, at)
             self._behind.observe(desc, at)
@@ -188,9 +187,8 @@ class RebalanceStory:
         if told:   # each member as it converges, with its reconciliation time
             self._convergence.seed(self._members)
             events += self._convergence.observe(desc, at)
-        over = reached_before_next(desc) if self._round.changes_only else None
+        over = reached_before_next(desc) if self._round.changes_only else None   # records
         if over is not None and self._generation is not None and over > self._generation:
-            # (records, exact) a round over while the next, bumped before, waits for its target
             events += self._settle(desc, replace(self._round_of(desc, over, at, told),
                                                  started=self._round.first_look, keep_round=True))
         if desc.state not in SETTLED_STATES or not _converged(desc):

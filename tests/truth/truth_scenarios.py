@@ -253,8 +253,7 @@ def force(ctx: Ctx) -> None:
 
 
 def subscription_change(ctx: Ctx) -> None:
-    """b subscribes to a second topic too (librdkafka's subscribe() again: the same member,
-    no join nor leave): a round made by a subscription alone."""
+    """b subscribes to a second topic too (subscribe() again: the same member)."""
     more = f"{ctx.topic}-more"
     create_topic(ctx.lab.bootstrap, more, 2, 1, None)
     a, b = ctx.consumer("a"), ctx.consumer("b")
@@ -350,10 +349,8 @@ def coordinator_move(ctx: Ctx) -> None:
 
 
 def restart(lab, node: int) -> None:
-    """Start a stopped node again from a scenario's thread. Not tied to this process: the
-    kernel's parent-death signal (`setpriv --pdeathsig`) follows the thread that started
-    the JVM, and this thread ends with the scenario, which killed the broker under the
-    next wave (the lab's own `down` stops it)."""
+    """Start a stopped node again from a scenario's thread, untied: `setpriv --pdeathsig`
+    follows the thread that forked, which ends with the scenario (the lab's down stops it)."""
     lab.start_node(node, tie_to_parent=False)
 
 
