@@ -174,6 +174,11 @@ def test_a_consumer_epoch_lives_from_its_members_at_target_not_from_its_bump():
     cell = rounds_cell(told, truth, interval_s=1, reads_generation=True, records=records)
     assert cell.verdict == "cannot know", cell.text
     assert "epoch 4 lived 500 ms settled < 1000 ms" in cell.text
+    # reached only after epoch 5's bump (+2400): never the group's Stable epoch
+    late = [RecordRound(3, T0 + 100, T0, 2), RecordRound(4, T0 + 2500, T0 + 1000, 2),
+            RecordRound(5, T0 + 2900, T0 + 2400, 0)]
+    cell = rounds_cell(told, truth, interval_s=1, reads_generation=True, records=late)
+    assert "epoch 4 reached its target 100 ms after the next bump (never Stable)" in cell.text
 
 
 def test_a_handover_belongs_to_the_round_that_gave_the_partition_out():

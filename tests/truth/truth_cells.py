@@ -77,6 +77,8 @@ def describe_blind(rounds: list[Round], i: int, interval_ms: float, reads_genera
     if nxt is not None:
         since = (settled or {}).get(r.key) if r.kind != "classic" else None
         lived = (nxt.start_ms or nxt.end_ms) - (since or r.end_ms)
+        if lived < 0:   # its members reached its target after the next bump: never Stable
+            return f"{name(r)} reached its target {-lived} ms after the next bump (never Stable)"
         if lived < interval_ms:
             return f"{name(r)} lived {lived} ms{' settled' if since else ''} < {interval_ms:g} ms"
     if reads_generation or i == 0:
