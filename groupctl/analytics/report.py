@@ -94,7 +94,8 @@ def _cost(e: dict) -> list[str]:
 
 
 def duration_figure(episodes: list[dict]) -> dict:
-    done = [e["duration_ms"] for e in episodes if e["outcome"] == "stable"]
+    # every round the broker counts, the one that emptied the group too (transforms.ROUND_OUTCOMES)
+    done = [e["duration_ms"] for e in episodes if e["outcome"] in ("stable", "empty")]
     known = [ms for ms in done if ms is not None]   # an unknown duration is no 0
     title = "Rebalance durations (ms)" + (
         f" of {len(known)} of {len(done)} rebalances ({len(done) - len(known)} of unknown "

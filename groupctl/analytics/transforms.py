@@ -14,7 +14,10 @@ Episodes (one row per rebalance):
   assignment: outcome `empty`. Share and streams groups log no bump when a member leaves
   (the target's epoch, or the last known epoch + 1 when the group is left empty, stands in).
 The from/to columns hold generations for classic groups and group epochs for consumer
-groups. `outcome` is `stable` for a completed rebalance (what `rebalances` counts).
+groups. `outcome` is `stable` for a rebalance that ended in an assignment, `empty` for one
+that left the group with no member (the broker counts it as a generation or epoch too:
+`rebalances` counts both, as the broker log, the records and the watch tell every round
+once) and `open` for one whose end the input does not hold (counted nowhere).
 """
 from __future__ import annotations
 
@@ -28,6 +31,9 @@ from .schema import (COST_FIELDS, EPISODE_COLUMNS, FLAPPING_COLUMNS, GROUP_METRI
                      HOURLY_COLUMNS, MEMBER_COLUMNS, MOVE_COLUMNS, STORM_COLUMNS)
 
 MEMBER_CHANGE_KINDS = ("member_joined", "member_left", "member_fenced", "member_failed")
+# the outcomes of a round the broker counts (a generation or an epoch): the group figures,
+# storms and hourly rows count these; `open` (no end in the input) is not a round yet
+ROUND_OUTCOMES = ("stable", "empty")
 
 
 def _millis(col: Column) -> Column:
@@ -282,10 +288,10 @@ def flapping_members(events: DataFrame, min_cycles: int = 2) -> DataFrame:
 
 
 def storms(episodes_df: DataFrame, count: int = 3, window_s: int = 600) -> tuple[DataFrame, DataFrame]:
-    """A storm: >= `count` completed rebalances of a group within `window_s` seconds;
+    """A storm: >= `count` rebalances (ROUND_OUTCOMES) of a group within `window_s` seconds;
     overlapping windows merge into one storm. Returns (episodes with a `storm` number or
     null, the storms)."""
-    done = episodes_df.filter(F.col("outcome") == "stable").withColumn(
+    done = episodes_df.filter(F.col("outcome").isin(*ROUND_OUTCOMES)).withColumn(
         "t", F.unix_seconds(F.col("started")))
     ahead = Window.partitionBy("group").orderBy("t").rangeBetween(0, window_s)
     behind = Window.partitionBy("group").orderBy("t").rangeBetween(-window_s, 0)
@@ -297,7 +303,7 @@ def storms(episodes_df: DataFrame, count: int = 3, window_s: int = 600) -> tuple
                           .cast("int"))
               .withColumn("storm", F.when(F.col("in_storm"), F.sum("run_start").over(
                   order.rowsBetween(Window.unboundedPreceding, 0)))))
-    rest = episodes_df.filter(F.col("outcome") != "stable").withColumn(
+    rest = episodes_df.filter(~F.col("outcome").isin(*ROUND_OUTCOMES)).withColumn(
         "storm", F.lit(None).cast("long"))
     marked = marked.drop("t", "opens", "in_storm", "prev_in", "run_start").unionByName(rest)
     return marked, storm_table(marked)
@@ -312,7 +318,7 @@ def storm_table(marked: DataFrame) -> DataFrame:
 
 
 def hourly(episodes_df: DataFrame) -> DataFrame:
-    done = episodes_df.filter(F.col("outcome") == "stable")
+    done = episodes_df.filter(F.col("outcome").isin(*ROUND_OUTCOMES))
     return (done.groupBy("group", F.date_trunc("hour", "started").alias("hour"))
             .agg(*_duration_figures()).select(*HOURLY_COLUMNS).orderBy("group", "hour"))
 
@@ -332,7 +338,7 @@ def _duration_figures() -> list[Column]:
 def group_metrics(events: DataFrame, episodes_df: DataFrame, storms_df: DataFrame,
                   flapping_df: DataFrame, outcomes_df: DataFrame) -> DataFrame:
     """One row per group: the fields of docs/commands/analyze.md first, then the extra metrics."""
-    done = episodes_df.filter(F.col("outcome") == "stable")
+    done = episodes_df.filter(F.col("outcome").isin(*ROUND_OUTCOMES))
     per = done.groupBy("group").agg(
         *_duration_figures(),
         F.sum("unowned_partition_ms").alias("unowned_partition_ms_total"),

@@ -104,6 +104,7 @@ class LabConsumer:
         self._started = False
         self._closed = False
         self._failure: BaseException | None = None
+        self._subscribe_to: list[str] | None = None   # a new subscription, for the poll loop
 
     # --- configuration ---------------------------------------------------------
     @property
@@ -169,6 +170,13 @@ class LabConsumer:
                 raise DeadlineError(f"{self.name} did not close within {timeout:g}s")
         self._closed = True
 
+    def subscribe(self, topics: list[str]) -> None:
+        """Change the subscription: the consumer's own thread calls subscribe() again (the
+        same member; librdkafka rejoins with the new topics) before its next poll."""
+        with self._cond:
+            self.topics = list(topics)
+            self._subscribe_to = list(topics)
+
     def __enter__(self) -> "LabConsumer":
         return self if self._started else self.start()
 
@@ -193,6 +201,11 @@ class LabConsumer:
         ready.set()
         try:
             while not self._stop.is_set():
+                with self._cond:
+                    topics, self._subscribe_to = self._subscribe_to, None
+                if topics is not None:
+                    consumer.subscribe(topics, on_assign=self._on_assign,
+                                       on_revoke=self._on_revoke, on_lost=self._on_lost)
                 msg = consumer.poll(self.poll_timeout)
                 if msg is None:
                     continue

@@ -44,7 +44,7 @@ def summary_table(console, data: dict, wide: bool) -> None:
         if by_cost:
             console.print("Partitions unowned, as the clients' logs tell it: " + ", ".join(
                 f"{m['group']} ({m['client_unowned_partition_ms_total']} ms)" for m in by_cost[:5]))
-    reasons = Counter(e["reason_kind"] for e in data["episodes"] if e["outcome"] == "stable")
+    reasons = Counter(e["reason_kind"] for e in data["episodes"] if e["outcome"] in ("stable", "empty"))
     if reasons:
         console.print("Top reasons: " + ", ".join(f"{k} ({n})" for k, n in
                                                   sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))[:5]))

@@ -79,8 +79,9 @@ def test_kafka3_lines_in_the_same_run(fixture_result):
         (5, "stable", "leave", "consumer-orders-1", 200),   # its assignment line is cut short
         (6, "empty", "session timeout", "orders-static-1", 1)]
     m = _metrics(fixture_result, V3)
+    # every round the broker counts: 1-5 stabilized, 6 emptied the group
     assert (m["type"], m["rebalances"], m["failed_members"], m["left_members"], m["storms"],
-            m["max_generation"]) == ("classic", 5, 2, 1, 1, 6)
+            m["max_generation"]) == ("classic", 6, 2, 1, 1, 6)
     left = [r for r in fixture_result["members"] if r["group"] == V3 and r["outcome"] == "left"]
     assert [(r["client"], r["reason"]) for r in left] == [
         ("consumer-orders-1", "the consumer is being closed")]
@@ -91,9 +92,12 @@ def test_group_metrics_follow_design_section_6(fixture_result):
     assert list(m)[:10] == ["group", "type", "rebalances", "failed_members", "left_members",
                             "duration_ms_p50", "duration_ms_p95", "duration_ms_max", "storms",
                             "top_reason"]
-    durations = sorted(e["duration_ms"] for e in _episodes(fixture_result, CLASSIC, "stable"))
+    # every round the broker counts: generations 1-8 stabilized, 9 "is now empty" (its
+    # round, Preparing -> empty, 9.3 s, the longest)
+    durations = sorted(e["duration_ms"] for e in _episodes(fixture_result, CLASSIC))
+    assert [e["outcome"] for e in _episodes(fixture_result, CLASSIC)].count("empty") == 1
     assert (m["type"], m["rebalances"], m["duration_ms_max"], m["top_reason"]) == (
-        "classic", 8, durations[-1], "join")
+        "classic", 9, durations[-1], "join")
     assert m["duration_ms_p50"] in durations and m["duration_ms_p95"] in durations
     assert m["time_rebalancing_ms"] == sum(durations)
     # console-consumer-killed timed out; the static member timed out after its restart
@@ -155,7 +159,7 @@ def test_share_group_two_members_join_then_leave(fixture_result):
     assert eps[2]["duration_ms"] == 1021
     m = _metrics(fixture_result, "harvest-share")
     assert (m["type"], m["rebalances"], m["left_members"], m["failed_members"],
-            m["group_epoch"]) == ("share", 3, 2, 0, 5)
+            m["group_epoch"]) == ("share", 4, 2, 0, 5)   # epochs 2-5, the emptying one too
 
 
 def test_streams_group_two_instances_then_one_stops(fixture_result):
@@ -170,7 +174,7 @@ def test_streams_group_two_instances_then_one_stops(fixture_result):
     assert eps[1]["trigger_member"] == "ibl79NusQSGz0LYpdz-akw"
     m = _metrics(fixture_result, "harvest-streams")
     assert (m["type"], m["rebalances"], m["left_members"], m["group_epoch"]) == (
-        "streams", 3, 2, 6)
+        "streams", 4, 2, 6)   # the emptying round (to epoch 6) too
 
 
 def test_share_and_streams_members_fenced_by_session_timeout(fixture_result):

@@ -2,7 +2,7 @@
 lie the matrix exists to find, and agree or cannot know where it should."""
 from __future__ import annotations
 
-from truth_cells import client_handovers, metrics_cell, rounds_cell
+from truth_cells import client_handovers, handover_revokes, metrics_cell, rounds_cell
 from truth_ground import LogTruth, RecordRound, Round, broker_truth
 
 T0 = 1_800_000_000_000   # ms
@@ -61,7 +61,22 @@ def test_unknown_told_as_0_and_summed_as_0_disagree():
     told = [rebalance(1, T0 + 60), rebalance(2, T0 + 2410, members=2), rebalance(3, T0 + 5110)]
     summed = rounds_cell(told, TRUTH, interval_s=None, reads_generation=True,
                          summary={"rebalances": 3, "rebalancing_ms_total": 0})
-    assert summed.problems == ["summary 0 ms rebalancing with 3 unknown durations"]
+    assert summed.problems == ["summary 0 ms rebalancing with 3 unknown durations (None said untimed)"]
+
+
+def test_a_summary_total_over_the_known_durations_with_the_rest_untimed_agrees():
+    """The watch's summary: the known durations' sum, the unknown ones counted apart."""
+    told = [rebalance(1, T0 + 60, 50), rebalance(2, T0 + 2410, members=2),
+            rebalance(3, T0 + 5110, 100)]
+    apart = {"rebalances": 3, "rebalancing_ms_total": 150, "rebalances_untimed": 1}
+    assert rounds_cell(told, TRUTH, interval_s=None, reads_generation=True,
+                       summary=apart).verdict == "agree"
+    hidden = rounds_cell(told, TRUTH, interval_s=None, reads_generation=True,
+                         summary={**apart, "rebalances_untimed": 0})
+    assert hidden.problems == ["summary 150 ms rebalancing with 1 unknown durations (0 said untimed)"]
+    wrong = rounds_cell(told, TRUTH, interval_s=None, reads_generation=True,
+                        summary={**apart, "rebalancing_ms_total": 400})
+    assert wrong.problems == ["summary 400 ms rebalancing, the known durations 150 ms"]
 
 
 def test_unowned_longer_than_its_round_or_below_the_clients_disagrees():
@@ -75,10 +90,26 @@ def test_unowned_longer_than_its_round_or_below_the_clients_disagrees():
     assert cell.problems == ["gen 2 unowned bound 200 ms < clients' 350 ms"]
 
 
+def test_a_revoke_before_the_last_look_before_the_round_is_unknowable_to_describe():
+    """A member that revoked (librdkafka's eager subscribe()) 300 ms before the last look
+    that showed it holding (2410 - 1000 ms = T0 + 1410): describe's bound of 1000 ms misses
+    those 300 ms of the clients' 1250; without the early revoke it would disagree."""
+    told = [rebalance(1, T0 + 60), rebalance(3, T0 + 5110),
+            rebalance(2, T0 + 2410, unowned_partitions_max_ms=1000, unowned_basis="upper_bound",
+                      duration_max_ms=1000)]
+    cell = rounds_cell(told, TRUTH, interval_s=None, reads_generation=True, handovers={2: 1250},
+                       revoked={2: T0 + 1110})
+    assert cell.verdict == "cannot know" and "revoked 300 ms before the last look" in cell.text
+    cell = rounds_cell(told, TRUTH, interval_s=None, reads_generation=True, handovers={2: 1250},
+                       revoked={2: T0 + 1400})
+    assert cell.problems == ["gen 2 unowned bound 1000 ms < clients' 1250 ms"]
+
+
 def test_client_handovers_go_to_the_round_whose_window_holds_the_assign():
     gaps = [((T0 + 2100) / 1000, (T0 + 2420) / 1000, ("t", 0)),   # revoked in gen 2's round
             ((T0 + 100) / 1000, (T0 + 9000) / 1000, ("t", 1))]    # assigned in no round
     assert client_handovers(gaps, TRUTH, []) == {2: 320}
+    assert handover_revokes(gaps, TRUTH, []) == {2: T0 + 2100}
 
 
 def test_metrics_count_the_rounds_their_watch_could_see():
@@ -126,3 +157,34 @@ def test_a_consumer_epoch_superseded_before_its_target_is_one_no_witness_can_tel
     cell = rounds_cell([rebalance(2, T0 + 5, 3), rebalance(4, T0 + 960, 0, 0)], truth,
                        interval_s=None, reads_generation=True, records=records)
     assert cell.verdict == "cannot know" and "epoch 3 superseded" in cell.text
+
+
+def test_a_consumer_epoch_lives_from_its_members_at_target_not_from_its_bump():
+    """Epoch 4 bumped at +1000, its members at its target only at +1900 (the records), the
+    next bump at +2400: settled 500 ms, less than a look every second (1400 ms counted
+    from the bump would call it seeable)."""
+    from truth_ground import RecordRound
+
+    truth = LogTruth(rounds=[Round(3, T0, T0, None, kind="consumer"),
+                             Round(4, T0 + 1000, T0 + 1000, None, kind="consumer"),
+                             Round(5, T0 + 2400, T0 + 2400, 0, kind="consumer")])
+    records = [RecordRound(3, T0 + 100, T0, 2), RecordRound(4, T0 + 1900, T0 + 1000, 2),
+               RecordRound(5, T0 + 2400, T0 + 2400, 0)]
+    told = [rebalance(3, T0 + 900), rebalance(5, T0 + 2900, members=0)]
+    cell = rounds_cell(told, truth, interval_s=1, reads_generation=True, records=records)
+    assert cell.verdict == "cannot know", cell.text
+    assert "epoch 4 lived 500 ms settled < 1000 ms" in cell.text
+    # reached only after epoch 5's bump (+2400): never the group's Stable epoch
+    late = [RecordRound(3, T0 + 100, T0, 2), RecordRound(4, T0 + 2500, T0 + 1000, 2),
+            RecordRound(5, T0 + 2900, T0 + 2400, 0)]
+    cell = rounds_cell(told, truth, interval_s=1, reads_generation=True, records=late)
+    assert "epoch 4 reached its target 100 ms after the next bump (never Stable)" in cell.text
+
+
+def test_a_handover_belongs_to_the_round_that_gave_the_partition_out():
+    """Cooperative: gen 2 (Stabilized +2400) revoked t-0 at +2410, gen 3 (begun +2420,
+    Stabilized +2800) gave it out at +2850: inside gen 2's window + SYNC_MS too, but the
+    handover is gen 3's (the records tell it there), not gen 2's as well."""
+    coop = classic((0, 50, 1), (2000, 2400, 2), (2420, 2800, 2))
+    gaps = [((T0 + 2410) / 1000, (T0 + 2850) / 1000, ("t", 0))]
+    assert client_handovers(gaps, coop, []) == {3: 440}

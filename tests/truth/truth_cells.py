@@ -31,19 +31,20 @@ CLOCK_MS = 5        # a look made after a change shows it: the log's ms against 
 class Cell:
     verdict: str = "agree"
     problems: list[str] = field(default_factory=list)
-    unknowable: list[str] = field(default_factory=list)
+    unknowable: list[str] = field(default_factory=list)       # rounds the witness cannot see
+    figures_unknowable: list[str] = field(default_factory=list)   # figures of rounds it told
 
     @property
     def text(self) -> str:
         if self.problems:
             return "; ".join(self.problems)
-        if self.unknowable:
-            return "cannot know: " + "; ".join(self.unknowable)
+        if self.unknowable or self.figures_unknowable:
+            return "cannot know: " + "; ".join(self.unknowable + self.figures_unknowable)
         return "agree"
 
     def finish(self) -> "Cell":
         self.verdict = ("disagree" if self.problems else
-                        "cannot know" if self.unknowable else "agree")
+                        "cannot know" if self.unknowable or self.figures_unknowable else "agree")
         return self
 
 
@@ -64,17 +65,22 @@ def name(r: Round) -> str:
 # ---- what a watch can see -------------------------------------------------------------------
 
 def describe_blind(rounds: list[Round], i: int, interval_ms: float, reads_generation: bool,
-                   visible_change: bool = True) -> str | None:
+                   visible_change: bool = True, settled: dict[int, int] | None = None) -> str | None:
     """Why a describe watch polling every `interval_ms` cannot see round i, or None. A round
     is seen when the group stayed in it for a look (it lived `interval_ms` before the next
     round began), and, for an eager group (no generation in describe), when the group
-    looked different before and after (other members) or a look fell inside it."""
+    looked different before and after (other members) or a look fell inside it. A classic
+    round lives from its Stabilized line; a consumer group's epoch from the write at which
+    its members all reached its target (`settled`: the records'), not from its bump."""
     r = rounds[i]
     nxt = rounds[i + 1] if i + 1 < len(rounds) else None
     if nxt is not None:
-        lived = (nxt.start_ms or nxt.end_ms) - r.end_ms
+        since = (settled or {}).get(r.key) if r.kind != "classic" else None
+        lived = (nxt.start_ms or nxt.end_ms) - (since or r.end_ms)
+        if lived < 0:   # its members reached its target after the next bump: never Stable
+            return f"{name(r)} reached its target {-lived} ms after the next bump (never Stable)"
         if lived < interval_ms:
-            return f"{name(r)} lived {lived} ms < {interval_ms:g} ms"
+            return f"{name(r)} lived {lived} ms{' settled' if since else ''} < {interval_ms:g} ms"
     if reads_generation or i == 0:
         return None
     prev = rounds[i - 1]
@@ -91,7 +97,8 @@ def rounds_cell(events: list[dict], truth: LogTruth, *, interval_s: float | None
                 reads_generation: bool, looks: bool = True,
                 records: list[RecordRound] | None = None,
                 window: tuple[int, int] | None = None, summary: dict | None = None,
-                handovers: dict[int, int] | None = None) -> Cell:
+                handovers: dict[int, int] | None = None,
+                revoked: dict[int, int] | None = None) -> Cell:
     """The rounds a witness told (its `rebalance` events) against the broker's.
 
     interval_s: the witness's poll (or heartbeat) interval (None: the records, exact).
@@ -101,7 +108,8 @@ def rounds_cell(events: list[dict], truth: LogTruth, *, interval_s: float | None
     generation never written there).
     window: (from, to) ms: only the rounds that ended inside count (the probe's stay).
     handovers: {round key: the longest revoke -> assign of one partition in it, ms, from
-    the clients' own callbacks} (see client_handovers)."""
+    the clients' own callbacks} (see client_handovers); revoked: {round key: when that
+    revoke was, ms} (handover_revokes)."""
     cell = Cell()
     rebalances = [e for e in events if e["event"] == "rebalance"]
     rounds = [r for r in truth.rounds if window is None or window[0] <= r.end_ms <= window[1]]
@@ -115,7 +123,8 @@ def rounds_cell(events: list[dict], truth: LogTruth, *, interval_s: float | None
         elif written is not None and r.kind == "classic" and r.members and r.key not in written:
             why = f"gen {r.key} never written to the records (superseded before its SyncGroup)"
         elif interval_s is not None and looks:
-            why = describe_blind(rounds, i, interval_ms, reads_generation)
+            settled = {rr.key: rr.end_ms for rr in records or () if rr.end_ms is not None}
+            why = describe_blind(rounds, i, interval_ms, reads_generation, settled=settled)
         if why:
             blind[r.key] = why
 
@@ -150,7 +159,7 @@ def rounds_cell(events: list[dict], truth: LogTruth, *, interval_s: float | None
         merged = i > 0 and not matched.get(rounds[i - 1].key)
         _durations(cell, got[0], r, interval_ms, records, merged, (handovers or {}).get(r.key))
         if handovers and r.key in handovers and not merged:
-            _handover(cell, got[0], r, handovers[r.key], interval_ms)
+            _handover(cell, got[0], r, handovers[r.key], interval_ms, (revoked or {}).get(r.key))
     if rebalances and not cell.problems and told != len(rounds) - len(cell.unknowable):
         cell.problems.append(f"{told} rounds told, broker {len(rounds)}")
     if summary is not None:
@@ -201,16 +210,27 @@ def _durations(cell: Cell, e: dict, r: Round, interval_ms: float,
         cell.problems.append(f"{name(r)} unowned 0 ms with no basis")
 
 
-def _handover(cell: Cell, e: dict, r: Round, clients_ms: int, interval_ms: float) -> None:
+def _handover(cell: Cell, e: dict, r: Round, clients_ms: int, interval_ms: float,
+              revoked_ms: int | None = None) -> None:
     """The longest unowned partition against the clients' own longest handover: an upper
     bound is never below it, a lower bound never above it, a measured figure within the
-    witness's interval (+ BOUND_MS) of it."""
+    witness's interval (+ BOUND_MS) of it. A describe bound opens at the last look before
+    the round (`ended - duration_max_ms`): a member that gave its partitions up before that
+    look (librdkafka's eager subscribe() revokes, then rejoins) did so unseen by the
+    broker, so by any look: that part of the clients' figure no describe can know."""
     longest, basis = e.get("unowned_partitions_max_ms"), e.get("unowned_basis")
     if longest is None or basis is None:
         return
     slack = interval_ms + BOUND_MS
     if basis == "upper_bound" and longest + CLOCK_MS < clients_ms:
-        cell.problems.append(f"{name(r)} unowned bound {longest} ms < clients' {clients_ms} ms")
+        looked = (None if e.get("duration_max_ms") is None or revoked_ms is None
+                  else _ended(e) - e["duration_max_ms"])
+        unseen = 0 if looked is None else looked - revoked_ms
+        if unseen > 0 and longest + CLOCK_MS >= clients_ms - unseen:
+            cell.figures_unknowable.append(f"{name(r)}: a member revoked {unseen} ms before the last "
+                                   "look that showed it holding them (unseen by the broker)")
+        else:
+            cell.problems.append(f"{name(r)} unowned bound {longest} ms < clients' {clients_ms} ms")
     elif basis == "lower_bound" and longest > clients_ms + slack:
         cell.problems.append(f"{name(r)} unowned at least {longest} ms > clients' {clients_ms} ms")
     elif basis == "measured" and abs(longest - clients_ms) > slack:
@@ -222,26 +242,50 @@ def client_handovers(gaps: list[tuple[float, float, tuple]], truth: LogTruth,
     """{round key: longest gap (ms)}: each callback gap (truth_ground.callback_gaps) goes to
     the round in whose window its assign falls (a classic round: Preparing to Stabilized +
     SYNC_MS; a consumer round: its bump to all at target + SYNC_MS)."""
+    return {k: ms_ for k, (ms_, _) in _longest_gaps(gaps, truth, records).items()}
+
+
+def handover_revokes(gaps: list[tuple[float, float, tuple]], truth: LogTruth,
+                     records: list[RecordRound]) -> dict[int, int]:
+    """{round key: when the longest gap of client_handovers began (its revoke), ms}."""
+    return {k: at for k, (_, at) in _longest_gaps(gaps, truth, records).items()}
+
+
+def _longest_gaps(gaps, truth: LogTruth, records: list[RecordRound]) -> dict[int, tuple[int, int]]:
+    """{round key: (the longest gap, its revoke)}. A gap is one round's: of the rounds whose
+    window holds its assign, the latest begun (a cooperative handover's revoking
+    generation's window, + SYNC_MS, may reach into the round that gives it out)."""
     ends = {rr.key: rr.end_ms for rr in records}
-    out: dict[int, int] = {}
+    windows = []
     for r in truth.rounds:
-        start = r.start_ms
         end = (r.end_ms if r.kind == "classic" else ends.get(r.key)) or None
-        if start is None or end is None:
+        if r.start_ms is not None and end is not None:
+            windows.append((r.start_ms, r.key, end))
+    out: dict[int, tuple[int, int]] = {}
+    for a, b, _ in gaps:
+        holding = [(start, key) for start, key, end in windows if start <= b * 1000 <= end + SYNC_MS]
+        if not holding:
             continue
-        inside = [(b - a) * 1000 for a, b, _ in gaps if start <= b * 1000 <= end + SYNC_MS]
-        if inside:
-            out[r.key] = round(max(inside))
+        key = max(holding)[1]
+        took = round((b - a) * 1000)
+        if key not in out or took > out[key][0]:
+            out[key] = (took, round(a * 1000))
     return out
 
 
 def _summary(cell: Cell, summary: dict, rebalances: list[dict]) -> None:
     if summary.get("rebalances") != len(rebalances):
         cell.problems.append(f"summary {summary.get('rebalances')} rebalances, told {len(rebalances)}")
+    # the total is over the known durations, the unknown ones counted apart (untimed),
+    # never as 0; null when none is known
     unknown = [e for e in rebalances if e.get("duration_ms") is None]
+    known = [e["duration_ms"] for e in rebalances if e.get("duration_ms") is not None]
     total = summary.get("rebalancing_ms_total")
-    if unknown and total is not None:
-        cell.problems.append(f"summary {total} ms rebalancing with {len(unknown)} unknown durations")
+    if total is not None and (not known or summary.get("rebalances_untimed") != len(unknown)):
+        cell.problems.append(f"summary {total} ms rebalancing with {len(unknown)} unknown durations"
+                             f" ({summary.get('rebalances_untimed')} said untimed)")
+    elif total is not None and total != sum(known):
+        cell.problems.append(f"summary {total} ms rebalancing, the known durations {sum(known)} ms")
 
 
 def metrics_cell(metrics: dict | None, describe: list[dict], rounds: int, seen: Cell) -> Cell:

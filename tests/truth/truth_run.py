@@ -17,7 +17,8 @@ from pathlib import Path
 sys.path[:0] = [str(Path(__file__).resolve().parents[1] / d) for d in ("", "integration")]
 
 import truth_scenarios as sc  # noqa: E402
-from truth_cells import Cell, client_handovers, metrics_cell, ms, rounds_cell  # noqa: E402
+from truth_cells import (  # noqa: E402
+    Cell, client_handovers, handover_revokes, metrics_cell, ms, rounds_cell)
 from truth_ground import (  # noqa: E402
     broker_truth, callback_gaps, dump_records, log_lines, record_rounds)
 from truth_witness import Watches, history, reading  # noqa: E402
@@ -27,6 +28,7 @@ WITNESSES = ("describe-0.5", "describe-1", "records", "history", "metrics", "pro
 
 
 def run_wave(lab, pairs, workdir: Path, tag: str):
+    brokers_back(lab)
     ctxs = [sc.make_ctx(lab, s, c, workdir, tag) for s, c in pairs]
     watches = Watches(lab, [c.group for c in ctxs])
     try:
@@ -42,6 +44,16 @@ def run_wave(lab, pairs, workdir: Path, tag: str):
     finally:
         readings = watches.stop()
     return ctxs, readings
+
+
+def brokers_back(lab, timeout: float = 120) -> None:
+    """Every node running (a scenario that stopped one may have failed before starting it
+    again) and listed in the brokers' own Metadata, before a wave creates its topics or
+    `history` reads the records."""
+    for n in lab.nodes:
+        if not n.alive():
+            lab.start_node(n.node_id)   # this thread lives as long as the run
+    lab.wait_ready(timeout)
 
 
 def _wait_watching(watches: Watches, timeout: float = 60) -> None:
@@ -78,6 +90,7 @@ def run_matrix(lab, pairs, workdir: Path, wave_size: int = 8):
         ctxs, read = run_wave(lab, wave, workdir, f"{tag}{i}")
         runs += ctxs
         readings.append((ctxs, read))
+    brokers_back(lab)
     hist = history(lab, [c.group for c in runs])
     lines = log_lines(lab)
     records = dump_records(lab, workdir)
@@ -92,7 +105,8 @@ def run_matrix(lab, pairs, workdir: Path, wave_size: int = 8):
 def judge(c, read: dict, hist, lines, records) -> dict:
     truth = broker_truth(lines, c.group)
     rec = record_rounds(records, c.group)
-    hand = client_handovers(callback_gaps([*c.consumers, *c.callbacks]), truth, rec)
+    gaps = callback_gaps([*c.consumers, *c.callbacks])
+    hand, revoked = client_handovers(gaps, truth, rec), handover_revokes(gaps, truth, rec)
     _keep(c, truth, rec, read, hist)
     out: dict[tuple[str, str, str], Cell] = {}
 
@@ -112,7 +126,7 @@ def judge(c, read: dict, hist, lines, records) -> dict:
         put(name, rounds_cell(events, truth, interval_s=r.interval,
                               reads_generation=gens or c.client == "848",
                               records=rec if c.client == "848" else None,
-                              summary=r.summaries.get(c.group), handovers=hand))
+                              summary=r.summaries.get(c.group), handovers=hand, revoked=revoked))
     put("metrics", metrics_cell(read["metrics"].summaries.get(c.group), read["describe-1"].of(c.group),
                                 len(truth.rounds), out[(c.scenario, c.client, "describe-1")]))
     put("records", rounds_cell(read["records"].of(c.group), truth, interval_s=None,

@@ -252,6 +252,21 @@ def force(ctx: Ctx) -> None:
     ctx.close_all()
 
 
+def subscription_change(ctx: Ctx) -> None:
+    """b subscribes to a second topic too (subscribe() again: the same member)."""
+    more = f"{ctx.topic}-more"
+    create_topic(ctx.lab.bootstrap, more, 2, 1, None)
+    a, b = ctx.consumer("a"), ctx.consumer("b")
+    ctx.balanced([a, b])
+    ctx.witnessed(2)
+    before = ctx.rounds()
+    b.subscribe([ctx.topic, more])
+    ctx.wait_rounds(before + 1, 60)
+    wait_balanced([a, b], [*ctx.tps, (more, 0), (more, 1)], timeout=60)
+    ctx.steady([a, b])
+    ctx.close_all()
+
+
 def static_restart(ctx: Ctx) -> None:
     instance = f"{ctx.group}-static"
     a = ctx.consumer("a", instance_id=instance)
@@ -304,7 +319,7 @@ def broker_restart(ctx: Ctx) -> None:
     wait_until(lambda: _prepares(ctx) > begun, 60, "the round begun in the broker log", interval=0.02)
     node = ctx.lab.nodes[0].node_id
     ctx.lab.stop_node(node)
-    ctx.lab.start_node(node)
+    restart(ctx.lab, node)
     ctx.balanced([a, b, c], timeout=120)
     ctx.witnessed(3)
     ctx.close_all()
@@ -328,9 +343,15 @@ def coordinator_move(ctx: Ctx) -> None:
         ctx.balanced([a, b], timeout=120)
         ctx.witnessed(2)
     finally:
-        ctx.lab.start_node(node)
+        restart(ctx.lab, node)
     ctx.balanced([a, b], timeout=120)
     ctx.close_all()
+
+
+def restart(lab, node: int) -> None:
+    """Start a stopped node again from a scenario's thread, untied: `setpriv --pdeathsig`
+    follows the thread that forked, which ends with the scenario (the lab's down stops it)."""
+    lab.start_node(node, tie_to_parent=False)
 
 
 SCENARIOS = {
@@ -341,6 +362,7 @@ SCENARIOS = {
     "more-members": more_members,
     "force-rebalance": force,
     "static-restart": static_restart,
+    "subscription-change": subscription_change,
     "rejected-join": rejected,
     "broker-restart": broker_restart,
     "coordinator-move": coordinator_move,

@@ -352,3 +352,55 @@ def test_a_consumer_groups_assignor_is_the_one_most_members_name_else_the_broker
               member("m4", 2000, assignor="uniform")]:
         apply(g, r)
     assert describe("g", g, NAMES, {"consumer": "uniform"}).protocol == "range"
+
+
+def test_cooperative_unowned_from_records_counts_a_leavers_partitions_over_the_sync_phase():
+    """Issue 30: b left a cooperative group; its partition 1 went straight to a in
+    generation 3 (no generation shows it unowned: the records watch said 0 ms where the
+    clients' revoke -> assign took 481 ms). b gave it up before the join phase ended at
+    9.990 s and a got it from the write at 10.0 s: unowned at least those 10 ms. Partition
+    0 stayed with a: nothing lost."""
+    coop = lambda *a, **k: _protocol(classic(*a, **k), "cooperative-sticky")  # noqa: E731
+    r = _rebalances([[coop(1, [("a", [0, 1])], 1000, joined=990)],
+                     [coop(2, [("a", [0]), ("b", [1])], 2000, joined=1990)],
+                     [coop(3, [("a", [0, 1])], 10000, joined=9990)]])
+    assert (r[-1]["unowned_partition_ms"], r[-1]["unowned_partitions_max_ms"],
+            r[-1]["unowned_basis"]) == (10, 10, "lower_bound")
+    assert [(x["partition"], x["ms"]) for x in r[-1]["unowned_longest"]] == [(1, 10)]
+    # b's join took partition 1 from a over two generations: what the gaps show, no bound
+    assert r[-2]["unowned_basis"] != "lower_bound"
+
+
+def test_cooperative_leavers_partitions_without_a_sync_phase_are_null():
+    """The same handover, its record giving no join end after the generation before: null."""
+    coop = lambda *a, **k: _protocol(classic(*a, **k), "cooperative-sticky")  # noqa: E731
+    r = _rebalances([[coop(2, [("a", [0]), ("b", [1])], 2000, joined=1990)],
+                     [coop(3, [("a", [0, 1])], 10000, joined=1500)]])[-1]
+    assert (r["unowned_partition_ms"], r["unowned_partitions_max_ms"], r["unowned_basis"]) == (
+        None, None, None)
+
+
+def _protocol(record, name):
+    record.value["protocol"] = name if record.value["protocol"] else None
+    return record
+
+
+def test_an_epoch_reached_after_the_next_bump_is_told_at_its_own_epoch():
+    """Issue 30 (force-rebalance of a consumer group): a member joined (epoch 4, its target
+    computed at once) and left 5 ms later (epoch 5, whose target the broker computed only
+    0.8 s later). The members reached epoch 4's target at 5.310 while the group epoch was
+    already 5: epoch 4's round was over there, and the records told "3 -> 5" as one."""
+    batches = [
+        [member("a", 1000), member("b", 1000), epoch(3, 1000), target("a", [0], 1000),
+         target("b", [1], 1000), target_meta(3, 1000), current("a", 3, 2, 0, [0], 1000),
+         current("b", 3, 2, 0, [1], 1000)],
+        [member("p", 5000), epoch(4, 5000), target("a", [0], 5000), target("b", [1], 5000),
+         target("p", [], 5000), target_meta(4, 5000)],
+        [tomb(5, {"group_id": "g", "member_id": "p"}, 5005), epoch(5, 5005)],
+        [current("a", 4, 3, 0, [0], 5300)], [current("b", 4, 3, 0, [1], 5310)],
+        [target_meta(5, 5800)],
+        [current("a", 5, 4, 0, [0], 6300)], [current("b", 5, 4, 0, [1], 6310)],
+    ]
+    told = [(r["from_generation"], r["to_generation"], r["ended"][17:], r["duration_ms"])
+            for r in _rebalances(batches)]
+    assert told[1:] == [(3, 4, "05.310Z", 310), (4, 5, "06.310Z", 1310)]

@@ -255,3 +255,51 @@ def test_cooperative_revoke_generation_unseen_is_an_upper_bound():
     assert (unseen.seen, unseen.to_generation, unseen.duration_ms) == (False, 4, None)
     assert (r.unowned_partition_ms, r.unowned_basis) == (2000, "upper_bound")
     assert r.unowned_longest == [{"topic": "t", "partition": 1, "ms": 2000}]
+
+
+def test_eager_bound_opens_at_the_last_look_that_showed_a_partition_held():
+    """Issue 30 (leave, eager, describe at 0.5 s): b left; Kafka described the group
+    preparing its rebalance with no member at all (51.618), then a holding everything
+    (52.120). b revoked before its LeaveGroup, after the look at 51.120 that showed it
+    holding 2 and 3: each partition's window opens there (1 s), not at the memberless look
+    (502 ms, below the clients' own 511 ms handover): a classic group's look while it
+    rebalances holds no assignment of the round."""
+    s = story()
+    look(s, classic("Stable", 1, "range", km("a", [0, 1]), km("b", [2, 3])), at=50.620)
+    look(s, classic("Stable", 1, "range", km("a", [0, 1]), km("b", [2, 3])), at=51.120)
+    look(s, classic("PreparingRebalance", None, "range"), at=51.618)
+    (r,) = rebalances(look(s, classic("Stable", 2, "range", km("a", [0, 1, 2, 3])), at=52.120))
+    assert (r.unowned_partition_ms, r.unowned_partitions_max_ms, r.unowned_basis) == (
+        4000, 1000, "upper_bound")
+
+
+def test_eager_bound_ignores_the_last_generations_assignments_shown_mid_round():
+    """Issue 30 (a subscription change, eager, describe at 0.5 s): Kafka described the group
+    preparing and completing its rebalance with the members' last assignments (30.647,
+    31.116). Those looks are inside the round: the window opens at the last settled look
+    (30.147: 1496 ms), not at the latest look that showed them (527 ms, where the
+    clients' own revoke -> assign took 1409 ms)."""
+    s = story()
+    old = (km("a", [0, 1]), km("b", [2, 3]))
+    look(s, classic("Stable", 2, "range", *old), at=30.147)
+    look(s, classic("PreparingRebalance", None, "range", *old), at=30.647)
+    look(s, classic("CompletingRebalance", None, "range", *old), at=31.116)
+    (r,) = rebalances(look(s, classic("Stable", 3, "range", km("a", [0, 1]), km("b", [2, 3, 4])),
+                           at=31.643))
+    assert (r.unowned_partitions_max_ms, r.unowned_basis) == (1496, "upper_bound")
+
+
+def test_repeated_looks_mid_round_do_not_narrow_a_cooperative_bound():
+    """Issue 30 (a subscription change, cooperative, describe at 0.5 s): generation 4, which
+    took t-2 from b, was Stable for 5 ms between two looks; the looks in between were all
+    the same PreparingRebalance. t-2 went b -> a unseen: at most from the last look that
+    showed the assignments (10.0) to the one that showed gen 5 (12.0), not from the last
+    repeat of a look that showed none (11.5: 500 ms, where the clients' took 1005 ms)."""
+    s = story()
+    coop = "cooperative-sticky"
+    look(s, classic("Stable", 3, coop, km("a", [0, 1]), km("b", [2])), at=10.0)
+    for at in (10.5, 11.0, 11.5):
+        look(s, classic("PreparingRebalance", None, coop, km("a", None), km("b", None)), at=at)
+    (unseen, r) = rebalances(look(s, classic("Stable", 5, coop, km("a", [0, 1, 2]), km("b", [])),
+                                  at=12.0))
+    assert (r.unowned_partitions_max_ms, r.unowned_basis) == (2000, "upper_bound")

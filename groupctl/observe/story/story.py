@@ -56,7 +56,7 @@ from .round import RoundClock, RoundState, SettledRound, unseen_generations, uns
 from .unowned import UnownedPartitions
 from .story_data import (  # noqa: F401 - MemberSnapshot, task_set, task_dict re-exported
     MemberSnapshot, _assignment_changes, _converged, _has_tasks, _moved, _replaced_in_place,
-    members_of, snapshot_members, task_dict, task_set,
+    members_of, reached_before_next, snapshot_members, task_dict, task_set,
 )
 
 
@@ -176,7 +176,9 @@ class RebalanceStory:
         events += self._change_state(desc.state, at)
         if verdict == DEFER:
             return events   # its state told; its round not yet (observe.story_stale)
-        self._unowned.look(members, at)
+        # a classic look mid-round shows the last generation's assignments, or no member
+        self._unowned.look(None if desc.group_epoch is None and desc.state in REBALANCING_STATES
+                           else members, at)
         if desc.type == CONSUMER or desc.group_epoch is not None:
             events += self._epoch(desc, at)
             self._behind.observe(desc, at)
@@ -185,6 +187,10 @@ class RebalanceStory:
         if told:   # each member as it converges, with its reconciliation time
             self._convergence.seed(self._members)
             events += self._convergence.observe(desc, at)
+        over = reached_before_next(desc) if self._round.changes_only else None   # records
+        if over is not None and self._generation is not None and over > self._generation:
+            events += self._settle(desc, replace(self._round_of(desc, over, at, told),
+                                                 started=self._round.first_look, keep_round=True))
         if desc.state not in SETTLED_STATES or not _converged(desc):
             if blind and not self._round.under_way:
                 self._round.start(at)   # under way at this look: its start not seen

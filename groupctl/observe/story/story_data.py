@@ -87,6 +87,16 @@ def _converged(desc: GroupDescription) -> bool:
     return all(_at_target(m, desc) for m in desc.members)
 
 
+def reached_before_next(desc: GroupDescription) -> int | None:
+    """An epoch group whose members all reached the target of its assignment epoch after
+    the group epoch moved past it (the next bump came first; the broker computes the next
+    target later): that assignment epoch, whose round is over. None otherwise."""
+    a, g = desc.assignment_epoch, desc.group_epoch
+    if a is None or g is None or a >= g or not desc.members or desc.state == GroupState.EMPTY:
+        return None
+    return a if all(m.member_epoch == a and _at_target(m, desc) for m in desc.members) else None
+
+
 def _at_target(m: Member, desc: GroupDescription) -> bool:
     if desc.type == SHARE:   # ShareGroupDescribe has no target assignment: a member holds
         return m.member_epoch == desc.group_epoch   # the group's once at its epoch

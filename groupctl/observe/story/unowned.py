@@ -13,7 +13,10 @@ The story (observe/story.py) hands every look whose assignments are all known to
     interval per partition; records: the broker's own timestamps). Consumer, share and
     streams groups: from members' assignment changes. Cooperative classic groups: a
     revoked partition is unowned from the Stable generation that took it away to the one
-    that gave it out again (their assignments are known only when Stable);
+    that gave it out again (their assignments are known only when Stable); read from the
+    coordinator's records, a partition whose holder left the group goes to another member
+    in one generation: it is unowned at least over that generation's sync phase (as eager's,
+    below), and the round's basis is "lower_bound";
   * "upper_bound": eager classic groups, described. The coordinator voids every assignment
     when the round starts, but a member stops only when it hears so (its next heartbeat),
     which no observer sees: every partition given out counts as unowned for the whole
@@ -111,20 +114,23 @@ class UnownedPartitions:
         self._held_prior: dict[TP, frozenset[str]] | None = None   # holders at that one
         self._before_round: float | None = None  # that look, as of the round's first unknown
         self._blind = False                      # contact lost since: gaps start unseen
+        self._unknown_now = False                # the last look's assignments were unknown
         self._round_blind = False                # a look after lost contact this round
 
     def lost_contact(self) -> None:
         self._blind = True
 
     def same_look(self, at: float) -> None:
-        """A look equal to the last one: nothing moved, but the group was seen at `at`."""
-        if self._known_at is not None:
+        """A look equal to the last one: nothing moved, but the group was seen at `at` (as
+        it was: a repeat of a look with unknown assignments shows none either)."""
+        if self._known_at is not None and not self._unknown_now:
             self._known_at = at
 
     def look(self, members, at: float) -> None:
         """A look at the group's members (story MemberSnapshots); assignments not all
         known (a classic group rebalancing) tell nothing."""
         held = _held(members)
+        self._unknown_now = held is None
         if held is None:
             if self._before_round is None:
                 self._before_round = self._known_at
@@ -169,6 +175,13 @@ class UnownedPartitions:
             return UnownedFigures(unsubscribed=apart)
         if bounded:   # a cooperative generation that revoked them was not seen Stable
             basis, gaps = UPPER_BOUND, {**gaps, **bounded}
+        if desc is not None and JOINED in desc.extra:   # cooperative, from the records
+            handed = self._from_leavers(self._held_prior, self._known_before, members, at,
+                                        desc.extra[JOINED], gaps)
+            if handed is None:
+                return UnownedFigures(unsubscribed=apart)
+            if handed:
+                basis, gaps = LOWER_BOUND, {**gaps, **handed}
         total = sum(gaps.values())
         return UnownedFigures(_ms(total), _ms(max(gaps.values(), default=0.0)), basis,
                               _named(gaps), apart)
@@ -199,6 +212,26 @@ class UnownedPartitions:
         window = at - joined
         return UnownedFigures(_ms(window * len(given_again)), _ms(window), LOWER_BOUND,
                               _named({tp: window for tp in given_again}), apart)
+
+    def _from_leavers(self, before, looked_before: float | None, members, at: float,
+                      joined_ms: int | None, gaps: dict[TP, float]) -> dict[TP, float] | None:
+        """Cooperative, from the records: a partition whose holders before the round are
+        no longer members went straight to another member in this one generation (no
+        generation shows it unowned), yet its leaver gave it up before the round's join
+        phase ended and its next holder got it only from the write: unowned at least over
+        the sync phase, as eager's. {} when no such partition; None when one is but no
+        sync phase of this round is known."""
+        held = _held(members)
+        if held is None or before is None:
+            return {}
+        handed = [tp for tp in set(before) & set(held)   # its holders all gone
+                  if tp not in gaps and not before[tp] & members.keys()]
+        if not handed:
+            return {}
+        joined = None if joined_ms is None else joined_ms / 1000
+        if joined is None or joined >= at or (looked_before is not None and joined < looked_before):
+            return None
+        return {tp: at - joined for tp in handed}
 
     def _unsubscribed(self, members, *, everything: bool) -> list[dict] | None:
         """Partitions still unowned that no live member subscribes to (all of them once an
