@@ -1,12 +1,9 @@
-"""One rebalance story: observations of a group (observations.py) -> the events of docs/reference/events.md.
-
-    story = RebalanceStory("orders")
-    events = story.feed(Seen("orders", at, "describe", desc))     # [Event], maybe []
-
-`feed` is the only entry; the story's state is its own. The passive watch, `wait`,
-the KIP-848 probe (snapshots: Seen) and the classic probe (its member's observations:
-BeforeJoin, MemberState, RebalanceNoticed, MemberSynced, GenerationDescribed) all feed a
-RebalanceStory, so they tell the same story the same way:
+"""One rebalance story: observations of a group (sources/observations.py) -> the events of
+docs/reference/events.md. `story.feed(Seen("orders", at, "describe", desc))` returns the new
+events ([Event], maybe []); `feed` is the only entry, the story's state is its own. The
+passive watch, `wait`, the KIP-848 probe (snapshots: Seen) and the classic probe (its
+member's observations: BeforeJoin, MemberState, RebalanceNoticed, MemberSynced,
+GenerationDescribed) all feed a RebalanceStory, so they tell the same story the same way:
 
 - the first look at a group, and the first after a gap in contact (ContactLost), is told
   in full as a `snapshot` (state, type, generation or epochs, protocol, every member with
@@ -18,18 +15,17 @@ RebalanceStory, so they tell the same story the same way:
   member at its target), the settled round: `generation` (classic), `member_joined` /
   `member_left`, per-member `assignment` diffs and one `rebalance` with `moved_partitions`
   when both sides' assignments are known and the reason (reasons.explain). The round's
-  life and its duration's basis (exact / interval / lower bound / unknown) are
-  observe.round's; a classic generation that moved on by more than one tells each round
-  in between (observe.round.unseen_round).
+  life and its duration's basis (exact / interval / lower bound / unknown) are round.py's;
+  a classic generation that moved on by more than one tells each round between (unseen_round).
   A round seen starting whose coordinator then went (a gap in contact) and that the next
   look shows undone (the generation, members and assignments of before: the new
   coordinator loaded the group's last stored generation) is no rebalance: only its
   `state` changes are told. A new coordinator's first looks may show the group's past
-  (observe/story_stale.py): a classic group's rounds wait until a look tells which.
+  (story/story_stale.py): a classic group's rounds wait until a look tells which.
 
 Every group type goes through the same code; what differs is data (epochs instead of
 generations, a share partition held by several members, a streams member's tasks).
-KIP-848 members are told one by one as they converge (observe.convergence).
+KIP-848 members are told one by one as they converge (story/convergence.py).
 
 What the observer tells elsewhere is data of the story's construction: the classic probe's
 member tells its own `generation` events (told_elsewhere={EventKind.GENERATION}) and its
