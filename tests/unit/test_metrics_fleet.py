@@ -81,3 +81,28 @@ def test_fleet_series_count_every_group_and_per_group_series_only_the_selected()
 ])
 def test_metrics_selection_usage_errors_exit_2(args, words):
     assert_usage_error(*run("-b", "localhost:1", "watch", "orders", *args), *words)
+
+
+@pytest.mark.parametrize("select,wanted", [
+    (GroupSelection(names=["orders"]), {"orders"}),
+    (GroupSelection(ignored=["pay"]), {"orders", "audit"}),     # --all: the default limit
+    (GroupSelection(limit=2), {"orders", "pay"}),                # the first two seen
+])
+def test_lag_series_follow_the_selection(select, wanted):
+    """watch --lag reads every followed group's lag (its rebalance events need it), but
+    only the selected groups get lag series, like their other per-group series."""
+    from groupctl.observe.lag import GroupLag, LagPoller
+    from groupctl.observe.lag_metrics import add_lag_metrics
+    from groupctl.observe.lag_rounds import LagRounds
+
+    reducer = Reducer()
+    metrics = WatchMetrics(reducer, followed=lambda: 3, select=select)
+    add_lag_metrics(metrics, LagPoller(None, lambda: [],  # type: ignore[arg-type]  # never run
+                                       on_round=lambda at, reads: None))
+    _story(metrics, reducer)
+    rounds = LagRounds(reducer, deliver=lambda e: None, hurry=lambda g: None)
+    rounds.round_done(T0 + 2, {g: GroupLag(g, T0 + 2, T0 + 3, {("t", 0): 7})
+                               for g in ("orders", "pay", "audit", "never-seen")})
+    lagged = {x.labels["group"] for f in text_string_to_metric_families(metrics.render())
+              if f.name.startswith("groupctl_group_") and "lag" in f.name for x in f.samples}
+    assert lagged == wanted
