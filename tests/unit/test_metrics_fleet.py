@@ -106,3 +106,56 @@ def test_lag_series_follow_the_selection(select, wanted):
     lagged = {x.labels["group"] for f in text_string_to_metric_families(metrics.render())
               if f.name.startswith("groupctl_group_") and "lag" in f.name for x in f.samples}
     assert lagged == wanted
+
+
+def test_kept_blocks_give_the_text_built_afresh_through_changes_and_departures():
+    """Groups change (their lines move to the last block), leave (their blocks shrink, then
+    merge): at every scrape the text and its gzip are those of the same state built from
+    nothing, line for line (the order of groups within a family is free)."""
+    import gzip
+    import random
+
+    from groupctl.observe.metrics_blocks import BLOCK
+    from groupctl.observe.metrics_server import _Gzip
+
+    rng = random.Random(34)
+    reducer = Reducer()
+    metrics = WatchMetrics(reducer, followed=lambda: len(reducer.groups))
+    zipper = _Gzip()
+    names = [f"g{i:04d}" for i in range(BLOCK * 6)]
+
+    def tell(group: str, at: float, members: int) -> None:
+        e = _ev({"event": "snapshot", "state": "Stable", "type": "classic", "generation": at,
+                 "members": [_member(f"m{j}", []) for j in range(members)]},
+                group=group, at=T0 + at)
+        reducer.apply(e)
+        metrics.event(e)
+
+    for i, g in enumerate(names):
+        tell(g, 1, 1)
+    for step in range(2, 8):
+        for g in rng.sample(sorted(n for n in names if n in reducer.groups), BLOCK):
+            tell(g, step, step)
+        if step >= 4:   # groups forgotten: blocks thin out until neighbours merge
+            for g in rng.sample(sorted(n for n in names if n in reducer.groups), BLOCK):
+                del reducer.groups[g]
+        afresh = WatchMetrics(reducer, followed=metrics.followed)
+        afresh.counts, afresh.cluster, afresh.fleet = metrics.counts, metrics.cluster, metrics.fleet
+        scrape = metrics.scrape()
+        text = scrape.text().decode()
+        assert sorted(text.splitlines()) == sorted(afresh.render().splitlines())
+        assert gzip.decompress(zipper.body(scrape)).decode() == text
+        assert len(metrics._blocks.blocks) <= 2 * (len(reducer.groups) // BLOCK + 1)
+    assert {k for k in metrics._blocks.where} == {g for g in names if g in reducer.groups}
+
+
+def test_an_events_timestamp_is_read_as_strptime_reads_it():
+    from datetime import datetime, timezone
+
+    from groupctl.observe.reducer import _seconds
+
+    for ts in ("2023-11-14T22:13:25.000Z", "2026-02-28T23:59:59.999Z", "1999-12-31T00:00:00.5Z"):
+        assert _seconds(ts) == datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").replace(
+            tzinfo=timezone.utc).timestamp()
+    with pytest.raises(ValueError):
+        _seconds("2023-11-14T22:13:25.00xZ")
