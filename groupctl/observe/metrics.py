@@ -88,6 +88,9 @@ class WatchMetrics:
         self.succeeded_once = False
         self.families: list[GroupFamily] = list(GROUP_FAMILIES)   # + add_group_families
         self._kept: dict[str, _Kept] = {}
+        # the selected groups with an event since the last scrape began (how much a scrape
+        # would build: metrics_server builds ahead when that is a fleet)
+        self.changed: set[str] = set()
         self._blocks = Blocks()
         self._render_lock = threading.Lock()
 
@@ -115,6 +118,7 @@ class WatchMetrics:
             return   # fleet-level series only: nothing kept per group
         counts = self.counts.get(group) or self.counts.setdefault(group, GroupCounts())
         counts.event(e, status)
+        self.changed.add(group)
 
     def touch(self, group: str) -> None:
         """Something a group family reads changed without an event: build its lines again."""
@@ -122,6 +126,7 @@ class WatchMetrics:
             return
         counts = self.counts.get(group) or self.counts.setdefault(group, GroupCounts())
         counts.version += 1
+        self.changed.add(group)
 
     def add_group_families(self, families: list[GroupFamily]) -> None:
         """More per-group families on this watch's scrape (watch --lag), kept like the
@@ -159,6 +164,7 @@ class WatchMetrics:
         """One scrape: the groups' kept lines (built again for the groups that changed),
         groupctl's own metrics, the registry's."""
         with self._render_lock:
+            self.changed = set()
             self._place()
             blocks = self._blocks.settle(len(self.families))
             rows = self._blocks.rows()
@@ -186,7 +192,7 @@ class WatchMetrics:
             kept = kept_of.get(name)
             if kept is None or kept.stamp != stamp(status, counts) or kept.cluster != cluster:
                 kept = kept_of[name] = _Kept(name, status, counts, cluster, self.families)
-                blocks.place(name, kept)
+                blocks.place(name, kept, len(self.families))
         if present != len(blocks.where):   # some are gone: their lines too
             here = {name for name, status in named
                     if status is not None and status.state is not None}

@@ -11,7 +11,7 @@ bytes (and metrics_server their compressed bytes) from scrape to scrape. The ord
 groups within a family means nothing to Prometheus.
 
     blocks = Blocks()
-    blocks.place("orders", kept)          # new or built again: into the last block
+    blocks.place("orders", kept, n)       # new or built again: into the last block
     blocks.drop("gone")                   # no longer followed
     pieces = blocks.settle(len(families)) # each block's bytes, built where it changed
 """
@@ -80,11 +80,14 @@ class Blocks:
         self.where: dict[str, _Block] = {}
         self._serials = itertools.count(1)
 
-    def place(self, name: str, kept: _Kept) -> None:
-        """A group's lines, new or built again: out of its block, into the last one."""
+    def place(self, name: str, kept: _Kept, families: int) -> None:
+        """A group's lines, new or built again: out of its block, into the last one (a
+        full last block is joined first: a fleet's lines are never all held twice)."""
         self.drop(name)
         last = self.blocks[-1] if self.blocks else None
         if last is None or len(last.members) >= self.size:
+            if last is not None and last.dirty:
+                last.build(families, next(self._serials))
             last = _Block()
             self.blocks.append(last)
         last.members[name] = kept

@@ -131,7 +131,7 @@ def test_kept_blocks_give_the_text_built_afresh_through_changes_and_departures()
         reducer.apply(e)
         metrics.event(e)
 
-    for i, g in enumerate(names):
+    for g in names:
         tell(g, 1, 1)
     for step in range(2, 8):
         for g in rng.sample(sorted(n for n in names if n in reducer.groups), BLOCK):
@@ -159,3 +159,35 @@ def test_an_events_timestamp_is_read_as_strptime_reads_it():
             tzinfo=timezone.utc).timestamp()
     with pytest.raises(ValueError):
         _seconds("2023-11-14T22:13:25.00xZ")
+
+
+def test_a_fleets_scrape_is_built_ahead_once_its_changes_come_to_rest(monkeypatch):
+    """Many groups changed and no more coming (a fleet's first looks told): the server
+    builds the scrape in its own thread, so the next scrape builds no group's lines."""
+    import time
+
+    from groupctl.observe import metrics_groups, metrics_server
+
+    monkeypatch.setattr(metrics_server, "WARM_AT", 20)
+    monkeypatch.setattr(metrics_server, "WARM_EVERY", 0.05)
+    reducer = Reducer()
+    metrics = WatchMetrics(reducer, followed=lambda: len(reducer.groups))
+    server = metrics_server.MetricsServer(metrics, "127.0.0.1", 0)
+    server.start()
+    try:
+        for i in range(30):
+            e = _ev({"event": "snapshot", "state": "Empty", "type": "classic", "members": []},
+                    group=f"g{i:02d}")
+            reducer.apply(e)
+            metrics.event(e)
+        deadline = time.monotonic() + 30
+        while server.warmed == 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert server.warmed == 1
+        built: list[str] = []
+        real = metrics_groups._Kept.__init__
+        monkeypatch.setattr(metrics_groups._Kept, "__init__",
+                            lambda self, name, *a: built.append(name) or real(self, name, *a))
+        assert 'group="g29"' in metrics.render() and built == []
+    finally:
+        server.close()
