@@ -79,13 +79,14 @@ class Watch:
     """`groupctl -o ndjson watch --all --source records --metrics-port 0` in a process of
     its own; its events read as they come."""
 
-    def __init__(self, bootstrap: str, wanted: set[str]):
+    def __init__(self, bootstrap: str, wanted: set[str], every_group: bool = True):
         self.out = tempfile.NamedTemporaryFile("w+", suffix=".ndjson")
         self.err = tempfile.NamedTemporaryFile("w+", suffix=".err")
         self.started = time.monotonic()
         self.proc = subprocess.Popen(
             [*groupctl_cmd(), "-b", bootstrap, "-o", "ndjson", "watch", "--all", "--source",
-             "records", "--metrics-port", "0", "--metrics-regex", ".*"],
+             "records", "--metrics-port", "0",
+             *(["--metrics-regex", ".*"] if every_group else [])],
             stdout=self.out, stderr=self.err, stdin=subprocess.DEVNULL)
         self.wanted, self.told, self.events = wanted, set(), []
         self._pos = 0
@@ -253,7 +254,7 @@ class Figures(dict):
 
 def run(bootstrap: str, n: int, churn: float, seconds: float, runs: int,
         log: Path | None, data_dir: Path | None, made: bool = False,
-        skip: frozenset[str] = frozenset()) -> dict:
+        skip: frozenset[str] = frozenset(), per_group: str = "all") -> dict:
     out: dict = Figures(groups=n, load_before=os.getloadavg())
     by_kind = kinds(n)
     if made:
@@ -263,7 +264,8 @@ def run(bootstrap: str, n: int, churn: float, seconds: float, runs: int,
         out["made"] = asyncio.run(Fleet(bootstrap, TOPIC, PARTITIONS).make(by_kind))
 
     members = set(by_kind["classic"]) | set(by_kind["consumer"])
-    watch = Watch(bootstrap, members)
+    watch = Watch(bootstrap, members, every_group=per_group == "all")
+    out["per_group_series"] = per_group
     try:
         took = watch.caught_up(timeout=900)
         out["catch_up_members_s"] = None if took is None else round(took, 2)
@@ -381,17 +383,22 @@ def main() -> None:
                     help="with -b: the fleet is there already (an earlier run made it)")
     ap.add_argument("--skip", action="append", default=[], choices=("lag", "describe"),
                     help="leave this figure out (repeatable)")
+    ap.add_argument("--per-group", choices=("all", "default"), default="all",
+                    help="the watch's per-group series: every group (--metrics-regex '.*', "
+                    "the default here) or the watch's default selection")
     args = ap.parse_args()
     build_peer(PEER)
     if args.bootstrap_server:
         r = run(args.bootstrap_server, args.groups, args.churn, args.seconds, args.runs,
-                args.broker_log, args.data_dir, args.made, frozenset(args.skip))
+                args.broker_log, args.data_dir, args.made, frozenset(args.skip),
+                args.per_group)
     else:
         from groupctl.lab.cluster import throwaway
 
         with throwaway(f"bench-fleet-{uuid.uuid4().hex[:6]}") as lab:
             r = run(lab.bootstrap, args.groups, args.churn, args.seconds, args.runs,
-                    lab.log_file, Path(lab.nodes[0].data_dir), skip=frozenset(args.skip))
+                    lab.log_file, Path(lab.nodes[0].data_dir), skip=frozenset(args.skip),
+                    per_group=args.per_group)
     print(json.dumps(r))
     print(table(r))
 
