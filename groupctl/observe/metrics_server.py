@@ -293,7 +293,10 @@ class MetricsServer:
         while not self._stop.wait(WARM_EVERY):
             changed = len(self.metrics.changed)
             if changed >= WARM_AT and changed == last:
-                self.gzip.body(self.metrics.scrape())
+                try:
+                    self.gzip.body(self.metrics.scrape())
+                except Exception:   # noqa: BLE001 - only ahead of time: a scrape says it
+                    pass
                 self.warmed += 1
                 changed = 0
             last = changed
