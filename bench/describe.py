@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 from groupctl.lab import dist
+from groupctl.lab import tools
 from installed import byte_compile_groupctl  # bench/installed.py
 from groupctl.lab.consumer import LabConsumer, wait_balanced
 from groupctl.lab.workload import create_topic, wait_topic
@@ -100,9 +101,9 @@ def measure(runs: int, ours: list[str], theirs: list[str], check) -> dict:
 
 
 def cgc_cmd(libs: Path, bootstrap: str, *args: str) -> list[str]:
-    cds_flags, _ = dist.cds_options(libs, "tool")
-    return [dist.java_cmd(), *dist.TOOL_JVM_OPTS, *cds_flags, "-cp", dist.classpath(libs),
-            dist.CONSUMER_GROUP_COMMAND, "--bootstrap-server", bootstrap, *args]
+    cds_flags, _ = tools.cds_options(libs, "tool")
+    return [dist.java_cmd(), *tools.TOOL_JVM_OPTS, *cds_flags, "-cp", tools.classpath(libs),
+            tools.CONSUMER_GROUP_COMMAND, "--bootstrap-server", bootstrap, *args]
 
 
 def _ok(p_ours, p_theirs) -> None:

@@ -18,7 +18,7 @@ Measured, each beside its target (issue 34, at 100,000 groups) and its floor:
 - rounds told: the watch's rebalance events of churned groups, matched by (group,
   generation) against the broker's own log lines (Stabilized / is now empty);
 - a gzipped /metrics scrape of that watch with the per-group series of every group on;
-- a lag round (observe.lag.fetch_lag) against librdkafka's AdminClient (bench/lag.py's
+- a lag round (observe.sources.lag.fetch_lag) against librdkafka's AdminClient (bench/lag.py's
   peer), same groups, same figures checked, ratio;
 - `describe --all` against the franz-go kadm peer (bench/describe_fleet.py builds it),
   wall, CPU and RSS, ratio.
@@ -167,7 +167,8 @@ def broker_generations(log: Path, groups: set[str], since: int) -> set[tuple[str
 def console_floor(bootstrap: str, data_dir: Path | None) -> dict:
     """Kafka's console consumer reading __consumer_offsets from the start (its idle
     timeout taken off), and the partitions' bytes on disk."""
-    from groupctl.lab.dist import TOOL_JVM_OPTS, classpath, java_cmd, kafka_libs
+    from groupctl.lab.dist import java_cmd, kafka_libs
+    from groupctl.lab.tools import TOOL_JVM_OPTS, classpath
 
     idle = 3.0
     start = time.perf_counter()

@@ -40,8 +40,8 @@ from groupctl.coordinator.steer.force_rebalance import force_rebalance
 from groupctl.lab.consumer import LabConsumer, wait_balanced
 from groupctl.lab.workload import create_topic
 from groupctl.coordinator.steer.common import STABLE_POLL_S
-from groupctl.observe.snapshot import group_snapshot
-from groupctl.observe.source import DescribePoller, looks
+from groupctl.observe.reads.snapshot import group_snapshot
+from groupctl.observe.sources.poller import DescribePoller, looks
 
 PARTITIONS = 6
 POLL_S = 0.02

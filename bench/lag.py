@@ -4,7 +4,7 @@ Set-up (a fresh one-node lab, or -b): a topic with 10 partitions and 1,000 recor
 GROUPS groups (default 500) with committed offsets on it (AdminClient
 alter_consumer_group_offsets: Empty groups with offsets, no consumer started).
 
-  groupctl  observe.lag.fetch_lag(all groups): FindCoordinator batched, OffsetFetch for
+  groupctl  observe.sources.lag.fetch_lag(all groups): FindCoordinator batched, OffsetFetch for
             up to 200 groups per request, one Metadata, ListOffsets per leader
   peer      librdkafka's AdminClient (confluent-kafka), what a Python lag exporter on it
             does: list_consumer_group_offsets per group (its API takes one group per
@@ -82,7 +82,7 @@ class Peer:
 
 
 async def ours(cluster, groups: list[str]) -> dict[str, int]:
-    from groupctl.observe.lag import fetch_lag
+    from groupctl.observe.sources.lag import fetch_lag
 
     lags = await fetch_lag(cluster, groups, deadline=cluster.deadline(60))
     return {g: lag.total or 0 for g, lag in lags.items()}

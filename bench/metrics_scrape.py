@@ -19,10 +19,10 @@ import time
 import urllib.request
 
 from groupctl.events import envelope
-from groupctl.observe.metrics import WatchMetrics
-from groupctl.observe.metrics_fleet import GroupSelection
-from groupctl.observe.metrics_server import MetricsServer
-from groupctl.observe.reducer import Reducer
+from groupctl.observe.sinks.metrics import WatchMetrics
+from groupctl.observe.sinks.metrics_fleet import GroupSelection
+from groupctl.observe.sinks.metrics_server import MetricsServer
+from groupctl.observe.state.reducer import Reducer
 
 T0 = 1_700_000_000.0
 TARGET = 1.0   # seconds per scrape at 100,000 groups with per-group series on

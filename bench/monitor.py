@@ -194,8 +194,8 @@ def fleet(n: int):
     """A WatchMetrics over n groups that have each rebalanced twice (half classic, half
     consumer groups with three members)."""
     from groupctl.events import envelope
-    from groupctl.observe.metrics import WatchMetrics
-    from groupctl.observe.reducer import Reducer
+    from groupctl.observe.sinks.metrics import WatchMetrics
+    from groupctl.observe.state.reducer import Reducer
 
     reducer = Reducer()
     metrics = WatchMetrics(reducer, followed=lambda: len(reducer.groups))
@@ -229,7 +229,7 @@ def peer_registry(metrics):
     from prometheus_client import CollectorRegistry
     from prometheus_client.core import Metric
 
-    from groupctl.observe.metrics_groups import GROUP_FAMILIES, GroupCounts, GroupView, _type
+    from groupctl.observe.sinks.metrics_groups import GROUP_FAMILIES, GroupCounts, GroupView, _type
 
     class Same:
         def collect(self):
@@ -251,7 +251,7 @@ def peer_registry(metrics):
 def render(n: int, runs: int = 15) -> dict:
     from prometheus_client import generate_latest
 
-    from groupctl.observe.metrics_server import GZIP_LEVEL, _Gzip
+    from groupctl.observe.sinks.metrics_server import GZIP_LEVEL, _Gzip
 
     metrics, feed = fleet(n)
     zipper = _Gzip()

@@ -24,13 +24,16 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
-from groupctl.lab import dist
-from groupctl.protocol.encoders import compile_encoder
-from groupctl.protocol.records.batch import encode_batch
-from groupctl.protocol.records.compression import CODECS
-from groupctl.protocol.records.schemas import RECORD_TYPES
-from groupctl.protocol.types import Writer
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))   # tests/: the spec encoder
+
+from groupctl.lab import dist  # noqa: E402
+from tests.spec_encoder import compile_encoder  # noqa: E402
+from groupctl.protocol.records.batch import encode_batch  # noqa: E402
+from groupctl.protocol.records.compression import CODECS  # noqa: E402
+from groupctl.protocol.records.schemas import RECORD_TYPES  # noqa: E402
+from groupctl.protocol.types import Writer  # noqa: E402
 
 TOPIC_ID = "JOjphzW4SaiJtRd4hoi-lA"
 SEGMENT_RECORDS = 250_000       # records per segment file

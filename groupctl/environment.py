@@ -10,9 +10,8 @@ ENVIRONMENT: tuple[tuple[str, str], ...] = (
     ("GROUPCTL_BOOTSTRAP_SERVERS", "brokers when no `-b/--bootstrap-server` or `--context` is "
                                    "given (before the current context)"),
     ("GROUPCTL_CONFIG", "the contexts file (default `~/.config/groupctl/config.yaml`)"),
-    ("GROUPCTL_CACHE", "cache root: Kafka's jars (`kafka/<version>/libs`), compiled "
-                       "protocol decoders (`codecs/`) and the JVMs' class-data archives "
-                       "(`cds/`) (default `~/.cache/groupctl`)"),
+    ("GROUPCTL_CACHE", "cache root: Kafka's jars (`kafka/<version>/libs`) and the JVMs' "
+                       "class-data archives (`cds/`) (default `~/.cache/groupctl`)"),
     ("GROUPCTL_LAB_HOME", "where labs keep their state, data and logs, one directory per "
                           "`--name` (default `$GROUPCTL_CACHE/lab`)"),
     ("GROUPCTL_LAB_JAVA_OPTS", "extra JVM options for the lab's brokers (split on spaces)"),

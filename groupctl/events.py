@@ -284,7 +284,7 @@ class Rebalanced(Event):
     is when the observer saw it begin (null when it did not: under way at its first look,
     begun during a gap in contact, or begun and ended between two looks).
 
-    Its duration (observe/round.py) with how it is known, `duration_basis`: "exact" (the
+    Its duration (observe/story/round.py) with how it is known, `duration_basis`: "exact" (the
     probe's own member's times; the broker's), "interval" (both ends seen by looks: the
     true duration lies in `duration_min_ms`..`duration_max_ms`, `duration_ms` is the
     middle), "lower_bound" (under way at the first look: at least `duration_ms`,

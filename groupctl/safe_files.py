@@ -1,8 +1,7 @@
 """Every file groupctl writes, and the cache it runs code from, through one set of checks.
 
 - `cache_root()` / `private_dir(path)`: the cache ($GROUPCTL_CACHE, ~/.cache/groupctl)
-  holds what groupctl executes (compiled decoders, Kafka's jars, JVM class-data
-  archives), so a directory of it that another user could write is refused
+  holds what groupctl executes (Kafka's jars, JVM class-data archives), so a directory of it that another user could write is refused
   (`unsafe_reason`): it must be a real directory (no symlink), owned by this user, not
   writable by group or others. A directory groupctl creates there is 0700.
 - `open_regular(path, flags)`: a file opened without following a symlink (O_NOFOLLOW) and

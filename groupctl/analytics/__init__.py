@@ -9,6 +9,8 @@ when a module here is, and only `groupctl analyze` imports them.
     transforms.py events -> episodes, storms, flapping, member outcomes, hourly, metrics
     pipeline.py   inputs -> tables (the job)
     load.py       tables -> Parquet + CSV + rows;  report.py rows -> report.html
-    session.py    the SparkSession (quiet log, progress, master check)
+    session.py    the SparkSession (quiet log, progress, master check, Ctrl-C)
+    jvm_stderr.py the driver JVM's stderr without its launch noise
+    jvm_archive.py the driver JVM's class-data archive;  scratch.py its files' directory
     standalone.py a local Spark standalone cluster for tests and the benchmark
 """

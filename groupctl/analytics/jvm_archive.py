@@ -52,6 +52,18 @@ def plan() -> Archive | None:
     return Archive(" ".join([*flags, QUIET]), dump) if flags else None
 
 
+def end(jvm: subprocess.Popen) -> None:
+    """Let a JVM cut loose from its gateway exit (EOF on its stdin) and wait for it;
+    killed if it takes longer than DUMP_TIMEOUT_S."""
+    try:
+        if jvm.stdin:
+            jvm.stdin.close()
+        jvm.wait(timeout=DUMP_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired):
+        jvm.kill()
+        jvm.wait()
+
+
 def finish(archive: Archive | None, jvm: subprocess.Popen | None) -> None:
     """After Spark is stopped, when this run's JVM writes the archive: let the JVM exit
     (EOF on its stdin ends Spark's Python gateway), wait for it, keep the archive if it

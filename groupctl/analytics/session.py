@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from urllib.parse import urlparse
 
 from .. import safe_files
+from .jvm_stderr import jvm_stderr_filtered
 from ..errors import Interrupted, UnreachableError, UsageError
 
 if TYPE_CHECKING:
@@ -130,14 +131,20 @@ def build_session(master: str = "local[*]", *, progress: bool = False,
     `short_run`: JVMs tuned for a run of seconds (SHORT_RUN_JVM_OPTIONS); only a new
     session's JVM takes them. `spark_errors`: Spark logs its errors on stderr (the CLI
     says a failure in one line, and lets them through with --debug only)."""
-    global _archive
+    global _archive, _local_dir
     from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
-    from . import jvm_archive
+    from . import jvm_archive, scratch
 
     log_level = "error" if spark_errors else "off"
     java_opts = f"-Dlog4j2.configurationFile=file:{log4j_file(log_level)}"
+    # a local JVM this call starts keeps its files where this process can remove them
+    local_dir = None
+    if master.startswith("local") and SparkContext._gateway is None \
+            and "spark.local.dir" not in (extra or {}):
+        local_dir = scratch.make()
+        java_opts += f" -Djava.io.tmpdir={local_dir}"
     if short_run:
         java_opts += f" {SHORT_RUN_JVM_OPTIONS}"
     # the class-data archive: only a JVM this call starts (the driver's own classpath)
@@ -160,6 +167,8 @@ def build_session(master: str = "local[*]", *, progress: bool = False,
     if _is_loopback(master):
         conf["spark.driver.host"] = "127.0.0.1"
         conf["spark.driver.bindAddress"] = "127.0.0.1"
+    if local_dir is not None:
+        conf["spark.local.dir"] = local_dir
     conf.update(extra or {})
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1" if _is_loopback(master) else "")
     if not os.environ.get("SPARK_LOCAL_IP"):
@@ -167,95 +176,56 @@ def build_session(master: str = "local[*]", *, progress: bool = False,
     builder = SparkSession.builder.master(master).appName(app_name)
     for key, value in conf.items():
         builder = builder.config(key, value)
-    with _jvm_stderr_filtered():
-        spark = builder.getOrCreate()
-    _archive = archive
+    try:
+        with jvm_stderr_filtered():
+            spark = builder.getOrCreate()
+    except BaseException:
+        scratch.remove(local_dir)
+        raise
+    _archive, _local_dir = archive, local_dir
     return spark
 
 
 _archive: "jvm_archive.Archive | None" = None   # of the JVM build_session started
+_local_dir: str | None = None                    # its scratch directory (analytics.scratch)
 
 
 def stop_session(spark) -> None:
-    """Stop Spark. When its JVM is to write the class-data archive at exit (the first short
-    run), the JVM is cut loose from this process's gateway (a later session here starts a
-    JVM of its own), and publish_archive() lets it exit and keeps the file."""
-    global _archive, _writer
+    """Stop Spark; its JVM stays until release_jvm() (a failure's Java cause is read from
+    it after the stop)."""
+    spark.stop()
+
+
+_ending: "subprocess.Popen | None" = None   # the JVM release_jvm waits for
+
+
+def release_jvm(note: Callable[[str], None] = lambda _: None) -> None:
+    """End the JVM build_session started, once the run's results or its failure are said:
+    cut it loose from this process's gateway (a later session here starts a JVM of its
+    own), let it exit (EOF on its stdin ends Spark's Python gateway) and wait for it; keep
+    the class-data archive it writes at exit (the first short run: 10-20 s, once per
+    install); remove its scratch directory. No process of the run outlives the command."""
+    global _archive, _local_dir, _ending
     from pyspark import SparkContext
 
-    spark.stop()
+    from . import jvm_archive, scratch
+
     archive, _archive = _archive, None
-    if archive is None or archive.dump is None:
-        return
+    local_dir, _local_dir = _local_dir, None
     gateway, SparkContext._gateway, SparkContext._jvm = SparkContext._gateway, None, None
     try:
         if gateway is not None:
             gateway.shutdown()
     except Exception:  # the connection may already be gone; the JVM's exit is what counts
         pass
-    _writer = (archive, getattr(gateway, "proc", None))
-
-
-_writer: "tuple[jvm_archive.Archive, subprocess.Popen | None] | None" = None   # after stop_session
-
-
-def publish_archive(note: Callable[[str], None] = lambda _: None) -> None:
-    """Wait for the JVM stop_session cut loose to write its archive (10-20 s, once per
-    install: after the run's results are out), and keep it. Nothing when no JVM writes."""
-    global _writer
-    from . import jvm_archive
-
-    if _writer is not None:
-        archive, jvm = _writer
-        _writer = None
+    _ending = getattr(gateway, "proc", None)
+    if archive is not None and archive.dump is not None:
         note("saving the Spark driver's class-data archive (once; later runs start faster)")
-        jvm_archive.finish(archive, jvm)
-
-
-# The JVM's notice about Spark's launch options, and Spark's "shell" banner (pyspark counts
-# as a shell), which it prints whatever the log4j configuration says.
-JVM_NOISE = (b"WARNING: Using incubator modules", b"Setting default log level to",
-             b"To adjust logging level use sc.setLogLevel")
-
-
-@contextlib.contextmanager
-def _jvm_stderr_filtered():
-    """Start the JVM with its stderr on a pipe that drops JVM_NOISE and passes everything
-    else (errors, the progress bar) to our stderr, for the JVM's lifetime."""
-    try:
-        real = os.dup(2)
-    except OSError:  # no stderr at all
-        yield
-        return
-    read_end, write_end = os.pipe()
-    os.dup2(write_end, 2)
-    os.close(write_end)
-    threading.Thread(target=_forward, args=(read_end, real), daemon=True,
-                     name="spark-stderr").start()
-    try:
-        yield
-    finally:
-        os.dup2(real, 2)
-
-
-def _forward(read_end: int, real: int) -> None:
-    pending = b""
-    while True:
-        chunk = os.read(read_end, 65536)
-        if not chunk:
-            break
-        pending += chunk
-        while pending:
-            cut = max(pending.rfind(b"\n"), pending.rfind(b"\r"))
-            if cut < 0:
-                break
-            block, pending = pending[:cut + 1], pending[cut + 1:]
-            kept = b"".join(line for line in block.splitlines(keepends=True)
-                            if not line.startswith(JVM_NOISE))
-            if kept:
-                os.write(real, kept)
-    if pending:
-        os.write(real, pending)
+        jvm_archive.finish(archive, _ending)
+    elif _ending is not None:
+        jvm_archive.end(_ending)
+    _ending = None
+    scratch.remove(local_dir)
 
 
 def no_session_yet() -> bool:
@@ -340,7 +310,9 @@ def _kill_jvms() -> None:
     starts and before pyspark holds it) and anything it started; then reap the JVM."""
     from pyspark import SparkContext
 
-    procs = [getattr(SparkContext._gateway, "proc", None), _writer[1] if _writer else None]
+    from . import scratch
+
+    procs = [getattr(SparkContext._gateway, "proc", None), _ending]
     children = _descendants(os.getpid(), direct=True)
     for pid in reversed(_descendants(os.getpid())):   # the deepest first
         with contextlib.suppress(OSError):
@@ -352,6 +324,7 @@ def _kill_jvms() -> None:
     for pid in children:   # one pyspark did not hold yet (killed while it started)
         with contextlib.suppress(OSError):
             os.waitpid(pid, 0)
+    scratch.remove(_local_dir)   # the killed JVM's hooks deleted nothing
 
 
 def _descendants(pid: int, direct: bool = False) -> list[int]:

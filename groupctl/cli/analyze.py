@@ -102,18 +102,24 @@ def _run(env, inputs, options, master: str, out: Path) -> int:
     from ..analytics.session import interrupt_kills_jvm, no_session_yet
 
     damaged = damage.in_background([*inputs.broker_logs, *inputs.client_logs, *inputs.events])
+    ours = no_session_yet()   # this run starts Spark's JVM, and ends it
     with tempfile.TemporaryDirectory(prefix="groupctl-analyze-") as copies, \
-            interrupt_kills_jvm(no_session_yet()):
+            interrupt_kills_jvm(ours):
         try:
             return _run_spark(env, inputs, options, master, out,
                               lambda: _salvaged(env, damaged.result(), Path(copies)))
         except Exception as exc:
             from ..analytics.session import spark_failure
 
-            said = spark_failure(exc)
+            said = spark_failure(exc)   # (read from the JVM: before it ends)
             if said is None:
                 raise
             raise GroupctlError(f"Spark failed: {said}") from exc
+        finally:
+            if ours:
+                from ..analytics.session import release_jvm
+
+                release_jvm()
 
 
 def _salvaged(env, damaged: list[tuple[str, str]], into: Path) -> dict[str, str]:
@@ -186,11 +192,11 @@ def _run_spark(env, inputs, options, master: str, out: Path, salvaged) -> int:
         emit(env, load.metrics_json(collected["metrics"]))
     else:
         emit(env, data, summary_table)
-    if owned:   # the results are out: the JVM's archive, if this run writes it (once)
-        from ..analytics.session import publish_archive
+    if owned:   # the results are out: the JVM's end (its archive, if this run writes it)
+        from ..analytics.session import release_jvm
 
         env.stdout.flush()
-        publish_archive(say)
+        release_jvm(say)
     return 0
 
 

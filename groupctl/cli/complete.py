@@ -73,7 +73,7 @@ def group_names(env, timeout: float = COMPLETION_TIMEOUT) -> list[str]:
     """Every group id on the cluster, or [] when the cluster does not answer in time."""
     import asyncio
 
-    from ..observe.listing import list_groups
+    from ..observe.reads.listing import list_groups
     from .common import make_cluster
 
     async def main():
@@ -104,7 +104,7 @@ def complete_lab_names(incomplete: str) -> list[str]:
     """typer autocompletion of --name: the labs under the lab root (those with a state
     file), by prefix."""
     try:
-        from ..lab.cluster import lab_root
+        from ..lab.state import lab_root
 
         root = lab_root()
         return sorted(p.name for p in root.iterdir()

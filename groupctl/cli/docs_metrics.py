@@ -1,8 +1,8 @@
 """The metrics reference (docs/reference/metrics.md), from the exporters themselves.
 
 Every family `watch --metrics-port` (with `--lag`) and `canary --metrics-port` serve is
-listed from their own registries (observe.metrics_groups.GROUP_FAMILIES, the watch's own
-families, observe.lag_metrics, the canary's); each family's labels are read from a scrape
+listed from their own registries (observe.sinks.metrics_groups.GROUP_FAMILIES, the watch's own
+families, observe.sinks.lag_metrics, the canary's); each family's labels are read from a scrape
 of a real exporter object fed a small example story (a classic and a consumer group that
 rebalance, a lag read, two canary runs). A family the example leaves without a sample
 stops the generator, so a new metric cannot be left out of the page, nor a renamed one
@@ -38,10 +38,10 @@ def _member(mid: str, asg, target=None) -> dict:
 
 def _watch_scrape() -> tuple[str, str]:
     """(the watch's text without lag, the text of the lag families and collector)."""
-    from ..observe.lag import GroupLag, LagPoller
-    from ..observe.lag_metrics import add_lag_metrics
-    from ..observe.metrics import WatchMetrics
-    from ..observe.reducer import Reducer
+    from ..observe.sources.lag import GroupLag, LagPoller
+    from ..observe.sinks.lag_metrics import add_lag_metrics
+    from ..observe.sinks.metrics import WatchMetrics
+    from ..observe.state.reducer import Reducer
 
     reducer = Reducer()
     metrics = WatchMetrics(reducer, followed=lambda: len(reducer.groups))

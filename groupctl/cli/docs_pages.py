@@ -141,7 +141,7 @@ def events_block() -> str:
 # ---- describe -o json --------------------------------------------------------------------
 def example_group() -> dict:
     """`describe -o json`'s object for an example consumer group, from groupctl's model."""
-    from ..observe.model import GroupDescription, Member, OffsetRow, TopicPartitions
+    from ..observe.reads.model import GroupDescription, Member, OffsetRow, TopicPartitions
 
     member = Member("m-1", client_id="c", host="/h", member_epoch=3,
                     assignment=[TopicPartitions("t", [0, 1])],

@@ -60,7 +60,7 @@ def list_cmd(
     sorted by group id. If some brokers fail, prints the groups of the others, then exits 7.
     """
     from .. import startup
-    from ..observe.listing import STATES, TYPES, failures_error, list_groups
+    from ..observe.reads.listing import STATES, TYPES, failures_error, list_groups
     from ..render.output import emit
     from .common import make_cluster, run_async
 
@@ -129,14 +129,14 @@ def _types(values: list[str] | None) -> list[str]:
     """--type values, each one of Kafka's group types (any case)."""
     if not values:
         return []   # describing named groups imports no listing
-    from ..observe.listing import TYPES
+    from ..observe.reads.listing import TYPES
 
     return check_choices(_split(values), TYPES, "--type")
 
 
 def _describe(env, groups: list[str], all_: bool, pattern, types: Sequence[str] = ()) -> None:
     from .. import startup
-    from ..observe.describe import describe_groups
+    from ..observe.reads.describe import describe_groups
     from .common import make_cluster, run_async
 
     startup.one_shot()  # a result held until printed, then exit: startup.py
@@ -147,7 +147,7 @@ def _describe(env, groups: list[str], all_: bool, pattern, types: Sequence[str] 
             listed = None
             names = groups
             if all_:  # listing imported only here: describing named groups needs none
-                from ..observe.listing import list_groups
+                from ..observe.reads.listing import list_groups
 
                 listed = await list_groups(cluster, regex=pattern, types=types, deadline=d)
                 names = [g.group for g in listed.groups]
@@ -197,8 +197,8 @@ def _raise_failures(env, listed, described, all_: bool) -> None:
     if not failures and not listed:
         return  # the common case: nothing to report (and no imports for it)
     from ..errors import NotFoundError
-    from ..observe.errors import PartialFailure
-    from ..observe.listing import failures_error
+    from ..observe.reads.errors import PartialFailure
+    from ..observe.reads.listing import failures_error
 
     if all_:  # a group listed a moment ago and gone now is not a failure
         failures = {g: e for g, e in failures.items() if not isinstance(e, NotFoundError)}

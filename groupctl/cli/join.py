@@ -113,7 +113,7 @@ def join(
             return _watch(env, settings, duration, record_file)
         return _join_once(env, settings)
     except GroupctlError as exc:
-        from ..observe.errors import not_authorized
+        from ..observe.reads.errors import not_authorized
 
         raise not_authorized(exc, "join", group) from None
 
@@ -131,7 +131,7 @@ def _confirm_new_group(env, group: str, yes: bool) -> None:
     broker answered in time: that is the command's answer (exit 3 or 6)."""
     if yes:
         return
-    from ..observe.snapshot import group_snapshot
+    from ..observe.reads.snapshot import group_snapshot
     from .common import make_cluster, run_async
 
     async def main():

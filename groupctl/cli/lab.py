@@ -151,10 +151,11 @@ def _emit_status(env, lab) -> None:
 def status(ctx: typer.Context, name: str = typer.Option("default", "--name", help=NAME_HELP,
                                  autocompletion=complete_lab_names)):
     """Show the lab's nodes, pids, liveness, bootstrap address, log files and Kafka version."""
-    from ..lab.cluster import Lab, _check_name
+    from ..lab.cluster import Lab
+    from ..lab.state import check_name
 
     env = _env(ctx)
-    _check_name(name)
+    check_name(name)
     lab = Lab.load(name)
     if lab is None:
         raise UsageError(f"no lab named {name!r} is running (start one with `groupctl lab "
@@ -284,7 +285,7 @@ def _check_reachable(env, bootstrap: str, security, kip848: bool = False) -> Non
     wait for an assignment that never comes)."""
     from ..client.cluster import Cluster
     from ..client.errors import UnsupportedVersionError
-    from ..observe.snapshot import kip848_refusal
+    from ..observe.reads.snapshot import kip848_refusal
     from .common import run_async, tracer_for
 
     async def main():
@@ -329,9 +330,10 @@ def _open_record(path: str | None):
 
 
 def _lab_bootstrap(name: str, name_given: bool = True) -> str:
-    from ..lab.cluster import Lab, _check_name
+    from ..lab.cluster import Lab
+    from ..lab.state import check_name
 
-    _check_name(name)
+    check_name(name)
     lab = Lab.load(name)
     if lab is None:
         start = f"`groupctl lab up{'' if name == 'default' else ' --name ' + name}`"

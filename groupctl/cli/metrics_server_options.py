@@ -29,7 +29,7 @@ def check(port: int | None, web_config: str | None) -> None:
 
 def bind(metrics, host: str, port: int, web_config: str | None):
     """A MetricsServer of `metrics` bound now (a port that cannot be bound: exit 2)."""
-    from ..observe.metrics_server import MetricsServer
-    from ..observe.web_config import load
+    from ..observe.sinks.metrics_server import MetricsServer
+    from ..observe.sinks.web_config import load
 
     return MetricsServer(metrics, host, port, None if web_config is None else load(web_config))

@@ -124,7 +124,7 @@ def _segments(env, files: list[str]) -> list[str]:
     is said. UsageError (exit 2) when none is a segment."""
     import os
 
-    from ..observe.records import not_a_segment, side_file
+    from ..observe.reads.records import not_a_segment, side_file
 
     segments, side, others = [], [], []
     for path in dict.fromkeys(files):
@@ -177,7 +177,7 @@ def history_cmd(
     scripts and `analyze --events`."""
     import time
 
-    from ..observe.history import read_history
+    from ..observe.sources.history import read_history
     from ..render.records import Stream, history_line, history_summary
     from ..render.visible import visible
     from .common import make_cluster, run_async

@@ -65,7 +65,7 @@ DEFAULT_REASON = "no reason given"
 
 
 def _snapshot_once(env, group: str, timeout: float):
-    from ..observe.snapshot import group_snapshot
+    from ..observe.reads.snapshot import group_snapshot
     from .common import make_cluster, run_async
 
     async def main():
@@ -150,7 +150,7 @@ def _force(env, group: str, reason: str, timeout: float, reuse):
     from ..coordinator.steer.common import STABLE_POLL_S
     from ..coordinator.steer.force_rebalance import force_rebalance
     from ..errors import DeadlineError, NotFoundError
-    from ..observe.source import DescribePoller, looks
+    from ..observe.sources.poller import DescribePoller, looks
     from .common import make_cluster, run_async
 
     on_phase = _phase_reporter(env)

@@ -154,9 +154,9 @@ def watch_cmd(
 
 
 def _selection(settings, port, names, allowed, ignored):
-    """Which groups get per-group series (observe/metrics_fleet.py): what the options
+    """Which groups get per-group series (observe/sinks/metrics_fleet.py): what the options
     name; else every named group; with --all/--regex, up to the default limit."""
-    from ..observe.metrics_fleet import GroupSelection
+    from ..observe.sinks.metrics_fleet import GroupSelection
 
     if port is None and (names or allowed or ignored):
         raise UsageError("--metrics-groups/--metrics-regex/--metrics-ignore-regex need "
@@ -186,7 +186,7 @@ def _regex(text: str | None, all_groups: bool):
 
 
 def _lag_interval(lag: bool, interval: float | None) -> float | None:
-    from ..observe.lag import DEFAULT_INTERVAL
+    from ..observe.sources.lag import DEFAULT_INTERVAL
 
     if interval is not None and not lag:
         raise UsageError("--lag-interval needs --lag")
@@ -267,8 +267,8 @@ def _run(env, settings, record: str | None,
 def _bind_metrics(host: str, port: int | None, web_config: str | None = None, select=None):
     if port is None:
         return None
-    from ..observe.metrics import WatchMetrics
-    from ..observe.reducer import Reducer
+    from ..observe.sinks.metrics import WatchMetrics
+    from ..observe.state.reducer import Reducer
 
     return metrics_server_options.bind(
         WatchMetrics(Reducer(), followed=lambda: 0, select=select), host, port, web_config)
@@ -281,7 +281,7 @@ def _serve(server, watcher, notice) -> None:
     metrics.followed = lambda: len(watcher.source.groups)
     watcher.source.on_round = metrics.round_done
     if watcher.lag_source is not None:
-        from ..observe.lag_metrics import add_lag_metrics
+        from ..observe.sinks.lag_metrics import add_lag_metrics
 
         add_lag_metrics(metrics, watcher.lag_source)
     server.start()

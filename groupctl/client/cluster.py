@@ -28,7 +28,8 @@ from ..config import PLAINTEXT, SecurityConfig, split_host_port
 from ..errors import GroupctlError, OutOfDescriptors, UnreachableError
 from ..protocol.messages import METADATA
 from ..protocol.spec import R, Api
-from .connection import DEFAULT_REQUEST_TIMEOUT, BrokerConnection, format_address, is_permanent
+from .connection import DEFAULT_REQUEST_TIMEOUT, BrokerConnection
+from .dial import format_address, is_permanent
 from .coordinators import CoordinatorMixin
 from .errors import kafka_error
 from .metadata import BrokerInfo, ClusterMetadata, parse_metadata

@@ -20,14 +20,13 @@ from __future__ import annotations
 import asyncio
 import itertools
 import re
-import socket
 import ssl
 import struct
 from typing import Any
 
 from .. import __version__
 from ..config import PLAINTEXT, SecurityConfig
-from ..errors import DESCRIPTORS_ERRNOS, GroupctlError, OutOfDescriptors, UnreachableError
+from ..errors import GroupctlError, UnreachableError
 from ..protocol.frame import (
     MAX_FRAME,
     decode_response,
@@ -46,7 +45,9 @@ from .errors import (
     UnsupportedVersionError,
     kafka_error,
 )
+from .dial import dial, format_address, mark_permanent
 from .memo import MEMO_KEYS, ResponseMemo
+from .security import authenticate
 from .trace import Tracer, current_tracer
 
 HANDSHAKE_MAX_FRAME = 1 << 20  # an ApiVersions response is a few KB; more is not Kafka
@@ -128,46 +129,12 @@ class BrokerConnection:
         """TCP (or TLS) connect, ApiVersions, SASL, all within `timeout` seconds."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
-        ctx = None
-        if self.security.tls:
-            from .security import ssl_context
-            ctx = ssl_context(self.security)
-        try:
-            self._reader, self._writer = await asyncio.wait_for(asyncio.open_connection(
-                self.host, self.port, ssl=ctx, server_hostname=self.host if ctx else None,
-                ssl_handshake_timeout=timeout if ctx else None), timeout)
-        except asyncio.TimeoutError:
-            raise UnreachableError(f"{self.address}: no connection within {timeout:.1f} s") from None
-        except ssl.SSLCertVerificationError as exc:
-            from .security import verify_hint
-
-            why = exc.verify_message or exc.reason
-            raise _permanent(UnreachableError(f"{self.address}: TLS handshake failed: "
-                                              f"{why}{verify_hint(why)}")) from None
-        except ssl.SSLError as exc:
-            raise _permanent(UnreachableError(
-                f"{self.address}: TLS handshake failed: {exc.reason or exc} (is it a TLS "
-                "listener? check security.protocol)")) from None
-        except socket.gaierror as exc:
-            raise UnreachableError(f"{self.host}: cannot resolve the host name "
-                                   f"({exc.strerror or exc})") from None
-        except ConnectionRefusedError:
-            raise UnreachableError(f"{self.address}: connection refused") from None
-        except (ConnectionError, OSError) as exc:
-            if exc.errno in DESCRIPTORS_ERRNOS:   # no retry will help: said at once
-                raise OutOfDescriptors.from_os_error(exc) from None
-            why = exc.strerror or str(exc) or type(exc).__name__
-            if ctx is not None:  # a plaintext listener drops a TLS ClientHello
-                raise _permanent(UnreachableError(
-                    f"{self.address}: TLS handshake failed: {why} (a plaintext listener? "
-                    "check security.protocol)")) from None
-            raise UnreachableError(f"{self.address}: {why}") from None
+        self._reader, self._writer = await dial(self.host, self.port, self.security, timeout)
         self._read_task = loop.create_task(self._read_loop(), name=f"kafka-reader {self.address}")
-        self._note("connected" + (" (TLS)" if ctx else ""))
+        self._note("connected" + (" (TLS)" if self.security.tls else ""))
         try:
             await self._negotiate(deadline)
             if self.security.sasl:
-                from .security import authenticate
                 lifetime = await authenticate(self, self.security, self._left(deadline))
                 if lifetime > 0:  # reconnect before the broker ends the session
                     self.session_expires_at = loop.time() + lifetime / 1000 * 0.85
@@ -203,7 +170,7 @@ class BrokerConnection:
             if code:
                 raise kafka_error("ApiVersions", code, f"from {self.address}")
             if API_VERSIONS.key not in ranges:  # every broker lists ApiVersions itself
-                raise _permanent(NotKafkaError(f"{self.address} is not a Kafka broker: its "
+                raise mark_permanent(NotKafkaError(f"{self.address} is not a Kafka broker: its "
                                                "ApiVersions answer lists no ApiVersions"))
             self.broker_versions = ranges
             return
@@ -284,7 +251,7 @@ class BrokerConnection:
         except DecodeError as exc:
             self._trace(api, version, corr, started, failure=f"undecodable response: {exc}")
             if not self._ready:
-                raise _permanent(NotKafkaError(f"{self.address} is not a Kafka broker: its "
+                raise mark_permanent(NotKafkaError(f"{self.address} is not a Kafka broker: its "
                                                f"answer to {api.name} does not decode ({exc})")) from None
             raise ProtocolError(f"cannot decode the {api.name} v{version} response from "
                                 f"{self.label}: {exc}") from None
@@ -328,7 +295,7 @@ class BrokerConnection:
                 waiting = self._pending.get(peek_correlation_id(data))
                 limit = FRAME_LIMITS.get(waiting[0].key, limit) if waiting else limit
                 if size > limit:   # never read: a hostile size costs no memory
-                    raise _permanent(ProtocolError(
+                    raise mark_permanent(ProtocolError(
                         f"{self.label} sent a {waiting[0].name if waiting else ''} answer "
                         f"of {size:,} bytes, over the {limit:,} groupctl reads"))
                 data += await reader.readexactly(size - 4)
@@ -349,7 +316,7 @@ class BrokerConnection:
                     and not self.security.sasl and not exc.partial:
                 # Kafka's SASL listeners take ApiVersions before authentication and close
                 # the connection on any other request: the first one after it died.
-                err = _permanent(UnreachableError(
+                err = mark_permanent(UnreachableError(
                     f"{self.label} closed the connection at the first request after "
                     "ApiVersions: a SASL listener? check security.protocol and sasl.* in "
                     "--command-config"))
@@ -359,7 +326,7 @@ class BrokerConnection:
                 err = self._foreign("it closed the connection in the middle of its answer",
                                     exc.partial)
             else:
-                err = _permanent(NotKafkaError(
+                err = mark_permanent(NotKafkaError(
                     f"{self.address} is not a Kafka broker, or it refused us: it closed the "
                     "connection without answering ApiVersions"))
             self._fail(err)
@@ -379,7 +346,7 @@ class BrokerConnection:
             hint = " (it speaks TLS: set security.protocol=SSL or SASL_SSL in --command-config)"
         elif data[:4] == b"HTTP" or data[:1] == b"<":
             hint = " (it answers like an HTTP server)"
-        return _permanent(NotKafkaError(f"{self.address} is not a Kafka broker: {what}{hint}"))
+        return mark_permanent(NotKafkaError(f"{self.address} is not a Kafka broker: {what}{hint}"))
 
     def _fail(self, exc: GroupctlError) -> None:
         """Close the connection (once) and fail every pending request with `exc`."""
@@ -424,21 +391,6 @@ class BrokerConnection:
     def _note(self, text: str) -> None:
         if self.trace is not None:
             self.trace.note(self.label, text)
-
-
-def format_address(host: str, port: int) -> str:
-    """host:port, with an IPv6 host in brackets ([::1]:9092)."""
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-
-
-def _permanent(exc: GroupctlError) -> GroupctlError:
-    """Mark an error that retrying the same address will not fix (not Kafka, TLS)."""
-    exc.permanent = True
-    return exc
-
-
-def is_permanent(exc: BaseException) -> bool:
-    return bool(getattr(exc, "permanent", False))
 
 
 async def open_connection(host: str, port: int, *, timeout: float, **kwargs) -> BrokerConnection:

@@ -5,7 +5,7 @@ groups look the same round after round: the coordinator answers a batch with the
 bytes. Decoding is a function of the bytes, so a connection keeps the last decoded bodies
 of DescribeGroups, ConsumerGroupDescribe, ShareGroupDescribe and StreamsGroupDescribe by
 their bytes (the correlation id left out) and hands out the same body again when equal
-bytes come back; observe/describe.py then sees the same group entries (`is`) and reuses what
+bytes come back; observe/reads/describe.py then sees the same group entries (`is`) and reuses what
 it built from them. Those bodies are shared: nothing may change them (no caller does).
 """
 from __future__ import annotations

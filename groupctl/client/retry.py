@@ -8,7 +8,8 @@ RequestTimeoutError). Anything else is raised at once.
 When the deadline passes while retrying, it raises **DeadlineError (exit 6)** naming the
 last error ("...: gave up after 7 attempts in 10.0 s; last error: ...
 COORDINATOR_LOAD_IN_PROGRESS (14)"), with that error as its `last_error` and `__cause__`.
-Chosen over re-raising the last KafkaError (exit 7) because the broker did not refuse
+An attempt that timed out only because the deadline capped it (begun with almost no
+time left) is not named when a failure came before it. Chosen over re-raising the last KafkaError (exit 7) because the broker did not refuse
 anything: the condition was not reached in time, and a longer --timeout may reach it.
 The one exception: when the last failure was that a broker could not be reached (refused,
 connection lost), it is an UnreachableError (exit 3) with the same wording, since that is
@@ -114,6 +115,7 @@ async def retry(op: Callable[[], Awaitable[T]], *, deadline: Deadline, what: str
     deadline; then DeadlineError (exit 6) with the last failure as `last_error`."""
     backoff = backoff or Backoff()
     attempts = 0
+    last: GroupctlError | None = None
     while True:
         attempts += 1
         try:
@@ -121,7 +123,10 @@ async def retry(op: Callable[[], Awaitable[T]], *, deadline: Deadline, what: str
         except GroupctlError as exc:
             if not retriable(exc):
                 raise
-            last = exc
+            # an attempt timed out because the deadline capped it says nothing of the
+            # broker: the failure before it is the one to name
+            if last is None or not (isinstance(exc, RequestTimeoutError) and deadline.expired):
+                last = exc
         delay = backoff.next()
         if on_retry is not None:
             on_retry(last, delay)

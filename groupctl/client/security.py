@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import ssl
 import tempfile
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from ..config import SecurityConfig
 from ..errors import AuthError, UsageError
@@ -18,8 +18,15 @@ from ..protocol.errors import ErrorCode
 from ..protocol.messages import SASL_AUTHENTICATE, SASL_HANDSHAKE
 from .errors import KafkaAuthError, kafka_error
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .connection import BrokerConnection
+
+
+class Authenticating(Protocol):
+    """What SASL needs of a connection (connection.BrokerConnection): its address for the
+    messages, and requests sent on it before it is ready."""
+    address: str
+
+    async def request(self, api: Any, body: dict, version: int | None = None, *,
+                      min_version: int = 0, timeout: float | None = None) -> Any: ...
 
 
 
@@ -102,7 +109,7 @@ def _load_inline_chain(ctx: ssl.SSLContext, sec: SecurityConfig) -> None:
 
 # ---- SASL -------------------------------------------------------------------------------
 
-async def authenticate(conn: BrokerConnection, sec: SecurityConfig, timeout: float) -> int:
+async def authenticate(conn: Authenticating, sec: SecurityConfig, timeout: float) -> int:
     """Run SASL on a connection whose ApiVersions is done. Returns the session lifetime in
     ms (0: none). Raises AuthError (exit 4) on any failure."""
     mech = sec.sasl_mechanism or "PLAIN"

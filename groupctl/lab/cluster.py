@@ -15,29 +15,28 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-import json
 import os
 import re
 import shutil
 import signal
 import tempfile
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .. import jvm_cds
 from ..errors import LabError, UsageError
 from ..safe_files import write_atomic
-from . import dist, process
+from . import dist, process, tools
 from . import sasl as labsasl
 from . import tls as labtls
 from .config import (
-    HOST, LOG4J2_XML, LOG4J_PROPERTIES, NodeLayout, dynamic_quorum, initial_controllers,
+    LOG4J2_XML, LOG4J_PROPERTIES, NodeLayout, dynamic_quorum, initial_controllers,
     kafka_uuid, server_properties,
 )
 from .ready import metadata_brokers, secure_listeners_ready
+from .state import (
+    DEFAULT_NAME, LabState, NodeState, already_running, check_name, check_writable, lab_root,
+)
 
-STATE_VERSION = 1
-DEFAULT_NAME = "default"
 START_TIMEOUT = 120.0
 JVM_OPTS = (
     "-Xms128m", "-Xmx512m", "-XX:+UseSerialGC",  # small heap, no GC threads on a 2-core box
@@ -46,129 +45,10 @@ JVM_OPTS = (
     "-Xlog:disable", "-Xlog:all=warning:stderr",  # JVM warnings to stdout.log's stderr
     "-Djava.awt.headless=true", "-Djava.net.preferIPv4Stack=true",
 )
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
-def lab_root() -> Path:
-    env = os.environ.get("GROUPCTL_LAB_HOME")
-    return Path(env).expanduser() if env else dist.cache_root() / "lab"
-
-
-@dataclass
-class NodeState:
-    node_id: int
-    pid: int
-    start_time: str | None
-    broker_port: int
-    controller_port: int
-    node_dir: str
-    config_file: str
-    data_dir: str
-    log_file: str
-    stdout_file: str
-    cds_dump: str | None = None  # this JVM dumps a CDS archive here when it exits
-    sasl_port: int | None = None  # `lab up --sasl`
-    ssl_port: int | None = None  # `lab up --tls`
-    sasl_ssl_port: int | None = None  # `lab up --tls --sasl`
-
-    @property
-    def address(self) -> str:
-        return f"{HOST}:{self.broker_port}"
-
-    def alive(self) -> bool:
-        return process.is_ours(self.pid, self.config_file, self.start_time)
-
-    def proc(self) -> tuple[int, str, str | None]:
-        return self.pid, self.config_file, self.start_time
-
-
-@dataclass
-class Lab:
-    """A running (or recorded) lab cluster; the fields are what state.json holds."""
-
-    name: str
-    lab_dir: str
-    kafka_version: str | None
-    libs: str
-    kafka_home: str | None
-    cluster_id: str
-    created: str
-    nodes: list[NodeState] = field(default_factory=list)
-    sasl: dict | None = None  # `lab up --sasl`: users, passwords, mechanisms (sasl.py)
-    tls: dict | None = None  # `lab up --tls`: CA, key store, client properties (tls.py)
-    v: int = STATE_VERSION
-
-    # --- views -------------------------------------------------------------------
-    @property
-    def bootstrap(self) -> str:
-        return ",".join(n.address for n in self.nodes)
-
-    @property
-    def sasl_bootstrap(self) -> str | None:
-        """The SASL_PLAINTEXT listeners (None without --sasl)."""
-        return ",".join(f"{HOST}:{n.sasl_port}" for n in self.nodes) if self.sasl else None
-
-    @property
-    def ssl_bootstrap(self) -> str | None:
-        """The SSL listeners (None without --tls)."""
-        return ",".join(f"{HOST}:{n.ssl_port}" for n in self.nodes) if self.tls else None
-
-    @property
-    def sasl_ssl_bootstrap(self) -> str | None:
-        """The SASL_SSL listeners (None without --tls --sasl)."""
-        return (",".join(f"{HOST}:{n.sasl_ssl_port}" for n in self.nodes)
-                if self.tls and self.sasl else None)
-
-    @property
-    def log_file(self) -> Path:
-        """server.log of the first node (all of them: `log_files`)."""
-        return Path(self.nodes[0].log_file)
-
-    @property
-    def log_files(self) -> list[Path]:
-        return [Path(n.log_file) for n in self.nodes]
-
-    @property
-    def state_file(self) -> Path:
-        return Path(self.lab_dir) / "state.json"
-
-    def node(self, node_id: int) -> NodeState:
-        for n in self.nodes:
-            if n.node_id == node_id:
-                return n
-        raise LabError(f"lab {self.name!r} has no node {node_id}")
-
-    def status(self) -> dict:
-        nodes = [{"node_id": n.node_id, "pid": n.pid, "alive": n.alive(),
-                  "address": n.address, "controller_port": n.controller_port,
-                  "log_file": n.log_file, "stdout_file": n.stdout_file,
-                  "data_dir": n.data_dir, "config_file": n.config_file} for n in self.nodes]
-        alive = sum(1 for n in nodes if n["alive"])
-        return {"name": self.name, "state": ("running" if alive == len(nodes)
-                                             else "stopped" if alive == 0 else "degraded"),
-                "bootstrap": self.bootstrap, "brokers": len(nodes), "alive": alive,
-                "kafka_version": self.kafka_version, "kafka_home": self.kafka_home,
-                "libs": self.libs, "cluster_id": self.cluster_id, "lab_dir": self.lab_dir,
-                "state_file": str(self.state_file), "created": self.created,
-                "sasl": labsasl.status(self.sasl, self.sasl_bootstrap, self.sasl_ssl_bootstrap),
-                "tls": labtls.status(self.tls, self.ssl_bootstrap), "nodes": nodes}
-
-    # --- persistence -------------------------------------------------------------
-    def save(self) -> None:
-        write_atomic(self.state_file, json.dumps(asdict(self), indent=2) + "\n")  # 0600
-
-    @classmethod
-    def load(cls, name: str = DEFAULT_NAME, root: Path | str | None = None) -> "Lab | None":
-        path = Path(root or lab_root()) / name / "state.json"
-        try:
-            data = json.loads(path.read_text())
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError) as exc:
-            raise LabError(f"unreadable lab state {path}: {exc}") from None
-        nodes = [NodeState(**n) for n in data.pop("nodes", [])]
-        known = set(cls.__dataclass_fields__)
-        return cls(nodes=nodes, **{k: v for k, v in data.items() if k in known})
+class Lab(LabState):
+    """A lab cluster to start, stop and ask (what state.json records: state.LabState)."""
 
     # --- lifecycle ---------------------------------------------------------------
     @classmethod
@@ -186,7 +66,7 @@ class Lab:
         `sasl`: add a SASL_PLAINTEXT listener with SCRAM and PLAIN users and the standard
         authorizer (sasl.py). `tls`: add an SSL listener (and SASL_SSL with `sasl`) with a
         generated CA and broker certificate (tls.py)."""
-        _check_name(name)
+        check_name(name)
         if brokers not in (1, 3):
             raise UsageError(f"--brokers must be 1 or 3, not {brokers}")
         needed = process.ports_needed(brokers, sum((sasl, tls, sasl and tls)))
@@ -195,7 +75,7 @@ class Lab:
                              f"(this lab takes {needed} ports from it), not {port}")
         say = progress or (lambda msg: None)
         root = Path(root or lab_root())
-        _check_writable(root)
+        check_writable(root)
         old = cls.load(name, root)
         if old is not None and any(n.alive() for n in old.nodes):
             raise already_running(old)  # before fetching jars or probing ports
@@ -283,7 +163,7 @@ class Lab:
             quorum = ["--standalone"]
         else:
             quorum = ["--initial-controllers", initial_controllers(layouts)]
-        dist.format_storage(Path(self.libs), self.cluster_id,
+        tools.format_storage(Path(self.libs), self.cluster_id,
                             [(n.node_id, n.config_file) for n in layouts],
                             quorum + labsasl.format_args(self.sasl))
 
@@ -294,7 +174,7 @@ class Lab:
 
     def _spawn(self, n: NodeState, java: str, tie_to_parent: bool, may_dump: bool) -> bool:
         """Start node `n`'s JVM; True if it will dump the broker CDS archive at exit."""
-        cds_flags, dump = dist.cds_options(Path(self.libs), "broker")
+        cds_flags, dump = tools.cds_options(Path(self.libs), "broker")
         if dump is not None and not may_dump:
             cds_flags, dump = [], None  # one node creates the archive, the others run plain
         if dist.log4j1(self.kafka_version):
@@ -304,7 +184,7 @@ class Lab:
         cmd = [java, *JVM_OPTS, *cds_flags, *os.environ.get("GROUPCTL_LAB_JAVA_OPTS", "").split(),
                log4j,
                f"-Dkafka.logs.dir={Path(n.log_file).parent}",
-               "-cp", dist.classpath(Path(self.libs)), "kafka.Kafka", n.config_file]
+               "-cp", tools.classpath(Path(self.libs)), "kafka.Kafka", n.config_file]
         n.pid, n.start_time = process.spawn(cmd, Path(n.node_dir), Path(n.stdout_file),
                                             tie_to_parent=tie_to_parent)
         n.cds_dump = str(dump) if dump else None
@@ -406,17 +286,17 @@ class Lab:
 
     def consumer_group_command(self, *args: str, timeout: float = 60):
         """Kafka's ConsumerGroupCommand (kafka-consumer-groups.sh) against this lab."""
-        return dist.consumer_group_command(self.bootstrap, *args, timeout=timeout,
+        return tools.consumer_group_command(self.bootstrap, *args, timeout=timeout,
                                            libs=Path(self.libs))
 
     def share_group_command(self, *args: str, timeout: float = 60):
         """Kafka's ShareGroupCommand (kafka-share-groups.sh) against this lab."""
-        return dist.share_group_command(self.bootstrap, *args, timeout=timeout,
+        return tools.share_group_command(self.bootstrap, *args, timeout=timeout,
                                         libs=Path(self.libs))
 
     def streams_group_command(self, *args: str, timeout: float = 60):
         """Kafka's StreamsGroupCommand (kafka-streams-groups.sh) against this lab."""
-        return dist.streams_group_command(self.bootstrap, *args, timeout=timeout,
+        return tools.streams_group_command(self.bootstrap, *args, timeout=timeout,
                                           libs=Path(self.libs))
 
     def metadata_brokers(self, timeout: float = 5.0) -> list[int] | None:
@@ -435,43 +315,11 @@ class Lab:
                 text += [ln for ln in Path(path).read_text(errors="replace").splitlines()
                          if ln.strip()][-lines:]
         important = [ln for ln in text if re.search(r"ERROR|FATAL|Exception|Error:", ln)]
-        return dist._tail("\n".join((important or text)[-lines:]), lines)
+        return dist.output_tail("\n".join((important or text)[-lines:]), lines)
 
 
 class _PortRace(LabError):
     pass
-
-
-def _check_name(name: str) -> None:
-    if not _NAME_RE.match(name):
-        raise UsageError(f"--name must be letters, digits, '.', '_' or '-', not {name!r}")
-
-
-def _name_opt(name: str) -> str:
-    return "" if name == DEFAULT_NAME else f" --name {name}"
-
-
-def already_running(lab: Lab) -> UsageError:
-    """`lab up` of a lab that runs: a usage error (exit 2). The advice starts a second
-    lab beside it; stopping this one may stop someone else's work, so it comes second."""
-    return UsageError(f"lab {lab.name!r} is already running at {lab.bootstrap}: start "
-                      f"another beside it with `groupctl lab up --name NAME` (or stop this "
-                      f"one: `groupctl lab down{_name_opt(lab.name)}`)")
-
-
-def _check_writable(directory: Path) -> None:
-    """A lab root that cannot be created or written is a usage error naming it, found
-    before any jar is fetched or process started."""
-    hint = "set GROUPCTL_LAB_HOME to a writable directory"
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"lab directory {directory}: cannot create it "
-                         f"({exc.strerror or exc}); {hint}") from None
-    if not directory.is_dir():
-        raise UsageError(f"lab directory {directory}: not a directory; {hint}")
-    if not os.access(directory, os.W_OK | os.X_OK):
-        raise UsageError(f"lab directory {directory}: not writable; {hint}")
 
 
 def _now() -> str:
@@ -503,7 +351,7 @@ def throwaway(name: str, brokers: int = 1):
 def down(name: str = DEFAULT_NAME, root: Path | str | None = None,
          timeout: float = 30.0) -> Lab | None:
     """Stop the lab `name` if it is recorded; returns it (None if there was none)."""
-    _check_name(name)
+    check_name(name)
     lab = Lab.load(name, root)
     if lab is not None:
         lab.down(timeout)

@@ -17,14 +17,13 @@ import datetime as _dt
 import itertools
 import json
 import logging
-import re
-import struct
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from ..errors import DeadlineError, LabError, UsageError
+from .librdkafka import JoinAnswers, group_generation
 
 PROTOCOLS = ("classic", "consumer")
 ASSIGNORS = ("range", "roundrobin", "cooperative-sticky")
@@ -35,22 +34,6 @@ _ids = itertools.count(1)
 def _iso(ts: float) -> str:
     return (_dt.datetime.fromtimestamp(ts, _dt.timezone.utc)
             .isoformat(timespec="milliseconds").replace("+00:00", "Z"))
-
-
-def group_generation(consumer) -> int | None:
-    """The classic generation a librdkafka consumer is in, from its consumer group
-    metadata (the "CGMDv2:" blob librdkafka serialises for transactions: the generation
-    id, native int32, right after the tag); None when unknown (not yet joined, or another
-    layout)."""
-    try:
-        blob = consumer.consumer_group_metadata()
-    except Exception:   # no group yet, or closed
-        return None
-    tag = b"CGMDv2:"
-    if not isinstance(blob, bytes) or not blob.startswith(tag) or len(blob) < len(tag) + 4:
-        return None
-    generation = struct.unpack_from("=i", blob, len(tag))[0]
-    return generation if generation >= 0 else None
 
 
 def tp_list(tps: Iterable[TP]) -> list[dict]:
@@ -76,31 +59,6 @@ class RebalanceEvent:
                                    # cooperative-sticky and group.protocol=consumer)
     assignment: frozenset          # the consumer's assignment after the callback
     member_id: str | None
-
-
-JOIN_ANSWER = re.compile(r"JoinGroup response: GenerationId (\d+),.* my MemberId ([^\s,]+)")
-# KIP-848: every ConsumerGroupHeartbeat answer's member epoch (librdkafka 2.16's debug=cgrp)
-HEARTBEAT_ANSWER = re.compile(
-    r"ConsumerGroupHeartbeat response received for member id \"([^\"]*)\" with epoch (-?\d+)")
-
-
-class _JoinAnswers(logging.Handler):
-    """librdkafka's log lines of one LabConsumer: each JoinGroup answer's generation, or
-    (consumer protocol) heartbeat answer's member epoch, goes to its on_generation (not
-    an error's -1, nor a leave's or fenced member's epoch)."""
-
-    def __init__(self, consumer: "LabConsumer"):
-        super().__init__(logging.DEBUG)
-        self.consumer = consumer
-        self.answer = JOIN_ANSWER if consumer.protocol == "classic" else HEARTBEAT_ANSWER
-
-    def emit(self, record: logging.LogRecord) -> None:
-        m = self.answer.search(record.getMessage())
-        if not m or self.consumer.on_generation is None:
-            return
-        member, number = (m[2], int(m[1])) if self.answer is JOIN_ANSWER else (m[1], int(m[2]))
-        if number > 0:
-            self.consumer.on_generation(record.created, member or None, number)
 
 
 @dataclass
@@ -260,7 +218,7 @@ class LabConsumer:
         served by poll() on the consumer's thread; the JoinGroup (classic) or heartbeat
         (consumer protocol) answers are told."""
         logger = logging.getLogger(f"groupctl.lab.consumer.{id(self)}")
-        logger.propagate, logger.handlers = False, [_JoinAnswers(self)]
+        logger.propagate, logger.handlers = False, [JoinAnswers(self)]
         logger.setLevel(logging.DEBUG)
         return logger
 

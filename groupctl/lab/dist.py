@@ -15,9 +15,8 @@ log4j-core without any SLF4J binding, so a broker run from them logs nothing. Th
 distribution of 4.x ships slf4j-api 2.0.x with log4j-slf4j2-impl; we pin the same. 3.x
 distributions ship Log4j 1 (reload4j) with slf4j-reload4j and read log4j.properties: so do we.
 
-The lab runs Kafka 3.7 and later (KRaft combined nodes); `tool_class` names the class of a
-Kafka tool in the jars at hand (3.7's ConsumerGroupCommand is still kafka.admin's, 3.x's
-DumpLogSegments kafka.tools').
+The lab runs Kafka 3.7 and later (KRaft combined nodes); running the jars' own tools
+(StorageTool, ConsumerGroupCommand, ...) is tools.py.
 """
 from __future__ import annotations
 
@@ -35,7 +34,7 @@ from pathlib import Path
 from .. import jvm_cds
 from ..errors import LabError, UsageError
 from ..jvm_cds import cache_root
-from ..safe_files import UnsafePath, private_dir, write_atomic
+from ..safe_files import UnsafePath, private_dir
 
 DEFAULT_KAFKA_VERSION = "4.4.0"
 OLDEST_KAFKA_VERSION = (3, 7)
@@ -44,22 +43,11 @@ LOG4J_VERSION = "2.25.4"
 # What Kafka 3.x distributions ship for logging (Log4j 1, through reload4j).
 SLF4J1_VERSION = "1.7.36"
 RELOAD4J_VERSION = "1.2.25"
-CONSUMER_GROUP_COMMAND = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
-SHARE_GROUP_COMMAND = "org.apache.kafka.tools.consumer.group.ShareGroupCommand"
-STREAMS_GROUP_COMMAND = "org.apache.kafka.tools.streams.StreamsGroupCommand"
-# A tool's class in each release that has it, newest first (3.7's ConsumerGroupCommand
-# is still the Scala one; DumpLogSegments moved to the tools module in 4.0).
-TOOL_CLASSES: dict[str, tuple[str, ...]] = {
-    "ConsumerGroupCommand": (CONSUMER_GROUP_COMMAND, "kafka.admin.ConsumerGroupCommand"),
-    "ShareGroupCommand": (SHARE_GROUP_COMMAND,),
-    "StreamsGroupCommand": (STREAMS_GROUP_COMMAND,),
-    "DumpLogSegments": ("org.apache.kafka.tools.DumpLogSegments", "kafka.tools.DumpLogSegments"),
-}
 MAVEN_TIMEOUT = 1200.0  # a fresh ~/.m2 on a slow network
 LOCK_TIMEOUT = 1500.0   # another session may be resolving the same version
 
 _VERSION_RE = re.compile(r"^(\d+)\.(\d+)\.(\d+)(?:[-.][A-Za-z0-9.]+)?$")
-_BROKER_JAR_RE = re.compile(r"^kafka_2\.1[23]-(\d+\.\d+\.\d+[^/]*?)\.jar$")
+BROKER_JAR_RE = re.compile(r"^kafka_2\.1[23]-(\d+\.\d+\.\d+[^/]*?)\.jar$")
 
 
 def _check_version(version: str) -> tuple[int, int, int]:
@@ -124,7 +112,7 @@ def mvn_cmd() -> str:
 
 def home_libs(kafka_home: str | os.PathLike) -> Path:
     libs = Path(kafka_home).expanduser().resolve() / "libs"
-    if not libs.is_dir() or not any(_BROKER_JAR_RE.match(p.name) for p in libs.iterdir()):
+    if not libs.is_dir() or not any(BROKER_JAR_RE.match(p.name) for p in libs.iterdir()):
         raise LabError(f"{kafka_home} is not a Kafka installation (no libs/kafka_2.13-*.jar)")
     return libs
 
@@ -132,7 +120,7 @@ def home_libs(kafka_home: str | os.PathLike) -> Path:
 def libs_version(libs: Path) -> str | None:
     """The Kafka version of a libs directory, from its broker jar's name."""
     for p in sorted(libs.iterdir()):
-        m = _BROKER_JAR_RE.match(p.name)
+        m = BROKER_JAR_RE.match(p.name)
         if m:
             return m.group(1)
     return None
@@ -245,12 +233,12 @@ def _resolve(version: str, vdir: Path, libs: Path, pom: str | None = None,
                                   text=True, timeout=MAVEN_TIMEOUT)
         except subprocess.TimeoutExpired as exc:
             raise LabError(f"Maven did not finish resolving Kafka {version} in "
-                           f"{MAVEN_TIMEOUT:.0f}s{_tail(exc.output)}") from None
+                           f"{MAVEN_TIMEOUT:.0f}s{output_tail(exc.output)}") from None
         except OSError as exc:
             raise LabError(f"cannot run {mvn}: {exc}") from None
         if proc.returncode != 0 or not complete(out_dir, version):
             raise LabError(f"Maven could not resolve Kafka {version} from Maven Central "
-                           f"(exit {proc.returncode}){_tail(proc.stdout)}")
+                           f"(exit {proc.returncode}){output_tail(proc.stdout)}")
         os.rename(out_dir, libs)  # atomic: the directory appears complete or not at all
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -295,154 +283,13 @@ def streams_libs(version: str | None = None) -> Path:
     return libs
 
 
-def _tail(output, lines: int = 15) -> str:
+def output_tail(output, lines: int = 15) -> str:
     if isinstance(output, bytes):
         output = output.decode("utf-8", "replace")
     text = [ln for ln in (output or "").splitlines() if ln.strip()]
     return (":\n  " + "\n  ".join(text[-lines:])) if text else ""
 
 
-@functools.lru_cache(maxsize=None)
-def tool_class(libs: Path, tool: str) -> str:
-    """The main class of Kafka's `tool` (a key of TOOL_CLASSES) in the jars of `libs`;
-    LabError naming the version when that release has none."""
-    import zipfile
-
-    names: set[str] = set()
-    for jar in Path(libs).iterdir():
-        if _BROKER_JAR_RE.match(jar.name) or jar.name.startswith("kafka-tools-"):
-            with contextlib.suppress(OSError, zipfile.BadZipFile), zipfile.ZipFile(jar) as z:
-                names.update(z.namelist())
-    for cls in TOOL_CLASSES[tool]:
-        if cls.replace(".", "/") + ".class" in names:
-            return cls
-    raise LabError(f"Kafka {libs_version(Path(libs)) or '?'} ({libs}) has no {tool}")
-
-
-def classpath(libs: Path) -> str:
-    return str(Path(libs) / "*")
-
-
-def java_tool(libs: Path, main_class: str, *args: str, timeout: float = 60,
-              jvm_opts: tuple[str, ...] = (), cds: str | None = "tool",
-              ) -> subprocess.CompletedProcess:
-    """Run one of Kafka's command-line classes from `libs` and capture its output.
-    `cds`: name of the class-data-sharing archive to use (or create) for faster start-up."""
-    cds_flags, dump = cds_options(libs, cds) if cds else ([], None)
-    cmd = [java_cmd(), *TOOL_JVM_OPTS, *cds_flags, *jvm_opts, "-cp", classpath(libs),
-           main_class, *args]
-    try:
-        proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                              timeout=timeout)
-    except subprocess.TimeoutExpired as exc:
-        jvm_cds.commit(dump, False)
-        raise LabError(f"{main_class.rsplit('.', 1)[-1]} did not finish in {timeout:.0f}s"
-                       f"{_tail(exc.stderr)}") from None
-    jvm_cds.commit(dump, proc.returncode == 0)
-    return proc
-
-
-# Short-lived tools: quick start beats peak speed; keep their stdout free of JVM warnings
-# and log noise.
-TOOL_JVM_OPTS = ("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
-                 "-XX:-UsePerfData", "-Xlog:disable", "-Xlog:all=warning:stderr",
-                 "-Djava.awt.headless=true", "-Dlog4j2.level=WARN")
-
-
-# --- class-data sharing (groupctl/jvm_cds.py): about 0.6 s less per broker, 0.3 s per tool
-
-def cds_options(libs: Path, kind: str) -> tuple[list[str], Path | None]:
-    """JVM flags to use (or to create) the `kind` archive for `libs`, and the temp file
-    a creating run dumps to (hand it to jvm_cds.commit after the JVM exits)."""
-    if os.environ.get("GROUPCTL_LAB_NO_CDS"):
-        return [], None
-    java = java_cmd()
-    try:
-        return jvm_cds.options(kind, [os.path.realpath(java), _JAVA_VERSION.get(java, ""),
-                                      str(Path(libs).resolve()), *jvm_cds.jar_stamps(libs)])
-    except OSError:
-        return [], None
-
-
-
-def format_storage(libs: Path, cluster_id: str, nodes: list[tuple[int, Path]],
-                   quorum_args: list[str], timeout: float = 60) -> None:
-    """kafka.tools.StorageTool format for each (node id, server.properties), in parallel;
-    `quorum_args`: ["--standalone"] or ["--initial-controllers", "1@host:port:dirid,..."]."""
-    cds_flags, dump = cds_options(libs, "format")
-    procs, argfiles = [], []
-    try:
-        for i, (node_id, config_file) in enumerate(nodes):
-            flags = cds_flags if (i == 0 or dump is None) else []  # one JVM dumps the archive
-            # The tool's arguments (--add-scram carries passwords) go in a 0600 argument
-            # file the java launcher reads (@file), never on a command line `ps` shows.
-            argfile = Path(config_file).with_name("format.args")
-            write_atomic(argfile, java_argfile(["kafka.tools.StorageTool", "format",
-                                                "--cluster-id", cluster_id,
-                                                "--config", str(config_file), *quorum_args]))
-            argfiles.append(argfile)
-            cmd = [java_cmd(), *TOOL_JVM_OPTS, *flags, "-cp", classpath(libs), f"@{argfile}"]
-            procs.append((node_id, subprocess.Popen(cmd, stdin=subprocess.DEVNULL, text=True,
-                                                    stdout=subprocess.PIPE,
-                                                    stderr=subprocess.STDOUT)))
-        _wait_formatted(procs, dump, timeout)
-    finally:
-        for _, proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-        for argfile in argfiles:
-            argfile.unlink(missing_ok=True)
-
-
-def java_argfile(args: list[str]) -> str:
-    """A java launcher argument file (@file) holding `args`: each quoted, with the
-    launcher's escapes for backslash and quote."""
-    def quoted(arg: str) -> str:
-        return '"' + arg.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    return "\n".join(quoted(a) for a in args) + "\n"
-
-
-def _wait_formatted(procs: list, dump, timeout: float) -> None:
-    errors = []
-    deadline = time.monotonic() + timeout
-    for node_id, p in procs:
-        try:
-            out, _ = p.communicate(timeout=max(1.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            p.kill()
-            out, _ = p.communicate()
-            errors.append(f"node {node_id}: StorageTool format timed out after {timeout:g}s")
-            continue
-        if p.returncode != 0:
-            errors.append(f"node {node_id}: StorageTool format failed "
-                          f"(exit {p.returncode}){_tail(out, 8)}")
-    jvm_cds.commit(dump, not errors)
-    if errors:
-        raise LabError("; ".join(errors))
-
-
-def consumer_group_command(bootstrap: str, *args: str, timeout: float = 60,
-                           libs: Path | None = None) -> subprocess.CompletedProcess:
-    """Kafka's own ``kafka-consumer-groups.sh`` (ConsumerGroupCommand) against `bootstrap`,
-    e.g. ``consumer_group_command(b, "--describe", "--group", "g")``; ground truth in tests.
-    Returns the CompletedProcess (stdout/stderr as text); does not raise on a non-zero exit."""
-    libs = libs or kafka_libs()
-    return java_tool(libs, tool_class(libs, "ConsumerGroupCommand"),
-                     "--bootstrap-server", bootstrap, *args, timeout=timeout)
-
-
-def share_group_command(bootstrap: str, *args: str, timeout: float = 60,
-                        libs: Path | None = None) -> subprocess.CompletedProcess:
-    """Kafka's ``kafka-share-groups.sh`` (ShareGroupCommand), as consumer_group_command."""
-    libs = libs or kafka_libs()
-    return java_tool(libs, tool_class(libs, "ShareGroupCommand"),
-                     "--bootstrap-server", bootstrap, *args, timeout=timeout)
-
-
-def streams_group_command(bootstrap: str, *args: str, timeout: float = 60,
-                          libs: Path | None = None) -> subprocess.CompletedProcess:
-    """Kafka's ``kafka-streams-groups.sh`` (StreamsGroupCommand), as consumer_group_command."""
-    libs = libs or kafka_libs()
-    return java_tool(libs, tool_class(libs, "StreamsGroupCommand"),
-                     "--bootstrap-server", bootstrap, *args, timeout=timeout)
+def java_version(java: str) -> str:
+    """`java -version`'s text for `java` once java_cmd() has checked it (else "")."""
+    return _JAVA_VERSION.get(java, "")

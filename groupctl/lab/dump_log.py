@@ -19,7 +19,7 @@ import json
 import re
 import subprocess
 
-from . import dist
+from . import dist, tools
 
 _RECORD = re.compile(r"^\| offset: (\d+) (?:CreateTime|LogAppendTime): (-?\d+) .*? key: (.*?) payload: (.*)$")
 _LEGACY_KEY = re.compile(r"^(group_metadata|offset_commit)::(.*)$")
@@ -30,7 +30,7 @@ _CAMEL = re.compile(r"([A-Z]+)([A-Z][a-z])|([a-z0-9])([A-Z])")
 def run(files: list[str], timeout: float = 600, libs=None) -> str:
     """DumpLogSegments' output for `files` (the jars of `libs`, else the default lab's)."""
     libs = libs or dist.kafka_libs()
-    cmd = [dist.java_cmd(), "-cp", f"{libs}/*", dist.tool_class(libs, "DumpLogSegments"),
+    cmd = [dist.java_cmd(), "-cp", f"{libs}/*", tools.tool_class(libs, "DumpLogSegments"),
            "--offsets-decoder", "--print-data-log", "--files", ",".join(files)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
     if proc.returncode != 0:

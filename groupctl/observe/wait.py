@@ -1,10 +1,10 @@
 """`wait`: block until a group condition holds. Observation only: its observations come from
-the one describe source (observe/source.py: the describe APIs, plus OffsetFetch/ListOffsets
+the one describe source (observe/sources/poller.py: the describe APIs, plus OffsetFetch/ListOffsets
 only for --max-lag) through the one story into the one reducer; it never joins,
 heartbeats, leaves or commits.
 
 The condition is evaluated by pure code on a Look: the group as the reducer folded it
-(observe.reducer.GroupStatus, None for a group that does not exist) and its lag, so it is
+(observe.state.reducer.GroupStatus, None for a group that does not exist) and its lag, so it is
 unit-tested without a broker:
 
     cond = Condition(state=parse_state("stable"), members=3, settled_s=30)
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from ..client.interface import ClusterLike
 from ..errors import NotFoundError, UsageError
-from .reducer import GroupStatus
+from .state.reducer import GroupStatus
 
 
 # The coordinator's states per group type (Kafka's ClassicGroupState, ConsumerGroupState,
@@ -69,8 +69,8 @@ class Look:
     def of(cls, desc, at: float = 0.0) -> "Look":
         """One description (None: missing) folded on its own, as a first look."""
         from ..events import envelope
-        from .observations import Missing, Seen
-        from .story import RebalanceStory
+        from .sources.observations import Missing, Seen
+        from .story.story import RebalanceStory
 
         name = getattr(desc, "group", "?")
         status = GroupStatus(name)
@@ -231,9 +231,9 @@ async def wait_for(cluster: ClusterLike, group: str, cond: Condition, *, interva
     `cond` holds or `deadline` (a client Deadline) passes; NotFoundError at once for a
     missing group under --must-exist."""
     from ..events import envelope
-    from .observations import ContactLost, Missing, Seen
-    from .source import DescribePoller
-    from .story import RebalanceStory
+    from .sources.observations import ContactLost, Missing, Seen
+    from .sources.poller import DescribePoller
+    from .story.story import RebalanceStory
 
     tracker = Tracker(cond)
     started = clock()

@@ -38,13 +38,14 @@ from ..client.interface import ClusterLike
 from ..errors import GroupctlError
 from ..events import Source, envelope
 from ..exitcodes import ExitCode
-from .lag import LagPoller
-from .lag_rounds import LagRounds
-from .observations import FAULTS, Missing, Observation, Seen
-from .records_source import RecordsTail
-from .reducer import GroupStatus, Reducer
-from .source import DescribePoller
-from .story import RebalanceStory
+from .sources.lag import LagPoller
+from .story.lag_rounds import LagRounds
+from .sources.observations import FAULTS, Missing, Observation, Seen
+from .sources.records_tail import RecordsTail
+from .state.reducer import GroupStatus, Reducer
+from .sources.interface import GroupSource
+from .sources.poller import DescribePoller
+from .story.story import RebalanceStory
 
 DEAD = "Dead"
 
@@ -76,7 +77,7 @@ class Watcher:
     def __init__(self, cluster: ClusterLike, settings: WatchSettings, *,
                  emit: Callable[[dict], None],
                  clock=None, notice: Callable[[str], None] | None = None,
-                 poll_deadline: float = 10.0):
+                 poll_deadline: float = 10.0, source: GroupSource | None = None):
         import time
 
         self.cluster = cluster
@@ -84,12 +85,14 @@ class Watcher:
         self.emit = emit
         self.clock = clock or time.time
         self.notice = notice or (lambda text: None)
-        self.source: DescribePoller | RecordsTail
-        if settings.source == Source.RECORDS:
-            self.source = RecordsTail(cluster, settings.groups, all_groups=settings.all_groups,
-                                      regex=settings.regex, clock=self.clock,
-                                      timeout=poll_deadline)
-            self.source.notice = self.notice
+        self.source: GroupSource
+        if source is not None:   # any source (sources/interface.py)
+            self.source = source
+        elif settings.source == Source.RECORDS:
+            tail = RecordsTail(cluster, settings.groups, all_groups=settings.all_groups,
+                               regex=settings.regex, clock=self.clock, timeout=poll_deadline)
+            tail.notice = self.notice
+            self.source = tail
         else:
             self.source = DescribePoller(cluster, settings.groups,
                                          all_groups=settings.all_groups, regex=settings.regex,
@@ -120,8 +123,8 @@ class Watcher:
             return ExitCode.OK
         self.lag_source.monotonic = loop.time
         describe = asyncio.ensure_future(self._describe(end))
-        first = getattr(self.source, "first_round", None)   # the records tail has none
-        pending = {describe, asyncio.ensure_future(self.lag_source.run(until=end, after=first))}
+        pending = {describe, asyncio.ensure_future(
+            self.lag_source.run(until=end, after=self.source.first_round))}
         try:
             while describe in pending:   # the watch ends with the describe source
                 done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
@@ -139,17 +142,11 @@ class Watcher:
         async for o in self.source.observations(until=end):
             self.take(o)
 
-    async def poll_once(self) -> None:
-        """One round of the source, told."""
-        assert isinstance(self.source, DescribePoller)   # the records tail has no rounds
-        for o in await self.source.round():
-            self.take(o)
-
     def take(self, o: Observation) -> None:
         """One observation through its story (faults: through every story) to the sinks."""
         if isinstance(o, FAULTS):
             self.notice(o.text())
-            if not isinstance(self.source, RecordsTail):   # it resumes where it was: no gap
+            if not self.source.resumes_exactly:   # one that resumes where it was: no gap
                 for story in self.stories.values():
                     story.feed(o)
             return
@@ -184,8 +181,8 @@ class Watcher:
         for event in events:
             told = envelope(event, group=group, source=o.source, at=o.at,
                             cluster=getattr(self.cluster, "cluster_id", None))
-            if isinstance(o, Seen) and isinstance(self.source, RecordsTail):
-                told = self.source.amend(told, o.desc)   # what the records cannot say: null
+            if isinstance(o, Seen):
+                told = self.source.amend(told, o.desc)   # what the source cannot say: null
             if self.lag is None:
                 self._deliver(told)
             else:

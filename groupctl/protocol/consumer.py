@@ -4,8 +4,8 @@ user data of the sticky and cooperative-sticky assignors.
 
 Wire format (Kafka's ConsumerProtocolSubscription/Assignment.json, validVersions 0-3): an
 int16 version, then a non-flexible struct (INT16-length strings, INT32-length arrays and
-bytes, -1 = null). The structs below are specs in the DSL of spec.py, a version per field;
-codecs are compiled once at import.
+bytes, -1 = null). The specs and their codecs are generated (consumer_codecs.py, by
+tools/gen_codecs.py).
 
 Reading is lenient where that loses nothing, strict where the bytes are garbage:
 - a version newer than LATEST is read with our newest layout (Kafka promises new versions
@@ -22,53 +22,40 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .codegen import compile_decoder
-from .encoders import compile_encoder
-from .schema import Array, Bytes, Field, Int32, String, Struct
+from .consumer_codecs import (  # noqa: F401 - the specs, for their users and tests
+    ASSIGNMENT, ASSIGNMENT_DECODERS, ASSIGNMENT_ENCODERS, COOPERATIVE_STICKY_USER_DATA,
+    COOPERATIVE_STICKY_USER_DATA_DECODERS, COOPERATIVE_STICKY_USER_DATA_ENCODERS, STICKY_USER_DATA,
+    STICKY_USER_DATA_DECODERS, STICKY_USER_DATA_ENCODERS, SUBSCRIPTION, SUBSCRIPTION_DECODERS,
+    SUBSCRIPTION_ENCODERS,
+)
 from .types import DecodeError, Reader, Writer
+from .wire import guarded
 
-LATEST = 3  # newest Subscription / Assignment version we know (the Java client writes it)
+# newest Subscription / Assignment version we know (the Java client writes it)
+LATEST = max(SUBSCRIPTION_DECODERS)
 
 STICKY = "sticky"
 COOPERATIVE_STICKY = "cooperative-sticky"
 
 
-def _topic_partitions_fields(since: int = 0):
-    return (Field("topic", String, since=since), Field("partitions", Array(Int32), since=since))
+def _decoder(read) -> Callable[[Reader], dict]:
+    """A generated decoder as a reader of `r` (advancing it); raises DecodeError."""
+
+    def decode(r: Reader) -> dict:
+        out, r.pos = guarded(read, r.buf, r.pos)
+        return out
+
+    return decode
 
 
-SUBSCRIPTION = Struct(
-    Field("topics", Array(String), about="topics the member subscribes to"),
-    Field("user_data", Bytes, nullable=True, default=None, about="assignor-specific bytes"),
-    Field("owned_partitions", Array(*_topic_partitions_fields(1)), since=1,
-          about="partitions the member owns now (cooperative protocol)"),
-    Field("generation_id", Int32, since=2, default=-1,
-          about="the generation in which the member got its owned partitions"),
-    Field("rack_id", String, since=3, nullable=True, default=None,
-          about="the member's client.rack"),
-)
-
-ASSIGNMENT = Struct(
-    Field("assigned_partitions", Array(*_topic_partitions_fields())),
-    Field("user_data", Bytes, nullable=True, default=None),
-)
-
-# The sticky assignor's user data; the "version" is only which fields are present.
-STICKY_USER_DATA = Struct(
-    Field("previous_assignment", Array(*_topic_partitions_fields())),
-    Field("generation", Int32, since=1, default=None),
-)
-
-COOPERATIVE_STICKY_USER_DATA = Struct(Field("generation", Int32))
-
-_SUB_DECODE = {v: compile_decoder(SUBSCRIPTION, v, False) for v in range(LATEST + 1)}
-_SUB_ENCODE = {v: compile_encoder(SUBSCRIPTION, v, False) for v in range(LATEST + 1)}
-_ASG_DECODE = {v: compile_decoder(ASSIGNMENT, v, False) for v in range(LATEST + 1)}
-_ASG_ENCODE = {v: compile_encoder(ASSIGNMENT, v, False) for v in range(LATEST + 1)}
-_STICKY_DECODE = {v: compile_decoder(STICKY_USER_DATA, v, False) for v in (0, 1)}
-_STICKY_ENCODE = {v: compile_encoder(STICKY_USER_DATA, v, False) for v in (0, 1)}
-_COOP_DECODE = compile_decoder(COOPERATIVE_STICKY_USER_DATA, 0, False)
-_COOP_ENCODE = compile_encoder(COOPERATIVE_STICKY_USER_DATA, 0, False)
+_SUB_DECODE = {v: _decoder(read) for v, read in SUBSCRIPTION_DECODERS.items()}
+_SUB_ENCODE = SUBSCRIPTION_ENCODERS
+_ASG_DECODE = {v: _decoder(read) for v, read in ASSIGNMENT_DECODERS.items()}
+_ASG_ENCODE = ASSIGNMENT_ENCODERS
+_STICKY_DECODE = {v: _decoder(read) for v, read in STICKY_USER_DATA_DECODERS.items()}
+_STICKY_ENCODE = STICKY_USER_DATA_ENCODERS
+_COOP_DECODE = _decoder(COOPERATIVE_STICKY_USER_DATA_DECODERS[0])
+_COOP_ENCODE = COOPERATIVE_STICKY_USER_DATA_ENCODERS[0]
 
 
 # ---- data ------------------------------------------------------------------------------

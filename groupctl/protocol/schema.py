@@ -1,7 +1,6 @@
 """The spec language: message specs as data (primitive Types, Fields with their version
-ranges, Arrays, Structs). Nothing here compiles anything: codegen.py builds decoders and
-encoders.py encoders from these definitions, and spec.py (the Api entry points) uses both,
-so the dependencies run one way: spec -> codegen/encoders -> schema."""
+ranges, Arrays, Structs). tools/gen_codecs.py writes the codecs of these definitions as
+plain functions into the generated modules; nothing here makes code."""
 from __future__ import annotations
 
 import copy
@@ -114,7 +113,6 @@ class Struct:
         names = [f.name for f in fields]
         if len(names) != len(set(names)):
             raise ValueError(f"duplicate field names in {names}")
-        self._readers: dict = {}  # (version, flexible) -> compiled reader, shared by every user
 
     def defaults(self) -> dict:
         """Every field at its default, as a decoder returns fields absent in a version."""

@@ -1,23 +1,20 @@
-"""Message specs as data, and the codec built from them.
+"""Message specs as data, and the Api: one Kafka API with its codecs.
 
 A spec says, per field, in which versions it exists (`since`/`until`), from which version
-it may be null (`nullable`), and whether it travels as a tagged field (`tag`). The codec
-for every (api, version, direction) is built from the spec once and reads or writes a
-plain dict with snake_case keys: encoders are closures built on first use; decoders are
-Python functions generated from the spec (one per struct and version: fields read into
-locals, fixed-width runs with one struct unpack, partition lists with one unpack, the
-structs inside read inline) on first use of that version. A decoded dict always carries every field of the spec: those absent
-in the decoded version hold their default, so callers never branch on versions to read a
-response.
+it may be null (`nullable`), and whether it travels as a tagged field (`tag`). The specs
+and the codec of every (api, version, direction) are generated from Kafka's JSON message
+specs into the modules of messages/ (tools/gen_codecs.py): plain functions that read or
+write a plain dict with snake_case keys. A decoded dict always carries every field of the
+spec: those absent in the decoded version hold their default, so callers never branch on
+versions to read a response.
 
 Decoders are lenient where Kafka's are strict: unknown tagged fields are kept under
 `_unknown_tags` ({tag: raw bytes}) and bytes after the end of a message under `_trailing`;
 encoders write `_unknown_tags` back. Bad input (truncated, corrupt, foreign) raises
 DecodeError, never IndexError or struct.error.
 
-The spec language (Type, Field, Array, Struct) is in schema.py; this module holds the Api
-codec entry points; the generated decoders are in codegen.py, the encoders in encoders.py
-(both import schema.py only, and are imported from here on first use).
+The spec language (Type, Field, Array, Struct) is in schema.py; what the generated codecs
+call is in wire.py.
 """
 from __future__ import annotations
 
@@ -29,6 +26,7 @@ from collections.abc import Mapping
 from typing import Any, Generic, TypeVar
 
 from .types import Writer
+from .wire import ELEMENT_BUDGET, guarded
 
 # The decoded response of an Api: a TypedDict of protocol/bodies.py where a message module
 # says so (Api[bodies.XResponse]), else Any.
@@ -41,10 +39,12 @@ PARTITION_LEADER = "leader"
 
 
 class Api(Generic[R]):
-    """One Kafka API: its key, the versions we speak, and compiled codecs for each."""
+    """One Kafka API: its key, the versions we speak, and the codecs of each:
+    {version: (encode request, decode request, encode response, decode response)}."""
 
     def __init__(self, key: int, name: str, versions: tuple[int, int], flexible_from: int | None,
-                 request: Struct, response: Struct, route: str = ANY_BROKER):
+                 request: Struct, response: Struct, route: str = ANY_BROKER,
+                 codecs: dict[int, tuple] | None = None):
         self.key = key
         self.name = name
         self.min_version, self.max_version = versions
@@ -52,14 +52,7 @@ class Api(Generic[R]):
         self.route = route
         self.request = request
         self.response = response
-        self._codecs: dict[int, tuple] = {}
-        for v in range(self.min_version, self.max_version + 1):
-            flex = self.flexible(v)
-            # built on first use: a command speaks a few of the ~200 (api, version)s
-            self._codecs[v] = (
-                _lazy_encoder(request, v, flex), _lazy_reader(request, v, flex),
-                _lazy_encoder(response, v, flex), _lazy_reader(response, v, flex),
-            )
+        self._codecs = codecs or {}
 
     def __repr__(self) -> str:
         return f"Api({self.key}, {self.name!r})"
@@ -99,46 +92,16 @@ class Api(Generic[R]):
 
     def decode_response(self, version: int, data: bytes, offset: int = 0) -> R:
         return _decode_all(self._codec(version)[3], data, offset,
-                           RESPONSE_ELEMENT_BUDGETS.get(self.key))
+                           RESPONSE_ELEMENT_BUDGETS.get(self.key, ELEMENT_BUDGET))
 
 
-def _lazy_encoder(struct: Struct, version: int, flexible: bool):
-    encoder = None
-
-    def encode(w, value):
-        nonlocal encoder
-        if encoder is None:
-            from .encoders import compile_encoder
-
-            encoder = compile_encoder(struct, version, flexible)
-        encoder(w, value)
-
-    return encode
-
-
-def _lazy_reader(struct: Struct, version: int, flexible: bool):
-    reader = None
-
-    def read(buf, pos):
-        nonlocal reader
-        if reader is None:
-            from .codegen import compile_reader
-
-            reader = compile_reader(struct, version, flexible)
-        return reader(buf, pos)
-
-    return read
-
-
-# Array elements a response of these APIs may hold (others: codegen.ELEMENT_BUDGET): a
+# Array elements a response of these APIs may hold (others: wire.ELEMENT_BUDGET): a
 # ListGroups answer lists one broker's groups, 200,000 is ten times a large fleet.
 RESPONSE_ELEMENT_BUDGETS = {16: 200_000}   # ListGroups
 
 
-def _decode_all(read, data, offset: int = 0, budget: int | None = None) -> Any:
-    from .codegen import ELEMENT_BUDGET, guarded
-
-    out, pos = guarded(read, data, offset, ELEMENT_BUDGET if budget is None else budget)
+def _decode_all(read, data, offset: int = 0, budget: int = ELEMENT_BUDGET) -> Any:
+    out, pos = guarded(read, data, offset, budget)
     if pos < len(data):
         out["_trailing"] = bytes(data[pos:])  # data may be a memoryview or bytearray
     return out

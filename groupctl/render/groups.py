@@ -116,7 +116,7 @@ def _tp_minus(held: list[dict] | None, target: list[dict] | None) -> list[dict]:
 def waiting_for_lines(g: dict) -> list[str]:
     """Consumer, share and streams groups (issue 19): the members holding the group up --
     member epoch behind the assignment epoch (share groups too, when the describe gives
-    one: observe.convergence.share_target_epoch), i.e. not yet acknowledged, or still
+    one: observe.story.convergence.share_target_epoch), i.e. not yet acknowledged, or still
     holding partitions their target took away -- with what they hold. One describe cannot
     say for how long (`watch` does)."""
     epoch = g.get("assignment_epoch")

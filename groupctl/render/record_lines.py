@@ -67,7 +67,7 @@ def _commit_value(v: bytes) -> str | None:
 
 def segment_lines(path: str, group: str | None):
     """(JSON line, warning or None) per record or damaged batch, in file order."""
-    from ..observe.records import partition_of_path, segment_batches
+    from ..observe.reads.records import partition_of_path, segment_batches
     from ..protocol.records.batch import BatchError
 
     partition = partition_of_path(path)

@@ -242,7 +242,7 @@ def history_summary(reads) -> list[str]:
 def segment_items(path: str, group: str | None):
     """(item, warning) per record or damaged batch of one segment file: the objects
     `decode records` prints (warning: the line for stderr, for a damaged batch)."""
-    from ..observe.records import coordinator_records, partition_of_path, segment_batches
+    from ..observe.reads.records import coordinator_records, partition_of_path, segment_batches
     from ..protocol.records.batch import BatchError
 
     partition = partition_of_path(path)

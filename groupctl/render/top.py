@@ -1,5 +1,5 @@
 """The fleet on a terminal: `watch --all` (and `--view top`) as one row per group, the way
-`top` shows processes. Each row reads the one reducer's GroupStatus (observe/reducer.py):
+`top` shows processes. Each row reads the one reducer's GroupStatus (observe/state/reducer.py):
 
     text = render_top(statuses, now, width=100, height=30)   # a rich Text, fits the box
 
@@ -35,7 +35,7 @@ from typing import Callable, Iterable
 from rich.cells import cell_len, set_cell_size
 from rich.text import Text
 
-from ..observe.reducer import REBALANCE_WINDOW_S, GroupStatus
+from ..observe.state.reducer import REBALANCE_WINDOW_S, GroupStatus
 from .notation import ELLIPSIS, show
 from .visible import cut_head
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from ..observe.reducer import GroupStatus, Reducer
+from ..observe.state.reducer import GroupStatus, Reducer
 from ..protocol.errors import ErrorCode
 from .notation import clip, partitions_text, show
 from .visible import visible_data
@@ -36,7 +36,7 @@ REASON_WIDTH = 120       # the timeline's reason column, cut at a word boundary
 @dataclass
 class WatchModel:
     """What the live view shows: the group's state as the one reducer folds it
-    (observe/reducer.py GroupStatus), plus what only the view keeps: the probe's own
+    (observe/state/reducer.py GroupStatus), plus what only the view keeps: the probe's own
     assignment diffs and the errors it met."""
 
     status: GroupStatus = field(default_factory=lambda: GroupStatus(None))

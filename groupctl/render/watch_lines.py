@@ -116,7 +116,7 @@ def _cost_text(e: dict) -> str:
                            for x in e.get("unowned_longest") or ())
         out += (f"; partitions unowned {e['unowned_partition_ms']} ms in all "
                 f"({show(e.get('unowned_basis'))}), longest {longest or '-'}")
-    elif e.get("unowned_unknown"):   # no honest bound: said why (observe.history)
+    elif e.get("unowned_unknown"):   # no honest bound: said why (observe.sources.history)
         out += f"; partitions unowned: unknown ({e['unowned_unknown']})"
     if e.get("unowned_unsubscribed"):
         out += f"; unowned, not subscribed: {_tps(e['unowned_unsubscribed'])}"

@@ -80,7 +80,8 @@ class ClassicRun:
 
 def start_java_consumer(libs: Path, bootstrap: str, group: str, topic: str, log: Path,
                         client_id: str, session_ms: int = 6000) -> subprocess.Popen:
-    from groupctl.lab.dist import TOOL_JVM_OPTS, classpath, java_cmd
+    from groupctl.lab.dist import java_cmd
+    from groupctl.lab.tools import TOOL_JVM_OPTS, classpath
 
     config = log.with_suffix(".log4j2.properties")
     config.write_text(CLIENT_LOG4J.format(path=log))

@@ -54,7 +54,7 @@ def _coordinator(lab, group: str) -> int:
 def _same_partition_name(group: str, prefix: str) -> str:
     """A group id on `group`'s __consumer_offsets partition (the lab's 50): the same
     coordinator, so one stopped broker moves both."""
-    from groupctl.observe.model import coordinator_partition
+    from groupctl.observe.reads.model import coordinator_partition
 
     want = coordinator_partition(group)
     for i in range(10_000):

@@ -36,14 +36,48 @@ def alive_in_session(sid: int) -> list[str]:
     return found
 
 
+def private_tmp(tmp_path: Path) -> tuple[Path, dict]:
+    """A TMPDIR of the test's own, and the environment that gives it to groupctl."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    return tmp, {**os.environ, "TMPDIR": str(tmp)}
+
+
+def test_a_finished_run_leaves_no_jvm_and_no_spark_files(fixture_dir, tmp_path):
+    """Spark's driver JVM deletes its /tmp/spark-* and blockmgr-* directories from a
+    shutdown hook, racing the exit of the process that started it: runs left them in /tmp
+    and the JVM alive after the command had ended. Its files go to a scratch directory
+    under TMPDIR, which is gone, with the JVM, when the command ends."""
+    tmp, env = private_tmp(tmp_path)
+    groupctl = Path(sys.executable).parent / "groupctl"
+    proc = subprocess.Popen(
+        [str(groupctl), "analyze", "--broker-logs", str(fixture_dir / "kafka4-server.log"),
+         "--out", str(tmp_path / "out")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, env=env)
+    try:
+        seen: set[str] = set()
+        while proc.poll() is None:   # what the run keeps under TMPDIR while it runs
+            seen |= {p.name for d in tmp.glob("groupctl-spark-*") for p in d.iterdir()}
+            time.sleep(0.05)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 0, stderr.decode()
+    assert any(n.startswith("blockmgr-") for n in seen), seen   # Spark's files were there
+    assert not alive_in_session(proc.pid)    # at once: the command waited for its JVM
+    assert list(tmp.iterdir()) == []
+
+
 def test_ctrl_c_mid_job_is_one_line_exit_130_and_no_jvm_left(fixture_dir, tmp_path):
     out = tmp_path / "out"
+    tmp, env = private_tmp(tmp_path)
     groupctl = Path(sys.executable).parent / "groupctl"
     proc = subprocess.Popen(
         [str(groupctl), "analyze", "--broker-logs", str(fixture_dir / "kafka4-server.log"),
          "--client-logs", str(fixture_dir / "java-consumer.log"),
          "--events", str(fixture_dir / "probe.ndjson"), "--out", str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, env=env)
     try:
         deadline = time.monotonic() + 240
         while not list(tmp_path.glob(".out.new-*")):   # the job writes its tables
@@ -65,3 +99,4 @@ def test_ctrl_c_mid_job_is_one_line_exit_130_and_no_jvm_left(fixture_dir, tmp_pa
         left = alive_in_session(proc.pid)
     assert not left, left
     assert not out.exists() and not list(tmp_path.glob(".out.new-*")), list(tmp_path.iterdir())
+    assert list(tmp.iterdir()) == []   # the killed JVM's hooks deleted nothing: we did

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 from groupctl.events import envelope
-from groupctl.observe.model import GroupDescription, Member, TopicPartitions
-from groupctl.observe.observations import Seen
-from groupctl.observe.story import RebalanceStory
+from groupctl.observe.reads.model import GroupDescription, Member, TopicPartitions
+from groupctl.observe.sources.observations import Seen
+from groupctl.observe.story.story import RebalanceStory
 
 
 def _member(mid, protocol, *parts):

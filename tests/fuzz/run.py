@@ -3,9 +3,8 @@
     PYTHONPATH=. python -m tests.fuzz.run NAME [--collect DIR] [libFuzzer flags] [CORPUS...]
     PYTHONPATH=. python -m tests.fuzz.run --list
 
-groupctl (and a harness's extra packages) is instrumented as it is imported, and so is
-the decoder code protocol/codegen.py generates at run time (it is exec'd, not imported:
-run.py hands each generated code object to atheris.patch_code).
+groupctl (and a harness's extra packages) is instrumented as it is imported, the
+generated codecs of protocol/messages included (they are plain modules).
 
 Without --collect the first crash stops the run, as libFuzzer does (the input is written
 to crash-<sha1>, see -artifact_prefix). With --collect DIR the run goes on: each crash is
@@ -72,15 +71,6 @@ def _write_dictionary(h) -> str:
     return path
 
 
-def _instrument_generated_code(atheris) -> None:
-    from groupctl.protocol import codegen
-
-    def compile_instrumented(source: str, filename: str):
-        return atheris.patch_code(compile(source, filename, "exec"), True)
-
-    codegen.compile_cached = compile_instrumented
-
-
 def main(argv: list[str]) -> None:
     import atheris
 
@@ -97,7 +87,6 @@ def main(argv: list[str]) -> None:
     if rest[:1] == ["--collect"]:
         collector = Collector(rest[1])
         rest = rest[2:]
-    os.environ.setdefault("GROUPCTL_CACHE", "/nonexistent/groupctl-fuzz")  # no codec cache
 
     # The import hook stays on for the whole run: commands import modules on first use,
     # and those must be instrumented too. The harness modules are instrumented as well:
@@ -108,7 +97,6 @@ def main(argv: list[str]) -> None:
     if name not in REGISTRY:
         sys.exit(f"no fuzz harness {name!r}; known: {', '.join(REGISTRY)}")
     h = REGISTRY[name]
-    _instrument_generated_code(atheris)
     h.prepare()
     for seed in [b"", bytes(16), *(s for _, s in h.seeds())]:  # import what it touches
         try:

@@ -63,7 +63,7 @@ def _windows(buf: bytes) -> list[bytes]:
 
 def _schema_pairs() -> list[bytes]:
     """key/value inputs of the coordinator harness: every type, every value version."""
-    from groupctl.protocol.encoders import compile_encoder
+    from tests.spec_encoder import compile_encoder
     from groupctl.protocol.records.schemas import RECORD_TYPES
     from groupctl.protocol.types import Writer
 

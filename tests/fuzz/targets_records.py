@@ -16,7 +16,7 @@ versions), and `decode records` on a segment file end to end.
 - `segments`: a segment file (CRC fixed as in `batches`) through `decode records`' two
   paths, render/record_lines.py's fast one and the generic render/records.segment_items:
   the lines must be equal (a differential check), for all groups and for one group; then
-  the batches' records replayed into group descriptions (observe/replay, as `history`).
+  the batches' records replayed into group descriptions (observe/reads/replay, as `history`).
 
 Seeds (corpus/batches, corpus/segments, corpus/coordinator): slices of real
 `__consumer_offsets` segments of lab brokers (an uncompressed one and one with
@@ -179,8 +179,8 @@ def _first_group(lines: list[str]) -> str | None:
 def segments(data: bytes) -> None:
     """`decode records` on one segment file: render/record_lines.py's fast path must print
     exactly the generic decoder's lines; then the records replayed (history's path)."""
-    from groupctl.observe.records import coordinator_batches, segment_batches
-    from groupctl.observe.replay import replay
+    from groupctl.observe.reads.records import coordinator_batches, segment_batches
+    from groupctl.observe.reads.replay import replay
     from groupctl.render.record_lines import segment_lines
     from groupctl.render.records import dumps_line, segment_items
 

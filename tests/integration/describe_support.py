@@ -4,11 +4,9 @@ output parsing."""
 from __future__ import annotations
 
 import asyncio
-import io
 import json
 
-from groupctl.cli.app import invoke
-from groupctl.cli.env import Env
+from cli_runner import run_cli
 from groupctl.client import Cluster
 from groupctl.protocol.messages import JOIN_GROUP, LEAVE_GROUP, SYNC_GROUP
 from waiting import wait_until  # noqa: F401 - re-exported for the describe tests
@@ -18,9 +16,7 @@ MEMBER_ID_REQUIRED = 79
 
 def cli(kafka, *args: str) -> tuple[int, str, str]:
     """Run groupctl against the lab in-process: (exit code, stdout, stderr)."""
-    env = Env(stdout=io.StringIO(), stderr=io.StringIO())
-    code = invoke(["-b", kafka.bootstrap, "--timeout", "20", *args], env)
-    return code, env.stdout.getvalue(), env.stderr.getvalue()
+    return run_cli(*args, bootstrap=kafka.bootstrap, timeout=20)
 
 
 def describe_json(kafka, *groups: str) -> list[dict]:

@@ -4,13 +4,11 @@ the broker log's "Stabilized group G generation N" lines, the groupctl CLI in-pr
 from __future__ import annotations
 
 import asyncio
-import io
 import re
 import threading
 import time
 
-from groupctl.cli.app import invoke
-from groupctl.cli.env import Env
+from cli_runner import run_cli
 from groupctl.client import Cluster
 from groupctl.coordinator.probe import Probe, ProbeSettings
 from groupctl.protocol.messages import DESCRIBE_GROUPS
@@ -18,9 +16,7 @@ from waiting import wait_until  # noqa: F401 - re-exported for the probe tests
 
 
 def cli(kafka, *args: str, timeout: float = 20) -> tuple[int, str, str]:
-    env = Env(stdout=io.StringIO(), stderr=io.StringIO())
-    code = invoke(["-b", kafka.bootstrap, "--timeout", str(timeout), *args], env)
-    return code, env.stdout.getvalue(), env.stderr.getvalue()
+    return run_cli(*args, bootstrap=kafka.bootstrap, timeout=timeout)
 
 
 def describe(kafka, group: str) -> dict:

@@ -3,7 +3,6 @@ and as a process, describe through the CLI, the broker log's group lines, and wa
 condition with a deadline."""
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
@@ -12,18 +11,14 @@ import sys
 
 from describe_support import wait_until  # noqa: F401 - re-exported for the steer tests
 
-from groupctl.cli.app import invoke
-from groupctl.cli.env import Env
+from cli_runner import run_cli
 
 
 def cli(kafka, *args: str, stdin: str | None = None, terminal: bool = False,
         timeout: float | None = None) -> tuple[int, str, str]:
     """groupctl in-process: (exit code, stdout, stderr)."""
-    env = Env(stdout=io.StringIO(), stderr=io.StringIO(),
-              stdin=io.StringIO(stdin) if stdin is not None else None, stdin_is_terminal=terminal)
-    extra = ["--timeout", str(timeout)] if timeout is not None else []
-    code = invoke(["-b", kafka.bootstrap, *extra, *args], env)
-    return code, env.stdout.getvalue(), env.stderr.getvalue()
+    return run_cli(*args, bootstrap=kafka.bootstrap, timeout=timeout, stdin=stdin,
+                   terminal=terminal)
 
 
 def cli_json(kafka, *args: str, **kw):

@@ -30,7 +30,7 @@ from waiting import wait_until
 from groupctl.cli.app import invoke
 from groupctl.cli.env import Env
 from groupctl.client import Cluster
-from groupctl.observe.source import DescribePoller
+from groupctl.observe.sources.poller import DescribePoller
 
 CLASSIC_STEPS = {"find_coordinator_ms", "join_ms", "sync_ms", "heartbeat_ms", "leave_ms"}
 CONSUMER_STEPS = {"find_coordinator_ms", "join_ms", "reconcile_ms", "leave_ms"}

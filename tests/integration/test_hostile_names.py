@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 from waiting import wait_until
 
-from groupctl.observe.model import coordinator_partition
+from groupctl.observe.reads.model import coordinator_partition
 
 pytestmark = pytest.mark.broker
 

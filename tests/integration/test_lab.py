@@ -2,7 +2,6 @@
 ConsumerGroupCommand from the cached jars, and LabConsumer (real librdkafka consumers)."""
 from __future__ import annotations
 
-import io
 import json
 import re
 import socket
@@ -13,18 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from groupctl.cli.app import invoke
-from groupctl.cli.env import Env
+from cli_runner import run_cli
 from groupctl.lab import config as labconfig
 from groupctl.lab import dist, process
 from groupctl.lab.consumer import LabConsumer, wait_balanced
 from groupctl.lab.ready import metadata_brokers
-
-
-def run_cli(*argv: str) -> tuple[int, str, str]:
-    env = Env(stdout=io.StringIO(), stderr=io.StringIO())
-    code = invoke(list(argv), env)
-    return code, env.stdout.getvalue(), env.stderr.getvalue()
 
 
 @pytest.fixture

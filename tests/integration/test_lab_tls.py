@@ -23,7 +23,7 @@ from tls_support import LIBRDKAFKA_UNKNOWN, LISTENERS, cli, endpoint, group, gue
 from tls_support import read_props as _props
 
 from groupctl.exitcodes import ExitCode
-from groupctl.lab import dist
+from groupctl.lab import tools
 from groupctl.lab import tls as labtls
 
 pytestmark = pytest.mark.broker
@@ -188,7 +188,7 @@ def test_kafka_tools_and_librdkafka_read_the_tls_files(secure_lab, group):
     name, _ = group
     for listener in ("SSL", "SASL_SSL"):
         bootstrap, props = endpoint(secure_lab, listener)
-        proc = dist.consumer_group_command(bootstrap, "--list", "--command-config", props,
+        proc = tools.consumer_group_command(bootstrap, "--list", "--command-config", props,
                                            libs=secure_lab.libs_path, timeout=60)
         assert proc.returncode == 0, proc.stderr
         assert name in proc.stdout.split()

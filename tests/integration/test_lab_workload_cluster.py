@@ -7,22 +7,14 @@ on the session broker: the topic it created, in the broker's Metadata (librdkafk
 """
 from __future__ import annotations
 
-import io
 import json
 import socket
 from pathlib import Path
 
 import pytest
 
-from groupctl.cli.app import invoke
-from groupctl.cli.env import Env
+from cli_runner import run_cli
 from groupctl.lab.cluster import Lab, NodeState
-
-
-def run_cli(*argv: str) -> tuple[int, str, str]:
-    env = Env(stdout=io.StringIO(), stderr=io.StringIO())
-    code = invoke(list(argv), env)
-    return code, env.stdout.getvalue(), env.stderr.getvalue()
 
 
 @pytest.fixture

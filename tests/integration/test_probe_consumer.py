@@ -354,3 +354,38 @@ def test_watch_tells_epochs_and_converged_rebalances(kafka, topic_factory, consu
         assert [e for e in probe.of("probe") if e["action"] == "fenced"] == []
     finally:
         probe.stop()
+
+
+def test_a_probe_whose_group_is_deleted_under_it_ends_with_why(kafka, unique_group):
+    """Kafka 4.4 answers a heartbeat (member epoch > 0) of a group that no longer exists
+    with GROUP_ID_NOT_FOUND. A static probe, its heartbeats paused, is removed by its
+    instance id and the group, empty, deleted with Kafka's own tool; the probe's next
+    heartbeat ends it: FATAL with the reason, in the broker's words too."""
+    probe = ProbeThread(kafka, unique_group, protocol="consumer", instance_id="probe-gone")
+    probe.start()
+    try:
+        acknowledged(probe)
+        member = probe.probe.member
+        epoch = member.member_epoch
+        assert epoch > 0
+        clock = probe.probe.clock
+        probe._loop.call_soon_threadsafe(
+            lambda: member.pause_heartbeats(clock.monotonic_ms() + 600_000))
+        code, _, err = cli(kafka, "remove-member", unique_group, "--instance-id", "probe-gone",
+                           "--yes")
+        assert code == 0, err
+        wait_until(lambda: not members(kafka, unique_group), 10, "the probe removed")
+        deleted = kafka.consumer_group_command("--delete", "--group", unique_group)
+        assert f"Deletion of requested consumer groups ('{unique_group}') was successful" \
+            in deleted.stdout, deleted.stdout + deleted.stderr
+        probe._loop.call_soon_threadsafe(lambda: member.pause_heartbeats(0))
+        failed = probe.wait_event(lambda e: e["event"] == "probe" and e["action"] == "failed",
+                                  20, "the probe's failure")
+        probe._thread.join(10)
+    finally:
+        error, probe.error = probe.error, None
+        probe.stop()
+    assert failed["error"] == "GROUP_ID_NOT_FOUND"
+    assert "the group no longer exists" in failed["reason"]
+    assert f"broker: Consumer group {unique_group} not found." in str(error)
+    assert member.state.name == "FATAL" and member.member_epoch == epoch

@@ -1,5 +1,5 @@
 """KIP-848 reconciliation member by member, told live by both observers through the one
-story (observe/story.py + observe/convergence.py): the passive `groupctl watch` and the
+story (observe/story/story.py + observe/story/convergence.py): the passive `groupctl watch` and the
 probe's `join --watch`.
 
 Scenario (lab broker, librdkafka consumers with group.protocol=consumer): consumers a and c

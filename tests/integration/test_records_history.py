@@ -27,7 +27,7 @@ import pytest
 from groupctl.cli.app import invoke
 from groupctl.cli.env import Env
 from groupctl.exitcodes import ExitCode
-from groupctl.observe.model import coordinator_partition
+from groupctl.observe.reads.model import coordinator_partition
 
 from records_support import workload
 

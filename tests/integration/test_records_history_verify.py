@@ -24,6 +24,7 @@ a second.
 """
 from __future__ import annotations
 
+from cli_runner import run_cli
 import re
 import time
 
@@ -33,14 +34,7 @@ from watch_support import KillableConsumer, stabilized
 
 
 def cli(lab, *args: str) -> tuple[int, str, str]:
-    import io
-
-    from groupctl.cli.app import invoke
-    from groupctl.cli.env import Env
-
-    env = Env(stdout=io.StringIO(), stderr=io.StringIO())
-    code = invoke(["-b", lab.bootstrap, *args], env)
-    return code, env.stdout.getvalue(), env.stderr.getvalue()
+    return run_cli(*args, bootstrap=lab.bootstrap)
 
 
 def log_text(lab) -> str:

@@ -7,7 +7,6 @@ librdkafka (confluent-kafka) and Kafka's own ConsumerGroupCommand read the very 
 from __future__ import annotations
 
 import asyncio
-import io
 import json
 import os
 import uuid
@@ -16,12 +15,11 @@ from pathlib import Path
 import pytest
 from describe_support import commit
 
-from groupctl.cli.app import invoke
-from groupctl.cli.env import Env
+from cli_runner import run_cli
 from groupctl.client import Cluster
 from groupctl.config import load_command_config
 from groupctl.exitcodes import ExitCode
-from groupctl.lab import dist
+from groupctl.lab import tools
 from groupctl.lab.sasl import MECHANISMS, client_properties
 
 pytestmark = pytest.mark.broker
@@ -67,9 +65,7 @@ def committed_group(sasl_lab):
 
 
 def cli(*args: str) -> tuple[int, str, str]:
-    env = Env(stdout=io.StringIO(), stderr=io.StringIO())
-    code = invoke(["--timeout", "20", *args], env)
-    return code, env.stdout.getvalue(), env.stderr.getvalue()
+    return run_cli(*args, timeout=20)
 
 
 @pytest.mark.parametrize("mechanism", MECHANISMS)
@@ -120,7 +116,7 @@ def test_librdkafka_reads_the_same_file(sasl_lab, mechanism):
 
 def test_consumer_group_command_reads_the_same_file(sasl_lab, committed_group):
     path = sasl_lab.sasl["command_configs"]["SCRAM-SHA-512"]
-    proc = dist.consumer_group_command(sasl_lab.sasl_bootstrap, "--list", "--command-config",
+    proc = tools.consumer_group_command(sasl_lab.sasl_bootstrap, "--list", "--command-config",
                                        path, libs=sasl_lab.libs_path, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert committed_group in proc.stdout.split()

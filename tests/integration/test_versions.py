@@ -25,7 +25,7 @@ from describe_support import cgc_rows, cli
 from watch_support import WatchProcess
 from waiting import wait_until
 
-from groupctl.lab import dist, dump_log
+from groupctl.lab import dist, dump_log, tools
 from groupctl.lab.consumer import wait_balanced
 
 from records_support import snapshot
@@ -233,7 +233,7 @@ def test_an_early_access_share_group_is_one_line(lab, topic_factory, unique_grou
     if dist.version_tuple(lab.kafka_version)[:2] != (4, 0):
         pytest.skip("share groups as early access are Kafka 4.0's")
     topic = topic_factory(1, cluster=lab)
-    consumer = dist.java_tool(lab.libs_path, "org.apache.kafka.tools.consumer.ConsoleShareConsumer",
+    consumer = tools.java_tool(lab.libs_path, "org.apache.kafka.tools.consumer.ConsoleShareConsumer",
                               "--bootstrap-server", lab.bootstrap, "--topic", topic,
                               "--group", unique_group, "--timeout-ms", "3000", timeout=60)
     assert "Processed a total of 0 messages" in consumer.stdout + consumer.stderr, consumer.stderr

@@ -108,7 +108,7 @@ def test_coordinator_failover_is_survived_without_repeats(kafka3, topic_factory,
     # Every rebalance told is a generation some node logged as Stabilized. A coordinator
     # stopped within half a second of generation 1 left the new one describing the group's
     # past for about a second (Missing, or Empty with no members, then a again): no
-    # rebalance of those looks is told (observe/story_stale.py).
+    # rebalance of those looks is told (observe/story/story_stale.py).
     assert_told_once(events, kafka3, g, since)
     chain = [e for e in events if e["event"] == "rebalance"]
     for before, after in zip(chain, chain[1:]):

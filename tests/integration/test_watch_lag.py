@@ -179,7 +179,7 @@ def test_one_lag_round_over_many_groups_equals_consumer_group_command(
     import asyncio
 
     from groupctl.client import Cluster
-    from groupctl.observe.lag import fetch_lag
+    from groupctl.observe.sources.lag import fetch_lag
 
     t1, t2 = topic_factory(3), topic_factory(2)
     produce(kafka.bootstrap, t1, {0: 60, 1: 40, 2: 20})

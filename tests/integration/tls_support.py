@@ -2,14 +2,12 @@
 bootstrap and client properties file, the CLI in-process, a group of real consumers."""
 from __future__ import annotations
 
-import io
 import uuid
 from pathlib import Path
 
 import pytest
 
-from groupctl.cli.app import invoke
-from groupctl.cli.env import Env
+from cli_runner import run_cli
 from groupctl.lab.consumer import wait_balanced
 
 LISTENERS = ("PLAINTEXT", "SSL", "SASL_SSL", "SASL_PLAINTEXT")
@@ -27,9 +25,7 @@ def endpoint(lab, listener: str) -> tuple[str, str | None]:
 
 
 def cli(*args: str) -> tuple[int, str, str]:
-    env = Env(stdout=io.StringIO(), stderr=io.StringIO())
-    code = invoke(["--timeout", "20", *args], env)
-    return code, env.stdout.getvalue(), env.stderr.getvalue()
+    return run_cli(*args, timeout=20)
 
 
 def via(lab, listener: str, *args: str, props: str | None = None) -> tuple[int, str, str]:

@@ -1,7 +1,7 @@
 """Feeding the one story in unit tests: what a describe poll hands it."""
 from __future__ import annotations
 
-from groupctl.observe.observations import Seen
+from groupctl.observe.sources.observations import Seen
 
 
 def look(story, desc, at=None):

@@ -4,24 +4,20 @@ refused in one line with exit 2 when out of range; an empty group id is a usage 
 No broker is asked (the address refuses)."""
 from __future__ import annotations
 
-import io
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
-from groupctl.cli.app import invoke
-from groupctl.cli.env import Env
+from cli_runner import run_cli
 from groupctl.exitcodes import ExitCode
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "analyze"
 
 
 def run(*args: str) -> tuple[int, str, str]:
-    env = Env(stdout=io.StringIO(), stderr=io.StringIO())
-    code = invoke(["-b", "127.0.0.1:1", *args], env)
-    return code, env.stdout.getvalue(), env.stderr.getvalue()
+    return run_cli(*args, bootstrap="127.0.0.1:1")
 
 
 @pytest.mark.parametrize("value, words", [

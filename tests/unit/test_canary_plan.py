@@ -22,7 +22,7 @@ from groupctl.coordinator.canary.plan import Canary, place, plan
 from groupctl.coordinator.canary.rounds import RoundResult
 from groupctl.coordinator.canary.runner import CanaryFailed, Outcomes, raise_for
 from groupctl.coordinator.canary.timing import Stopwatch, answer_error, step_of
-from groupctl.observe.model import coordinator_partition
+from groupctl.observe.reads.model import coordinator_partition
 from groupctl.protocol.errors import ErrorCode
 
 RULES = Path(__file__).resolve().parents[2] / "contrib" / "prometheus"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import io
 import json
 import socket
 import subprocess
@@ -13,8 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from groupctl.cli.app import invoke
-from groupctl.cli.env import Env
+from cli_runner import run_cli
 from groupctl.protocol.consumer import (
     Assignment, StickyUserData, Subscription, TopicPartitions, encode_assignment,
     encode_sticky_user_data, encode_subscription,
@@ -42,11 +40,7 @@ def no_network(monkeypatch):
 
 
 def run(*args: str, stdin: str | None = None, stdin_is_terminal: bool = False):
-    out, err = io.StringIO(), io.StringIO()
-    env = Env(stdout=out, stderr=err, stdin=None if stdin is None else io.StringIO(stdin),
-              stdin_is_terminal=stdin_is_terminal)
-    code = invoke(list(args), env)
-    return code, out.getvalue(), err.getvalue()
+    return run_cli(*args, stdin=stdin, terminal=stdin_is_terminal)
 
 
 def assert_usage_error(code: int, out: str, err: str, *words: str) -> None:

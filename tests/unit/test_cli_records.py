@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from cli_runner import run_cli
 from groupctl.cli.app import invoke
 from groupctl.cli.env import Env
 from groupctl.cli.records import parse_time
@@ -32,9 +33,7 @@ def epoch_value(epoch: int) -> bytes:
 
 
 def run(*args: str, out: str = "ndjson") -> tuple[int, str, str]:
-    env = Env(stdout=io.StringIO(), stderr=io.StringIO())
-    code = invoke(["-o", out, "decode", "records", *args], env)
-    return code, env.stdout.getvalue(), env.stderr.getvalue()
+    return run_cli("-o", out, "decode", "records", *args)
 
 
 @pytest.fixture

@@ -759,6 +759,29 @@ def test_retry_gives_up_at_the_deadline_with_the_last_error():
     run(main())
 
 
+def test_an_attempt_the_deadline_cut_short_does_not_hide_the_brokers_error():
+    """Under load the last attempt can start with almost no time left and time out: that
+    says nothing of the broker, whose answer before it is the error to name."""
+    async def main():
+        deadline = Deadline(0.2)
+        calls = []
+
+        async def loading_then_cut():
+            calls.append(1)
+            if len(calls) == 1:
+                raise KafkaError("DescribeGroups", 14)
+            await asyncio.sleep(deadline.remaining())   # the request capped at what is left
+            raise RequestTimeoutError("DescribeGroups v6 to node 1: no response within 0.0 s")
+
+        with pytest.raises(DeadlineError) as info:
+            await retry(loading_then_cut, deadline=deadline, what="DescribeGroups",
+                        backoff=Backoff(0.001, 0.001))
+        assert "COORDINATOR_LOAD_IN_PROGRESS (14)" in str(info.value), str(info.value)
+        assert info.value.last_error.code == 14
+
+    run(main())
+
+
 def test_backoff_grows_with_jitter_and_is_capped():
     b = Backoff(0.1, 1.0, rng=random.Random(7))
     delays = [b.next() for _ in range(8)]

@@ -3,15 +3,13 @@ comments and untouched keys, masked secrets, and one-line exit-2 errors that lea
 file as it was. (Against the lab broker: tests/integration/test_lab_tls.py.)"""
 from __future__ import annotations
 
-import io
 import json
 import os
 import stat
 
 import pytest
 
-from groupctl.cli.app import invoke
-from groupctl.cli.env import Env
+from cli_runner import run_cli
 from groupctl.config.credentials import MASK, mask_value
 from groupctl.config.properties import parse_jaas
 
@@ -27,9 +25,7 @@ def cfg(tmp_path, monkeypatch):
 
 
 def cli(*args: str) -> tuple[int, str, str]:
-    env = Env(stdout=io.StringIO(), stderr=io.StringIO())
-    code = invoke(list(args), env)
-    return code, env.stdout.getvalue(), env.stderr.getvalue()
+    return run_cli(*args)
 
 
 def contexts_json() -> list[dict]:
@@ -245,7 +241,7 @@ def test_bad_values_are_usage_errors_before_anything_is_sent(cfg, args, message)
 
 def test_filter_values_any_case_are_accepted(cfg):
     from groupctl.cli.groups import check_choices
-    from groupctl.observe.listing import STATES, TYPES
+    from groupctl.observe.reads.listing import STATES, TYPES
 
     assert check_choices(["stable", "EMPTY"], STATES, "--state") == ["Stable", "Empty"]
     assert check_choices(["Share", "streams"], TYPES, "--type") == ["share", "streams"]

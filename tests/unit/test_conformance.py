@@ -1,5 +1,7 @@
 """Our message specs against Kafka's own: the JSON message definitions inside the
-kafka-clients jar the lab runs (groupctl.lab.dist.kafka_libs()).
+kafka-clients jar the lab runs (groupctl.lab.dist.kafka_libs()). The specs are generated
+from that JSON (tools/gen_codecs.py; test_codecs_current.py checks they are current): this
+is the generator's translation checked by a comparison of its own.
 
 For the request and response of every API in groupctl.protocol.messages.APIS this checks
 validVersions, flexibleVersions, and field by field (recursing into struct arrays, struct

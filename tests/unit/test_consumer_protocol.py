@@ -320,7 +320,7 @@ def test_assignment_to_dict_shape():
 
 
 def test_observe_model_uses_the_payloads():
-    from groupctl.observe.model import classic_member
+    from groupctl.observe.reads.model import classic_member
 
     raw = {"member_id": "m-1", "client_id": "c", "client_host": "/10.0.0.1",
            "group_instance_id": None,

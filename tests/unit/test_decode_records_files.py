@@ -4,14 +4,12 @@ files skipped with a note), files that are not segments at all, empty files, a -
 that matched nothing; and the table's cells (lists, nulls, a member's state, a cut)."""
 from __future__ import annotations
 
-import io
 import json
 import os
 
 import pytest
 
-from groupctl.cli.app import invoke
-from groupctl.cli.env import Env
+from cli_runner import run_cli
 from groupctl.exitcodes import ExitCode
 from groupctl.protocol.records.batch import encode_batch
 from groupctl.render.records import record_row, summary
@@ -20,9 +18,7 @@ from test_cli_records import epoch_value, key
 
 
 def run(*args: str, out: str = "table") -> tuple[int, str, str]:
-    env = Env(stdout=io.StringIO(), stderr=io.StringIO())
-    code = invoke(["-o", out, "decode", "records", *args], env)
-    return code, env.stdout.getvalue(), env.stderr.getvalue()
+    return run_cli("-o", out, "decode", "records", *args)
 
 
 def partition_dir(tmp_path, partition: int, group: str, epochs: list[int]) -> str:

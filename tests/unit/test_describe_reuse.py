@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from groupctl.client.memo import ResponseMemo
-from groupctl.observe.describe import describe_groups
+from groupctl.observe.reads.describe import describe_groups
 from groupctl.protocol.frame import decode_response
 from groupctl.protocol.messages import DESCRIBE_GROUPS, OFFSET_FETCH
 

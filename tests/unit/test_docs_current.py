@@ -75,8 +75,8 @@ def test_every_command_and_option_is_on_its_page():
 def test_the_metrics_reference_lists_every_family_of_the_exporters():
     from groupctl.cli.docs_metrics import metric_docs
     from groupctl.coordinator.canary import metrics as canary
-    from groupctl.observe import metrics as watch
-    from groupctl.observe.lag_metrics import LAG_FAMILIES
+    from groupctl.observe.sinks import metrics as watch
+    from groupctl.observe.sinks.lag_metrics import LAG_FAMILIES
 
     families = [f.family for f in watch.GROUP_FAMILIES + LAG_FAMILIES]
     families += [watch.UP, watch.FOLLOWED, watch.ROUNDS, watch.FAILED, watch.LOST,

@@ -44,7 +44,8 @@ GROUP_CODES = (14, 15, 16, 22, 23, 24, 25, 26, 27, 29, 30, 33, 34, 35, 42, 58, 6
 @pytest.fixture(scope="module")
 def jar_errors(tmp_path_factory) -> dict[int, tuple[str, bool, str]]:
     from groupctl.errors import LabError
-    from groupctl.lab.dist import classpath, java_cmd, kafka_libs
+    from groupctl.lab.dist import java_cmd, kafka_libs
+    from groupctl.lab.tools import classpath
 
     try:
         libs = kafka_libs()

@@ -10,7 +10,7 @@ import pytest
 from groupctl.coordinator.members.classic import ClassicMemberState as S, JoinedMember, PendingAssignment
 from groupctl.coordinator.probe.view import GroupView
 from groupctl.events import ProbeAction, envelope, iso_ts, moved_partitions, tp_list, tp_map
-from groupctl.observe.model import classic_group
+from groupctl.observe.reads.model import classic_group
 from groupctl.protocol import consumer as cp
 from groupctl.render.watch import WatchModel, plain_line, render_model
 
@@ -78,7 +78,7 @@ SUB = cp.encode_subscription(cp.Subscription(topics=["t"]))
 
 
 def described(*members):
-    """A Stable group as DescribeGroups shows it, read by observe.model."""
+    """A Stable group as DescribeGroups shows it, read by observe.reads.model."""
     return classic_group({
         "group_id": "g", "error_code": 0, "group_state": "Stable", "protocol_type": "consumer",
         "protocol_data": "range", "members": [

@@ -17,7 +17,7 @@ from groupctl.coordinator.steer.force_consumer import (
 from groupctl.coordinator.members.interface import ROUTE_ANY, ROUTE_CONTROL
 from groupctl.coordinator.driver.member_driver import MemberDriver
 from groupctl.errors import AuthError, DeadlineError, KafkaError, UnreachableError
-from groupctl.observe.model import GroupDescription, Member, TopicPartitions
+from groupctl.observe.reads.model import GroupDescription, Member, TopicPartitions
 from groupctl.protocol.errors import ErrorCode
 from waiting import wait_until_async
 

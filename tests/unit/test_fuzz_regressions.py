@@ -8,13 +8,11 @@ was before the fix.
 """
 from __future__ import annotations
 
-import io
 import re
 
 import pytest
 
-from groupctl.cli.app import invoke
-from groupctl.cli.env import Env
+import cli_runner as runner
 from groupctl.errors import UsageError
 from tests.fuzz.registry import load
 
@@ -23,11 +21,8 @@ CLOSED = "127.0.0.1:1"  # nothing listens: a command that got as far as connecti
 
 
 def run_cli(*argv: str, tmp_path) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    env = Env(stdout=out, stderr=err, stdin=io.StringIO(""),
-              environ={"GROUPCTL_CONFIG": str(tmp_path / "config.yaml"),
-                       "HOME": str(tmp_path)})
-    return invoke(list(argv), env), out.getvalue(), err.getvalue()
+    return runner.run_cli(*argv, stdin="", environ={
+        "GROUPCTL_CONFIG": str(tmp_path / "config.yaml"), "HOME": str(tmp_path)})
 
 
 def one_error_line(err: str) -> str:
@@ -225,7 +220,7 @@ def test_batches_decompression_bomb_is_a_damaged_batch(codec, monkeypatch):
 # Found by the `segments` harness (first of 593 inputs of one distinct crash in a
 # 240-second campaign; a lab GroupMetadata record whose leader string's length was
 # mutated): the codec reads any length of -1 as null, so GroupMetadata's `members`
-# (non-nullable) decoded to None and observe/replay raised TypeError ('NoneType' object
+# (non-nullable) decoded to None and observe/reads/replay raised TypeError ('NoneType' object
 # is not iterable) replaying it. Kafka's readers reject it ("non-nullable field members
 # was serialized as null"); decode_value now does too: the record carries `error`.
 SEGMENT_NULL_MEMBERS = bytes.fromhex(
@@ -251,7 +246,7 @@ SEGMENT_NULL_MEMBERS = bytes.fromhex(
 def test_segments_non_nullable_null_is_a_record_error():
     import struct
 
-    from groupctl.observe.replay import replay
+    from groupctl.observe.reads.replay import replay
     from groupctl.protocol.records.coordinator import decode_record
 
     HARNESSES["segments"].check(SEGMENT_NULL_MEMBERS)

@@ -1,5 +1,5 @@
-"""Share, streams and mixed groups in the read model (observe.share, observe.streams,
-observe.model) and their tables (render.group_types), from response dicts shaped as the
+"""Share, streams and mixed groups in the read model (observe.reads.share, observe.reads.streams,
+observe.reads.model) and their tables (render.group_types), from response dicts shaped as the
 lab broker (Kafka 4.3.1) answered ShareGroupDescribe, DescribeShareGroupOffsets and
 StreamsGroupDescribe. Nothing here talks to a broker."""
 from __future__ import annotations
@@ -10,9 +10,9 @@ import io
 from rich.console import Console
 
 from groupctl.errors import NotFoundError
-from groupctl.observe import model, share, streams
-from groupctl.observe.describe import describe_groups
-from groupctl.observe.listing import GroupListing
+from groupctl.observe.reads import model, share, streams
+from groupctl.observe.reads.describe import describe_groups
+from groupctl.observe.reads.listing import GroupListing
 from groupctl.protocol.messages import CONSUMER_GROUP_DESCRIBE, DESCRIBE_GROUPS, OFFSET_FETCH
 from groupctl.render.groups import describe_tables
 

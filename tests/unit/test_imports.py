@@ -1,5 +1,5 @@
-"""Imports run one way. The protocol layer: spec.py (the Api entry points) -> codegen.py /
-encoders.py (decoders, encoders) -> schema.py (the spec language). Every package: layers
+"""Imports run one way. The protocol layer: the generated message modules -> spec.py (the
+Api) and wire.py (what generated codecs call) -> schema.py (the spec language). Every package: layers
 import downward only (the rule is stated at ALLOWED below), and no two modules import each
 other, also not through a function-level import."""
 from __future__ import annotations
@@ -18,11 +18,11 @@ def _imported_modules(name: str) -> set[str]:
             if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module}
 
 
-def test_codegen_and_encoders_never_import_spec():
-    for name in ("codegen", "encoders", "schema"):
-        assert "spec" not in _imported_modules(name), name
-    assert not {"codegen", "encoders", "spec"} & _imported_modules("schema")
-    assert {"codegen", "encoders", "schema"} <= _imported_modules("spec")
+def test_the_spec_language_and_the_codecs_runtime_never_import_spec():
+    for name in ("wire", "schema"):
+        assert not {"spec", "messages"} & _imported_modules(name), name
+    assert "spec" not in _imported_modules("consumer_codecs")
+    assert {"wire", "schema"} <= _imported_modules("spec")
 
 
 # ---- every package: layers import downward only ------------------------------------------
@@ -72,6 +72,19 @@ COORDINATOR_ALLOWED: dict[str, set[str]] = {
     "canary": {"driver", "members"},
     "__init__": set(),
 }
+# Inside observe/, the pipeline's folders: reads (the read model and the cluster reads every
+# stage shares) and state (the reducer) stand on nothing else of observe; sources and the
+# story use each other's vocabulary (the story is fed the sources' observations; the records'
+# sources tell each group's past through a story); sinks read them all; the modules at the
+# top (watch.py, wait.py: the pipelines put together) import any folder and no folder
+# imports them.
+OBSERVE_ALLOWED: dict[str, set[str]] = {
+    "reads": set(),
+    "state": set(),
+    "sources": {"reads", "state", "story"},
+    "story": {"reads", "state", "sources"},
+    "sinks": {"reads", "state", "sources", "story"},
+}
 PACKAGE = Path(groupctl.__file__).parent
 
 
@@ -80,28 +93,16 @@ def _module_name(path: Path, root: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _runtime_nodes(tree: ast.AST):
-    """Every node but those under `if TYPE_CHECKING:` (imports a type checker reads only)."""
-    for node in ast.iter_child_nodes(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            yield from (n for child in node.orelse for n in ast.walk(child))
-            continue
-        yield node
-        yield from _runtime_nodes(node)
-
-
-def module_imports(sources: dict[str, tuple[str, bool]], *,
-                   type_only: bool = True) -> dict[str, set[str]]:
+def module_imports(sources: dict[str, tuple[str, bool]]) -> dict[str, set[str]]:
     """{module: every groupctl module it imports} from {module: (source, is_package)};
-    function-level imports count too, TYPE_CHECKING ones unless `type_only` is False (they
-    obey the layers but do not run, so they make no cycle). `from . import x` names module
-    x when there is one."""
+    function-level and TYPE_CHECKING imports count too. `from . import x` names module x
+    when there is one."""
     out: dict[str, set[str]] = {}
     for name, (source, is_package) in sources.items():
         here = name.split(".") if is_package else name.split(".")[:-1]
         found: set[str] = set()
         tree = ast.parse(source)
-        for node in (ast.walk(tree) if type_only else _runtime_nodes(tree)):
+        for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 found |= {a.name for a in node.names if a.name.split(".")[0] == "groupctl"}
             elif isinstance(node, ast.ImportFrom):
@@ -123,6 +124,15 @@ def _layer(module: str, depth: int) -> str:
     return parts[depth] if len(parts) > depth else "__init__"
 
 
+def _observe_part(module: str) -> str:
+    """The folder of observe/ a module is in, or the name of a module at its top."""
+    return _layer(module, 2)
+
+
+def _observe_name(part: str) -> str:
+    return f"observe/{part}" if part in OBSERVE_ALLOWED else f"observe's top module {part}"
+
+
 def violations(sources: dict[str, tuple[str, bool]]) -> list[str]:
     """Every import against the layer rules above, and every import cycle between modules."""
     imports = module_imports(sources)
@@ -138,9 +148,17 @@ def violations(sources: dict[str, tuple[str, bool]]) -> list[str]:
                 if sub != tsub and tsub not in COORDINATOR_ALLOWED.get(sub, set()):
                     bad.append(f"{importer} imports {target} (coordinator/{sub} may not "
                                f"import coordinator/{tsub})")
-    bad += [f"import cycle: {' -> '.join(cycle)}"
-            for cycle in _cycles(module_imports(sources, type_only=False))]
-    return bad
+            elif mine == theirs == "observe":
+                sub, tsub = _observe_part(importer), _observe_part(target)
+                if sub in OBSERVE_ALLOWED and sub != tsub and tsub not in OBSERVE_ALLOWED[sub]:
+                    bad.append(f"{importer} imports {target} (observe/{sub} may not "
+                               f"import {_observe_name(tsub)})")
+    return bad + cycles(sources)
+
+
+def cycles(sources: dict[str, tuple[str, bool]]) -> list[str]:
+    """Every import cycle between groupctl modules, TYPE_CHECKING imports included."""
+    return [f"import cycle: {' -> '.join(cycle)}" for cycle in _cycles(module_imports(sources))]
 
 
 def _cycles(imports: dict[str, set[str]]) -> list[list[str]]:
@@ -189,6 +207,13 @@ def test_every_package_imports_only_downward_and_no_module_cycles():
     assert violations(_package_sources()) == []
 
 
+def test_no_two_groupctl_modules_import_each_other():
+    """A cycle counts every import: at module level, in a function, or under `if
+    TYPE_CHECKING:` (one that runs only for a type checker still ties the two modules into
+    one: neither can be read, moved or tested without the other)."""
+    assert cycles(_package_sources()) == []
+
+
 def test_the_import_check_catches_violations():
     """Self-test: a known violation of each kind is reported (so the check above can fail)."""
     sources = {
@@ -202,6 +227,10 @@ def test_the_import_check_catches_violations():
         "groupctl.client.d": ("from .c import C\n", False),
         "groupctl.observe.ok": ("from ..client import routes\nfrom ..events import Event\n",
                                 False),
+        "groupctl.observe.reads.r": ("from ..story import story\n", False),
+        "groupctl.observe.sinks.s": ("from .. import watch\n", False),
+        "groupctl.observe.story.story": ("", False),
+        "groupctl.observe.watch": ("", False),
     }
     found = violations(sources)
     assert found == [
@@ -209,5 +238,10 @@ def test_the_import_check_catches_violations():
         "groupctl.protocol.y imports groupctl.client (protocol may not import client)",
         "groupctl.coordinator.members.m imports groupctl.coordinator.driver "
         "(coordinator/members may not import coordinator/driver)",
+        "groupctl.observe.reads.r imports groupctl.observe.story.story "
+        "(observe/reads may not import observe/story)",
+        "groupctl.observe.sinks.s imports groupctl.observe.watch "
+        "(observe/sinks may not import observe's top module watch)",
+        "import cycle: groupctl.client.c -> groupctl.client.d",
         "import cycle: groupctl.render.a -> groupctl.render.b",
     ]

@@ -1,7 +1,7 @@
-"""watch --lag without a broker: the lag round (observe/lag.py fetch_lag) against a fake
+"""watch --lag without a broker: the lag round (observe/sources/lag.py fetch_lag) against a fake
 cluster that answers real OffsetFetch / ListOffsets bodies and counts the requests; the lag
 poller's pacing on an injected clock; lag_before / lag_after on rebalance events
-(observe/lag_rounds.py); the lag gauges (observe/lag_metrics.py) checked by promtool; the
+(observe/story/lag_rounds.py); the lag gauges (observe/sinks/lag_metrics.py) checked by promtool; the
 --lag options' usage errors."""
 from __future__ import annotations
 
@@ -15,11 +15,11 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from groupctl.errors import UnreachableError
 from groupctl.events import envelope, iso_ts
-from groupctl.observe.lag import GroupLag, LagPoller, fetch_lag
-from groupctl.observe.lag_metrics import add_lag_metrics
-from groupctl.observe.lag_rounds import LagRounds
-from groupctl.observe.metrics import WatchMetrics
-from groupctl.observe.reducer import Reducer
+from groupctl.observe.sources.lag import GroupLag, LagPoller, fetch_lag
+from groupctl.observe.sinks.lag_metrics import add_lag_metrics
+from groupctl.observe.story.lag_rounds import LagRounds
+from groupctl.observe.sinks.metrics import WatchMetrics
+from groupctl.observe.state.reducer import Reducer
 from groupctl.protocol.errors import ErrorCode
 from groupctl.protocol.messages import LIST_OFFSETS, OFFSET_FETCH
 
@@ -183,7 +183,7 @@ def poller_with(monkeypatch, answers=None, interval=10.0):
         if answers and answers.pop(0) == "down":
             raise UnreachableError("no broker reachable")
         return {g: GroupLag(g, T0 + t.now, T0 + t.now, {("t", 0): 7}) for g in groups}
-    monkeypatch.setattr("groupctl.observe.lag.fetch_lag", fake_fetch)
+    monkeypatch.setattr("groupctl.observe.sources.lag.fetch_lag", fake_fetch)
     told: list = []
     poller = LagPoller(FakeCluster({}, {}, {}, {}), lambda: ["a", "b"], interval=interval,
                        on_round=lambda asked_at, lags: told.append(sorted(lags)),
@@ -372,26 +372,25 @@ def test_a_watch_with_lag_holds_the_rebalance_for_its_lag_and_counts_it_then(mon
     """The whole pipeline (describe poller, story, lag poller, reducer, --max-rebalances)
     on asyncio's clock: the rebalance reaches the sink with the lag read after its end, and
     exit 8 comes from the lag source's task, which told it."""
+    from described_cluster import DescribedCluster
     from test_pipeline import classic, m
 
-    from groupctl.observe.describe import DescribeResult
+    from groupctl.observe.reads.describe import DescribeResult
     from groupctl.observe.watch import ConditionViolated, Watcher, WatchSettings
 
     looks = [classic("Stable", 1, m("a", 0, 1)), classic("PreparingRebalance", 1, m("a", 0, 1)),
              classic("Stable", 2, m("a", 0), m("b", 1))]
 
-    async def fake_describe(cluster, names, **options):
-        return DescribeResult([looks.pop(0) if len(looks) > 1 else looks[0]])
+    cluster = DescribedCluster([DescribeResult([look]) for look in looks]).install(monkeypatch)
     reads: list[tuple[float, int]] = []
 
     async def fake_fetch(cluster, groups, *, deadline, clock):
         asked_at = clock()
         reads.append((asked_at, 1000 + len(reads)))
         return {g: GroupLag(g, asked_at, clock(), {("t", 0): reads[-1][1]}) for g in groups}
-    monkeypatch.setattr("groupctl.observe.describe.describe_groups", fake_describe)
-    monkeypatch.setattr("groupctl.observe.lag.fetch_lag", fake_fetch)
+    monkeypatch.setattr("groupctl.observe.sources.lag.fetch_lag", fake_fetch)
     told: list[dict] = []
-    watcher = Watcher(FakeCluster({}, {}, {}, {}), WatchSettings(
+    watcher = Watcher(cluster, WatchSettings(
         groups=["g"], interval=0.01, duration=30, max_rebalances=0, lag_interval=0.05),
         emit=told.append)
     with pytest.raises(ConditionViolated, match="rebalanced 1 time"):
@@ -406,7 +405,7 @@ def test_a_watch_with_lag_holds_the_rebalance_for_its_lag_and_counts_it_then(mon
 
 
 def datetime_of(ts: str) -> float:
-    from groupctl.observe.reducer import _seconds
+    from groupctl.observe.state.reducer import _seconds
 
     return _seconds(ts)
 

@@ -228,7 +228,7 @@ def test_the_watchers_condition_message_counts_right(monkeypatch):
 
     rounds = [classic("Stable", 1, m("a", ("t", [0]))), classic("Stable", 2, m("a", ("t", [0])),
                                                                  m("b", ("t", [1])))]
-    from groupctl.observe.describe import DescribeResult
+    from groupctl.observe.reads.describe import DescribeResult
 
     code, *_ = run_watcher([DescribeResult([d], {}) for d in rounds],
                            WatchSettings(groups=["g"], interval=0.01, duration=5,

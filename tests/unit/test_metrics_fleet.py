@@ -1,4 +1,4 @@
-"""Metrics at fleet size (observe/metrics_fleet.py): fleet-level series for every group,
+"""Metrics at fleet size (observe/sinks/metrics_fleet.py): fleet-level series for every group,
 per-group series only for the selected ones (kminion's allowed/ignored regexes, exact
 names, or by default the first groups seen up to a limit)."""
 from __future__ import annotations
@@ -10,9 +10,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from test_cli_offline import assert_usage_error, run
 from test_metrics_prometheus import _ev, _member, _promtool
 
-from groupctl.observe.metrics import WatchMetrics
-from groupctl.observe.metrics_fleet import GroupSelection
-from groupctl.observe.reducer import Reducer
+from groupctl.observe.sinks.metrics import WatchMetrics
+from groupctl.observe.sinks.metrics_fleet import GroupSelection
+from groupctl.observe.state.reducer import Reducer
 
 T0 = 1_700_000_000.0
 
@@ -91,9 +91,9 @@ def test_metrics_selection_usage_errors_exit_2(args, words):
 def test_lag_series_follow_the_selection(select, wanted):
     """watch --lag reads every followed group's lag (its rebalance events need it), but
     only the selected groups get lag series, like their other per-group series."""
-    from groupctl.observe.lag import GroupLag, LagPoller
-    from groupctl.observe.lag_metrics import add_lag_metrics
-    from groupctl.observe.lag_rounds import LagRounds
+    from groupctl.observe.sources.lag import GroupLag, LagPoller
+    from groupctl.observe.sinks.lag_metrics import add_lag_metrics
+    from groupctl.observe.story.lag_rounds import LagRounds
 
     reducer = Reducer()
     metrics = WatchMetrics(reducer, followed=lambda: 3, select=select)
@@ -115,8 +115,8 @@ def test_kept_blocks_give_the_text_built_afresh_through_changes_and_departures()
     import gzip
     import random
 
-    from groupctl.observe.metrics_blocks import BLOCK
-    from groupctl.observe.metrics_server import _Gzip
+    from groupctl.observe.sinks.metrics_blocks import BLOCK
+    from groupctl.observe.sinks.metrics_server import _Gzip
 
     rng = random.Random(34)
     reducer = Reducer()
@@ -152,7 +152,7 @@ def test_kept_blocks_give_the_text_built_afresh_through_changes_and_departures()
 def test_an_events_timestamp_is_read_as_strptime_reads_it():
     from datetime import datetime, timezone
 
-    from groupctl.observe.reducer import _seconds
+    from groupctl.observe.state.reducer import _seconds
 
     for ts in ("2023-11-14T22:13:25.000Z", "2026-02-28T23:59:59.999Z", "1999-12-31T00:00:00.5Z"):
         assert _seconds(ts) == datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").replace(
@@ -166,7 +166,7 @@ def test_a_fleets_scrape_is_built_ahead_once_its_changes_come_to_rest(monkeypatc
     builds the scrape in its own thread, so the next scrape builds no group's lines."""
     import time
 
-    from groupctl.observe import metrics_groups, metrics_server
+    from groupctl.observe.sinks import metrics_groups, metrics_server
 
     monkeypatch.setattr(metrics_server, "WARM_AT", 20)
     monkeypatch.setattr(metrics_server, "WARM_EVERY", 0.05)

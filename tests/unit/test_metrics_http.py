@@ -1,4 +1,4 @@
-"""The metrics server's HTTP side (observe/http_server.py, web_config.py) under careless and
+"""The metrics server's HTTP side (observe/sinks/http_server.py, web_config.py) under careless and
 hostile clients: idle and slow connections, other methods, q-values, a rebound Host, basic
 authentication and TLS from a Prometheus web configuration file."""
 from __future__ import annotations
@@ -14,10 +14,11 @@ import bcrypt
 import pytest
 
 from groupctl.errors import UsageError
-from groupctl.observe import http_server
-from groupctl.observe.metrics import MetricsServer, WatchMetrics
-from groupctl.observe.reducer import Reducer
-from groupctl.observe.web_config import load
+from groupctl.observe.sinks import http_server
+from groupctl.observe.sinks.metrics import WatchMetrics
+from groupctl.observe.sinks.metrics_server import MetricsServer
+from groupctl.observe.state.reducer import Reducer
+from groupctl.observe.sinks.web_config import load
 
 from waiting import wait_until
 

@@ -1,4 +1,4 @@
-"""watch --metrics-port's exporter (observe/metrics.py) without a broker: a reducer fed §4
+"""watch --metrics-port's exporter (observe/sinks/metrics.py) without a broker: a reducer fed §4
 events, scraped over HTTP; the exposition checked by `promtool check metrics` and the alert
 rules of contrib/prometheus by `promtool test rules`. promtool comes from Debian's
 prometheus package (./dev setup installs it): missing, these tests fail, never skip."""
@@ -14,9 +14,10 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from groupctl.events import envelope
-from groupctl.observe.metrics import GROUP_FAMILIES, MetricsServer, WatchMetrics
-from groupctl.observe.reasons import REASON_KINDS, explain, kind as reason_kind
-from groupctl.observe.reducer import Reducer
+from groupctl.observe.sinks.metrics import GROUP_FAMILIES, WatchMetrics
+from groupctl.observe.sinks.metrics_server import MetricsServer
+from groupctl.observe.story.reasons import REASON_KINDS, explain, kind as reason_kind
+from groupctl.observe.state.reducer import Reducer
 
 RULES = Path(__file__).resolve().parents[2] / "contrib" / "prometheus"
 T0 = 1_700_000_000.0
@@ -214,7 +215,7 @@ def test_the_exposition_is_prometheus_clients(exporter):
 
     class Same:
         def collect(self):
-            from groupctl.observe.metrics_groups import GroupCounts, GroupView, _type
+            from groupctl.observe.sinks.metrics_groups import GroupCounts, GroupView, _type
 
             m = server.metrics
             for g in GROUP_FAMILIES:
@@ -380,8 +381,8 @@ def test_gzip_pieces_are_compressed_once_and_join_into_one_stream(monkeypatch):
     stream whose CRC and size gzip checks."""
     import gzip
 
-    from groupctl.observe import metrics_server
-    from groupctl.observe.metrics import BLOCK
+    from groupctl.observe.sinks import metrics_server
+    from groupctl.observe.sinks.metrics import BLOCK
 
     reducer = Reducer()
     m = WatchMetrics(reducer, followed=lambda: len(reducer.groups))
@@ -451,7 +452,7 @@ def test_crc_combine_is_zlibs_crc_of_the_joined_bytes():
     import random
     import zlib
 
-    from groupctl.observe.metrics_server import crc_combine, crc_shift
+    from groupctl.observe.sinks.metrics_server import crc_combine, crc_shift
 
     rng = random.Random(22)
     pieces = [b"", b"a", bytes(rng.randrange(256) for _ in range(1000)), b"x" * 70_000, b""]
@@ -464,7 +465,7 @@ def test_crc_combine_is_zlibs_crc_of_the_joined_bytes():
 def test_a_lag_read_without_an_event_builds_the_groups_lines_again(exporter):
     from types import SimpleNamespace
 
-    from groupctl.observe.lag_metrics import add_lag_metrics
+    from groupctl.observe.sinks.lag_metrics import add_lag_metrics
 
     server, feed = exporter
     m = server.metrics
@@ -540,8 +541,8 @@ def test_every_name_is_groupctls_and_no_help_points_at_a_source_file(exporter):
     """kafka_exporter's kafka_consumergroup_members is labelled `consumergroup`: a
     dashboard scraping both mixed two schemas under one name; users have no observe/*.py
     to read; a gauge is not named like a histogram's _duration_seconds."""
-    from groupctl.observe.lag import LagPoller
-    from groupctl.observe.lag_metrics import add_lag_metrics
+    from groupctl.observe.sources.lag import LagPoller
+    from groupctl.observe.sinks.lag_metrics import add_lag_metrics
 
     server, feed = exporter
     poller = LagPoller(None, lambda: [], on_round=lambda *a: None)

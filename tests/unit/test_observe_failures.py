@@ -1,5 +1,5 @@
 """How failed groups and brokers become one error and exit code (groupctl.cli.groups /
-groupctl.observe.listing), on plain results: nothing here talks to a broker."""
+groupctl.observe.reads.listing), on plain results: nothing here talks to a broker."""
 from __future__ import annotations
 
 import io
@@ -11,10 +11,10 @@ from groupctl.cli.groups import _raise_failures
 from groupctl.client.errors import kafka_error
 from groupctl.errors import UnreachableError
 from groupctl.exitcodes import ExitCode
-from groupctl.observe.describe import DescribeResult
-from groupctl.observe.errors import PartialFailure, group_not_found
-from groupctl.observe.listing import ListResult, failures_error
-from groupctl.observe.model import GroupDescription
+from groupctl.observe.reads.describe import DescribeResult
+from groupctl.observe.reads.errors import PartialFailure, group_not_found
+from groupctl.observe.reads.listing import ListResult, failures_error
+from groupctl.observe.reads.model import GroupDescription
 
 
 def _env():

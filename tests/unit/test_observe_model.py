@@ -1,5 +1,5 @@
-"""The describe read model (groupctl.observe.model) and the response parsers of
-groupctl.observe.offsets / listing, on small hand-made responses."""
+"""The describe read model (groupctl.observe.reads.model) and the response parsers of
+groupctl.observe.reads.offsets / listing, on small hand-made responses."""
 from __future__ import annotations
 
 import re
@@ -7,9 +7,9 @@ import re
 import pytest
 
 from groupctl.errors import AuthError, KafkaError
-from groupctl.observe import model
-from groupctl.observe.listing import STATES, TYPES, GroupListing, _matches, canonical
-from groupctl.observe.offsets import offset_fetch_body, parse_offset_fetch
+from groupctl.observe.reads import model
+from groupctl.observe.reads.listing import STATES, TYPES, GroupListing, _matches, canonical
+from groupctl.observe.reads.offsets import offset_fetch_body, parse_offset_fetch
 from groupctl.protocol.consumer import (
     Assignment,
     CooperativeStickyUserData,

@@ -13,7 +13,7 @@ from enum import Enum
 import orjson
 import pytest
 
-from groupctl.observe.model import GroupState, Member, OffsetRow
+from groupctl.observe.reads.model import GroupState, Member, OffsetRow
 from groupctl.render.output import _plain_default, dumps_json, to_plain, write_json_items
 
 
@@ -144,8 +144,8 @@ ODD_TEXTS = [None, GroupState.EMPTY]
 
 
 def random_group(rng: random.Random, i: int):
-    from groupctl.observe.model import GroupDescription, TopicPartitions
-    from groupctl.observe.share import ShareOffsetRow
+    from groupctl.observe.reads.model import GroupDescription, TopicPartitions
+    from groupctl.observe.reads.share import ShareOffsetRow
 
     def odd(value, choices):  # now and then a value of a type describe never builds
         return rng.choice(choices) if rng.random() < 0.03 else value

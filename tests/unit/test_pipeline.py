@@ -6,17 +6,18 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from described_cluster import DescribedCluster
 
 from groupctl.errors import NotFoundError, UnreachableError
 from groupctl.events import EVENT_FIELDS, EventKind, Source, envelope
-from groupctl.observe.describe import DescribeResult
-from groupctl.observe.model import GroupDescription, GroupState, Member, TopicPartitions
-from groupctl.observe.observations import (
+from groupctl.observe.reads.describe import DescribeResult
+from groupctl.observe.reads.model import GroupDescription, GroupState, Member, TopicPartitions
+from groupctl.observe.sources.observations import (
     Appeared, ContactLost, ContactRegained, Missing, Seen,
 )
-from groupctl.observe.reducer import Reducer
-from groupctl.observe.source import DescribePoller
-from groupctl.observe.story import RebalanceStory
+from groupctl.observe.state.reducer import Reducer
+from groupctl.observe.sources.poller import DescribePoller
+from groupctl.observe.story.story import RebalanceStory
 
 
 def m(mid, *parts):
@@ -39,26 +40,10 @@ def kinds(events):
 
 # ---- the source ---------------------------------------------------------------------------
 
-class FakeCluster:
-    cluster_id = "fake"
-
-    def deadline(self, seconds):
-        return None
-
-
 def poller_over(rounds, monkeypatch, **kw):
-    answers = list(rounds)
-
-    async def fake_describe(cluster, names, **options):
-        fake_describe.asked.append((list(names), options.get("listings")))
-        item = answers.pop(0)
-        if isinstance(item, Exception):
-            raise item
-        return item
-    fake_describe.asked = []
-    monkeypatch.setattr("groupctl.observe.describe.describe_groups", fake_describe)
+    cluster = DescribedCluster(rounds).install(monkeypatch)
     clock = iter(range(100, 200))
-    return DescribePoller(FakeCluster(), ["g"], clock=lambda: float(next(clock)), **kw), fake_describe
+    return DescribePoller(cluster, ["g"], clock=lambda: float(next(clock)), **kw), cluster
 
 
 def test_the_poller_yields_typed_observations_and_faults_once(monkeypatch):

@@ -77,7 +77,7 @@ class FakeConn:
 
 
 class FakeCluster:
-    """The cluster the driver sees; describes go through observe.describe (the one describe
+    """The cluster the driver sees; describes go through observe.reads.describe (the one describe
     path): find_coordinators, broker(node).supports(api), request(...)."""
     cluster_id = "fake-cluster"
 

@@ -2,17 +2,14 @@
 type, described first; and the join command's checks before anything is sent (exit 2)."""
 from __future__ import annotations
 
-import io
-
 import pytest
 
-from groupctl.cli.app import invoke
-from groupctl.cli.env import Env
+from cli_runner import run_cli
 from groupctl.coordinator.members.classic import ClassicMember
 from groupctl.coordinator.members.consumer import ConsumerMember
 from groupctl.coordinator.probe.setup import ProbeError, ProbeSettings, member_protocol, new_member
 from groupctl.errors import UsageError
-from groupctl.observe.model import GroupDescription, Member
+from groupctl.observe.reads.model import GroupDescription, Member
 
 
 def group(kind, state="Stable", members=1, **kw):
@@ -65,9 +62,8 @@ def test_an_assignor_or_regex_the_member_cannot_use_is_a_usage_error(settings, d
 
 
 def cli(*args: str) -> tuple[int, str]:
-    env = Env(stdout=io.StringIO(), stderr=io.StringIO())
-    code = invoke(["-b", "127.0.0.1:1", *args], env)
-    return code, env.stderr.getvalue()
+    code, _, err = run_cli(*args, bootstrap="127.0.0.1:1")
+    return code, err
 
 
 @pytest.mark.parametrize("args, words", [

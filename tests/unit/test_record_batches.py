@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from groupctl.observe.records import coordinator_records
+from groupctl.observe.reads.records import coordinator_records
 from groupctl.protocol.records.batch import Batch, BatchError, encode_batch, read_batches
 from groupctl.protocol.records.compression import CODECS, XERIAL_MAGIC, compress, decompress
 from groupctl.protocol.records.coordinator import CoordinatorRecord, decode_record
@@ -206,7 +206,7 @@ def test_tagged_nullable_struct_round_trips_with_a_varint_marker(classic):
     """ConsumerGroupMemberMetadataValue.ClassicMemberMetadata: a tagged nullable struct.
     Kafka marks it with a varint (0 null) inside the tag, not the int8 of other places;
     the bytes the lab broker wrote for a consumer-protocol member end `01 00 01 00`."""
-    from groupctl.protocol.encoders import compile_encoder
+    from tests.spec_encoder import compile_encoder
     from groupctl.protocol.records.schemas import RECORD_TYPES
 
     value = {"client_id": "c", "client_host": "/h", "subscribed_topic_names": ["t"],

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from groupctl.observe.records import coordinator_records, segment_batches
+from groupctl.observe.reads.records import coordinator_records, segment_batches
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "records"
 ROOT = Path(__file__).parent.parent.parent
@@ -54,7 +54,7 @@ def test_early_access_schemas_are_what_the_generator_makes_of_the_jars():
 
 def test_history_of_a_group_with_early_access_records_is_one_line():
     # told from the records it can read, the 4.0 share group looked Empty, then Dead
-    from groupctl.observe.history import EarlyAccessRecords, _refuse_early_access
+    from groupctl.observe.sources.history import EarlyAccessRecords, _refuse_early_access
 
     recs = records("share-early-access-kafka-4.0.2.log")
     with pytest.raises(EarlyAccessRecords, match=r"group 'sh2': its ShareGroupMetadata, "

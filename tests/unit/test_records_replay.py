@@ -1,15 +1,15 @@
-"""Replaying coordinator records into group descriptions (observe/replay.py) and into the
+"""Replaying coordinator records into group descriptions (observe/reads/replay.py) and into the
 rebalance story (as `history` does), on small hand-made records; the partition of a
 group (Java's String.hashCode, abs(Integer.MIN_VALUE)); completeness from offset gaps."""
 from __future__ import annotations
 
-from groupctl.observe.history import (
+from groupctl.observe.sources.history import (
     GapTracker, amend_from_records, created_from_nothing, unowned_unknown,
 )
-from groupctl.observe.model import coordinator_partition, java_string_hash
-from groupctl.observe.observations import Seen
-from groupctl.observe.replay import replay
-from groupctl.observe.story import RebalanceStory
+from groupctl.observe.reads.model import coordinator_partition, java_string_hash
+from groupctl.observe.sources.observations import Seen
+from groupctl.observe.reads.replay import replay
+from groupctl.observe.story.story import RebalanceStory
 from groupctl.protocol.consumer import (
     Assignment, Subscription, TopicPartitions, encode_assignment, encode_subscription,
 )
@@ -277,7 +277,7 @@ def test_a_member_epoch_with_the_same_assignment_is_told():
     """m1 keeps its partitions when m2 joins; its member epoch moves 1 -> 2 all the same:
     history tells it as an `assignment` at the new member epoch, nothing added or revoked
     (the story tells changed assignments only)."""
-    from groupctl.observe.history import member_transitions
+    from groupctl.observe.sources.history import member_transitions
 
     batches = [
         [member("m1", 1000), epoch(1, 1000), target("m1", [0], 1000), target_meta(1, 1000),
@@ -341,7 +341,7 @@ def test_eager_unowned_without_a_sync_phase_of_the_round_is_null():
 def test_a_consumer_groups_assignor_is_the_one_most_members_name_else_the_brokers_default():
     """As the broker picks it (computePreferredServerAssignor, else the first of
     group.consumer.assignors, which no record holds: asked of the broker once)."""
-    from groupctl.observe.replay import GroupRecords, apply, describe
+    from groupctl.observe.reads.replay import GroupRecords, apply, describe
 
     g = GroupRecords()
     for r in [member("m1", 1000), epoch(1, 1000)]:

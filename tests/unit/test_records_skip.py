@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from groupctl.observe.history import OFFSET_COMMIT_KEYS
+from groupctl.observe.sources.history import OFFSET_COMMIT_KEYS
 from groupctl.protocol.records.batch import Batch, encode_batch, read_batches
 from groupctl.protocol.records.compression import CODECS, GZIP, NONE
 from groupctl.protocol.records.coordinator import group_keys_pattern, record_type

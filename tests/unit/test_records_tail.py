@@ -1,4 +1,4 @@
-"""The records tail (client/topic_tail.py, observe/records_source.py) against a fake cluster
+"""The records tail (client/topic_tail.py, observe/sources/records_tail.py) against a fake cluster
 whose partitions are lists of record batches and whose leaders can move, fail or refuse:
 every batch handed out once and in order, whatever the faults; the story starts from the
 state at the start and tells only what came after; named groups without records are
@@ -16,9 +16,9 @@ from groupctl.client.metadata import PartitionInfo, TopicInfo
 from groupctl.client.partition_reader import TopicAuthorizationError
 from groupctl.client.topic_tail import Chunk, Restart, Resumed, Stalled, TopicTail
 from groupctl.exitcodes import ExitCode
-from groupctl.observe.model import coordinator_partition
-from groupctl.observe.observations import Appeared, ContactLost, ContactRegained, Seen
-from groupctl.observe.records_source import RecordsTail
+from groupctl.observe.reads.model import coordinator_partition
+from groupctl.observe.sources.observations import Appeared, ContactLost, ContactRegained, Seen
+from groupctl.observe.sources.records_tail import RecordsTail
 from groupctl.protocol.errors import ErrorCode
 from groupctl.protocol.records.batch import encode_batch
 from test_record_batches import group_metadata_v3, key

@@ -6,7 +6,7 @@ import io
 
 from rich.console import Console
 
-from groupctl.observe import model
+from groupctl.observe.reads import model
 from groupctl.render.groups import (
     describe_tables,
     list_table,

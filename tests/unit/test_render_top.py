@@ -16,7 +16,7 @@ from rich.console import Console
 from groupctl.cli.app import invoke
 from groupctl.cli.env import Env
 from groupctl.events import envelope, iso_ts
-from groupctl.observe.reducer import REBALANCE_WINDOW_S, Reducer
+from groupctl.observe.state.reducer import REBALANCE_WINDOW_S, Reducer
 from groupctl.render.top import COLUMNS, by_activity, fit_columns, render_top
 from groupctl.render.watch import _LiveSink
 
@@ -250,7 +250,7 @@ def test_view_full_keeps_every_group_in_full():
 # ---- watch --lag -----------------------------------------------------------------------------
 
 def _lag(reducer: Reducer, group: str, by_partition: dict, at: float) -> None:
-    from groupctl.observe.lag import GroupLag
+    from groupctl.observe.sources.lag import GroupLag
 
     reducer.apply_lag(GroupLag(group, at - 0.05, at, by_partition))
 

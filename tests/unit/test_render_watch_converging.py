@@ -1,14 +1,14 @@
 """The live view and plain lines of the one story as both observers tell it: KIP-848
 members converging (current vs target, reconciliation time), the classic probe's view of
-the other members, and routine answers that are not errors. Also observe.convergence's
+the other members, and routine answers that are not errors. Also observe.story.convergence's
 edge cases."""
 from __future__ import annotations
 
 from rich.console import Console
 
 from groupctl.events import envelope
-from groupctl.observe.convergence import Converging, Convergence
-from groupctl.observe.model import GroupDescription, Member, TopicPartitions
+from groupctl.observe.story.convergence import Converging, Convergence
+from groupctl.observe.reads.model import GroupDescription, Member, TopicPartitions
 from groupctl.protocol.errors import ErrorCode
 from groupctl.render.watch import WatchModel, plain_line, render_model
 

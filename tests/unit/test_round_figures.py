@@ -1,4 +1,4 @@
-"""Issue 30: a round's figures as looks can know them (observe/round.py), and every
+"""Issue 30: a round's figures as looks can know them (observe/story/round.py), and every
 published aggregate of them (the reducer's summary, the watch's summary line, -o json,
 the metrics): unknown is null, never 0 and never summed as 0; a duration measured by
 looks is an interval, never "0 ms"; rounds the broker completed between two looks are
@@ -9,13 +9,13 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from groupctl.events import envelope
-from groupctl.observe.metrics import WatchMetrics
-from groupctl.observe.model import GroupDescription, Member, TopicPartitions
-from groupctl.observe.observations import ContactLost, Seen
-from groupctl.observe.reducer import Reducer
-from groupctl.observe.round import (MOVES, Basis, Duration, RoundClock, RoundState,
+from groupctl.observe.sinks.metrics import WatchMetrics
+from groupctl.observe.reads.model import GroupDescription, Member, TopicPartitions
+from groupctl.observe.sources.observations import ContactLost, Seen
+from groupctl.observe.state.reducer import Reducer
+from groupctl.observe.story.round import (MOVES, Basis, Duration, RoundClock, RoundState,
                                     unseen_generations)
-from groupctl.observe.story import RebalanceStory
+from groupctl.observe.story.story import RebalanceStory
 from groupctl.render.watch import timeline_row
 from groupctl.render.watch_lines import summary_line, summary_text
 

@@ -7,7 +7,7 @@ import io
 
 from rich.console import Console
 
-from groupctl.observe import model
+from groupctl.observe.reads import model
 from groupctl.render.groups import describe_tables
 from groupctl.render.steer import force_rebalance_table, wait_line
 from groupctl.render.watch_lines import plain_line

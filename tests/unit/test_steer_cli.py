@@ -2,21 +2,15 @@
 before any broker is contacted (the bootstrap address here accepts no connection)."""
 from __future__ import annotations
 
-import io
-
 import pytest
 
-from groupctl.cli.app import invoke
-from groupctl.cli.env import Env
+from cli_runner import run_cli
 
 NOWHERE = "127.0.0.1:1"
 
 
 def run(*args, terminal=False, stdin=""):
-    env = Env(stdout=io.StringIO(), stderr=io.StringIO(), stdin=io.StringIO(stdin),
-              stdin_is_terminal=terminal)
-    code = invoke(["-b", NOWHERE, "--timeout", "1", *args], env)
-    return code, env.stdout.getvalue(), env.stderr.getvalue()
+    return run_cli(*args, bootstrap=NOWHERE, timeout=1, stdin=stdin, terminal=terminal)
 
 
 @pytest.mark.parametrize("args,words", [

@@ -1,13 +1,13 @@
-"""observe/story.py: successive snapshots of a group (observe.model GroupDescriptions, with
+"""observe/story/story.py: successive snapshots of a group (observe.reads.model GroupDescriptions, with
 times from an injected clock) -> the events of docs/reference/events.md, as a passive watcher feeds it."""
 from __future__ import annotations
 
 from story_support import look
 from groupctl.events import EventKind, envelope
-from groupctl.observe.observations import (BeforeJoin, GenerationDescribed, MemberState,
+from groupctl.observe.sources.observations import (BeforeJoin, GenerationDescribed, MemberState,
                                            MemberSynced, RebalanceNoticed)
-from groupctl.observe.model import GroupDescription, Member, TopicPartitions
-from groupctl.observe.story import RebalanceStory
+from groupctl.observe.reads.model import GroupDescription, Member, TopicPartitions
+from groupctl.observe.story.story import RebalanceStory
 
 
 def member(mid, *parts, client="c", host="h", instance=None):

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from story_support import look
 from groupctl.events import envelope
-from groupctl.observe.convergence import behind_target, pending_revocation
-from groupctl.observe.model import GroupDescription, Member, TopicPartitions
-from groupctl.observe.observations import ContactLost
-from groupctl.observe.story import RebalanceStory
+from groupctl.observe.story.convergence import behind_target, pending_revocation
+from groupctl.observe.reads.model import GroupDescription, Member, TopicPartitions
+from groupctl.observe.sources.observations import ContactLost
+from groupctl.observe.story.story import RebalanceStory
 
 
 def cm(mid, current, target, epoch, topic="t"):
@@ -185,7 +185,7 @@ def test_records_source_exact_times_are_the_broker_timestamps():
 
 def unrevoked(m, pending):
     """A member as the records show it told of its target: UNREVOKED_PARTITIONS, what it
-    must give up apart from its assignment (observe/replay.py)."""
+    must give up apart from its assignment (observe/reads/replay.py)."""
     m.extra |= {"member_state": "UNREVOKED_PARTITIONS",
                 "partitions_pending_revocation": [{"topic": "t", "partitions": pending}]}
     return m

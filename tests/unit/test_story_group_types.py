@@ -1,14 +1,15 @@
-"""The one rebalance story (observe/story.py) on share groups, streams groups and groups
+"""The one rebalance story (observe/story/story.py) on share groups, streams groups and groups
 converting between classic and consumer: the events it tells from scripted snapshots, and
 how the watch renderer shows them. The broker's side of each is proven in
 tests/integration/test_watch_group_types.py."""
 from __future__ import annotations
 
+from described_cluster import DescribedCluster
 from rich.console import Console
 from story_support import look
 from groupctl.events import envelope, moved_partitions
-from groupctl.observe.model import GroupDescription, Member, TopicPartitions
-from groupctl.observe.story import RebalanceStory
+from groupctl.observe.reads.model import GroupDescription, Member, TopicPartitions
+from groupctl.observe.story.story import RebalanceStory
 from groupctl.render.watch import WatchModel, plain_line, render_model
 
 
@@ -184,36 +185,23 @@ def test_conversion_both_ways_is_told_as_type_changed():
     assert envelope(up[0], group="g", cluster="c", source="describe")["previous"] == "classic"
 
 
-def test_a_group_created_again_with_another_type_is_not_a_conversion():
+def test_a_group_created_again_with_another_type_is_not_a_conversion(monkeypatch):
     import asyncio
 
     from groupctl.errors import NotFoundError
-    from groupctl.observe.describe import DescribeResult
+    from groupctl.observe.reads.describe import DescribeResult
     from groupctl.observe.watch import Watcher, WatchSettings
 
     answers = [DescribeResult(groups=[classic("Stable", 1, cm("a", "classic", 0))]),
                DescribeResult(failures={"g": NotFoundError("gone")}),
                DescribeResult(groups=[consumer("Stable", 1, 1, cm("b", "consumer", 0))])]
-
-    class Cluster:
-        cluster_id = "c"
-
-        def deadline(self, seconds):
-            return None
-
-    async def fake(cluster, names, **kw):
-        return answers.pop(0)
-
-    import groupctl.observe.describe as describe
-    original, describe.describe_groups = describe.describe_groups, fake
+    cluster = DescribedCluster(answers).install(monkeypatch)
     events = []
-    try:
-        watcher = Watcher(Cluster(), WatchSettings(groups=["g"]), emit=events.append,
-                          clock=lambda: 1.0)
-        for _ in range(3):
-            asyncio.run(watcher.poll_once())
-    finally:
-        describe.describe_groups = original
+    watcher = Watcher(cluster, WatchSettings(groups=["g"]), emit=events.append,
+                      clock=lambda: 1.0)
+    for _ in range(3):   # the describe poller's rounds, told one by one
+        for o in asyncio.run(watcher.source.round()):
+            watcher.take(o)
     assert "type_changed" not in [e["event"] for e in events]
 
 

@@ -1,13 +1,13 @@
-"""observe/story_stale.py through the story: a new coordinator's first answers describe the
+"""observe/story/story_stale.py through the story: a new coordinator's first answers describe the
 group's past (its reads are at the new leader's high watermark). The sequences are the
 ones `watch` saw in tests/integration/test_watch_faults.py's coordinator failover (issue
 21), paired with the three nodes' logs: no generation was logged between the looks."""
 from __future__ import annotations
 
-from groupctl.observe.model import GroupDescription, Member, TopicPartitions
-from groupctl.observe.observations import Missing, Seen
-from groupctl.observe.story import RebalanceStory
-from groupctl.observe.story_stale import STALE_S
+from groupctl.observe.reads.model import GroupDescription, Member, TopicPartitions
+from groupctl.observe.sources.observations import Missing, Seen
+from groupctl.observe.story.story import RebalanceStory
+from groupctl.observe.story.story_stale import STALE_S
 
 
 def m(mid, *parts):

@@ -99,7 +99,7 @@ def _clean(text: str) -> None:
 
 def test_tables_list_and_describe_show_the_corpus_escaped():
     from groupctl.cli.groups import _describe_table
-    from groupctl.observe import model
+    from groupctl.observe.reads import model
     from groupctl.render.groups import list_table
     from groupctl.render.output import emit
 

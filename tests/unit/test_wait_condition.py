@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from groupctl.errors import UsageError
-from groupctl.observe import model
+from groupctl.observe.reads import model
 from groupctl.observe.wait import ALL_STATES, Condition, Look, Tracker, check, parse_state
 
 

@@ -1,4 +1,4 @@
-"""Reasons a person can act on (observe/reasons.py) as the one story tells them, the
+"""Reasons a person can act on (observe/story/reasons.py) as the one story tells them, the
 watcher's special cases (static restart without a rebalance, classic generations the
 subscriptions do not carry, KIP-848 convergence), and observe/watch.py's loop on a fake
 cluster (Dead, faults told once, --max-rebalances)."""
@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import asyncio
 
-
+import pytest
+from described_cluster import DescribedCluster
 from story_support import look
 from groupctl.errors import NotFoundError, UnreachableError
-from groupctl.observe.describe import DescribeResult
-from groupctl.observe.model import GroupDescription, Member, TopicPartitions
-from groupctl.observe.story import RebalanceStory
+from groupctl.observe.reads.describe import DescribeResult
+from groupctl.observe.reads.model import GroupDescription, Member, TopicPartitions
+from groupctl.observe.story.story import RebalanceStory
 from groupctl.observe.watch import ConditionViolated, Watcher, WatchSettings
 
 
@@ -127,27 +128,8 @@ def test_kip848_epochs_then_one_rebalance_at_convergence():
     assert (e4[-1].slowest_member, e4[-1].slowest_member_ms) == (None, None)
 
 
-class FakeCluster:
-    cluster_id = "fake"
-
-    def __init__(self, rounds):
-        self.rounds = list(rounds)
-
-    def deadline(self, seconds):
-        return seconds
-
-
 def run_watcher(rounds, settings, monkeypatch):
-    cluster = FakeCluster(rounds)
-
-    async def fake_describe(cluster_, names, **kw):
-        item = cluster.rounds.pop(0) if cluster.rounds else cluster_.last
-        cluster_.last = item
-        if isinstance(item, Exception):
-            raise item
-        return item
-
-    monkeypatch.setattr("groupctl.observe.describe.describe_groups", fake_describe)
+    cluster = DescribedCluster(rounds).install(monkeypatch)
     events, notices = [], []
     watcher = Watcher(cluster, settings, emit=events.append, notice=notices.append,
                       clock=lambda: 1.0)
@@ -239,3 +221,47 @@ def deque_of():
 
     return deque(maxlen=6)
 
+
+
+class ListedSource:
+    """A source of the test's own: the Watcher asks it only what sources/interface.py says."""
+    label = "describe"   # a source events may name
+    first_round = None
+
+    def __init__(self, observations, resumes_exactly):
+        self._observations, self.resumes_exactly = observations, resumes_exactly
+        self.groups = {"g": None}
+
+    async def observations(self, *, until=None):
+        for o in self._observations:
+            yield o
+
+    def follows(self, group):
+        return group in self.groups
+
+    def amend(self, event, desc):
+        return {**event, "amended_by": type(self).__name__}
+
+
+@pytest.mark.parametrize("resumes_exactly", [False, True])
+def test_the_watcher_takes_any_source_through_its_interface(resumes_exactly):
+    """No concrete class is checked: a source that resumes exactly after a fault blinds no
+    story (the group is not told again in full), one that does not is told again with its
+    gap; every event from a look goes through the source's own amend."""
+    from groupctl.observe.sources.interface import GroupSource
+    from groupctl.observe.sources.observations import ContactLost, ContactRegained, Seen
+
+    desc = classic("Stable", 2, m("a", ("t", [0])))
+    fault = UnreachableError("no broker reachable")
+    source: GroupSource = ListedSource([
+        Seen("g", 1.0, "describe", desc), ContactLost(None, 2.0, "describe", fault),
+        ContactRegained(None, 3.0, "describe", 2.0), Seen("g", 4.0, "describe", desc)],
+        resumes_exactly)
+    events, notices = [], []
+    watcher = Watcher(None, WatchSettings(groups=["g"]), emit=events.append,
+                      notice=notices.append, clock=lambda: 1.0, source=source)
+    assert asyncio.run(watcher.run()) == 0
+    snapshots = [e["gap_ms"] for e in events if e["event"] == "snapshot"]
+    assert snapshots == ([None] if resumes_exactly else [None, 3000])
+    assert events and all(e["amended_by"] == "ListedSource" for e in events)
+    assert len([n for n in notices if "lost contact" in n]) == 1

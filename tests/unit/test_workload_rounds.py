@@ -197,12 +197,13 @@ def test_a_consumer_group_round_is_an_epoch_the_members_reached():
 
 
 def test_a_kip848_members_heartbeat_answers_give_its_epochs():
-    from groupctl.lab.consumer import LabConsumer, _JoinAnswers
+    from groupctl.lab.consumer import LabConsumer
+    from groupctl.lab.librdkafka import JoinAnswers
 
     seen = []
     consumer = LabConsumer("127.0.0.1:1", "g", ["t"], protocol="consumer",
                            on_generation=lambda *told: seen.append(told))
-    handler = _JoinAnswers(consumer)
+    handler = JoinAnswers(consumer)
     for text in ('ConsumerGroupHeartbeat response received for member id '
                  '"TXEcyoV4R62jio1Pag3PyA" with epoch 3',   # librdkafka 2.16, debug=cgrp
                  'ConsumerGroupHeartbeat response received for member id '

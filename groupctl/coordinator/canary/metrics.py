@@ -1,5 +1,5 @@
-"""Prometheus metrics of `canary --metrics-port` (served by observe.metrics_server, the
-server of `watch --metrics-port`), written as watch's are (observe.metrics_text):
+"""Prometheus metrics of `canary --metrics-port` (served by observe.sinks.metrics_server, the
+server of `watch --metrics-port`), written as watch's are (observe.sinks.metrics_text):
 
     groupctl_canary_step_duration_seconds{cluster,coordinator,protocol,step}   histogram
     groupctl_canary_round_duration_seconds{cluster,coordinator,protocol}       histogram
@@ -27,7 +27,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from ...observe.metrics_text import Family, Histogram, labels_text, sample_line
+from ...observe.sinks.metrics_text import Family, Histogram, labels_text, sample_line
 from .rounds import RoundResult
 
 UNHEALTHY_AFTER = 3
@@ -46,7 +46,7 @@ UP = Family("groupctl_canary_up", "gauge",
 
 @dataclass
 class _Scrape:
-    """What observe.metrics_server serves: the text in one piece (a handful of series)."""
+    """What observe.sinks.metrics_server serves: the text in one piece (a handful of series)."""
 
     data: bytes
 

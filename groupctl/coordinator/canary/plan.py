@@ -2,7 +2,7 @@
 
 A broker coordinates the groups whose `__consumer_offsets` partition it leads; Kafka places
 a group on partition `partitionFor(group)` = abs(String.hashCode(group)) % partitions
-(observe.model.coordinator_partition). So a canary of broker B is a group name with
+(observe.reads.model.coordinator_partition). So a canary of broker B is a group name with
 B's canary prefix and a counter, the first counter whose partition B leads:
 
     groupctl-canary-classic-2-0, -1, -2, ...   until partitionFor lands on one of 2's
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 from ...errors import GroupctlError
-from ...observe.model import coordinator_partition
+from ...observe.reads.model import coordinator_partition
 
 PROTOCOLS = ("classic", "consumer")
 DEFAULT_PREFIX = "groupctl-canary-"

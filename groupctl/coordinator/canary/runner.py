@@ -19,7 +19,7 @@ from typing import Awaitable, Callable
 from ...clock import SYSTEM_CLOCK, Clock
 from ...errors import AuthError, GroupctlError
 from ...exitcodes import ExitCode
-from ...observe.describe import OFFSETS_TOPIC
+from ...observe.reads.describe import OFFSETS_TOPIC
 from ...protocol import messages as M
 from ...protocol.errors import ErrorCode, error_for
 from .plan import DEFAULT_PREFIX, PROTOCOLS, Canary, plan

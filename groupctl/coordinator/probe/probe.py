@@ -9,7 +9,7 @@ driver/member_driver.MemberDriver, which does its I/O, timers and failures. The 
 two hooks: a classic leader's client-side assignor (a member with the
 ClientSideAssignment capability and a `pending_assignment`: the assignor runs beside the
 member, its result goes back through the driver's inbox), and its view of the group
-(view.py, which feeds observe/story.py): each new stable generation is described, and a
+(view.py, which feeds observe/story/story.py): each new stable generation is described, and a
 KIP-848 group (a member without that capability: the broker assigns, the group counts
 epochs) is described at the member's heartbeat interval. Events: the member's own plus
 those of the view, each put in the event envelope and handed to `emit`. Times come from one
@@ -95,7 +95,7 @@ class Probe:
     async def watch(self, *, duration_s: float | None = None) -> None:
         """Stay in the group until `duration_s` ends (None: until cancelled), then leave.
         In a KIP-848 group the group is described (ConsumerGroupDescribe) at the member's
-        heartbeat interval, and the story (observe/story.py) tells epochs, members,
+        heartbeat interval, and the story (observe/story/story.py) tells epochs, members,
         assignments and converged rebalances from those snapshots."""
         async with self._membership("watch ended (--duration reached)"):
             if self._epochs:
@@ -191,7 +191,7 @@ class Probe:
                           lambda group: self._described(generation, group))
 
     async def _describe(self, generation: int) -> object:
-        from ...observe.snapshot import describe_group
+        from ...observe.reads.snapshot import describe_group
 
         described: object  # a GroupDescription, or the error describing it
         try:
@@ -222,7 +222,7 @@ class Probe:
     async def _poll_epochs(self) -> None:
         """The group's observations from the one describe source (ConsumerGroupDescribe
         only, at the member's heartbeat interval, with back-off when nothing answers)."""
-        from ...observe.source import DescribePoller
+        from ...observe.sources.poller import DescribePoller
 
         def interval() -> float:
             return (getattr(self.member, "heartbeat_interval_ms", None) or 1000) / 1000
@@ -235,7 +235,7 @@ class Probe:
             poller.interval = interval()
 
     def _polled(self, observation) -> None:
-        """An observation of the group (observe/source.py) while following a KIP-848 group."""
+        """An observation of the group (observe/sources/poller.py) while following a KIP-848 group."""
         self.view.observed(observation)
         for event in self.view.poll_events():
             self._publish(event)

@@ -1,7 +1,7 @@
 """What the probe needs around the sans-IO member: the member itself (`new_member`, the one
 place a member protocol is chosen), which protocols it offers, its subscription bytes, and
-the leader's assignment. The group as it is (observe.model GroupDescription) comes from
-observe/snapshot.py.
+the leader's assignment. The group as it is (observe.reads.model GroupDescription) comes from
+observe/reads/snapshot.py.
 
 Protocol choice (docs/commands/join.md, "The KIP-848 probe"):
 
@@ -39,7 +39,7 @@ from ...protocol.errors import ErrorCode
 from ..assignors import ASSIGNORS, MemberSubscription, get_assignor
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ...observe.model import GroupDescription
+    from ...observe.reads.model import GroupDescription
     from ..members.classic import PendingAssignment
     from ..members.interface import GroupMember
 
@@ -163,7 +163,7 @@ async def describe_for_join(cluster: ClusterLike, group: str) -> "GroupDescripti
     """The group before the probe joins: DescribeGroups (a classic group, or Dead), and
     for a Dead answer ConsumerGroupDescribe (a KIP-848 group looks Dead to DescribeGroups).
     A broker without KIP-848 leaves the Dead description."""
-    from ...observe.snapshot import describe_group
+    from ...observe.reads.snapshot import describe_group
 
     classic = await describe_group(cluster, group)
     if classic.state != "Dead":
@@ -183,9 +183,9 @@ async def epoch_snapshot(cluster: ClusterLike, group: str, *, known: bool = True
     every API the coordinator has: a group taken for a consumer group is shown as such
     where the coordinator has no ConsumerGroupDescribe (Kafka 3.7), and a group nobody
     saw must not become one."""
-    from ...observe import model
-    from ...observe.listing import GroupListing
-    from ...observe.snapshot import group_snapshot
+    from ...observe.reads import model
+    from ...observe.reads.listing import GroupListing
+    from ...observe.reads.snapshot import group_snapshot
 
     listing = GroupListing(group, None, model.CONSUMER, None) if known else None
     desc = await group_snapshot(cluster, group, listing=listing)

@@ -1,9 +1,9 @@
 """The group as the probe sees it, generation by generation: what it adds to its member's
 own events. The story itself (state changes, members joined and left, rebalance summaries)
-is told by observe/story.py, the same code the passive watcher feeds.
+is told by observe/story/story.py, the same code the passive watcher feeds.
 
 The sans-IO member emits `probe`, `generation`, `assignment` and `error` events itself.
-This view turns what its member does into observations (observe/observations.py) and
+This view turns what its member does into observations (observe/sources/observations.py) and
 feeds them to the RebalanceStory (its only entry, `feed`):
 
 - the group state the member's own state implies (JOINING -> PreparingRebalance, ASSIGNING /
@@ -12,7 +12,7 @@ feeds them to the RebalanceStory (its only entry, `feed`):
 - after each synced generation, the member list and every member's assignment (told as
   per-member `assignment` diffs, as the passive watch tells them; the probe's own is left
   to its member, which saw it first-hand): from a
-  describe (an observe.model GroupDescription) taken while the probe is still in that
+  describe (an observe.reads.model GroupDescription) taken while the probe is still in that
   generation and the group is Stable; the leader also knows them from its JoinGroup and its
   own assignment, which wins for assignments and stands in when the describe raced with the
   next rebalance.
@@ -27,9 +27,9 @@ from dataclasses import replace
 from typing import Callable
 
 from ...events import Event, EventKind, GenerationStarted, ProbeAction, Source, tp_list
-from ...observe import observations as obs
-from ...observe.model import GroupDescription, Member, TopicPartitions
-from ...observe.story import RebalanceStory
+from ...observe.sources import observations as obs
+from ...observe.reads.model import GroupDescription, Member, TopicPartitions
+from ...observe.story.story import RebalanceStory
 
 PROBE = Source.PROBE.value
 

@@ -9,12 +9,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ...observe.model import GroupDescription
+    from ...observe.reads.model import GroupDescription
 
 STABLE_POLL_S = 0.02     # snapshots until Stable again
 LEAVE_BUDGET_S = 5.0     # the LeaveGroup on the way out, also after the deadline
 
-Snapshot = AsyncIterator["GroupDescription | None"]   # the group's looks (observe.source.looks); None: gone
+Snapshot = AsyncIterator["GroupDescription | None"]   # the group's looks (observe.sources.poller.looks); None: gone
 Phase = Callable[[str, dict], "Awaitable[None] | None"]
 
 

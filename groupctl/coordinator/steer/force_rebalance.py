@@ -3,9 +3,9 @@ wait until it is Stable again, and report what changed.
 
     report = await force_rebalance(cluster, before, reason, snapshot=..., deadline=d)
 
-`before` is the group as describe showed it (observe.model.GroupDescription, or anything
+`before` is the group as describe showed it (observe.reads.model.GroupDescription, or anything
 with the same attributes); `snapshot` is an async iterator of the group's looks as they
-come (None when it is gone): observe.source.looks over the one describe source, asking
+come (None when it is gone): observe.sources.poller.looks over the one describe source, asking
 only the group's own type's describe API. The CLI hands it both.
 
 Classic groups: force_classic.ClassicTrigger, a member on the one driver

@@ -1,5 +1,5 @@
 """What `force-rebalance` reports: pure functions from the group before and after (objects
-shaped like observe.model.GroupDescription) to the report's data, whose to_dict() is the
+shaped like observe.reads.model.GroupDescription) to the report's data, whose to_dict() is the
 command's json/yaml (fields in docs/commands/force-rebalance.md).
 """
 from __future__ import annotations

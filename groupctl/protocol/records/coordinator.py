@@ -23,8 +23,9 @@ import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..codegen import compile_reader, guarded
 from ..types import DecodeError
+from ..wire import guarded
+from . import codecs
 from .early_access import EARLY_ACCESS
 from .schemas import RECORD_TYPES, RecordSchema
 
@@ -107,14 +108,9 @@ def _string(text: str) -> bytes:
 
 
 _BAD_INPUT = (IndexError, struct.error, UnicodeDecodeError, DecodeError, ValueError)
-_readers: dict = {}   # (struct id, version, flexible) -> compiled reader: one dict lookup a record
 
 
-def _read(struct_, version: int, flexible: bool, data: bytes, pos: int) -> dict:
-    key = (id(struct_), version, flexible)
-    read = _readers.get(key)
-    if read is None:
-        read = _readers[key] = compile_reader(struct_, version, flexible)
+def _read(read, data: bytes, pos: int) -> dict:
     try:
         out, end = read(data, pos)
     except _BAD_INPUT:
@@ -149,15 +145,16 @@ def _decode_key(key: bytes | None) -> tuple[int | None, dict | None, str | None]
     if schema is None:
         return rtype, None, f"unknown record type {rtype}"
     try:
-        return rtype, _read(schema.key, 0, False, key, 2), None
+        return rtype, _read(codecs.KEYS[rtype], key, 2), None
     except DecodeError as exc:
         return rtype, None, f"key: {exc}"
 
 
-def decode_value(schema: RecordSchema, value: bytes, *, consumer_protocol: bool = True
-                 ) -> tuple[int | None, dict | None, str | None]:
+def decode_value(schema: RecordSchema, value: bytes, *, consumer_protocol: bool = True,
+                 early_access: bool = False) -> tuple[int | None, dict | None, str | None]:
     """(value version, value fields, error). `consumer_protocol=False`: GroupMetadata
-    members' subscription and assignment stay bytes."""
+    members' subscription and assignment stay bytes. `early_access=True`: read with the
+    layout an early-access broker wrote (`schema` is then one of early_access.py's)."""
     if len(value) < 2:
         return None, None, "value shorter than its 2-byte version"
     version = _I16(value, 0)[0]
@@ -166,7 +163,8 @@ def decode_value(schema: RecordSchema, value: bytes, *, consumer_protocol: bool 
         return version, None, (f"{schema.name} value version {version} is not one this "
                                f"schema knows ({lo}-{hi})")
     try:
-        out = _read(schema.value, version, schema.value_flexible(version), value, 2)
+        read = (codecs.EARLY_VALUES if early_access else codecs.VALUES)[schema.type, version]
+        out = _read(read, value, 2)
         _prune(schema.value, version, out)
     except DecodeError as exc:
         return version, None, f"value: {exc}"
@@ -245,11 +243,12 @@ def _early_access(rec: CoordinatorRecord, key: bytes | None, value: bytes | None
     assert rec.type is not None
     release, schema = EARLY_ACCESS[rec.type]
     try:
-        fields = _read(schema.key, 0, False, key, 2) if key is not None else rec.key
+        fields = _read(codecs.EARLY_KEYS[rec.type], key, 2) if key is not None else rec.key
         if fields is None or "_trailing" in fields:
             return
         if value is not None:
-            version, out, error = decode_value(schema, value, consumer_protocol=False)
+            version, out, error = decode_value(schema, value, consumer_protocol=False,
+                                               early_access=True)
             if error is not None or "_trailing" in (out or {}):
                 return
     except DecodeError:

@@ -1,0 +1,297 @@
+"""KIP-848 groups, member by member: each member's current assignment against its target as
+they converge, and how long each member took to reconcile.
+
+In a consumer group there is no global round: the broker sets every member's target at
+once (a new assignment epoch) and each member reconciles on its own heartbeats (revoke what
+it must, take what was freed, acknowledge). RebalanceStory.observe feeds every
+ConsumerGroupDescribe snapshot here; this tells, as soon as a snapshot shows it:
+
+- `member_joined` / `member_left` the first time a member is (no longer) in the group, so a
+  member that joins a group which then never converges is still told;
+- an `assignment` event for a member whenever its current assignment or its target
+  changed, with two fields beyond the event's own (`Converging`): `target` (its target assignment) and
+  `reconciled_ms` on the snapshot where it reached its target: the time from the first
+  snapshot that showed it away from its target to the first that showed it there. Null when
+  no snapshot caught it away (it reconciled within one poll interval) or the start was not
+  seen (it was already reconciling when the watch began).
+
+A member is away from its target when its current assignment differs from it, or when its
+target changed and its member epoch has not caught up with the assignment epoch yet; it is
+back when both hold (assignment equal, epoch caught up). The epoch matters because a member
+that still holds partitions pending revocation keeps its old member epoch, and a broker may
+list only the partitions it keeps as its current assignment (Kafka 4.3.1 lists them all,
+measured). An epoch bump that leaves a member's partitions and target alone is not told.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ...events import (AssignmentChanged, Event, EventKind, MemberJoined, MemberLeft,
+                      partition_changes, tp_list)
+from ..reads.model import SHARE, GroupDescription, Member, partition_map
+
+Partitions = dict[str, frozenset[int]]
+
+
+@dataclass(frozen=True)
+class Converging(AssignmentChanged):
+    """A consumer-group member's assignment as a snapshot showed it (an `assignment` event, with
+    `generation` the group epoch) plus its target and, once there, its reconciliation time."""
+    KIND: ClassVar[str] = EventKind.ASSIGNMENT
+    target: list[dict] | None = None
+    reconciled_ms: int | None = None
+    behind: bool | None = None   # behind its target (behind_target): holding the group up
+
+
+@dataclass(frozen=True)
+class _Told:
+    """What was last told of a member."""
+    identity: dict
+    assigned: Partitions | None
+    target: Partitions | None
+    behind: bool = False
+
+
+def at_target(m: Member, assignment_epoch: int | None) -> bool:
+    """The member holds its target and acknowledged it (unknown target: counted as there)."""
+    target = partition_map(m.target_assignment)
+    if target is None:
+        return True
+    caught_up = m.member_epoch is None or assignment_epoch is None or \
+        m.member_epoch >= assignment_epoch
+    return caught_up and partition_map(m.assignment) == target
+
+
+def pending_revocation(m: Member) -> Partitions:
+    """What the member still holds that its target no longer gives it (unknown target:
+    nothing)."""
+    target = partition_map(m.target_assignment)
+    if target is None:
+        return {}
+    held = partition_map(m.assignment) or {}
+    return {t: ps - target.get(t, frozenset()) for t, ps in held.items()
+            if ps - target.get(t, frozenset())}
+
+
+def share_target_epoch(desc: GroupDescription) -> int | None:
+    """The epoch a share member must reach to hold its target: the assignment epoch (a
+    share member has no target of its own in ShareGroupDescribe, but the group's target
+    assignment has an epoch). Not the group epoch: seen on the lab broker, a join moves the
+    group epoch and the assignment follows seconds later (4.8 s), while no member can do
+    anything; the broker held the group up then, not they. The group epoch when the
+    describe gives no assignment epoch."""
+    return desc.assignment_epoch if desc.assignment_epoch is not None else desc.group_epoch
+
+
+def behind_target(m: Member, desc: GroupDescription) -> bool:
+    """The member holds the group up (issue 19): its member epoch is behind the assignment
+    epoch (share groups too: share_target_epoch) -- it has not acknowledged its target --
+    or it still holds partitions its target took away (pending revocation). A member only
+    waiting for partitions others still hold is not behind: it waits on them."""
+    epoch = share_target_epoch(desc) if desc.type == SHARE else desc.assignment_epoch
+    if m.member_epoch is not None and epoch is not None and 0 <= m.member_epoch < epoch:
+        return True
+    return bool(pending_revocation(m))
+
+
+class Behind:
+    """Members behind their target, look by look, for one epoch group: since when (the
+    first look that showed it behind), when it was told of its target and, once caught up,
+    how long after each; `settle` names the round's slowest member.
+
+    Told: a KIP-848 member hears of a new target only at its next heartbeat, so the time
+    after its target includes that wait, which is no member's doing. Which look shows the
+    moment it was told depends on the source (Kafka 4.3.1's code, checked):
+    - the records: the member's current-assignment record turns UNREVOKED_PARTITIONS
+      (streams: UNREVOKED_TASKS), at the broker's timestamp: exact;
+    - describe, where the broker lists partitions pending revocation apart from the
+      assignment (StreamsGroupDescribe lists only assignedTasks; ConsumerGroupDescribe did
+      in earlier Kafka sources): what its target took away leaves its assignment while its
+      member epoch still lags;
+    - ConsumerGroupDescribe on Kafka 4.3.1 lists assigned and pending-revocation partitions
+      as one assignment and keeps the old member epoch until the member acknowledges, so
+      no look tells the moment apart: the time it held after being told is unknown (None).
+    A member with nothing to give up is told and acknowledges in one heartbeat: it held
+    nothing (0)."""
+
+    def __init__(self):
+        self.since: dict[str, float | None] = {}   # behind now: first seen (None: unseen)
+        self.told: dict[str, float | None] = {}    # behind, told: first seen (None: unseen)
+        self._pending: set[str] = set()            # behind, seen holding what it must revoke
+        # caught up this round: (ms after its target, ms it held after being told)
+        self._took: dict[str, tuple[int | None, int | None]] = {}
+        self._looked = False
+
+    def lost_contact(self) -> None:
+        self._looked = False
+
+    def observe(self, desc: GroupDescription, at: float) -> None:
+        now = {m.member_id: m for m in desc.members}
+        for mid in [mid for mid in self.since if mid not in now]:
+            self._caught_up(mid, at)   # it left (or was fenced): no longer holding anyone up
+        for mid, m in now.items():
+            behind = behind_target(m, desc)
+            if behind and mid not in self.since:
+                self.since[mid] = at if self._looked else None
+            elif not behind and mid in self.since:
+                self._caught_up(mid, at)
+            if behind and mid not in self.told:
+                self._telling(mid, m, at)
+        self._looked = True
+
+    def _telling(self, mid: str, m: Member, at: float) -> None:
+        """Whether this look shows the member told of its target (class doc)."""
+        state = str(m.extra.get("member_state") or "")
+        if state.startswith("UNREVOKED"):
+            told = True
+        elif pending_revocation(m):
+            self._pending.add(mid)
+            told = False
+        else:   # what its target took away has left its assignment: it was told
+            told = mid in self._pending
+        if told:
+            self.told[mid] = at if self._looked else None
+
+    def _caught_up(self, mid: str, at: float) -> None:
+        since = self.since.pop(mid)
+        after = None if since is None else _ms(at - since)
+        if mid in self.told:
+            told = self.told.pop(mid)
+            held = None if told is None else _ms(at - told)
+        else:   # never seen told: nothing to give up (held nothing), or not seeable
+            held = None if mid in self._pending else 0
+        self._pending.discard(mid)
+        was = self._took.get(mid)
+        if was is None or (was[0] is not None and (after is None or after > was[0])):
+            self._took[mid] = (after, held)
+
+    def settle(self) -> tuple[str | None, int | None, int | None]:
+        """(slowest member, how long after its target it got there, how long it held
+        after it was told) of the round just settled, and a new round. Nones when no look
+        caught a member behind."""
+        took, self._took = self._took, {}
+        if not took:
+            return None, None, None
+        mid = max(took, key=lambda k: (took[k][0] is not None, took[k][0] or 0, k))
+        return (mid, *took[mid])
+
+
+def _ms(seconds: float) -> int:
+    return int(round(seconds * 1000))
+
+
+@dataclass(frozen=True)
+class Holding(AssignmentChanged):
+    """A share or streams member that began or stopped holding its group up (an
+    `assignment`, with `generation` the group epoch and the extra field `behind`): its
+    assignment as the look showed it, added / revoked against the one last told."""
+    KIND: ClassVar[str] = EventKind.ASSIGNMENT
+    behind: bool | None = None
+
+
+class HoldingUp:
+    """Share and streams groups: each member as it begins or stops holding the group up
+    (Behind: behind its target), so the live view marks it as it marks a consumer group's
+    member (which Convergence tells with its target). What describe cannot say: a share
+    member has no target (ShareGroupDescribe gives none; it is behind while its member
+    epoch lags the assignment epoch, i.e. until its next heartbeat), and a streams member's
+    tasks pending revocation are not listed once it was told (StreamsGroupDescribe gives
+    assigned tasks only; it is behind while its member epoch lags the assignment epoch)."""
+
+    def __init__(self):
+        self.told: set[str] = set()   # members last told behind
+
+    def observe(self, desc: GroupDescription, behind: Behind, known: dict | None) -> list[Event]:
+        """`behind` has seen this look; `known`: the story's members as of the last settled
+        round (MemberSnapshot by id), what a diff is against."""
+        now = {m.member_id: m for m in desc.members}
+        self.told &= set(now)   # a member that left is told by member_left
+        events: list[Event] = []
+        for mid in sorted(now):
+            flag = mid in behind.since
+            if flag == (mid in self.told):
+                continue
+            (self.told.add if flag else self.told.discard)(mid)
+            was = None if known is None or mid not in known else known[mid].assignment
+            assigned = partition_map(now[mid].assignment)
+            added, revoked = partition_changes(was, assigned, known_before=known is None
+                                               or mid in known)
+            events.append(Holding(mid, desc.group_epoch, tp_list(assigned), added, revoked,
+                                  behind=flag))
+        return events
+
+
+def _identity(m: Member) -> dict:
+    return {"member_id": m.member_id, "instance_id": m.instance_id,
+            "client_id": m.client_id or None, "host": m.host or None}
+
+
+class Convergence:
+    """Follows the members of one KIP-848 group from snapshot to snapshot (module doc)."""
+
+    def __init__(self):
+        self.told: dict[str, _Told] | None = None   # None: no snapshot (or baseline) yet
+        self.away_since: dict[str, float | None] = {}  # member -> first seen away (None: unseen)
+
+    def seed(self, members: dict | None) -> None:
+        """The members known before the first snapshot (observe.story MemberSnapshots, e.g.
+        the group as described before the probe joined), assumed at their targets."""
+        if self.told is None and members is not None:
+            self.told = {mid: _Told(s.identity(), s.assignment, s.assignment)
+                         for mid, s in members.items()}
+
+    def observe(self, desc: GroupDescription, at: float) -> list[Event]:
+        now = {m.member_id: m for m in desc.members}
+        if self.told is None:   # the first look: remember, tell nothing
+            self.told = {mid: self._remember(m, desc) for mid, m in now.items()}
+            self.away_since = {mid: None for mid, m in now.items()
+                               if not at_target(m, desc.assignment_epoch)}
+            return []
+        events: list[Event] = []
+        for mid in sorted(set(self.told) - set(now)):
+            events.append(MemberLeft(**self.told.pop(mid).identity))
+            self.away_since.pop(mid, None)
+        for mid in sorted(now):
+            events += self._member(now[mid], desc, at)
+        return events
+
+    def _member(self, m: Member, desc: GroupDescription, at: float) -> list[Event]:
+        mid, told = m.member_id, self.told
+        assert told is not None  # observe() calls _member after the first look
+        events: list[Event] = []
+        was = told.get(mid)
+        if was is None:
+            events.append(MemberJoined(**_identity(m)))
+        now = self._remember(m, desc)
+        reconciled = None
+        if mid in self.away_since:
+            if at_target(m, desc.assignment_epoch):
+                since = self.away_since.pop(mid)
+                reconciled = None if since is None else int(round((at - since) * 1000))
+        elif now.assigned != now.target and now.target is not None or (
+                was is not None and now.target != was.target
+                and not at_target(m, desc.assignment_epoch)):
+            self.away_since[mid] = at   # a new target to reach (or one it is still short of)
+        if was is None or (now.assigned, now.target, now.behind) != (
+                was.assigned, was.target, was.behind) or reconciled is not None:
+            events.append(self._assignment(mid, desc.group_epoch, was, now, reconciled))
+        told[mid] = now
+        return events
+
+    @staticmethod
+    def _remember(m: Member, desc: GroupDescription) -> _Told:
+        assigned, target = partition_map(m.assignment), partition_map(m.target_assignment)
+        # behind and short of its target: an epoch that lags with nothing to move is not
+        # told (every epoch bump would be, once per member)
+        behind = assigned != target and behind_target(m, desc)
+        return _Told(_identity(m), assigned, target, behind)
+
+    @staticmethod
+    def _assignment(mid: str, epoch: int | None, was: _Told | None, now: _Told,
+                    reconciled: int | None) -> Converging:
+        added, revoked = partition_changes(None if was is None else was.assigned, now.assigned,
+                                           known_before=was is not None)
+        return Converging(mid, epoch, tp_list(now.assigned), added, revoked,
+                          target=tp_list(now.target), reconciled_ms=reconciled,
+                          behind=now.behind)

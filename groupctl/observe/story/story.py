@@ -1,0 +1,398 @@
+"""One rebalance story: observations of a group (observations.py) -> the events of docs/reference/events.md.
+
+    story = RebalanceStory("orders")
+    events = story.feed(Seen("orders", at, "describe", desc))     # [Event], maybe []
+
+`feed` is the only entry; the story's state is its own. The passive watch, `wait`,
+the KIP-848 probe (snapshots: Seen) and the classic probe (its member's observations:
+BeforeJoin, MemberState, RebalanceNoticed, MemberSynced, GenerationDescribed) all feed a
+RebalanceStory, so they tell the same story the same way:
+
+- the first look at a group, and the first after a gap in contact (ContactLost), is told
+  in full as a `snapshot` (state, type, generation or epochs, protocol, every member with
+  its assignment and target);
+- `type_changed` when the group changed type (a classic group converted to a consumer
+  group and back), `state` on every change of state (a rebalancing state marks the start
+  of a round), `epoch` each time a consumer/share/streams group's epochs move;
+- once a Stable / Empty group shows a generation or epoch not seen yet (epoch groups: every
+  member at its target), the settled round: `generation` (classic), `member_joined` /
+  `member_left`, per-member `assignment` diffs and one `rebalance` with `moved_partitions`
+  when both sides' assignments are known and the reason (reasons.explain). The round's
+  life and its duration's basis (exact / interval / lower bound / unknown) are
+  observe.round's; a classic generation that moved on by more than one tells each round
+  in between (observe.round.unseen_round).
+  A round seen starting whose coordinator then went (a gap in contact) and that the next
+  look shows undone (the generation, members and assignments of before: the new
+  coordinator loaded the group's last stored generation) is no rebalance: only its
+  `state` changes are told. A new coordinator's first looks may show the group's past
+  (observe/story_stale.py): a classic group's rounds wait until a look tells which.
+
+Every group type goes through the same code; what differs is data (epochs instead of
+generations, a share partition held by several members, a streams member's tasks).
+KIP-848 members are told one by one as they converge (observe.convergence).
+
+What the observer tells elsewhere is data of the story's construction: the classic probe's
+member tells its own `generation` events (told_elsewhere={EventKind.GENERATION}) and its
+own assignment (the member id in MemberSynced).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Iterable
+
+from ...events import (
+    EpochChanged, Event, EventKind, GenerationStarted, MemberJoined, MemberLeft, Rebalanced,
+    Snapshot, Source, StateChanged, TaskRebalanced, TypeChanged, iso_ts, tp_list,
+)
+from ..sources import observations as obs
+from .convergence import Behind, Convergence, HoldingUp
+from ..reads.model import (CLASSIC, CONSUMER, DEAD, REBALANCING_STATES, SETTLED_STATES, SHARE,
+                    STREAMS, GroupDescription)
+from .story_stale import (DEFER, RESTORE, SETTLE_HELD, Kept, StaleView, coordinator_id,
+                          shape)
+from .reasons import explain
+from .round import RoundClock, RoundState, SettledRound, unseen_generations, unseen_round
+from .unowned import UnownedPartitions
+from .story_data import (  # noqa: F401 - MemberSnapshot, task_set, task_dict re-exported
+    MemberSnapshot, _assignment_changes, _converged, _has_tasks, _moved, _replaced_in_place,
+    members_of, snapshot_members, task_dict, task_set,
+)
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """A generation the probe's member synced, waiting for its describe."""
+    generation: int
+    started: float | None
+    ended: float
+    reason: str | None
+    leader_view: GroupDescription | None
+    own_id: str | None
+
+
+class RebalanceStory:
+    """Follows one group from observation to observation; `feed` returns the new events."""
+
+    def __init__(self, group: str, *, clock: Callable[[], float] = time.time,
+                 told_elsewhere: Iterable[EventKind] = frozenset()):
+        self._group = group
+        self._clock = clock
+        self._elsewhere = frozenset(EventKind(k) for k in told_elsewhere)
+        self._members: dict[str, MemberSnapshot] | None = None   # as of the last settled one
+        self._generation: int | None = None       # the last settled generation / epoch
+        self._state: str | None = None
+        self._round = RoundClock()                # the round under way (observe.round)
+        self._reason: str | None = None
+        self._epochs: tuple | None = None         # epoch groups: (group, assignment)
+        self._convergence = Convergence()
+        self._unowned = UnownedPartitions()   # what each round cost (observe.unowned)
+        self._behind = Behind()               # epoch groups: who held each round up
+        self._holding = HoldingUp()           # share, streams: members told holding it up
+        self._type: str | None = None             # the type last seen
+        self._last_look: float | None = None      # the last Seen (or BeforeJoin)
+        self._looked = False                      # any look at all (Missing included)
+        self._blind = False                       # contact lost since the last look
+        self._pending: _Pending | None = None
+        self._same_as: GroupDescription | None = None   # the last look, while nothing else came
+        self._stale = StaleView()     # a new coordinator's view of the past (story_stale)
+        self._coordinator: Any = None   # the last look's coordinator id
+        self._moved = False             # this look's coordinator is another than the last's
+
+    # ---- the one entry ---------------------------------------------------------------------
+    def feed(self, o: obs.Observation) -> list[Event]:
+        handler = _HANDLERS.get(type(o))
+        if handler is None:
+            raise TypeError(f"not an observation the story knows: {o!r}")
+        if type(o) is not obs.Seen:
+            self._same_as = None   # anything else may move the story: read the next look whole
+        return handler(self, o)
+
+    # ---- what a look shows -----------------------------------------------------------------
+    def _seen(self, o: obs.Seen) -> list[Event]:
+        desc, at = o.desc, o.at
+        if not self._blind and self._same_as is not None and desc == self._same_as:
+            # the group as the last look showed it: the story tells nothing new of the same
+            # look twice (a watch of --all sees most groups unchanged every round)
+            self._last_look = at
+            self._round.look(at, changes_only=o.source == Source.RECORDS)
+            self._unowned.same_look(at)
+            return []
+        events = self._snapshot(desc, at)
+        cid = coordinator_id(desc)
+        self._moved = None not in (cid, self._coordinator) and cid != self._coordinator
+        self._coordinator = cid if cid is not None else self._coordinator
+        blind = not self._looked or self._blind
+        self._blind, self._looked, self._last_look = False, True, at
+        self._round.look(at, changes_only=o.source == Source.RECORDS)
+        events += self._observe(desc, at, blind)
+        self._same_as = desc if self._stale.held is None else None   # a held look: re-judged
+        return events
+
+    def _snapshot(self, desc: GroupDescription | None, at: float) -> list[Event]:
+        if desc is None or desc.state == DEAD or (self._last_look is not None and not self._blind):
+            return []
+        gap = None if self._last_look is None else int(round((at - self._last_look) * 1000))
+        return [Snapshot(desc.state, desc.type, desc.generation, desc.group_epoch,
+                         desc.assignment_epoch, desc.protocol, snapshot_members(desc), gap)]
+
+    def _missing(self, o: obs.Missing) -> list[Event]:
+        self._round.look(o.at)   # no group: a round of one created again begins after it
+        events = self._change_state(DEAD, o.at)   # as describe answers a missing group
+        kept = self._kept()   # kept, should its members show again (story_stale)
+        if kept is not None and self._type == CLASSIC and self._coordinator is not None:
+            self._stale.forgot(kept)
+        # known to be empty: a group created again is told from nothing (its first
+        # generation a rebalance whose members all joined), and may be of another type
+        self._members, self._generation, self._epochs, self._type = {}, None, None, None
+        self._looked, self._blind = True, False
+        self._unowned, self._behind, self._holding = UnownedPartitions(), Behind(), HoldingUp()
+        return events
+
+    def _appeared(self, o: obs.Appeared) -> list[Event]:
+        if self._members is None and self._generation is None:
+            self._members = {}   # not listed before: its first generation is a rebalance
+        return []
+
+    def _lost(self, o: obs.ContactLost) -> list[Event]:
+        self._blind = self._looked
+        self._round.lost_contact()
+        self._unowned.lost_contact()
+        self._behind.lost_contact()
+        return []
+
+    def _observe(self, desc: GroupDescription, at: float, blind: bool) -> list[Event]:
+        """A look's state; for epoch groups each new (group, assignment) epoch and each
+        member as it converges; and a settled generation / epoch when new (classic:
+        Stable or Empty with a generation not seen yet, or other members after a
+        rebalancing state when the subscriptions carry no generation; epoch groups: every
+        member at its target). Members replaced without a rebalance (a static member
+        restarted with a new member id) are told as member_left / member_joined."""
+        told = EventKind.ASSIGNMENT not in self._elsewhere and desc.type == CONSUMER
+        members = members_of(desc) or {}   # a description: never None
+        verdict = self._stale.judge(desc, members, at, self._moved, self._kept())
+        events = self._stale_verdict(verdict, told)
+        events += self._type_of(desc)
+        events += self._change_state(desc.state, at)
+        if verdict == DEFER:
+            return events   # its state told; its round not yet (observe.story_stale)
+        self._unowned.look(members, at)
+        if desc.type == CONSUMER or desc.group_epoch is not None:
+            events += self._epoch(desc, at)
+            self._behind.observe(desc, at)
+            if desc.type in (SHARE, STREAMS) and EventKind.ASSIGNMENT not in self._elsewhere:
+                events += self._holding.observe(desc, self._behind, self._members)
+        if told:   # each member as it converges, with its reconciliation time
+            self._convergence.seed(self._members)
+            events += self._convergence.observe(desc, at)
+        if desc.state not in SETTLED_STATES or not _converged(desc):
+            if blind and not self._round.under_way:
+                self._round.start(at)   # under way at this look: its start not seen
+            return events
+        now = members
+        mark = desc.group_epoch if desc.group_epoch is not None else desc.generation
+        if blind and self._round.state == RoundState.SEEN_STARTING and self._undone(now, mark):
+            # a round seen starting, then a gap in contact, then the group as it was before
+            # the round: the coordinator went (stopped, moved) mid-round and the next one
+            # loaded the group from its last stored generation. No generation came of the
+            # round (the broker logs no Stabilized line): nothing to tell but the states.
+            self._round.undo()
+            return events
+        if self._generation is None and self._members is None and not self._round.under_way:
+            self._generation, self._members = mark, now   # the first look, settled
+            return events
+        if mark is not None and mark != self._generation or mark is None and (
+                self._round.under_way or set(now) != set(self._members or {})
+                and not _replaced_in_place(self._members or {}, now)):
+            return events + self._settle(desc, self._round_of(desc, mark, at, told))
+        if told:
+            self._members = now   # joins and leaves without a new epoch were told already
+        elif self._members is not None and _replaced_in_place(self._members, now):
+            before, self._members = self._members, now
+            events += [MemberLeft(**before[m].identity()) for m in sorted(set(before) - set(now))]
+            events += [MemberJoined(**now[m].identity()) for m in sorted(set(now) - set(before))]
+        return events
+
+    @staticmethod
+    def _round_of(desc: GroupDescription, mark: int | None, at: float, told: bool) -> SettledRound:
+        return SettledRound(mark, ended=at, epochs=None if desc.group_epoch is None else (
+            desc.group_epoch, desc.assignment_epoch), announce=desc.group_epoch is None,
+            members_told=told)
+
+    def _kept(self) -> Kept | None:
+        return None if self._members is None else Kept(
+            self._members, self._generation, self._epochs, self._type)
+
+    def _stale_verdict(self, verdict: str, told: bool) -> list[Event]:
+        """RESTORE: the group as before a new coordinator's view of its past (story_stale);
+        SETTLE_HELD: the held look was true: its round told, at its own time."""
+        if verdict == RESTORE:
+            kept = self._stale.take_kept()
+            self._members, self._generation = kept.members, kept.generation
+            self._epochs, self._type = kept.epochs, kept.type
+        elif verdict == SETTLE_HELD:
+            held = self._stale.take_held()
+            return self._settle(held.desc, self._round_of(held.desc, held.desc.generation,
+                                                          held.at, told))
+        return []
+
+    def _undone(self, now: dict, mark: int | None) -> bool:
+        """The settled look shows the generation and the very members and assignments the
+        story held before the round (the comparison story_stale makes of a held look)."""
+        kept = self._kept()
+        return kept is not None and shape(now, mark) == kept.shape
+
+    def _type_of(self, desc: GroupDescription) -> list[Event]:
+        """type_changed when the group is seen with another type than before (not on the
+        first look, nor after it was gone: a group created again is a new group). The
+        epochs start over: the first ones of the new type are told."""
+        previous, self._type = self._type, desc.type or self._type
+        if previous is None or desc.type is None or desc.type == previous:
+            return []
+        self._epochs = ()
+        return [TypeChanged(desc.type, previous)]
+
+    def _epoch(self, desc: GroupDescription, at: float) -> list[Event]:
+        epochs = (desc.group_epoch, desc.assignment_epoch)
+        if epochs == self._epochs:
+            return []
+        first, self._epochs = self._epochs is None, epochs
+        if first:
+            return []
+        if not self._round.under_way:
+            self._round.start(at)   # the epoch moved between two looks
+        return [EpochChanged(*epochs)]
+
+    def _change_state(self, state: str | None, at: float,
+                      member_state: str | None = None) -> list[Event]:
+        if state is None or state == self._state:
+            return []
+        # a round starts on entering PreparingRebalance (again: a failed SyncGroup sends the
+        # probe back to joining), or on any rebalancing state first seen
+        if state == "PreparingRebalance" or (
+                state in REBALANCING_STATES and self._state not in REBALANCING_STATES):
+            self._round.start(at)
+        event = StateChanged(state, self._state, member_state)
+        self._state = state
+        return [event]
+
+    # ---- the probe's own member --------------------------------------------------------------
+    def _before_join(self, o: obs.BeforeJoin) -> list[Event]:
+        """The group before the probe joined: told in full; a settled classic group's
+        members are the baseline of the first generation; an epoch group's epoch is the
+        one the probe's join moves on from."""
+        desc = o.desc
+        events = self._snapshot(desc, o.at)
+        if desc is not None and desc.state != DEAD:
+            self._looked, self._last_look = True, o.at
+            self._round.look(o.at)
+            self._unowned.look(members_of(desc), o.at)
+        if desc is None:
+            return events
+        if EventKind.GENERATION in self._elsewhere:
+            if desc.state in SETTLED_STATES:
+                self._members = members_of(desc)
+        elif desc.group_epoch is not None:
+            self._generation = desc.group_epoch
+        return events
+
+    def _member_state(self, o: obs.MemberState) -> list[Event]:
+        return self._change_state(o.group_state, o.at, o.member_state)
+
+    def _noticed(self, o: obs.RebalanceNoticed) -> list[Event]:
+        if o.reason:
+            self._reason = o.reason
+        return []
+
+    def _synced(self, o: obs.MemberSynced) -> list[Event]:
+        self._pending = _Pending(o.generation, self._round.first_look if self._round.under_way
+                                 else None, o.at,
+                                 self._reason or o.reason_if_unnoticed, o.leader_view,
+                                 o.member_id or None)
+        self._reason = None
+        return []
+
+    def _described(self, o: obs.GenerationDescribed) -> list[Event]:
+        p = self._pending
+        if p is None or p.generation != o.generation:
+            return []
+        self._pending = None
+        after, leader = o.desc if o.desc is not None else p.leader_view, p.leader_view
+        if o.desc is not None and leader is not None:
+            exact = {m.member_id: m.assignment for m in leader.members}
+            after = replace(o.desc, members=[  # the leader's view of assignments is exact
+                replace(m, assignment=exact[m.member_id]) if m.member_id in exact else m
+                for m in o.desc.members])
+        return self._settle(after, SettledRound(o.generation, started=p.started, ended=p.ended,
+                                          reason=p.reason, own_id=p.own_id, keep_round=True))
+
+    # ---- a settled round ---------------------------------------------------------------------
+    def _settle(self, desc: GroupDescription | None, r: SettledRound) -> list[Event]:
+        """Members and assignments from `desc` (None: not known). The reason is what
+        changed between the members before and after (reasons.explain); `r.reason` (or one
+        noticed) is how the observer noticed, used when the members are not known."""
+        ended = self._clock() if r.ended is None else r.ended
+        before, after = self._members, members_of(desc)
+        began, duration, unseen = r.timed(self._round, ended)
+        events: list[Event] = []
+        if EventKind.GENERATION not in self._elsewhere and r.announce:
+            if r.epochs is not None:
+                events.append(EpochChanged(*r.epochs))
+            else:
+                events.append(GenerationStarted(r.mark, desc.protocol if desc else None,
+                                                members=None if after is None else sorted(after)))
+        if after is not None and before is not None and not r.members_told:
+            events += [MemberJoined(**after[m].identity()) for m in sorted(set(after) - set(before))]
+            events += [MemberLeft(**before[m].identity()) for m in sorted(set(before) - set(after))]
+        if EventKind.ASSIGNMENT not in self._elsewhere and after is not None and not r.members_told:
+            events += [e for e in _assignment_changes(before or {}, after, r.mark)
+                       if r.own_id is None or getattr(e, "member_id", None) != r.own_id]
+        reason = explain(before, after, r.reason if r.reason is not None else self._reason)
+        hidden = [] if r.epochs is not None or r.keep_round else unseen_generations(
+            self._generation, r.mark)
+        if hidden:   # rounds the broker completed between two looks: told, figures unknown
+            events += [unseen_round(g, ended, self._generation, r.mark) for g in hidden]
+            before = None   # the members at the generation before this round: not seen
+        summary: dict[str, Any] = dict(
+            from_generation=hidden[-1] if hidden else self._generation, to_generation=r.mark,
+            started=None if began is None else iso_ts(began), ended=iso_ts(ended),
+            members_before=None if before is None else sorted(before),
+            members_after=None if after is None else sorted(after),
+            moved_partitions=_moved(before, after), reason=reason,
+            assignments=None if after is None else {
+                m: tp_list(s.assignment) for m, s in sorted(after.items())},
+            **duration.fields(), **self._cost(desc, after, ended, unseen))
+        if after is not None and _has_tasks(after):
+            events.append(TaskRebalanced(**summary, tasks={
+                m: task_dict(s.tasks or frozenset()) for m, s in sorted(after.items())}))
+        else:
+            events.append(Rebalanced(**summary))
+        self._generation, self._members = r.mark, after
+        if r.reason is None:
+            self._reason = None
+        return events
+
+    def _cost(self, desc: GroupDescription | None, after, ended: float, unseen: bool) -> dict:
+        """What the round cost (observe.unowned) and, for epoch groups, who held it up
+        (observe.convergence.Behind); classic groups: no member's own progress is seen."""
+        epochs = desc is not None and desc.group_epoch is not None
+        eager = not epochs and "cooperative" not in ((desc.protocol if desc else None) or "")
+        figures = self._unowned.settle(after, ended, eager=eager, converged=epochs,
+                                       seen_whole=not unseen, desc=desc)
+        slowest, after_ms, held_ms = self._behind.settle() if epochs else (None, None, None)
+        return {**figures.fields(), "slowest_member": slowest, "slowest_member_ms": after_ms,
+                "slowest_member_held_ms": held_ms}
+
+
+_HANDLERS: dict[type, Callable[..., list[Event]]] = {
+    obs.Seen: RebalanceStory._seen,
+    obs.Missing: RebalanceStory._missing,
+    obs.Appeared: RebalanceStory._appeared,
+    obs.ContactLost: RebalanceStory._lost,
+    obs.ContactRegained: lambda story, o: [],
+    obs.BeforeJoin: RebalanceStory._before_join,
+    obs.MemberState: RebalanceStory._member_state,
+    obs.RebalanceNoticed: RebalanceStory._noticed,
+    obs.MemberSynced: RebalanceStory._synced,
+    obs.GenerationDescribed: RebalanceStory._described,
+}

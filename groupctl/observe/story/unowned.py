@@ -1,0 +1,217 @@
+"""What a rebalance cost: how long partitions went without an owner (issue 19).
+
+The story (observe/story.py) hands every look whose assignments are all known to
+`UnownedPartitions.look` and asks `settle` for the figures of each rebalance it tells:
+
+- `unowned_partition_ms`: the sum, over partitions, of the time from leaving one member's
+  assignment to entering the next one's, as the looks showed it (a partition may go
+  unowned more than once in a round: its gaps add up);
+- `unowned_partitions_max_ms`: the longest single partition's time; `unowned_longest`
+  names the partitions with the longest times (wide output, --debug);
+- `unowned_basis`: how far the figure can be trusted:
+  * "measured": every gap was seen open and closed by looks (describe: within one poll
+    interval per partition; records: the broker's own timestamps). Consumer, share and
+    streams groups: from members' assignment changes. Cooperative classic groups: a
+    revoked partition is unowned from the Stable generation that took it away to the one
+    that gave it out again (their assignments are known only when Stable);
+  * "upper_bound": eager classic groups, described. The coordinator voids every assignment
+    when the round starts, but a member stops only when it hears so (its next heartbeat),
+    which no observer sees: every partition given out counts as unowned for the whole
+    window the observer knows holds the round (from the last look before it to the look
+    that showed it over). `analyze` gives the clients' own figure from their logs;
+  * "lower_bound" for eager classic groups read from the coordinator's records: they hold
+    no start of a round (the looks are the generations themselves, so the window between
+    two looks is the time between two rounds, no bound of either). What they hold is the
+    generation's sync phase: its join phase ended at the record's `current_state_timestamp`
+    (the broker's "Stabilized" line: replay.JOINED) and its assignments were written at
+    the record's time. Every member revoked all it held before it rejoined (eager) and
+    gets its new assignment only from that write on, so each partition held before the
+    round and given out by it was unowned at least over that phase (partitions nobody
+    held before lost no owner: not counted). No such phase known (a record without the
+    timestamp, or one older than the generation before): the figures are null;
+  * "lower_bound": part of the round was not seen (it was under way at the first look, or
+    contact was lost): gaps count from the first look that showed them.
+- `unowned_unsubscribed`: partitions left without an owner that no live member subscribes
+  to (its topic's last subscriber left, a subscription changed) are reported apart, as a
+  list, and dropped: they are not summed forever.
+
+A partition the looks never showed unowned (it moved from one member to the next between
+two looks) counts 0: the describe source's error is at most one poll interval each.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from ...events import tp_list
+from ..reads.replay import JOINED
+
+MEASURED, UPPER_BOUND, LOWER_BOUND = "measured", "upper_bound", "lower_bound"
+BASES = (MEASURED, UPPER_BOUND, LOWER_BOUND)
+LONGEST_NAMED = 5        # partitions named in `unowned_longest`
+
+TP = tuple   # (topic, partition)
+
+
+@dataclass(frozen=True)
+class UnownedFigures:
+    """One rebalance's figures, as the event's fields."""
+    total_ms: int | None = None
+    max_ms: int | None = None
+    basis: str | None = None
+    longest: list[dict] | None = None        # [{"topic", "partition", "ms"}], longest first
+    unsubscribed: list[dict] | None = None   # tp_list, reported apart
+
+    def fields(self) -> dict:
+        return {"unowned_partition_ms": self.total_ms,
+                "unowned_partitions_max_ms": self.max_ms, "unowned_basis": self.basis,
+                "unowned_longest": self.longest, "unowned_unsubscribed": self.unsubscribed}
+
+
+def _held(members) -> dict[TP, frozenset[str]] | None:
+    """Every partition some member holds, with its holders; None when any member's
+    assignment is unknown."""
+    if members is None or any(s.assignment is None for s in members.values()):
+        return None
+    out: dict[TP, set[str]] = {}
+    for mid, s in members.items():
+        for t, ps in s.assignment.items():
+            for p in ps:
+                out.setdefault((t, p), set()).add(mid)
+    return {tp: frozenset(ms) for tp, ms in out.items()}
+
+
+def _subscribed(members) -> set[str] | None:
+    """Topics some member subscribes to; None when any member's subscription is unknown."""
+    if members is None or any(s.topics is None for s in members.values()):
+        return None
+    return {t for s in members.values() for t in s.topics or ()}
+
+
+def _named(gaps: dict[TP, float]) -> list[dict]:
+    ranked = sorted(gaps.items(), key=lambda kv: (-kv[1], kv[0]))[:LONGEST_NAMED]
+    return [{"topic": t, "partition": p, "ms": _ms(s)} for (t, p), s in ranked]
+
+
+def _ms(seconds: float) -> int:
+    return int(round(seconds * 1000))
+
+
+class UnownedPartitions:
+    """Follows which partitions are held, look by look, for one group (module doc)."""
+
+    def __init__(self):
+        self._held: dict[TP, frozenset[str]] | None = None   # holders, at the last look
+                                                 # with every assignment known
+        self._bounded: dict[TP, float] = {}     # moved while unseen this round: at most this
+        self._since: dict[TP, float] = {}       # unowned since the first look that showed it
+        self._gaps: dict[TP, float] = {}        # closed gaps this round, seconds (summed)
+        self._known_at: float | None = None     # the last look with every assignment known
+        self._known_before: float | None = None  # the one before it
+        self._held_prior: dict[TP, frozenset[str]] | None = None   # holders at that one
+        self._before_round: float | None = None  # that look, as of the round's first unknown
+        self._blind = False                      # contact lost since: gaps start unseen
+        self._round_blind = False                # a look after lost contact this round
+
+    def lost_contact(self) -> None:
+        self._blind = True
+
+    def same_look(self, at: float) -> None:
+        """A look equal to the last one: nothing moved, but the group was seen at `at`."""
+        if self._known_at is not None:
+            self._known_at = at
+
+    def look(self, members, at: float) -> None:
+        """A look at the group's members (story MemberSnapshots); assignments not all
+        known (a classic group rebalancing) tell nothing."""
+        held = _held(members)
+        if held is None:
+            if self._before_round is None:
+                self._before_round = self._known_at
+            return
+        if self._held is not None:
+            for tp in set(self._held) - set(held):
+                self._since.setdefault(tp, at)
+            for tp in set(held) & set(self._since):
+                self._gaps[tp] = self._gaps.get(tp, 0.0) + at - self._since.pop(tp)
+            if self._before_round is not None and self._known_at is not None:
+                # assignments were unknown since the last look (a classic round): a
+                # partition that changed holders meanwhile was unowned for at most that long
+                for tp in set(held) & set(self._held):
+                    if held[tp] != self._held[tp] and tp not in self._gaps:
+                        self._bounded[tp] = at - self._known_at
+        if at != self._known_at or held != self._held:   # (a record's looks may share a ms)
+            self._known_before, self._held_prior = self._known_at, self._held
+        self._held, self._known_at = held, at
+        self._round_blind = self._round_blind or self._blind
+        self._blind = False
+
+    def settle(self, members, at: float, *, eager: bool, converged: bool,
+               seen_whole: bool, desc=None) -> UnownedFigures:
+        """The figures of the round settled at `at` with `members`, and a new round.
+        `converged`: every member is at its target (epoch groups), so a partition nobody
+        holds is one nobody is meant to; `seen_whole`: the round's start was seen; `desc`:
+        the look that settled it (a record's tells its sync phase: module doc)."""
+        # eager: the round lies after the last look that showed the assignments before it
+        self.look(members, at)
+        started = self._before_round if self._before_round is not None else self._known_before
+        blind, self._round_blind = self._round_blind or self._blind, False
+        apart = self._unsubscribed(members, everything=converged)
+        gaps, self._gaps, self._before_round = self._gaps, {}, None
+        bounded, self._bounded = self._bounded, {}
+        if eager and desc is not None and JOINED in desc.extra:   # the coordinator's records
+            return self._sync_phase(self._held_prior, self._known_before, members, at,
+                                    desc.extra[JOINED], apart)
+        if eager:
+            return self._upper_bound(members, at, started, apart)
+        basis = MEASURED if seen_whole and not blind else LOWER_BOUND
+        if self._held is None:
+            return UnownedFigures(unsubscribed=apart)
+        if bounded:   # a cooperative generation that revoked them was not seen Stable
+            basis, gaps = UPPER_BOUND, {**gaps, **bounded}
+        total = sum(gaps.values())
+        return UnownedFigures(_ms(total), _ms(max(gaps.values(), default=0.0)), basis,
+                              _named(gaps), apart)
+
+    def _upper_bound(self, members, at: float, started: float | None,
+                     apart: list[dict] | None) -> UnownedFigures:
+        """Eager: every partition given out was revoked at some point of the round."""
+        held = _held(members)
+        if held is None or started is None:
+            return UnownedFigures(unsubscribed=apart)
+        window = at - started
+        return UnownedFigures(_ms(window * len(held)), _ms(window) if held else 0, UPPER_BOUND,
+                              _named({tp: window for tp in held}), apart)
+
+    def _sync_phase(self, before, looked_before: float | None, members, at: float,
+                    joined_ms: int | None, apart: list[dict] | None) -> UnownedFigures:
+        """Eager, from the records: each partition held before the round and given out by
+        it, unowned at least from the end of the join phase to the write (module doc)."""
+        held = _held(members)
+        if held is None or before is None:
+            return UnownedFigures(unsubscribed=apart)
+        given_again = set(before) & set(held)
+        if not given_again:   # nothing held before lost its owner
+            return UnownedFigures(0, 0, MEASURED, [], apart)
+        joined = None if joined_ms is None else joined_ms / 1000
+        if joined is None or joined >= at or (looked_before is not None and joined < looked_before):
+            return UnownedFigures(unsubscribed=apart)   # no sync phase of this round known
+        window = at - joined
+        return UnownedFigures(_ms(window * len(given_again)), _ms(window), LOWER_BOUND,
+                              _named({tp: window for tp in given_again}), apart)
+
+    def _unsubscribed(self, members, *, everything: bool) -> list[dict] | None:
+        """Partitions still unowned that no live member subscribes to (all of them once an
+        epoch group converged), dropped from the watch."""
+        topics = _subscribed(members)
+        if everything:
+            gone: Iterable[TP] = list(self._since)
+        elif topics is None:
+            return None
+        else:
+            gone = [tp for tp in self._since if tp[0] not in topics]
+        by_topic: dict[str, set[int]] = {}
+        for tp in gone:
+            del self._since[tp]
+            by_topic.setdefault(tp[0], set()).add(tp[1])
+        return tp_list(by_topic)
