@@ -43,6 +43,8 @@ import urllib.request
 import uuid
 from pathlib import Path
 
+import orjson
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from describe_fleet import PEER, build_peer, groupctl_cmd, run_measured  # noqa: E402
 from fleet_requests import Fleet  # noqa: E402
@@ -77,13 +79,14 @@ class Watch:
     """`groupctl -o ndjson watch --all --source records --metrics-port 0` in a process of
     its own; its events read as they come."""
 
-    def __init__(self, bootstrap: str, wanted: set[str]):
+    def __init__(self, bootstrap: str, wanted: set[str], every_group: bool = True):
         self.out = tempfile.NamedTemporaryFile("w+", suffix=".ndjson")
         self.err = tempfile.NamedTemporaryFile("w+", suffix=".err")
         self.started = time.monotonic()
         self.proc = subprocess.Popen(
             [*groupctl_cmd(), "-b", bootstrap, "-o", "ndjson", "watch", "--all", "--source",
-             "records", "--metrics-port", "0", "--metrics-regex", ".*"],
+             "records", "--metrics-port", "0",
+             *(["--metrics-regex", ".*"] if every_group else [])],
             stdout=self.out, stderr=self.err, stdin=subprocess.DEVNULL)
         self.wanted, self.told, self.events = wanted, set(), []
         self._pos = 0
@@ -94,10 +97,13 @@ class Watch:
             data = f.read()
         lines = data.split("\n")
         self._pos += len(data) - len(lines[-1])
-        for line in lines[:-1]:
-            if line.startswith("{"):
-                e = json.loads(line)
-                self.events.append((time.monotonic(), e))
+        now = time.monotonic()
+        for line in lines[:-1]:   # orjson, and only rebalances kept: the bench's own CPU
+            if line.startswith("{"):   # and memory stay small beside the watch's
+                e = orjson.loads(line)
+                if e.get("event") == "rebalance":
+                    self.events.append((now, {"event": "rebalance", "group": e.get("group"),
+                                              "to_generation": e.get("to_generation")}))
                 if e.get("group"):
                     self.told.add(e["group"])
 
@@ -175,12 +181,19 @@ def console_floor(bootstrap: str, data_dir: Path | None) -> dict:
         timeout=600)
     took = time.perf_counter() - start - idle
     total = re.search(rb"Processed a total of (\d+) messages", proc.stderr)
-    on_disk = None
+    on_disk = read_s = None
     if data_dir is not None:
-        on_disk = sum(f.stat().st_size for d in data_dir.glob("__consumer_offsets-*")
-                      for f in d.glob("*.log"))
+        logs = [f for d in data_dir.glob("__consumer_offsets-*") for f in d.glob("*.log")]
+        on_disk = sum(f.stat().st_size for f in logs)
+        start = time.perf_counter()   # the segments' bytes read (from the page cache, as
+        for f in logs:                # the broker's own reads after the fleet was made)
+            with open(f, "rb", buffering=0) as fh:
+                while fh.read(1 << 20):
+                    pass
+        read_s = time.perf_counter() - start
     return {"console_consumer_s": round(took, 2), "records": int(total.group(1)) if total else None,
-            "offsets_topic_mb": None if on_disk is None else round(on_disk / 1e6, 1)}
+            "offsets_topic_mb": None if on_disk is None else round(on_disk / 1e6, 1),
+            "segments_read_s": None if read_s is None else round(read_s, 3)}
 
 
 def describe_vs_peer(bootstrap: str, fleet: set[str], runs: int) -> dict:
@@ -231,22 +244,48 @@ def lag_vs_librdkafka(bootstrap: str, groups: list[str], runs: int) -> dict:
     return {"groupctl_s": round(m, 3), "librdkafka_s": round(t, 3), "ratio": round(m / t, 2)}
 
 
+class Figures(dict):
+    """The run's figures, each printed with the load average as it is measured (a long
+    run on a shared machine is not lost to a later phase's failure)."""
+
+    def __setitem__(self, key, value) -> None:
+        super().__setitem__(key, value)
+        print(f"{key}: {json.dumps(value)} (load {os.getloadavg()[0]:.1f})", flush=True)
+
+
 def run(bootstrap: str, n: int, churn: float, seconds: float, runs: int,
-        log: Path | None, data_dir: Path | None) -> dict:
-    out: dict = {"groups": n, "load_before": os.getloadavg()}
+        log: Path | None, data_dir: Path | None, made: bool = False,
+        skip: frozenset[str] = frozenset(), per_group: str = "all") -> dict:
+    out: dict = Figures(groups=n, load_before=os.getloadavg())
     by_kind = kinds(n)
-    produce(bootstrap)
-    made = asyncio.run(Fleet(bootstrap, TOPIC, PARTITIONS).make(by_kind))
-    out["made"] = made
-    print(f"fleet: {json.dumps(made)}", flush=True)
+    if made:
+        out["made"] = "the fleet was made by an earlier run"
+    else:
+        produce(bootstrap)
+        out["made"] = asyncio.run(Fleet(bootstrap, TOPIC, PARTITIONS).make(by_kind))
 
     members = set(by_kind["classic"]) | set(by_kind["consumer"])
-    watch = Watch(bootstrap, members)
+    watch = Watch(bootstrap, members, every_group=per_group == "all")
+    out["per_group_series"] = per_group
     try:
-        took = watch.caught_up(timeout=600)
+        took = watch.caught_up(timeout=900)
+        out["catch_up_members_s"] = None if took is None else round(took, 2)
+        watch.wanted = members | set(by_kind["commits"])   # every group told as it stands
+        took = watch.caught_up(timeout=900)
         out["catch_up_s"] = None if took is None else round(took, 2)
+        out["catch_up_watch_cpu_s"] = round(watch.cpu_s(), 2)
+        out["catch_up_rss_mb"] = round(watch.rss_mb()[0])
         out["commit_only_told"] = len(watch.told & set(by_kind["commits"]))
-        time.sleep(2)
+        # at rest before the churn: the metrics server builds its first scrape ahead once
+        # the first looks are told (its CPU is the start's, not the churn's)
+        settled, last = time.monotonic(), watch.cpu_s()
+        while time.monotonic() - settled < 120:
+            time.sleep(1)
+            now = watch.cpu_s()
+            if now - last < 0.2:
+                break
+            last = now
+        out["at_rest_after_s"] = round(time.monotonic() - settled, 1)
         log_at = log.stat().st_size if log is not None else 0
         cpu0, t0 = watch.cpu_s(), time.monotonic()
         stop = threading.Event()
@@ -261,10 +300,14 @@ def run(bootstrap: str, n: int, churn: float, seconds: float, runs: int,
         cpu1 = watch.cpu_s()
         out["steady_cpu_core"] = round((cpu1 - cpu0) / (t1 - t0), 3)
         out["rss_mb"], out["peak_rss_mb"] = (round(x) for x in watch.rss_mb())
+        cpu_before = watch.cpu_s()
         scrapes = [scrape(watch.metrics_url()) for _ in range(3)]
-        out["scrape_s"] = round(statistics.median(s[0] for s in scrapes), 3)
+        out["scrape_first_s"] = round(scrapes[0][0], 3)
+        out["scrape_s"] = round(statistics.median(s[0] for s in scrapes[1:]), 3)
+        out["scrape_watch_cpu_s"] = round(watch.cpu_s() - cpu_before, 3)
         out["scrape_gzip_mb"] = round(scrapes[-1][1] / 1e6, 2)
         out["scrape_text_mb"] = round(scrapes[-1][2] / 1e6, 2)
+        out["rss_after_scrapes_mb"] = round(watch.rss_mb()[0])
         time.sleep(3)   # the last rounds' records reach the watch
         watch.read()
         told = {(e["group"], e.get("to_generation")) for at, e in watch.events
@@ -284,6 +327,9 @@ def run(bootstrap: str, n: int, churn: float, seconds: float, runs: int,
                                               runs)),
             ("describe", lambda: describe_vs_peer(bootstrap, set(sum(by_kind.values(), [])),
                                                   runs))):
+        if name in skip:
+            out[name] = {"error": "skipped"}
+            continue
         try:
             out[name] = measure()
         except Exception as exc:   # one figure failed: the others still printed
@@ -300,17 +346,19 @@ def table(r: dict) -> str:
         d = dict.fromkeys(("wall_s", "cpu_s", "rss_mb", "peer_wall_s", "peer_cpu_s",
                            "peer_rss_mb", "ratio", "cpu_ratio"), d["error"])
     rows = [
-        ("records watch catch-up", f"{r['catch_up_s']} s", f"<= {t['catch_up_s']} s at 100k",
+        ("records watch catch-up", f"{r['catch_up_s']} s ({r['catch_up_watch_cpu_s']} s CPU; "
+         f"member groups {r['catch_up_members_s']} s)", f"<= {t['catch_up_s']} s at 100k",
          f"console consumer {f['console_consumer_s']} s over {f['records']} records, "
-         f"{f['offsets_topic_mb']} MB on disk"),
+         f"{f['offsets_topic_mb']} MB on disk read in {f.get('segments_read_s')} s"),
         ("commit-only groups told", f"{r['commit_only_told']}", "every group", ""),
         ("steady CPU (churn)", f"{r['steady_cpu_core'] * 100:.1f} % of a core",
          f"<= {t['cpu_core'] * 100:.0f} % at 100 rounds/s", ""),
         ("RSS (peak)", f"{r['rss_mb']} MB ({r['peak_rss_mb']} MB)", f"<= {t['rss_mb']:.0f} MB", ""),
         ("rounds told / broker", f"{r.get('rounds_told')} / {r.get('rounds_broker')}",
          "every round", f"told, not in the broker log: {r.get('rounds_told_not_in_broker_log')}"),
-        ("scrape (per-group on)", f"{r['scrape_s']} s, {r['scrape_gzip_mb']} MB gzip "
-         f"({r['scrape_text_mb']} MB text)", f"<= {t['scrape_s']} s", ""),
+        ("scrape (per-group on)", f"{r['scrape_s']} s (first {r['scrape_first_s']} s), "
+         f"{r['scrape_gzip_mb']} MB gzip ({r['scrape_text_mb']} MB text)",
+         f"<= {t['scrape_s']} s", f"watch CPU over 3 scrapes {r['scrape_watch_cpu_s']} s"),
         ("lag round", f"{lag['groupctl_s']} s", "ratio vs librdkafka",
          f"AdminClient {lag['librdkafka_s']} s: ratio {lag['ratio']}"),
         ("describe --all", f"{d['wall_s']} s, {d['cpu_s']} s CPU, {d['rss_mb']} MB",
@@ -332,17 +380,26 @@ def main() -> None:
     ap.add_argument("-b", "--bootstrap-server", help="use this cluster instead of a fresh lab")
     ap.add_argument("--broker-log", type=Path, help="with -b: its server.log (rounds counted)")
     ap.add_argument("--data-dir", type=Path, help="with -b: its log.dirs (bytes on disk)")
+    ap.add_argument("--made", action="store_true",
+                    help="with -b: the fleet is there already (an earlier run made it)")
+    ap.add_argument("--skip", action="append", default=[], choices=("lag", "describe"),
+                    help="leave this figure out (repeatable)")
+    ap.add_argument("--per-group", choices=("all", "default"), default="all",
+                    help="the watch's per-group series: every group (--metrics-regex '.*', "
+                    "the default here) or the watch's default selection")
     args = ap.parse_args()
     build_peer(PEER)
     if args.bootstrap_server:
         r = run(args.bootstrap_server, args.groups, args.churn, args.seconds, args.runs,
-                args.broker_log, args.data_dir)
+                args.broker_log, args.data_dir, args.made, frozenset(args.skip),
+                args.per_group)
     else:
         from groupctl.lab.cluster import throwaway
 
         with throwaway(f"bench-fleet-{uuid.uuid4().hex[:6]}") as lab:
             r = run(lab.bootstrap, args.groups, args.churn, args.seconds, args.runs,
-                    lab.log_file, Path(lab.nodes[0].data_dir))
+                    lab.log_file, Path(lab.nodes[0].data_dir), skip=frozenset(args.skip),
+                    per_group=args.per_group)
     print(json.dumps(r))
     print(table(r))
 

@@ -9,8 +9,11 @@ from Kafka's OffsetCommitRequest.json (v8: flexible; v9 would take a member epoc
 from __future__ import annotations
 
 import asyncio
+import struct
+import sys
 import time
 import uuid
+from pathlib import Path
 
 from groupctl.client import Cluster
 from groupctl.client.coordinators import REDISCOVER, WAIT
@@ -22,10 +25,12 @@ from groupctl.protocol.consumer import (Assignment, Subscription, TopicPartition
 from groupctl.protocol.messages import (CONSUMER_GROUP_HEARTBEAT, JOIN_GROUP, LEAVE_GROUP,
                                         SYNC_GROUP)
 from groupctl.protocol.spec import COORDINATOR, Api, Array, Field, Int16, Int32, Int64, String, Struct
+from groupctl.protocol.wire import uvarint
 
-OFFSET_COMMIT: Api = Api(
-    8, "OffsetCommit", versions=(8, 8), flexible_from=8, route=COORDINATOR,
-    request=Struct(
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))   # tests/: the spec encoder
+from tests.spec_encoder import compile_encoder  # noqa: E402
+
+_REQUEST = Struct(
         Field("group_id", String),
         Field("generation_id_or_member_epoch", Int32),
         Field("member_id", String),
@@ -39,8 +44,8 @@ OFFSET_COMMIT: Api = Api(
                 Field("committed_metadata", String, nullable=True),
             )),
         )),
-    ),
-    response=Struct(
+)
+_RESPONSE = Struct(
         Field("throttle_time_ms", Int32),
         Field("topics", Array(
             Field("name", String),
@@ -49,8 +54,43 @@ OFFSET_COMMIT: Api = Api(
                 Field("error_code", Int16),
             )),
         )),
-    ),
 )
+
+
+def _decode_response(buf, pos: int):
+    """OffsetCommitResponse v8 (flexible): throttle, topics[name, partitions[index,
+    error]]; tagged fields passed over."""
+    def tags(pos: int) -> int:
+        count, pos = uvarint(buf, pos)
+        for _ in range(count):
+            _, pos = uvarint(buf, pos)
+            size, pos = uvarint(buf, pos)
+            pos += size
+        return pos
+
+    throttle, = struct.unpack_from(">i", buf, pos)
+    n, pos = uvarint(buf, pos + 4)
+    topics = []
+    for _ in range(n - 1):
+        size, pos = uvarint(buf, pos)
+        name, pos = buf[pos:pos + size - 1].decode(), pos + size - 1
+        m, pos = uvarint(buf, pos)
+        partitions = []
+        for _ in range(m - 1):
+            index, error = struct.unpack_from(">ih", buf, pos)
+            pos = tags(pos + 6)
+            partitions.append({"partition_index": index, "error_code": error})
+        pos = tags(pos)
+        topics.append({"name": name, "partitions": partitions})
+    return {"throttle_time_ms": throttle, "topics": topics}, tags(pos)
+
+
+# groupctl's own codecs are generated for the APIs it speaks (read-only ones): this one
+# is encoded by the tests' spec encoder and decoded above
+OFFSET_COMMIT: Api = Api(8, "OffsetCommit", versions=(8, 8), flexible_from=8,
+                         route=COORDINATOR, request=_REQUEST, response=_RESPONSE,
+                         codecs={8: (compile_encoder(_REQUEST, 8, True), None, None,
+                                     _decode_response)})
 MEMBER_ID_REQUIRED = 79
 RETRY = REDISCOVER | WAIT
 IN_FLIGHT = 400   # group lives at once

@@ -1,8 +1,11 @@
 """One /metrics scrape at fleet size, no broker: a synthetic reducer state of N groups
-(classic and consumer, two members each, a rebalance each), then the scrape as the server
-makes it (WatchMetrics.scrape + the gzip body) cold (every group's lines built) and warm
-(1 % of the groups changed since the last scrape), with the per-group series of every
-group on, and with the default selection (fleet-level series + DEFAULT_LIMIT groups).
+(classic and consumer, two members each, a rebalance each), then scrapes over HTTP from
+the watch's own server (MetricsServer on loopback, gzip as Prometheus asks, and the plain
+text): cold (every group's lines built), warm (1 % of the groups, spread over the fleet,
+changed since the last scrape) and steady (the same 1 % changed again: they now share
+blocks), with the per-group series of every group on, and with the default selection
+(fleet-level series + DEFAULT_LIMIT groups). Beside each, its floor: the same bytes
+written through a loopback socket to a reader that drops them.
 
     .venv/bin/python bench/metrics_scrape.py --groups 100000
 """
@@ -10,12 +13,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import socket
+import threading
 import time
+import urllib.request
 
 from groupctl.events import envelope
 from groupctl.observe.sinks.metrics import WatchMetrics
 from groupctl.observe.sinks.metrics_fleet import GroupSelection
-from groupctl.observe.sinks.metrics_server import _Gzip
+from groupctl.observe.sinks.metrics_server import MetricsServer
 from groupctl.observe.state.reducer import Reducer
 
 T0 = 1_700_000_000.0
@@ -49,13 +55,36 @@ def fleet(n: int, select: GroupSelection) -> tuple[Reducer, WatchMetrics]:
     return reducer, metrics
 
 
-def scrape(metrics: WatchMetrics, gzip: _Gzip) -> tuple[float, float, int, int]:
-    """(wall s, CPU s, body bytes, text bytes) of one gzipped scrape."""
+def scrape(url: str, gzip: bool) -> tuple[float, float, int]:
+    """(wall s, this process's CPU s, body bytes) of one scrape over HTTP."""
+    headers = {"Accept-Encoding": "gzip"} if gzip else {}
     w, c = time.perf_counter(), time.process_time()
-    s = metrics.scrape()
-    body = gzip.body(s)
-    wall, cpu = time.perf_counter() - w, time.process_time() - c
-    return wall, cpu, len(body), len(s.text())
+    with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=600) as r:
+        n = 0
+        while chunk := r.read(1 << 20):
+            n += len(chunk)
+    return time.perf_counter() - w, time.process_time() - c, n
+
+
+def loopback_floor(size: int) -> float:
+    """Seconds to write `size` bytes through a loopback TCP socket to a reader."""
+    data = memoryview(b"x" * (1 << 20))
+    with socket.create_server(("127.0.0.1", 0)) as srv:
+        def drain() -> None:
+            conn, _ = srv.accept()
+            with conn:
+                while conn.recv(1 << 20):
+                    pass
+        t = threading.Thread(target=drain)
+        t.start()
+        start = time.perf_counter()
+        with socket.create_connection(srv.getsockname()) as out:
+            left = size
+            while left > 0:
+                out.sendall(data[:min(left, len(data))])
+                left -= len(data)
+        t.join()
+        return time.perf_counter() - start
 
 
 def churn(reducer: Reducer, metrics: WatchMetrics, n: int, every: int, at: float) -> None:
@@ -67,15 +96,24 @@ def churn(reducer: Reducer, metrics: WatchMetrics, n: int, every: int, at: float
         metrics.event(e)
 
 
-def run(n: int, select: GroupSelection, label: str) -> dict:
-    built = time.perf_counter()
+def run(n: int, select: GroupSelection, label: str) -> list[str]:
     reducer, metrics = fleet(n, select)
-    built = time.perf_counter() - built
-    gzip = _Gzip()
-    cold = scrape(metrics, gzip)
-    churn(reducer, metrics, n, 100, T0 + 10)
-    warm = scrape(metrics, gzip)
-    return {"label": label, "groups": n, "state_s": built, "cold": cold, "warm": warm}
+    server = MetricsServer(metrics, "127.0.0.1", 0)
+    server.start()
+    url = "http://%s:%d/metrics" % server.address
+    out = []
+    try:
+        for phase, change in (("cold", None), ("warm", T0 + 10), ("steady", T0 + 20)):
+            if change is not None:
+                churn(reducer, metrics, n, 100, change)
+            wall, cpu, body = scrape(url, gzip=True)
+            twall, _, text = scrape(url, gzip=False)   # nothing changed: kept blocks
+            out.append(f"{label:30} {phase:6}: gzip {wall:6.3f} s ({body / 1e6:6.2f} MB), "
+                       f"text {twall:6.3f} s ({text / 1e6:7.1f} MB; loopback floor "
+                       f"{loopback_floor(text):.3f} s)")
+    finally:
+        server.close()
+    return out
 
 
 def main() -> None:
@@ -86,11 +124,9 @@ def main() -> None:
           f"{args.groups} groups; target: one scrape <= {TARGET} s with per-group series on")
     for label, select in (("per-group on (every group)", GroupSelection.every_group()),
                           ("default (fleet + first 1000)", GroupSelection())):
-        r = run(args.groups, select, label)
-        for phase in ("cold", "warm"):
-            wall, cpu, body, text = r[phase]
-            print(f"{label:30} {phase}: {wall:6.3f} s wall {cpu:6.3f} s CPU, "
-                  f"{text / 1e6:7.1f} MB text -> {body / 1e6:6.2f} MB gzip")
+        for line in run(args.groups, select, label):
+            print(line, flush=True)
+    print(f"load average {os.getloadavg()[0]:.1f} at the end")
 
 
 if __name__ == "__main__":

@@ -70,11 +70,20 @@ PROBE_ACTIONS = ("joined", "synced", "heartbeat_error", "rejoining", "left", "fe
                  "acknowledged")
 
 
+_last_ts: tuple[float, str] = (float("nan"), "")   # many events share a time (first looks)
+
+
 def iso_ts(epoch_seconds: float | None = None) -> str:
     """UTC ISO-8601 with milliseconds and a Z: 2026-11-22T12:00:00.123Z."""
+    global _last_ts
     t = time.time() if epoch_seconds is None else epoch_seconds
+    last = _last_ts
+    if t == last[0]:
+        return last[1]
     dt = datetime.fromtimestamp(t, tz=timezone.utc)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+    text = dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+    _last_ts = (t, text)
+    return text
 
 
 def envelope(body: "Event | dict", *, group: str, cluster: str | None, source: str = "probe",

@@ -127,6 +127,8 @@ def describe_cmd(
 
 def _types(values: list[str] | None) -> list[str]:
     """--type values, each one of Kafka's group types (any case)."""
+    if not values:
+        return []   # describing named groups imports no listing
     from ..observe.reads.listing import TYPES
 
     return check_choices(_split(values), TYPES, "--type")

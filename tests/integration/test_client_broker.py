@@ -96,6 +96,22 @@ def test_find_coordinators_batched_for_several_groups(kafka):
     assert before == after  # the second lookup came from the cache
 
 
+def test_find_coordinators_of_a_fleet_larger_than_one_answer_holds(kafka):
+    """50,000 groups (FindCoordinator needs no group to exist): their batched answer
+    (~1.6 MB) is over the 1 MiB groupctl reads of one FindCoordinator answer, so the keys
+    go in several requests and every group gets its coordinator."""
+    groups = [f"g-fleet-{uuid.uuid4().hex[:6]}-{i:06d}" for i in range(50_000)]
+
+    async def main():
+        async with Cluster(kafka.bootstrap.split(","), timeout=30) as cluster:
+            found = await cluster.find_coordinators(groups, deadline=25)
+            return found, set(cluster.nodes)
+
+    found, nodes = run(main())
+    assert list(found) == groups
+    assert {info.node_id for info in found.values()} <= nodes
+
+
 def test_request_sharded_reroutes_a_group_whose_coordinator_vanished(kafka):
     """The sharded helper against the broker: the groups go to their coordinator in
     batches; one whose cached coordinator is a broker not in the cluster is forgotten,

@@ -370,3 +370,50 @@ def test_describe_without_read_is_exit_4_at_the_fetch(secure_lab):
                                 ResourcePatternType.LITERAL, "User:guest", "*",
                                 AclOperation.DESCRIBE, AclPermissionType.ALLOW)
         admin.delete_acls([gone])[gone].result(timeout=30)
+
+
+class _Told:
+    def __init__(self, watch, n: int):
+        self.watch, self.n = watch, n
+
+    def __repr__(self) -> str:
+        told = {e["group"] for e in self.watch.events if e["event"] == "snapshot"}
+        return f"{len(told)} of {self.n} groups told; stderr: {self.watch.stderr()[-1500:]}"
+
+
+def test_all_asks_about_a_fleets_groups_a_fetch_answer_at_a_time(kafka, topic_factory,
+                                                                  unique_group):
+    """400 commit-only groups (as most of a fleet) are each told once as they stand, and
+    whether the principal may describe them is asked per Fetch answer (about one per
+    partition of __consumer_offsets at the start), in one batched FindCoordinator, not
+    per group (100,000 groups were 100,000 requests at the start)."""
+    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+    from confluent_kafka.admin import AdminClient
+
+    from groupctl.lab.workload import wait_topic
+
+    topic, g, n = topic_factory(1), unique_group, 400
+    admin = AdminClient({"bootstrap.servers": kafka.bootstrap})
+    wait_topic(kafka.bootstrap, topic, 1, admin=admin)
+    pending = [f"{g}-{i:03d}" for i in range(n)]
+
+    def commit() -> bool:   # a coordinator still loading answers NOT_COORDINATOR: again
+        futures = {name: f for name in pending for f in admin.alter_consumer_group_offsets(
+            [ConsumerGroupTopicPartitions(name, [TopicPartition(topic, 0, 0)])]).values()}
+        pending[:] = [name for name, f in futures.items()
+                      if any(tp.error is not None for tp in f.result(60).topic_partitions)]
+        return not pending
+    wait_until(commit, 60, "the groups' commits")
+    watch = WatchProcess(kafka, "--all", "--source", "records", "--regex", f"^{re.escape(g)}",
+                         debug=True)
+    try:
+        wait_until(lambda: len({e["group"] for e in watch.events
+                                if e["event"] == "snapshot"}) == n, 60,
+                   _Told(watch, n))
+    finally:
+        watch.stop()
+    told = [e["group"] for e in watch.events if e["event"] == "snapshot"]
+    assert sorted(told) == [f"{g}-{i:03d}" for i in range(n)]   # each once
+    assert not [e for e in watch.events if e["event"] == "rebalance"]   # no member ever
+    asked = sum(1 for line in watch.err.raw if "trace: FindCoordinator " in line)
+    assert 0 < asked <= n // 4, watch.stderr()[-3000:]

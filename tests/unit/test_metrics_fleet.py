@@ -81,3 +81,113 @@ def test_fleet_series_count_every_group_and_per_group_series_only_the_selected()
 ])
 def test_metrics_selection_usage_errors_exit_2(args, words):
     assert_usage_error(*run("-b", "localhost:1", "watch", "orders", *args), *words)
+
+
+@pytest.mark.parametrize("select,wanted", [
+    (GroupSelection(names=["orders"]), {"orders"}),
+    (GroupSelection(ignored=["pay"]), {"orders", "audit"}),     # --all: the default limit
+    (GroupSelection(limit=2), {"orders", "pay"}),                # the first two seen
+])
+def test_lag_series_follow_the_selection(select, wanted):
+    """watch --lag reads every followed group's lag (its rebalance events need it), but
+    only the selected groups get lag series, like their other per-group series."""
+    from groupctl.observe.sources.lag import GroupLag, LagPoller
+    from groupctl.observe.sinks.lag_metrics import add_lag_metrics
+    from groupctl.observe.story.lag_rounds import LagRounds
+
+    reducer = Reducer()
+    metrics = WatchMetrics(reducer, followed=lambda: 3, select=select)
+    add_lag_metrics(metrics, LagPoller(None, lambda: [],  # type: ignore[arg-type]  # never run
+                                       on_round=lambda at, reads: None))
+    _story(metrics, reducer)
+    rounds = LagRounds(reducer, deliver=lambda e: None, hurry=lambda g: None)
+    rounds.round_done(T0 + 2, {g: GroupLag(g, T0 + 2, T0 + 3, {("t", 0): 7})
+                               for g in ("orders", "pay", "audit", "never-seen")})
+    lagged = {x.labels["group"] for f in text_string_to_metric_families(metrics.render())
+              if f.name.startswith("groupctl_group_") and "lag" in f.name for x in f.samples}
+    assert lagged == wanted
+
+
+def test_kept_blocks_give_the_text_built_afresh_through_changes_and_departures():
+    """Groups change (their lines move to the last block), leave (their blocks shrink, then
+    merge): at every scrape the text and its gzip are those of the same state built from
+    nothing, line for line (the order of groups within a family is free)."""
+    import gzip
+    import random
+
+    from groupctl.observe.sinks.metrics_blocks import BLOCK
+    from groupctl.observe.sinks.metrics_server import _Gzip
+
+    rng = random.Random(34)
+    reducer = Reducer()
+    metrics = WatchMetrics(reducer, followed=lambda: len(reducer.groups))
+    zipper = _Gzip()
+    names = [f"g{i:04d}" for i in range(BLOCK * 6)]
+
+    def tell(group: str, at: float, members: int) -> None:
+        e = _ev({"event": "snapshot", "state": "Stable", "type": "classic", "generation": at,
+                 "members": [_member(f"m{j}", []) for j in range(members)]},
+                group=group, at=T0 + at)
+        reducer.apply(e)
+        metrics.event(e)
+
+    for g in names:
+        tell(g, 1, 1)
+    for step in range(2, 8):
+        for g in rng.sample(sorted(n for n in names if n in reducer.groups), BLOCK):
+            tell(g, step, step)
+        if step >= 4:   # groups forgotten: blocks thin out until neighbours merge
+            for g in rng.sample(sorted(n for n in names if n in reducer.groups), BLOCK):
+                del reducer.groups[g]
+        afresh = WatchMetrics(reducer, followed=metrics.followed)
+        afresh.counts, afresh.cluster, afresh.fleet = metrics.counts, metrics.cluster, metrics.fleet
+        scrape = metrics.scrape()
+        text = scrape.text().decode()
+        assert sorted(text.splitlines()) == sorted(afresh.render().splitlines())
+        assert gzip.decompress(zipper.body(scrape)).decode() == text
+        assert len(metrics._blocks.blocks) <= 2 * (len(reducer.groups) // BLOCK + 1)
+    assert {k for k in metrics._blocks.where} == {g for g in names if g in reducer.groups}
+
+
+def test_an_events_timestamp_is_read_as_strptime_reads_it():
+    from datetime import datetime, timezone
+
+    from groupctl.observe.state.reducer import _seconds
+
+    for ts in ("2023-11-14T22:13:25.000Z", "2026-02-28T23:59:59.999Z", "1999-12-31T00:00:00.5Z"):
+        assert _seconds(ts) == datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").replace(
+            tzinfo=timezone.utc).timestamp()
+    with pytest.raises(ValueError):
+        _seconds("2023-11-14T22:13:25.00xZ")
+
+
+def test_a_fleets_scrape_is_built_ahead_once_its_changes_come_to_rest(monkeypatch):
+    """Many groups changed and no more coming (a fleet's first looks told): the server
+    builds the scrape in its own thread, so the next scrape builds no group's lines."""
+    import time
+
+    from groupctl.observe.sinks import metrics_groups, metrics_server
+
+    monkeypatch.setattr(metrics_server, "WARM_AT", 20)
+    monkeypatch.setattr(metrics_server, "WARM_EVERY", 0.05)
+    reducer = Reducer()
+    metrics = WatchMetrics(reducer, followed=lambda: len(reducer.groups))
+    server = metrics_server.MetricsServer(metrics, "127.0.0.1", 0)
+    server.start()
+    try:
+        for i in range(30):
+            e = _ev({"event": "snapshot", "state": "Empty", "type": "classic", "members": []},
+                    group=f"g{i:02d}")
+            reducer.apply(e)
+            metrics.event(e)
+        deadline = time.monotonic() + 30
+        while server.warmed == 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert server.warmed == 1
+        built: list[str] = []
+        real = metrics_groups._Kept.__init__
+        monkeypatch.setattr(metrics_groups._Kept, "__init__",
+                            lambda self, name, *a: built.append(name) or real(self, name, *a))
+        assert 'group="g29"' in metrics.render() and built == []
+    finally:
+        server.close()

@@ -51,7 +51,7 @@ class _Scrape:
     data: bytes
 
     def pieces(self):
-        yield None, lambda: self.data
+        yield None, None, lambda: self.data
 
     def text(self) -> bytes:
         return self.data

@@ -48,8 +48,9 @@ from typing import Callable
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.registry import Collector
 
-from .metrics_groups import (BLOCK, GROUP_FAMILIES, STATES, GroupCounts, GroupFamily,
-                             GroupView, Scrape, _Kept, group_family, rebalance_histogram, stamp)
+from .metrics_blocks import BLOCK, Blocks, Scrape
+from .metrics_groups import (GROUP_FAMILIES, STATES, GroupCounts, GroupFamily, GroupView,
+                             _Kept, group_family, rebalance_histogram, stamp)
 from .metrics_fleet import FleetCounts, GroupSelection, fleet_text
 from .metrics_groups import _type
 from .metrics_text import Family, Histogram, labels_text, sample_line
@@ -87,6 +88,10 @@ class WatchMetrics:
         self.succeeded_once = False
         self.families: list[GroupFamily] = list(GROUP_FAMILIES)   # + add_group_families
         self._kept: dict[str, _Kept] = {}
+        # the selected groups with an event since the last scrape began (how much a scrape
+        # would build: metrics_server builds ahead when that is a fleet)
+        self.changed: set[str] = set()
+        self._blocks = Blocks()
         self._render_lock = threading.Lock()
 
     # ---- fed by the watch ----------------------------------------------------------------
@@ -113,6 +118,7 @@ class WatchMetrics:
             return   # fleet-level series only: nothing kept per group
         counts = self.counts.get(group) or self.counts.setdefault(group, GroupCounts())
         counts.event(e, status)
+        self.changed.add(group)
 
     def touch(self, group: str) -> None:
         """Something a group family reads changed without an event: build its lines again."""
@@ -120,12 +126,14 @@ class WatchMetrics:
             return
         counts = self.counts.get(group) or self.counts.setdefault(group, GroupCounts())
         counts.version += 1
+        self.changed.add(group)
 
     def add_group_families(self, families: list[GroupFamily]) -> None:
         """More per-group families on this watch's scrape (watch --lag), kept like the
         others; before the server starts."""
         self.families += families
         self._kept.clear()
+        self._blocks.clear()
 
     def add_collector(self, collector: Collector) -> None:
         """More families on the same scrape, after groupctl's own (watch --lag:
@@ -156,31 +164,41 @@ class WatchMetrics:
         """One scrape: the groups' kept lines (built again for the groups that changed),
         groupctl's own metrics, the registry's."""
         with self._render_lock:
-            rows = self._rows()
+            self.changed = set()
+            self._place()
+            blocks = self._blocks.settle(len(self.families))
+            rows = self._blocks.rows()
         tail = (self._own_text() + self._fleet_text()
                 + generate_latest(self.registry).decode())
-        return Scrape(rows, tail.encode(), self.families)
+        return Scrape(blocks, tail.encode(), self.families, rows)
 
-    def _rows(self) -> list[_Kept]:
-        """The kept lines of the selected groups (every group has passed event(), where
-        the selection decided it), built again for those that changed."""
-        rows: list[_Kept] = []
+    def _place(self) -> None:
+        """The lines of the selected groups (every group has passed event(), where the
+        selection decided it) built again for those that changed, and placed."""
         cluster = self.cluster
         groups = self.reducer.groups
+        kept_of, blocks = self._kept, self._blocks
         named: list[tuple[str | None, GroupStatus | None]]
         if self.select.everyone:
             named = list(groups.items())
         else:
             named = [(name, groups.get(name)) for name in list(self.select.chosen)]
+        present = 0
         for name, status in named:
             if status is None or status.state is None or name is None:
                 continue   # followed, not yet seen (or forgotten)
+            present += 1
             counts = self.counts.get(name) or GroupCounts()
-            kept = self._kept.get(name)
+            kept = kept_of.get(name)
             if kept is None or kept.stamp != stamp(status, counts) or kept.cluster != cluster:
-                kept = self._kept[name] = _Kept(name, status, counts, cluster, self.families)
-            rows.append(kept)
-        return rows
+                kept = kept_of[name] = _Kept(name, status, counts, cluster, self.families)
+                blocks.place(name, kept, len(self.families))
+        if present != len(blocks.where):   # some are gone: their lines too
+            here = {name for name, status in named
+                    if status is not None and status.state is not None}
+            for name in [n for n in blocks.where if n not in here]:
+                blocks.drop(name)
+                kept_of.pop(name, None)
 
     def _fleet_text(self) -> str:
         select = self.select

@@ -1,7 +1,8 @@
 """The per-group families of watch's metrics (observe.metrics): what accumulates per group
 (GroupCounts), the families read from the reducer and the counts (one small function each,
 `@group_family`; `rebalance_histogram` for a figure of the rebalance events), and each
-group's lines kept between its events (_Kept) and handed out in keyed pieces (Scrape).
+group's lines kept between its events (_Kept; sinks.metrics_blocks places them in the
+text).
 
     @group_family("groupctl_group_x", "gauge", "help")
     def _x(v: GroupView) -> Iterator[Sample]:
@@ -12,11 +13,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Callable, Iterable, Iterator
 
 from ...events import duration_of
-from .metrics_text import Family, Histogram, Sample, family_lines
+from .metrics_text import Family, Histogram, Sample, base_text, family_lines
 from ..story.reasons import REASON_KINDS, kind as reason_kind
 from ..state.reducer import GroupStatus, _seconds
 
@@ -270,40 +270,10 @@ class _Kept:
         self.stamp = stamp(status, counts)   # first: a change during the build builds again
         self.cluster = cluster
         view = GroupView(status, counts, _type(status))
-        base = ((("cluster", cluster),) if cluster else ()) + (("group", str(name)),)
-        self.data = tuple(family_lines(g.family, base, g.samples(view)).encode()
-                          for g in families)
+        head = base_text(((("cluster", cluster),) if cluster else ()) + (("group", str(name)),))
+        self.data: tuple[bytes, ...] | None = tuple(
+            family_lines(g.family, head, g.samples(view)).encode() for g in families)
 
 
 def stamp(status: GroupStatus, counts: GroupCounts) -> tuple:
     return (counts.version, status.lag_at)
-
-
-BLOCK = 64   # groups per piece of a family's lines (a piece is compressed once, then kept)
-
-
-@dataclass
-class Scrape:
-    """One scrape: each group's kept lines (in the reducer's order), then the tail
-    (groupctl's own metrics and the registry's)."""
-    rows: list[_Kept]
-    tail: bytes
-    families: list[GroupFamily]
-
-    def pieces(self) -> Iterator[tuple[object, Callable[[], bytes]]]:
-        """The text in order, as (key, its bytes when asked): a key names the same bytes
-        at every scrape (a family's header; a family's lines of BLOCK groups, each group
-        as last built); the tail, last, has no key."""
-        for i, g in enumerate(self.families):
-            yield ("header", g.family.name), g.family.header().encode
-            for start in range(0, len(self.rows), BLOCK):
-                block = tuple(self.rows[start:start + BLOCK])
-                yield (g.family.name, block), partial(_join, block, i)
-        yield None, lambda: self.tail
-
-    def text(self) -> bytes:
-        return b"".join(data() for _, data in self.pieces())
-
-
-def _join(block: tuple[_Kept, ...], family: int) -> bytes:
-    return b"".join(k.data[family] for k in block)

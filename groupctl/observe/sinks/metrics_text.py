@@ -73,17 +73,21 @@ def _own_text(pairs: tuple[tuple[str, str], ...]) -> str:
     return text
 
 
-def family_lines(family: Family, base: tuple[tuple[str, str], ...],
-                 samples: Iterable[Sample]) -> str:
-    """The sample lines of one family, each with the `base` labels first (in their
-    order: the group's, written once) and then its own, sorted."""
-    head = ",".join(f'{k}="{escape(v)}"' for k, v in base)
+def base_text(base: tuple[tuple[str, str], ...]) -> str:
+    """The `base` labels' text, in their order (a group's: written once per group)."""
+    return ",".join(f'{k}="{escape(v)}"' for k, v in base)
+
+
+def family_lines(family: Family, head: str, samples: Iterable[Sample]) -> str:
+    """The sample lines of one family, each with the labels of `head` (base_text) first
+    and then its own, sorted."""
     out = []
+    name = family.name
     for suffix, pairs, value in samples:
-        own = _own_text(pairs)
+        own = _OWN.get(pairs) or _own_text(pairs)
         labels = f"{head},{own}" if head and own else head or own
-        out.append(f"{family.name}{suffix}{{{labels}}} {value_text(value)}\n" if labels
-                   else f"{family.name}{suffix} {value_text(value)}\n")
+        out.append(f"{name}{suffix}{{{labels}}} {value_text(value)}\n" if labels
+                   else f"{name}{suffix} {value_text(value)}\n")
     return "".join(out)
 
 
@@ -93,6 +97,7 @@ class Histogram:
 
     def __init__(self, buckets: tuple[float, ...]):
         self.bounds = tuple(float(b) for b in buckets) + (float("inf"),)
+        self.les = tuple(floatToGoString(b) for b in self.bounds)   # the `le` labels
         self.counts = [0] * len(self.bounds)
         self.sum = 0.0
 
@@ -105,8 +110,8 @@ class Histogram:
 
     def samples(self, pairs: tuple[tuple[str, str], ...] = ()) -> Iterable[Sample]:
         total = 0
-        for bound, n in zip(self.bounds, list(self.counts)):
+        for le, n in zip(self.les, list(self.counts)):
             total += n
-            yield "_bucket", pairs + (("le", floatToGoString(bound)),), total
+            yield "_bucket", pairs + (("le", le),), total
         yield "_count", pairs, total
         yield "_sum", pairs, self.sum

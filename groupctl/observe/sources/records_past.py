@@ -62,12 +62,15 @@ class RecordsPast:
 
     def take(self, group: str, names: dict[str, str], assignors: dict[str, str]) -> list[dict]:
         """The group's last rebalances before the watch, oldest first (told once)."""
+        whole = self._whole.pop(group, False)
+        kept = self._kept.pop(group, None)
+        if not kept:
+            return []   # no write kept (most of a fleet: commits only): no story to run
         from .history import amend_from_records, created_from_nothing, unowned_unknown
 
         story = RebalanceStory(group)
         recent: deque[dict] = deque(maxlen=TIMELINE)
-        whole = self._whole.pop(group, False)
-        for at, records in self._kept.pop(group, ()):
+        for at, records in kept:
             desc = describe(group, records, names, assignors)
             if whole and desc.state != DEAD:   # from its creation (module doc)
                 story.feed(Seen(group, at, RECORDS, created_from_nothing(desc)))

@@ -199,7 +199,14 @@ class RecordsTail:
         p, out = chunk.partition, []
         groups = None if self.all_groups else set(self.named)
         commits = commits_by_batch(chunk)
-        for batch, recs in coordinator_batches(chunk.batches, groups=groups):
+        batches = list(coordinator_batches(chunk.batches, groups=groups))
+        # the answer's new groups asked about at once (a batch holds one group's write
+        # mostly: asked batch by batch, a fleet's start was 100,000 FindCoordinators)
+        await self._shown.check(
+            {r.group for _, recs in batches for r in recs
+             if r.group is not None and self._wanted(r.group)}
+            | {g for done in commits.values() for g in done if self._wanted(g)})
+        for batch, recs in batches:
             base = getattr(batch, "base_offset", -1)   # (a chunk's batches are not damaged)
             quiet_until = self._quiet.get(p)
             if quiet_until is not None and base >= quiet_until:

@@ -297,6 +297,10 @@ _FOLDS = {
 def _seconds(ts: str | None) -> float | None:
     if ts is None:
         return None
+    if len(ts) == 24 and ts[-1] == "Z" and ts[10] == "T" and ts[19] == ".":
+        # the events' own form (events.iso_ts), parsed in C: 15x strptime's speed, which
+        # a fleet's catch-up and scrape spend on every event and every group
+        return datetime.fromisoformat(ts[:-1] + "+00:00").timestamp()
     return datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
 
 
