@@ -116,9 +116,15 @@ def test_clients_figure_matches_their_callbacks(kafka, topic_factory, unique_gro
                    for r in unseen), unseen
         told = [r for r in told if r["seen"] is not False]
         told_ms = sum(r["unowned_partition_ms"] for r in told)
-        assert told and all(r["unowned_basis"] == ("upper_bound" if eager else "measured")
-                            for r in told), told
-        if eager:
+        # cooperative: measured when the looks saw each generation of the round Stable; when
+        # they missed the revoking one, the revoked partitions changed owner unseen and the
+        # figure is a bound over the looks' window (the clients' time lies within it)
+        bases = [r["unowned_basis"] for r in told]
+        assert told and set(bases) <= ({"upper_bound"} if eager
+                                       else {"measured", "upper_bound"}), \
+            [(r["from_generation"], r["to_generation"], r["unowned_basis"],
+              r["unowned_partition_ms"]) for r in told]
+        if set(bases) == {"upper_bound"}:
             assert client_ms <= told_ms, (name, client_ms, told)
         FIGURES[f"{assignor} {name}"] = {
             "generations": list(gens), "client_ms": client_ms, "callbacks_ms": round(truth_ms, 1),

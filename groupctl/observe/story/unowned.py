@@ -22,6 +22,9 @@ The story (observe/story.py) hands every look whose assignments are all known to
     which no observer sees: every partition given out counts as unowned for the whole
     window the observer knows holds the round (from the last look before it to the look
     that showed it over). `analyze` gives the clients' own figure from their logs;
+    cooperative groups' partitions that changed owner between two looks with no Stable
+    generation between them (a revoking generation shorter than a poll, or a member that
+    left): at most that window;
   * "lower_bound" for eager classic groups read from the coordinator's records: they hold
     no start of a round (the looks are the generations themselves, so the window between
     two looks is the time between two rounds, no bound of either). What they hold is the
