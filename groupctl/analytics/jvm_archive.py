@@ -52,9 +52,10 @@ def plan() -> Archive | None:
     return Archive(" ".join([*flags, QUIET]), dump) if flags else None
 
 
-def end(jvm: subprocess.Popen) -> None:
-    """Let a JVM cut loose from its gateway exit (EOF on its stdin) and wait for it;
-    killed if it takes longer than DUMP_TIMEOUT_S."""
+def end(jvm: subprocess.Popen) -> bool:
+    """Let a JVM cut loose from its gateway exit (EOF on its stdin ends Spark's Python
+    gateway) and wait for it; killed if it takes longer than DUMP_TIMEOUT_S. True when it
+    exited by itself, cleanly."""
     try:
         if jvm.stdin:
             jvm.stdin.close()
@@ -62,23 +63,13 @@ def end(jvm: subprocess.Popen) -> None:
     except (OSError, subprocess.TimeoutExpired):
         jvm.kill()
         jvm.wait()
+        return False
+    return jvm.returncode == 0
 
 
 def finish(archive: Archive | None, jvm: subprocess.Popen | None) -> None:
-    """After Spark is stopped, when this run's JVM writes the archive: let the JVM exit
-    (EOF on its stdin ends Spark's Python gateway), wait for it, keep the archive if it
-    exited cleanly."""
+    """After Spark is stopped, when this run's JVM writes the archive: end the JVM and keep
+    the archive if it exited cleanly."""
     if archive is None or archive.dump is None:
         return
-    if jvm is None:
-        jvm_cds.commit(archive.dump, False)
-        return
-    try:
-        if jvm.stdin:
-            jvm.stdin.close()
-        jvm.wait(timeout=DUMP_TIMEOUT_S)
-    except (OSError, subprocess.TimeoutExpired):
-        jvm.kill()
-        jvm_cds.commit(archive.dump, False)
-        return
-    jvm_cds.commit(archive.dump, jvm.returncode == 0)
+    jvm_cds.commit(archive.dump, jvm is not None and end(jvm))
