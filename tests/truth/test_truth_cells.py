@@ -105,6 +105,22 @@ def test_a_revoke_before_the_last_look_before_the_round_is_unknowable_to_describ
     assert cell.problems == ["gen 2 unowned bound 1000 ms < clients' 1250 ms"]
 
 
+def test_a_leavers_revoke_before_the_last_look_is_unknowable_to_a_measured_figure():
+    """A cooperative member leaving revokes, commits, then sends LeaveGroup: the last look
+    before the round (2410 - 400 ms) still showed it holding what it had revoked 700 ms
+    before. Describe's measured 0 ms (the partition moved between two looks) misses the
+    clients' 1000 ms by that; a revoke after that look would be a disagreement."""
+    told = [rebalance(1, T0 + 60), rebalance(3, T0 + 5110),
+            rebalance(2, T0 + 2410, unowned_partitions_max_ms=0, unowned_basis="measured",
+                      duration_max_ms=400)]
+    cell = rounds_cell(told, TRUTH, interval_s=0.5, reads_generation=True, handovers={2: 1000},
+                       revoked={2: T0 + 1310})
+    assert cell.verdict == "cannot know" and "revoked 700 ms before the last look" in cell.text
+    cell = rounds_cell(told, TRUTH, interval_s=0.5, reads_generation=True, handovers={2: 1000},
+                       revoked={2: T0 + 1990})
+    assert cell.problems == ["gen 2 unowned 0 ms, clients' 1000 ms"], cell.text
+
+
 def test_client_handovers_go_to_the_round_whose_window_holds_the_assign():
     gaps = [((T0 + 2100) / 1000, (T0 + 2420) / 1000, ("t", 0)),   # revoked in gen 2's round
             ((T0 + 100) / 1000, (T0 + 9000) / 1000, ("t", 1))]    # assigned in no round
