@@ -116,10 +116,13 @@ def _run(env, inputs, options, master: str, out: Path) -> int:
                 raise
             raise GroupctlError(f"Spark failed: {said}") from exc
         finally:
-            if ours:
+            if ours:   # after the results or the failure are said: the JVM's end (and
+                # its class-data archive, if this run writes it: once per install)
                 from ..analytics.session import release_jvm
 
-                release_jvm()
+                env.stdout.flush()
+                release_jvm((lambda m: env.note(f"analyze: {m}")) if env.stderr_is_terminal
+                            else lambda _: None)
 
 
 def _salvaged(env, damaged: list[tuple[str, str]], into: Path) -> dict[str, str]:
@@ -192,11 +195,6 @@ def _run_spark(env, inputs, options, master: str, out: Path, salvaged) -> int:
         emit(env, load.metrics_json(collected["metrics"]))
     else:
         emit(env, data, summary_table)
-    if owned:   # the results are out: the JVM's end (its archive, if this run writes it)
-        from ..analytics.session import release_jvm
-
-        env.stdout.flush()
-        release_jvm(say)
     return 0
 
 
