@@ -29,6 +29,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--lab", help="use this running lab (groupctl lab up --name NAME)")
     ap.add_argument("--only", help="scenario:client,... (default: all)")
+    ap.add_argument("--clients", help="only these clients, comma-separated (of: "
+                                      f"{', '.join(sc.CLIENTS)})")
+    ap.add_argument("--scenarios", help="only these scenarios, comma-separated")
     ap.add_argument("--wave", type=int, default=8, help="scenarios run at once (default 8)")
     ap.add_argument("--no-analyze", action="store_true", help="leave analyze (Spark) out")
     ap.add_argument("--json", help="also write the cells to this file")
@@ -36,7 +39,11 @@ def main() -> int:
                                    "(GROUP.json: the broker's rounds, the records', each witness's)")
     args = ap.parse_args()
     pairs = ([tuple(p.split(":")) for p in args.only.split(",")] if args.only else
-             [(s, c) for s in sc.SCENARIOS for c in sc.CLIENTS])
+             [(s, c) for s in sc.SCENARIOS for c in sc.CLIENTS if sc.runs(s, c)])
+    if args.clients:
+        pairs = [p for p in pairs if p[1] in args.clients.split(",")]
+    if args.scenarios:
+        pairs = [p for p in pairs if p[0] in args.scenarios.split(",")]
     three = [p for p in pairs if p[0] in sc.CLUSTER3]
     pairs = [p for p in pairs if p[0] not in sc.CLUSTER3]
     from groupctl.lab.cluster import Lab

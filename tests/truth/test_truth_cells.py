@@ -204,3 +204,64 @@ def test_a_handover_belongs_to_the_round_that_gave_the_partition_out():
     coop = classic((0, 50, 1), (2000, 2400, 2), (2420, 2800, 2))
     gaps = [((T0 + 2410) / 1000, (T0 + 2850) / 1000, ("t", 0))]
     assert client_handovers(gaps, coop, []) == {3: 440}
+
+
+def test_an_epoch_no_member_reached_before_the_next_is_one_no_witness_can_tell():
+    """A streams group: epoch 3's target computed (+100), its only member's next heartbeat
+    came after epoch 4's bump (+1000): no member was ever at epoch 3. A witness that tells
+    1 -> 4 misses nothing it could see; one that skips a reached epoch still disagrees."""
+    truth = LogTruth(rounds=[Round(3, T0, T0, 1, kind="consumer"),
+                             Round(4, T0 + 1000, T0 + 1000, 2, kind="consumer"),
+                             Round(5, T0 + 3000, T0 + 3000, 0, kind="consumer")],
+                     targets=[3, 4])
+    told = [rebalance(4, T0 + 1500, 500, 2), rebalance(5, T0 + 3100, 100, 0)]
+    unreached = [RecordRound(3, None, T0, 1), RecordRound(4, T0 + 1500, T0 + 1000, 2),
+                 RecordRound(5, T0 + 3000, T0 + 3000, 0)]
+    cell = rounds_cell(told, truth, interval_s=None, reads_generation=True, records=unreached)
+    assert cell.verdict == "cannot know", cell.text
+    assert "epoch 3: no member reached its target before epoch 4" in cell.text
+    reached = [RecordRound(3, T0 + 200, T0, 1), *unreached[1:]]
+    cell = rounds_cell(told, truth, interval_s=None, reads_generation=True, records=reached)
+    assert cell.problems == ["missed epoch 3"]
+
+
+def test_share_and_streams_epochs_bumped_without_a_line_come_from_the_records():
+    """Share and streams groups log `Bumped ... group epoch` on a join but bump silently on
+    a leave; the records (as DumpLogSegments decodes them) hold every epoch."""
+    from truth_ground import typed_truth
+
+    lines = [(T0, "[GroupId s][MemberId m1] Bumped streams group epoch to 2 with metadata hash "
+                  "7 and validated topic epoch -1."),
+             (T0 + 300, "[GroupId s][MemberId m1] Bumped streams group epoch to 3 with metadata "
+                        "hash 8 and validated topic epoch 0."),
+             (T0 + 400, "[GroupId s] Computed a new target assignment for epoch 3 with 'sticky' "
+                        "assignor in 0ms.")]
+
+    def rec(type_, ts, value, member=None):
+        key = {"group_id": "s", **({"member_id": member} if member else {})}
+        return {"type": type_, "timestamp": ts, "key": key, "value": value}
+    records = [rec(19, T0, {}, "m1"), rec(17, T0, {"epoch": 2}), rec(17, T0 + 300, {"epoch": 3}),
+               rec(20, T0 + 400, {"assignment_epoch": 3}),
+               rec(22, T0 + 500, {"member_epoch": 3, "state": 1}, "m1"),
+               rec(22, T0 + 900, None, "m1"), rec(19, T0 + 900, None, "m1"),
+               rec(17, T0 + 900, {"epoch": 4}), rec(20, T0 + 900, {"assignment_epoch": 4})]
+    truth = typed_truth(lines, records, "s", "streams")
+    assert [(r.key, r.end_ms - T0, r.members, r.superseded) for r in truth.rounds] == [
+        (2, 0, 1, True), (3, 300, 1, False), (4, 900, 0, False)]
+    assert truth.rounds[2].reason == "bumped without a log line"
+
+
+def test_the_broker_log_tells_when_share_and_streams_members_are_at_their_target():
+    from truth_kinds import group_view
+
+    lines = [(T0, "[GroupId s] Member A joins the share group using the share protocol."),
+             (T0, "[GroupId s] Computed a new target assignment for epoch 2 with 'x' assignor in 1ms."),
+             (T0, "[GroupId s] Member A new assignment state: epoch=2, previousEpoch=0, "
+                  "state=STABLE, assignedPartitions=[]."),
+             (T0, "[GroupId t][MemberId B] Member joins the streams group."),
+             (T0, "[GroupId t][MemberId B] Member's new assignment state: epoch=4, previousEpoch=0,"
+                  " state=UNRELEASED_TASKS, assignedTasks=(active=[])"),
+             (T0, "[GroupId s] Member A left the share group.")]
+    assert group_view(lines[:3], "s") == ({"A"}, 2, {"A": (2, "STABLE")})
+    assert group_view(lines, "s") == (set(), None, {"A": (2, "STABLE")})
+    assert group_view(lines, "t") == ({"B"}, None, {"B": (4, "UNRELEASED_TASKS")})

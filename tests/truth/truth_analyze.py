@@ -18,6 +18,7 @@ from pathlib import Path
 
 from truth_cells import SYNC_MS, Cell
 from truth_ground import broker_truth, log_lines
+from truth_scenarios import group_kind
 
 WITNESSES = ("analyze-log", "analyze-records", "analyze-all")
 
@@ -70,8 +71,9 @@ def analyze_cells(lab, runs, workdir: Path) -> dict:
         summary, episodes, error = _run(lab, [*args, *regex], workdir / witness)
         for c in runs:
             cell = (Cell(problems=[error or "no output"]).finish() if error else
-                    judge(episodes.get(c.group, []), summary.get(c.group), broker_truth(lines, c.group),
-                          has_start=witness != "analyze-records" or c.client == "848"))
+                    judge(episodes.get(c.group, []), summary.get(c.group),
+                          c.truth or broker_truth(lines, c.group),
+                          has_start=witness != "analyze-records" or group_kind(c.client) != "classic"))
             cells[(c.scenario, c.client, witness)] = cell
     return cells
 

@@ -116,10 +116,15 @@ def rounds_cell(events: list[dict], truth: LogTruth, *, interval_s: float | None
     interval_ms = (interval_s or 0) * 1000
     blind: dict[int, str] = {}
     written = {r.key for r in records} if records is not None else None
+    # a target computed that no member's heartbeat fetched before the next bump
+    unreached = {rr.key for rr in records or () if rr.end_ms is None}
     for i, r in enumerate(rounds):
         why = None
         if r.superseded:
             why = f"epoch {r.key} superseded before its target was computed (no member told)"
+        elif r.kind != "classic" and r.key in unreached and i + 1 < len(rounds):
+            why = (f"epoch {r.key}: no member reached its target before epoch {rounds[i + 1].key}"
+                   " (no member was at it)")
         elif written is not None and r.kind == "classic" and r.members and r.key not in written:
             why = f"gen {r.key} never written to the records (superseded before its SyncGroup)"
         elif interval_s is not None and looks:

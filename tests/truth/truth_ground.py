@@ -27,7 +27,8 @@ _PREPARE = re.compile(r"Preparing to rebalance group (\S+) in state \w+ with old
                       r".*?\(reason: (.*)\)")
 _STABLE = re.compile(r"Stabilized group (\S+) generation (\d+) with (\d+) members")
 _EMPTY = re.compile(r"Group (\S+) with generation (\d+) is now empty")
-_BUMP = re.compile(r"\[GroupId (\S+)\] Bumped group epoch to (\d+)(?: with metadata hash (-?\d+))?")
+_BUMP = re.compile(r"\[GroupId (\S+)\](?:\[MemberId \S+\])? Bumped (?:streams )?group epoch to (\d+)"
+                   r"(?: with metadata hash (-?\d+))?")
 _TARGET = re.compile(r"\[GroupId (\S+)\] Computed a new target assignment for epoch (\d+)")
 _LOADED = re.compile(r"Loaded \w+ group (\S+) with \d+ members")
 _FAILED = re.compile(r"Member (\S+) in group (\S+) has failed")
@@ -152,19 +153,30 @@ class RecordRound:
     members: int | None = None
 
 
-def record_rounds(records: list[dict], group: str) -> list[RecordRound]:
+# the record types of each KIP-848-style group (Kafka's CoordinatorRecordType numbers): its
+# member metadata, its group metadata (the epoch), its target assignment's epoch, a member's
+# current assignment, and the `state` a member at its target has (STABLE)
+RECORD_TYPES = {
+    "consumer": {"member": 5, "epoch": 3, "target": 6, "current": 8, "stable": 0},
+    "share": {"member": 10, "epoch": 11, "target": 12, "current": 14, "stable": 0},
+    "streams": {"member": 19, "epoch": 17, "target": 20, "current": 22, "stable": 1},
+}
+
+
+def record_rounds(records: list[dict], group: str, kind: str = "consumer") -> list[RecordRound]:
     """The group's rounds in its records: classic generations (each GroupMetadata
-    generation, the first time it is written), consumer group epochs (a target assignment
-    epoch, from the write of its bump to the first write at which every member is at
-    that epoch, STABLE, with nothing pending revocation; the log line of the bump may come
-    hundreds of ms before that write on a loaded broker, and no member hears of the epoch
-    before it is written)."""
+    generation, the first time it is written), consumer (share, streams) group epochs (a
+    target assignment epoch, from the write of its bump to the first write at which every
+    member is at that epoch, STABLE, with nothing pending revocation; the log line of the
+    bump may come hundreds of ms before that write on a loaded broker, and no member hears
+    of the epoch before it is written)."""
+    t = RECORD_TYPES[kind]
     out: list[RecordRound] = []
     gens: set[int] = set()
     members: dict[str, dict] = {}     # consumer: member -> current assignment value
     alive: set[str] = set()
     open_round: RecordRound | None = None
-    bumped: dict[int, int] = {}       # consumer: epoch -> its ConsumerGroupMetadata write
+    bumped: dict[int, int] = {}       # consumer: epoch -> its group metadata write
     for r in records:
         if _group_of(r) != group or r["type"] in (0, 1):
             continue
@@ -174,31 +186,73 @@ def record_rounds(records: list[dict], group: str) -> list[RecordRound]:
             if gen > 0 and gen not in gens:
                 gens.add(gen)
                 out.append(RecordRound(gen, ts, None, len(value.get("members") or ())))
-        elif r["type"] == 5:
+        elif r["type"] == t["member"]:
             member = r["key"]["member_id"]
             (alive.add if value is not None else alive.discard)(member)
             if value is None:
                 members.pop(member, None)
-        elif r["type"] == 8:
+        elif r["type"] == t["current"]:
             member = r["key"]["member_id"]
             if value is None:
                 members.pop(member, None)
             else:
                 members[member] = value
-        elif r["type"] == 3 and value is not None:
+        elif r["type"] == t["epoch"] and value is not None:
             bumped.setdefault(value["epoch"], ts)
-        elif r["type"] == 6 and value is not None:
+        elif r["type"] == t["target"] and value is not None:
             epoch = value["assignment_epoch"]
             if open_round is None or open_round.key != epoch:
                 open_round = RecordRound(epoch, None, bumped.get(epoch, ts), len(alive))
                 out.append(open_round)
-        if open_round is not None and open_round.end_ms is None and r["type"] in (5, 6, 8):
+        if open_round is not None and open_round.end_ms is None and \
+                r["type"] in (t["member"], t["target"], t["current"]):
             if all(m in members and members[m]["member_epoch"] >= open_round.key
-                   and members[m]["state"] == 0 and not members[m]["partitions_pending_revocation"]
+                   and members[m]["state"] == t["stable"] and not _pending(members[m])
                    for m in alive):
                 open_round.end_ms = ts
                 open_round.members = len(alive)
     return out
+
+
+def _pending(value: dict) -> bool:
+    return any(v for k, v in value.items() if "pending_revocation" in k)
+
+
+def epoch_writes(records: list[dict], group: str, kind: str) -> list[tuple[int, int, int]]:
+    """[(epoch, written at ms, members then)]: each group epoch of a share or streams group
+    as its group metadata record holds it, the first time written. These groups bump the
+    epoch without a log line when a member leaves (the records still hold it)."""
+    t = RECORD_TYPES[kind]
+    out, seen, alive = [], set(), set()
+    for r in records:
+        if _group_of(r) != group:
+            continue
+        if r["type"] == t["member"]:
+            (alive.add if r["value"] is not None else alive.discard)(r["key"]["member_id"])
+        elif r["type"] == t["epoch"] and r["value"] is not None and r["value"]["epoch"] not in seen:
+            seen.add(r["value"]["epoch"])
+            out.append((r["value"]["epoch"], r["timestamp"], len(alive)))
+    return out
+
+
+def typed_truth(lines: list[tuple[int, str]], records: list[dict], group: str,
+                kind: str) -> LogTruth:
+    """A share or streams group's rounds: every group epoch, from the broker's log (`Bumped
+    group epoch` / `Bumped streams group epoch`, `Computed a new target assignment`) and,
+    for the epochs bumped without a line (a member leaving), from the records as Kafka's
+    DumpLogSegments decodes them. A round ends at its bump's line (or write)."""
+    log = broker_truth(lines, group)
+    logged = {r.key: r for r in log.rounds}
+    truth = LogTruth(targets=log.targets, expired=log.expired)
+    for epoch, at, members in epoch_writes(records, group, kind):
+        r = logged.get(epoch)
+        end = r.end_ms if r is not None else at
+        truth.rounds.append(Round(epoch, end, end, members, "consumer",
+                                  reason=None if r is not None else "bumped without a log line"))
+    computed = set(truth.targets) | {rr.key for rr in record_rounds(records, group, kind)}
+    for r in truth.rounds[:-1]:   # a newer epoch came before its target was computed
+        r.superseded = r.key not in computed and r.members != 0
+    return truth
 
 
 # ---- the clients' own callbacks ----------------------------------------------------------

@@ -20,7 +20,7 @@ import truth_scenarios as sc  # noqa: E402
 from truth_cells import (  # noqa: E402
     Cell, client_handovers, handover_revokes, metrics_cell, ms, rounds_cell)
 from truth_ground import (  # noqa: E402
-    broker_truth, callback_gaps, dump_records, log_lines, record_rounds)
+    broker_truth, callback_gaps, dump_records, log_lines, record_rounds, typed_truth)
 from truth_witness import Watches, history, reading  # noqa: E402
 
 PROBE_LEAVE_MS = 50   # the probe tells `left` as it sends LeaveGroup: a round after is its leave's
@@ -103,8 +103,13 @@ def run_matrix(lab, pairs, workdir: Path, wave_size: int = 8):
 
 
 def judge(c, read: dict, hist, lines, records) -> dict:
-    truth = broker_truth(lines, c.group)
-    rec = record_rounds(records, c.group)
+    kind = sc.group_kind(c.client)
+    if kind in ("share", "streams"):   # epochs bumped without a log line: the records hold them
+        truth = typed_truth(lines, records, c.group, kind)
+        rec = record_rounds(records, c.group, kind)
+    else:
+        truth, rec = broker_truth(lines, c.group), record_rounds(records, c.group)
+    c.truth = truth
     gaps = callback_gaps([*c.consumers, *c.callbacks])
     hand, revoked = client_handovers(gaps, truth, rec), handover_revokes(gaps, truth, rec)
     _keep(c, truth, rec, read, hist)
@@ -124,8 +129,8 @@ def judge(c, read: dict, hist, lines, records) -> dict:
         events = r.of(c.group)
         gens = any(e.get("to_generation") is not None for e in events if e["event"] == "rebalance")
         put(name, rounds_cell(events, truth, interval_s=r.interval,
-                              reads_generation=gens or c.client == "848",
-                              records=rec if c.client == "848" else None,
+                              reads_generation=gens or kind != "classic",
+                              records=rec if kind != "classic" else None,
                               summary=r.summaries.get(c.group), handovers=hand, revoked=revoked))
     put("metrics", metrics_cell(read["metrics"].summaries.get(c.group), read["describe-1"].of(c.group),
                                 len(truth.rounds), out[(c.scenario, c.client, "describe-1")]))

@@ -28,11 +28,38 @@ from watch_support import _json, _Lines  # noqa: E402
 from groupctl.lab.consumer import LabConsumer, wait_balanced  # noqa: E402
 from groupctl.lab.workload import create_topic  # noqa: E402
 
-CLIENTS = {   # name -> LabConsumer options
+CLIENTS = {   # name -> LabConsumer options (java: Kafka's VerifiableConsumer, truth_clients)
     "eager": {"protocol": "classic", "assignor": "range"},
     "coop": {"protocol": "classic", "assignor": "cooperative-sticky"},
     "848": {"protocol": "consumer"},
+    "java": {"java": "classic"},
+    "java-848": {"java": "consumer"},
+    "share": {"kind": "share"},
+    "streams": {"kind": "streams"},
 }
+# the scenarios each client that cannot run them all runs: Kafka's VerifiableConsumer
+# cannot change its subscription or be refused by choice; share and streams groups have
+# their own (truth_kinds)
+ONLY = {
+    "java": {"join", "leave", "kill", "probe", "more-members", "force-rebalance", "static-restart"},
+    "java-848": {"join", "leave", "kill", "probe", "more-members", "force-rebalance",
+                 "static-restart"},
+    "share": {"join", "leave", "kill"},
+    "streams": {"join", "leave", "kill"},
+}
+
+
+def runs(scenario: str, client: str) -> bool:
+    if scenario == "epoch-no-move":
+        return client == "848"
+    return scenario in ONLY.get(client, SCENARIOS)
+
+
+def group_kind(client: str) -> str:
+    """classic, consumer, share or streams: which ground truth a client's group has."""
+    opts = CLIENTS[client]
+    return opts.get("kind") or ("consumer" if "consumer" in (opts.get("protocol"),
+                                                             opts.get("java")) else "classic")
 # a join the group refuses: an assignor the group's members do not offer (classic:
 # INCONSISTENT_GROUP_PROTOCOL), a server assignor the broker does not have (KIP-848:
 # UNSUPPORTED_ASSIGNOR)
@@ -81,6 +108,7 @@ class Ctx:
     probe_lines: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     readings: dict = field(default_factory=dict)   # witness -> truth_witness.Reading
+    truth: object = None                    # truth_ground.LogTruth the cells were judged on
     failure: str | None = None
 
     @property
@@ -89,6 +117,12 @@ class Ctx:
 
     def consumer(self, name: str, **options) -> LabConsumer:
         opts = {**CLIENTS[self.client], **options}
+        if "java" in opts or "kind" in opts:   # not librdkafka's
+            import truth_clients
+
+            m = truth_clients.member(self, name, opts)
+            self.consumers.append(m)
+            return m
         opts["config"] = {"log_level": 2, **opts.get("config", {})}   # librdkafka: critical only
         c = LabConsumer(self.lab.bootstrap, self.group, [self.topic], name=f"{self.group}-{name}",
                         stats_interval_ms=STATS_MS, **opts)
@@ -106,6 +140,7 @@ class Ctx:
         def stamp(c):
             with c._cond:
                 return (c.stats or {}).get("ts")
+        consumers = [c for c in consumers if hasattr(c, "stats")]   # librdkafka's only
         seen = {c.name: stamp(c) for c in consumers}
 
         def fresh_and_steady(c) -> bool:
@@ -121,7 +156,10 @@ class Ctx:
                    "a steady group state in every consumer's statistics")
 
     def rounds(self) -> int:
-        return len(broker_truth(log_lines(self.lab), self.group).rounds)
+        return len(self.rounds_of())
+
+    def rounds_of(self):
+        return broker_truth(log_lines(self.lab), self.group).rounds
 
     def wait_rounds(self, n: int, timeout: float = 40) -> None:
         from waiting import wait_until
@@ -180,6 +218,10 @@ def kill(ctx: Ctx) -> None:
     ctx.balanced([a])
     ctx.witnessed(1)
     before = ctx.rounds()
+    if ctx.client.startswith("java"):
+        import truth_kinds
+
+        return truth_kinds.kill_java(ctx, a)
     proc = subprocess.Popen([sys.executable, "-c", KILLABLE, ctx.lab.bootstrap, ctx.group, ctx.topic,
                              f"{ctx.group}-killed", json.dumps(CLIENTS[ctx.client])],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
@@ -296,63 +338,7 @@ def rejected(ctx: Ctx) -> None:
     ctx.close_all()
 
 
-def _prepares(ctx: Ctx) -> int:
-    """Rounds begun: classic "Preparing to rebalance" lines, consumer epoch bumps."""
-    import re
-
-    if ctx.client == "848":
-        return ctx.rounds()
-    pattern = re.compile(rf"Preparing to rebalance group {re.escape(ctx.group)} ")
-    return sum(1 for _, text in log_lines(ctx.lab) if pattern.search(text))
-
-
-def broker_restart(ctx: Ctx) -> None:
-    """A third member joins; as soon as the broker has begun the round, it is restarted
-    (the lab's only node: every witness loses contact)."""
-    from waiting import wait_until
-
-    a, b = ctx.consumer("a"), ctx.consumer("b")
-    ctx.balanced([a, b])
-    ctx.witnessed(2)
-    begun = _prepares(ctx)
-    c = ctx.consumer("c")
-    wait_until(lambda: _prepares(ctx) > begun, 60, "the round begun in the broker log", interval=0.02)
-    node = ctx.lab.nodes[0].node_id
-    ctx.lab.stop_node(node)
-    restart(ctx.lab, node)
-    ctx.balanced([a, b, c], timeout=120)
-    ctx.witnessed(3)
-    ctx.close_all()
-
-
-def coordinator_move(ctx: Ctx) -> None:
-    """Three brokers: the group's coordinator stops (the group moves to another node, its
-    members follow), then starts again."""
-    import re
-
-    a, b = ctx.consumer("a"), ctx.consumer("b")
-    ctx.balanced([a, b])
-    ctx.witnessed(2)
-    proc = ctx.lab.consumer_group_command("--describe", "--group", ctx.group, "--state")
-    m = re.search(r"\((\d+)\)", proc.stdout)
-    assert m, f"no coordinator in ConsumerGroupCommand's answer: {proc.stdout} {proc.stderr}"
-    node = int(m.group(1))
-    ctx.notes.append(f"coordinator {node} stopped")
-    ctx.lab.stop_node(node)
-    try:
-        ctx.balanced([a, b], timeout=120)
-        ctx.witnessed(2)
-    finally:
-        restart(ctx.lab, node)
-    ctx.balanced([a, b], timeout=120)
-    ctx.close_all()
-
-
-def restart(lab, node: int) -> None:
-    """Start a stopped node again from a scenario's thread, untied: `setpriv --pdeathsig`
-    follows the thread that forked, which ends with the scenario (the lab's down stops it)."""
-    lab.start_node(node, tie_to_parent=False)
-
+from truth_lab_scenarios import broker_restart, coordinator_move  # noqa: E402
 
 SCENARIOS = {
     "join": join,
@@ -366,6 +352,7 @@ SCENARIOS = {
     "rejected-join": rejected,
     "broker-restart": broker_restart,
     "coordinator-move": coordinator_move,
+    "epoch-no-move": None,   # truth_kinds.epoch_no_move (KIP-848 only)
 }
 # scenarios that touch the whole lab: each runs alone (a wave of its own); coordinator-move
 # needs a lab of three brokers
@@ -385,8 +372,13 @@ def make_ctx(lab, scenario: str, client: str, workdir: Path, tag: str | None = N
 
 def run(ctx: Ctx) -> None:
     """Run ctx's scenario; a failure is kept (ctx.failure), its consumers always closed."""
+    import truth_kinds
+
+    kind = group_kind(ctx.client)
+    step = (truth_kinds.KIND_SCENARIOS[ctx.scenario] if kind in ("share", "streams") else
+            truth_kinds.epoch_no_move if ctx.scenario == "epoch-no-move" else SCENARIOS[ctx.scenario])
     try:
-        SCENARIOS[ctx.scenario](ctx)
+        step(ctx)
     except BaseException as exc:  # kept for the table: one scenario's failure is not all
         ctx.failure = f"{type(exc).__name__}: {exc}"[:300]
     finally:
