@@ -87,6 +87,9 @@ def main() -> int:
                   f"broker did): {c.failure}")
         for note in c.notes:
             print(f"note {c.scenario}/{c.client}: {note}")
+        if getattr(c, "tool_checks", 0):
+            print(f"note {c.scenario}/{c.client}: Kafka's group command agreed with the broker "
+                  f"log's members and target epoch at {c.tool_checks} steps")
     took = time.monotonic() - started
     print(f"\n{len(pairs) + len(three)} scenarios, {len(cells)} cells: "
           f"{sum(c.verdict == 'agree' for c in cells.values())} agree, "

@@ -260,8 +260,28 @@ def test_the_broker_log_tells_when_share_and_streams_members_are_at_their_target
                   "state=STABLE, assignedPartitions=[]."),
              (T0, "[GroupId t][MemberId B] Member joins the streams group."),
              (T0, "[GroupId t][MemberId B] Member's new assignment state: epoch=4, previousEpoch=0,"
-                  " state=UNRELEASED_TASKS, assignedTasks=(active=[])"),
+                  " state=UNRELEASED_TASKS, assignedTasks=(active=[], standby=[], warmup=[]) and "
+                  "tasksPendingRevocation=(active=[], standby=[], warmup=[])."),
              (T0, "[GroupId s] Member A left the share group.")]
-    assert group_view(lines[:3], "s") == ({"A"}, 2, {"A": (2, "STABLE")})
-    assert group_view(lines, "s") == (set(), None, {"A": (2, "STABLE")})
-    assert group_view(lines, "t") == ({"B"}, None, {"B": (4, "UNRELEASED_TASKS")})
+    assert group_view(lines[:3], "s") == ({"A"}, 2, {"A": (2, "STABLE", False)})
+    assert group_view(lines, "s") == (set(), None, {"A": (2, "STABLE", False)})
+    assert group_view(lines, "t") == ({"B"}, None, {"B": (4, "UNRELEASED_TASKS", False)})
+    holding = (T0, "[GroupId s] Member A new assignment state: epoch=3, previousEpoch=2, "
+                   "state=STABLE, assignedPartitions=[x-0, x-1].")
+    assert group_view([*lines[:3], holding], "s")[2] == {"A": (3, "STABLE", True)}
+
+
+def test_share_and_streams_handovers_come_from_the_records():
+    """No client callback tells a share or streams member's handover: the records do, from
+    the write at which no member holds a partition (task) to the next at which one does."""
+    from truth_ground import record_gaps
+
+    def cur(member, ts, active):
+        return {"type": 22, "timestamp": ts, "key": {"group_id": "s", "member_id": member},
+                "value": None if active is None else {
+                    "active_tasks": [{"subtopology_id": "0", "partitions": active}],
+                    "active_tasks_pending_revocation": []}}
+    records = [cur("a", T0, [0, 1]), cur("b", T0 + 10, []), cur("a", T0 + 500, [0]),
+               cur("b", T0 + 2500, [1]), cur("b", T0 + 4000, None), cur("a", T0 + 4100, [0, 1])]
+    assert [(round((b - a) * 1000), tp) for a, b, tp in record_gaps(records, "s", "streams")] == [
+        (2000, ("0", 1)), (100, ("0", 1))]

@@ -98,7 +98,7 @@ def rounds_cell(events: list[dict], truth: LogTruth, *, interval_s: float | None
                 records: list[RecordRound] | None = None,
                 window: tuple[int, int] | None = None, summary: dict | None = None,
                 handovers: dict[int, int] | None = None,
-                revoked: dict[int, int] | None = None) -> Cell:
+                revoked: dict[int, int] | None = None, handovers_from: str = "clients'") -> Cell:
     """The rounds a witness told (its `rebalance` events) against the broker's.
 
     interval_s: the witness's poll (or heartbeat) interval (None: the records, exact).
@@ -108,8 +108,9 @@ def rounds_cell(events: list[dict], truth: LogTruth, *, interval_s: float | None
     generation never written there).
     window: (from, to) ms: only the rounds that ended inside count (the probe's stay).
     handovers: {round key: the longest revoke -> assign of one partition in it, ms, from
-    the clients' own callbacks} (see client_handovers); revoked: {round key: when that
-    revoke was, ms} (handover_revokes)."""
+    the clients' own callbacks, or `handovers_from` another truth: share and streams
+    groups' records} (see client_handovers); revoked: {round key: when that revoke was,
+    ms} (handover_revokes)."""
     cell = Cell()
     rebalances = [e for e in events if e["event"] == "rebalance"]
     rounds = [r for r in truth.rounds if window is None or window[0] <= r.end_ms <= window[1]]
@@ -164,7 +165,8 @@ def rounds_cell(events: list[dict], truth: LogTruth, *, interval_s: float | None
         merged = i > 0 and not matched.get(rounds[i - 1].key)
         _durations(cell, got[0], r, interval_ms, records, merged, (handovers or {}).get(r.key))
         if handovers and r.key in handovers and not merged:
-            _handover(cell, got[0], r, handovers[r.key], interval_ms, (revoked or {}).get(r.key))
+            _handover(cell, got[0], r, handovers[r.key], interval_ms, (revoked or {}).get(r.key),
+                      handovers_from)
     if rebalances and not cell.problems and told != len(rounds) - len(cell.unknowable):
         cell.problems.append(f"{told} rounds told, broker {len(rounds)}")
     if summary is not None:
@@ -216,7 +218,7 @@ def _durations(cell: Cell, e: dict, r: Round, interval_ms: float,
 
 
 def _handover(cell: Cell, e: dict, r: Round, clients_ms: int, interval_ms: float,
-              revoked_ms: int | None = None) -> None:
+              revoked_ms: int | None = None, whose: str = "clients'") -> None:
     """The longest unowned partition against the clients' own longest handover: an upper
     bound is never below it, a lower bound never above it, a measured figure within the
     witness's interval (+ BOUND_MS) of it. A describe bound opens at the last look before
@@ -236,15 +238,15 @@ def _handover(cell: Cell, e: dict, r: Round, clients_ms: int, interval_ms: float
         if unseen > 0 and longest + CLOCK_MS >= clients_ms - unseen:
             cell.figures_unknowable.append(early)
         else:
-            cell.problems.append(f"{name(r)} unowned bound {longest} ms < clients' {clients_ms} ms")
+            cell.problems.append(f"{name(r)} unowned bound {longest} ms < {whose} {clients_ms} ms")
     elif basis == "lower_bound" and longest > clients_ms + slack:
-        cell.problems.append(f"{name(r)} unowned at least {longest} ms > clients' {clients_ms} ms")
+        cell.problems.append(f"{name(r)} unowned at least {longest} ms > {whose} {clients_ms} ms")
     elif basis == "measured" and abs(longest - clients_ms) > slack:
         # a leaver revokes, commits, then leaves: describe saw it holding them meanwhile
         if unseen > 0 and abs(longest - (clients_ms - unseen)) <= slack:
             cell.figures_unknowable.append(early)
         else:
-            cell.problems.append(f"{name(r)} unowned {longest} ms, clients' {clients_ms} ms")
+            cell.problems.append(f"{name(r)} unowned {longest} ms, {whose} {clients_ms} ms")
 
 
 def client_handovers(gaps: list[tuple[float, float, tuple]], truth: LogTruth,

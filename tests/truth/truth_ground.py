@@ -255,6 +255,46 @@ def typed_truth(lines: list[tuple[int, str]], records: list[dict], group: str,
     return truth
 
 
+def _held(value: dict | None, kind: str) -> set:
+    """What a member's current assignment record holds: partitions (share, consumer: also
+    those pending revocation) or streams active tasks (also pending revocation)."""
+    if value is None:
+        return set()
+    keys = (("active_tasks", "active_tasks_pending_revocation") if kind == "streams" else
+            ("assigned_partitions", "partitions_pending_revocation"))
+    out = set()
+    for key in keys:
+        for item in value.get(key) or ():
+            owner = item.get("subtopology_id", item.get("topic_id"))
+            out.update((owner, p) for p in item["partitions"])
+    return out
+
+
+def record_gaps(records: list[dict], group: str, kind: str) -> list[tuple[float, float, tuple]]:
+    """(released at, held again at, partition or task) in seconds, from the records as
+    Kafka decodes them: a share or streams group's handovers (no client callback tells
+    them): from the write at which no member holds it any more to the next at which one
+    does. Shaped as callback_gaps' answer."""
+    current = RECORD_TYPES[kind]["current"]
+    held: dict[str, set] = {}
+    open_: dict[tuple, int] = {}
+    gaps = []
+    for r in records:
+        if _group_of(r) != group or r["type"] != current:
+            continue
+        member, ts = r["key"]["member_id"], r["timestamp"]
+        before, after = held.get(member, set()), _held(r["value"], kind)
+        held[member] = after
+        owned = set().union(*held.values())
+        for tp in before - after:
+            if tp not in owned:
+                open_.setdefault(tp, ts)
+        for tp in after - before:
+            if tp in open_:
+                gaps.append((open_.pop(tp) / 1000, ts / 1000, tp))
+    return gaps
+
+
 # ---- the clients' own callbacks ----------------------------------------------------------
 
 def callback_gaps(consumers, since: float = 0.0) -> list[tuple[float, float, tuple]]:

@@ -20,7 +20,8 @@ import truth_scenarios as sc  # noqa: E402
 from truth_cells import (  # noqa: E402
     Cell, client_handovers, handover_revokes, metrics_cell, ms, rounds_cell)
 from truth_ground import (  # noqa: E402
-    broker_truth, callback_gaps, dump_records, log_lines, record_rounds, typed_truth)
+    broker_truth, callback_gaps, dump_records, log_lines, record_gaps, record_rounds,
+    typed_truth)
 from truth_witness import Watches, history, reading  # noqa: E402
 
 PROBE_LEAVE_MS = 50   # the probe tells `left` as it sends LeaveGroup: a round after is its leave's
@@ -110,7 +111,10 @@ def judge(c, read: dict, hist, lines, records) -> dict:
     else:
         truth, rec = broker_truth(lines, c.group), record_rounds(records, c.group)
     c.truth = truth
-    gaps = callback_gaps([*c.consumers, *c.callbacks])
+    # share and streams members tell no handover: their records do
+    gaps = (record_gaps(records, c.group, kind) if kind in ("share", "streams") else
+            callback_gaps([*c.consumers, *c.callbacks]))
+    whose = "the records'" if kind in ("share", "streams") else "clients'"
     hand, revoked = client_handovers(gaps, truth, rec), handover_revokes(gaps, truth, rec)
     _keep(c, truth, rec, read, hist)
     out: dict[tuple[str, str, str], Cell] = {}
@@ -131,14 +135,16 @@ def judge(c, read: dict, hist, lines, records) -> dict:
         put(name, rounds_cell(events, truth, interval_s=r.interval,
                               reads_generation=gens or kind != "classic",
                               records=rec if kind != "classic" else None,
-                              summary=r.summaries.get(c.group), handovers=hand, revoked=revoked))
+                              summary=r.summaries.get(c.group), handovers=hand, revoked=revoked,
+                              handovers_from=whose))
     put("metrics", metrics_cell(read["metrics"].summaries.get(c.group), read["describe-1"].of(c.group),
                                 len(truth.rounds), out[(c.scenario, c.client, "describe-1")]))
     put("records", rounds_cell(read["records"].of(c.group), truth, interval_s=None,
                                reads_generation=True, records=rec, handovers=hand,
+                               handovers_from=whose,
                                summary=read["records"].summaries.get(c.group)))
     put("history", rounds_cell(hist.of(c.group), truth, interval_s=None, reads_generation=True,
-                               records=rec, handovers=hand))
+                               records=rec, handovers=hand, handovers_from=whose))
     if c.probe_lines:
         probe = reading("probe", None, c.probe_lines)
         events = probe.of(c.group)

@@ -404,3 +404,47 @@ def test_an_epoch_reached_after_the_next_bump_is_told_at_its_own_epoch():
     told = [(r["from_generation"], r["to_generation"], r["ended"][17:], r["duration_ms"])
             for r in _rebalances(batches)]
     assert told[1:] == [(3, 4, "05.310Z", 310), (4, 5, "06.310Z", 1310)]
+
+
+def test_a_streams_tasks_unowned_time_from_the_records_is_its_handover():
+    """Issue 30 (the truth matrix, streams): a task's input partitions are its member's
+    assignment, as StreamsGroupDescribe gives them; the replay gave none, so a task revoked
+    at 2.5 s and given to the joiner at 4.0 s was told "unowned 0 ms (measured)" where the
+    records hold 1500 ms (and describe told it)."""
+    def tasks(parts):
+        return {"active_tasks": [{"subtopology_id": "0", "partitions": parts}] if parts else [],
+                "standby_tasks": [], "warmup_tasks": []}
+
+    def meta(mid, ts):
+        return rec(19, {"group_id": "g", "member_id": mid}, {
+            "instance_id": None, "rack_id": None, "client_id": f"c-{mid}", "client_host": "/h",
+            "rebalance_timeout_ms": 1000, "topology_epoch": 0, "process_id": mid,
+            "user_endpoint": None, "client_tags": []}, ts)
+
+    def cur(mid, e, state, parts, ts):
+        return rec(22, {"group_id": "g", "member_id": mid}, {
+            "member_epoch": e, "previous_member_epoch": e - 1, "state": state, **tasks(parts),
+            "active_tasks_pending_revocation": [], "standby_tasks_pending_revocation": [],
+            "warmup_tasks_pending_revocation": []}, ts)
+
+    def targets(e, ts, **parts):
+        return [*(rec(21, {"group_id": "g", "member_id": m}, tasks(p), ts) for m, p in parts.items()),
+                rec(20, {"group_id": "g"}, {"assignment_epoch": e, "assignment_timestamp": ts}, ts)]
+
+    topology = rec(23, {"group_id": "g"}, {"epoch": 0, "subtopologies": [{
+        "subtopology_id": "0", "source_topics": ["orders"], "source_topic_regex": [],
+        "state_changelog_topics": [], "repartition_sink_topics": [],
+        "repartition_source_topics": [], "copartition_groups": []}]}, 1000)
+    batches = [
+        [meta("m1", 1000), topology, rec(17, {"group_id": "g"}, {"epoch": 1}, 1000),
+         *targets(1, 1000, m1=[0, 1]), cur("m1", 1, 1, [0, 1], 1000)],
+        [meta("m2", 2000), rec(17, {"group_id": "g"}, {"epoch": 2}, 2000),
+         *targets(2, 2000, m1=[0], m2=[1]), cur("m2", 2, 3, [], 2000)],
+        [cur("m1", 2, 1, [0], 2500)],
+        [cur("m2", 2, 1, [1], 4000)]]
+    first, second = _rebalances(batches)
+    desc = list(replay(batches, NAMES))[-1][1]
+    assert [[tp.to_dict() for tp in m.assignment] for m in desc.members] == [
+        [{"topic": "orders", "partitions": [0]}], [{"topic": "orders", "partitions": [1]}]]
+    assert (second["unowned_partition_ms"], second["unowned_partitions_max_ms"],
+            second["unowned_basis"]) == (1500, 1500, "measured")

@@ -42,6 +42,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from .model import CLASSIC, CONSUMER, SHARE, STREAMS, GroupDescription, Member, classic_member, topic_list
+from .streams import task_partitions, input_topics
 
 GROUP_METADATA = 2
 JOINED = "joined_ms"   # a classic generation's record: when its join phase ended (module doc)
@@ -50,6 +51,7 @@ MEMBER_METADATA = {5: CONSUMER, 10: SHARE, 19: STREAMS}
 TARGET_METADATA = {6: CONSUMER, 12: SHARE, 20: STREAMS}
 TARGET_MEMBER = {7: CONSUMER, 13: SHARE, 21: STREAMS}
 CURRENT_MEMBER = {8: CONSUMER, 14: SHARE, 22: STREAMS}
+STREAMS_TOPOLOGY = 23
 MEMBER_STATES = {0: "STABLE", 1: "UNREVOKED_PARTITIONS", 2: "UNRELEASED_PARTITIONS",
                  127: "UNKNOWN"}   # Kafka's modern MemberState (consumer and share groups)
 # streams groups have their own MemberState, numbered from 1 (coordinator.group.streams)
@@ -77,6 +79,7 @@ class GroupRecords:
     seen: bool = False                # any record of the group so far
     committed: bool = False           # it committed offsets since its last deletion (the
                                       # records tail tells a group that did nothing else)
+    topology: dict | None = None      # a streams group's topology: the topics its tasks read
 
     def copy(self) -> "GroupRecords":
         """The state as of now, unchanged by later records (a GroupMetadata value is
@@ -84,7 +87,7 @@ class GroupRecords:
         m = self.modern
         return GroupRecords(self.classic, None if m is None else _Modern(
             m.type, m.epoch, m.assignment_epoch, m.assignment_timestamp, dict(m.metadata),
-            dict(m.target), dict(m.current)), self.seen, self.committed)
+            dict(m.target), dict(m.current)), self.seen, self.committed, self.topology)
 
 
 # records that open a write of a modern group: a member's metadata (joining, or changing
@@ -153,6 +156,9 @@ def replay(batches: Iterable[list], topic_names: dict[str, str] | None = None
 def apply(g: GroupRecords, rec) -> bool:
     """One record into the group's state; whether it was a record the state tracks."""
     t, v = rec.type, rec.value
+    if t == STREAMS_TOPOLOGY:
+        g.topology = v    # read with the tasks; no state of its own
+        return False
     if t == GROUP_METADATA:
         g.classic, g.seen = v, True
         if v is None:
@@ -190,7 +196,7 @@ def describe(group: str, g: GroupRecords, names: dict[str, str],
     """`default_assignors`: group type -> the broker's default server assignor, where known
     (not in the records: observe.records_assignors)."""
     if g.modern is not None and g.modern.epoch is not None:
-        return _modern(group, g.modern, names, default_assignors or {})
+        return _modern(group, g.modern, names, default_assignors or {}, g.topology)
     if g.classic is not None:
         return _classic(group, g.classic)
     if g.committed:
@@ -234,8 +240,8 @@ def _tasks(value: dict | None, suffix: str = "") -> dict | None:
                    for t in value.get(f"{kind}_tasks{suffix}") or ()] for kind in TASK_KINDS}
 
 
-def _modern(group: str, m: _Modern, names: dict[str, str], defaults: dict[str, str]
-            ) -> GroupDescription:
+def _modern(group: str, m: _Modern, names: dict[str, str], defaults: dict[str, str],
+            topology: dict | None = None) -> GroupDescription:
     members = []
     for mid in sorted(set(m.metadata) | set(m.current)):
         meta, cur, target = m.metadata.get(mid) or {}, m.current.get(mid), m.target.get(mid)
@@ -249,7 +255,10 @@ def _modern(group: str, m: _Modern, names: dict[str, str], defaults: dict[str, s
             subscribed_topic_regex=meta.get("subscribed_topic_regex") or None,
             member_protocol=CLASSIC if meta.get("classic_member_metadata") else m.type)
         if m.type == STREAMS:
-            member.assignment = []
+            # as StreamsGroupDescribe's: the input partitions its active tasks read (the
+            # unowned figures follow them)
+            member.assignment = task_partitions((_tasks(cur) or _tasks({}))["active"],
+                                                 input_topics(topology))
             member.extra = {"tasks": _tasks(cur) or _tasks({}),
                             "target_tasks": _tasks(target) or _tasks({}),
                             "process_id": meta.get("process_id")}

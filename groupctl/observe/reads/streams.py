@@ -64,7 +64,7 @@ def tasks(raw: dict | None) -> dict:
     return out
 
 
-def _task_partitions(active: list[dict], inputs: dict[str, list[str]]):
+def task_partitions(active: list[dict], inputs: dict[str, list[str]]):
     return model.topic_list((topic, t["partitions"]) for t in active
                              for topic in inputs.get(t["subtopology_id"], ()))
 
@@ -81,8 +81,8 @@ def streams_member(m: dict, inputs: dict[str, list[str]]) -> model.Member:
         member_id=m["member_id"], client_id=m["client_id"],
         host=model.none_if_empty(m["client_host"]), instance_id=m["instance_id"],
         rack=m["rack_id"], member_epoch=m["member_epoch"],
-        assignment=_task_partitions(current["active"], inputs),
-        target_assignment=_task_partitions(target["active"], inputs),
+        assignment=task_partitions(current["active"], inputs),
+        target_assignment=task_partitions(target["active"], inputs),
         member_protocol=model.CLASSIC if m["is_classic"] else model.STREAMS,
         extra={
             "process_id": model.none_if_empty(m["process_id"]),
