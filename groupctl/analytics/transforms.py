@@ -169,6 +169,8 @@ def consumer_episodes(events: DataFrame) -> DataFrame:
                    F.min(F.when(F.col("kind") == "target_computed", F.col("epoch"))))
          .alias("first_epoch"),
         F.max("known").alias("known_epoch"),
+        F.sum(F.col("kind").isin("member_left", "member_fenced", "member_failed").cast("int"))
+         .alias("departures"),
         F.max("ts").alias("last_ts"),
         F.max(F.when(F.col("kind").isin("epoch_bumped", "target_computed"), F.col("epoch")))
          .alias("to_generation"),
@@ -184,8 +186,10 @@ def consumer_episodes(events: DataFrame) -> DataFrame:
     ep = ep.join(types, "group", "left").withColumns({
         "group_type": F.coalesce("declared_type", F.lit("consumer")),
         "from_generation": F.coalesce(F.col("first_epoch") - 1, F.col("known_epoch")),
-        # (the silent bump: +1 per departure, as their `Unloaded ... group epoch` lines show)
-        "to_generation": F.coalesce("to_generation", F.col("known_epoch") + 1),
+        # (the silent bump: +1 per departure, as their `Unloaded ... group epoch` lines and
+        # their records show: two members leaving at once are two epochs)
+        "to_generation": F.coalesce("to_generation", F.col("known_epoch")
+                                    + F.greatest(F.col("departures"), F.lit(1))),
         "outcome": F.when(F.col("target_ts").isNotNull(), F.lit("stable"))
                     .when(F.col("members_after") <= 0, F.lit("empty")).otherwise(F.lit("open")),
         "ended": F.coalesce("target_ts", F.when(F.col("members_after") <= 0,

@@ -137,3 +137,24 @@ def test_coordinator_moves_are_told_once_per_change_of_broker(spark):
                      "members": 2},
                     {"group": "k", "ts": T0 + timedelta(milliseconds=401), "from_broker": 3,
                      "to_broker": 2, "last_on_old": T0, "members": 2}]
+
+
+def test_members_leaving_at_once_bump_a_share_groups_epoch_once_each(spark):
+    """Issue 30 (the truth matrix, share and streams): a share (streams) member's leave
+    bumps the group epoch without a log line. Two members leaving within half a second
+    empty the group at epoch 5 (the records' ShareGroupMetadata: 4 on the first leave, 5
+    on the second), not 4: the broker log alone gave 3 -> 4, so analyze of the log and the
+    records told the one round twice (3 -> 4 and 3 -> 5)."""
+    t = lambda ms: T0 + timedelta(milliseconds=ms)  # noqa: E731
+    rows = [dict(group="s", ts=t(0), kind="member_joined", member="a", group_type="share"),
+            dict(group="s", ts=t(1), kind="epoch_bumped", epoch=2),
+            dict(group="s", ts=t(2), kind="target_computed", epoch=2),
+            dict(group="s", ts=t(1000), kind="member_joined", member="b", group_type="share"),
+            dict(group="s", ts=t(1001), kind="epoch_bumped", epoch=3),
+            dict(group="s", ts=t(1002), kind="target_computed", epoch=3),
+            dict(group="s", ts=t(5000), kind="member_left", member="b", group_type="share"),
+            dict(group="s", ts=t(5400), kind="member_left", member="a", group_type="share")]
+    eps = sorted((r.asDict() for r in X.consumer_episodes(_events(spark, rows)).collect()),
+                 key=lambda e: e["ended"] or e["started"])
+    assert [(e["from_generation"], e["to_generation"], e["outcome"]) for e in eps] == [
+        (1, 2, "stable"), (2, 3, "stable"), (3, 5, "empty")]
