@@ -285,3 +285,41 @@ def test_share_and_streams_handovers_come_from_the_records():
                cur("b", T0 + 2500, [1]), cur("b", T0 + 4000, None), cur("a", T0 + 4100, [0, 1])]
     assert [(round((b - a) * 1000), tp) for a, b, tp in record_gaps(records, "s", "streams")] == [
         (2000, ("0", 1)), (100, ("0", 1))]
+
+
+def test_a_classic_generation_is_stable_for_describe_from_its_leaders_assignment():
+    """Kafka's Java consumer as the leader, starting: generation 1 Stabilized at +0, its
+    leader's SyncGroup at +540, the next round began at +1146. A look every second saw it
+    CompletingRebalance, then PreparingRebalance: never Stable long enough to be seen."""
+    lines = [(T0 - 5, "Preparing to rebalance group g in state PreparingRebalance with old "
+                      "generation 0 (reason: Adding new member b; client reason: x)."),
+             (T0, "Stabilized group g generation 1 with 1 members."),
+             (T0 + 540, "Assignment received from leader b for group g for generation 1. The "
+                        "group has 1 members, 0 of which are static."),
+             (T0 + 1146, "Preparing to rebalance group g in state PreparingRebalance with old "
+                         "generation 1 (reason: Adding new member a; client reason: x)."),
+             (T0 + 3000, "Stabilized group g generation 2 with 2 members.")]
+    truth = broker_truth(lines, "g")
+    assert [(r.key, r.synced_ms) for r in truth.rounds] == [(1, T0 + 540), (2, None)]
+    cell = rounds_cell([rebalance(2, T0 + 3100, 1900, 2)], truth, interval_s=1,
+                       reads_generation=True)
+    assert cell.verdict == "cannot know", cell.text
+    assert "gen 1 lived 606 ms Stable < 1000 ms" in cell.text
+
+
+def test_a_classic_generation_its_leader_never_synced_is_never_stable_for_describe():
+    """librdkafka members closing at once: generation 5 Stabilized with the leader alone,
+    who left before its SyncGroup; the group stayed CompletingRebalance until the last
+    member's session expired (generation 6, empty). Describe saw one long round."""
+    lines = [(T0, "Stabilized group g generation 4 with 3 members."),
+             (T0 + 10, "Assignment received from leader b for group g for generation 4. The "
+                       "group has 3 members, 0 of which are static."),
+             (T0 + 840, "Preparing to rebalance group g in state PreparingRebalance with old "
+                        "generation 4 (reason: explicit `LeaveGroup` request for (a) members.)."),
+             (T0 + 1032, "Stabilized group g generation 5 with 1 members."),
+             (T0 + 11034, "Group g with generation 6 is now empty.")]
+    truth = broker_truth(lines, "g")
+    told = [rebalance(None, T0 + 500, 100, 3), rebalance(None, T0 + 11100, 9800, 0)]
+    cell = rounds_cell(told, truth, interval_s=0.5, reads_generation=False)
+    assert cell.verdict == "cannot know", cell.text
+    assert "gen 5 never Stable (no leader's assignment before the next round)" in cell.text

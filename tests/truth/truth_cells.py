@@ -71,16 +71,24 @@ def describe_blind(rounds: list[Round], i: int, interval_ms: float, reads_genera
     round began), and, for an eager group (no generation in describe), when the group
     looked different before and after (other members) or a look fell inside it. A classic
     round lives from its Stabilized line; a consumer group's epoch from the write at which
-    its members all reached its target (`settled`: the records'), not from its bump."""
+    its members all reached its target (`settled`: the records'), not from its bump; describe
+    shows a classic generation Stable only from its leader's assignment (a slow leader, a
+    JVM starting, leaves it CompletingRebalance for hundreds of ms after Stabilized)."""
     r = rounds[i]
     nxt = rounds[i + 1] if i + 1 < len(rounds) else None
+    if nxt is not None and r.kind == "classic" and r.members and r.synced_ms is None and \
+            any(x.synced_ms for x in rounds):   # this broker logs the leader's assignment
+        return f"{name(r)} never Stable (no leader's assignment before the next round)"
     if nxt is not None:
-        since = (settled or {}).get(r.key) if r.kind != "classic" else None
+        since = (settled or {}).get(r.key) if r.kind != "classic" else r.synced_ms
         lived = (nxt.start_ms or nxt.end_ms) - (since or r.end_ms)
         if lived < 0:   # its members reached its target after the next bump: never Stable
+            if r.kind == "classic":
+                return f"{name(r)}: its leader's assignment came {-lived} ms after the next round began (never Stable)"
             return f"{name(r)} reached its target {-lived} ms after the next bump (never Stable)"
         if lived < interval_ms:
-            return f"{name(r)} lived {lived} ms{' settled' if since else ''} < {interval_ms:g} ms"
+            since_what = "" if not since else " settled" if r.kind != "classic" else " Stable"
+            return f"{name(r)} lived {lived} ms{since_what} < {interval_ms:g} ms"
     if reads_generation or i == 0:
         return None
     prev = rounds[i - 1]

@@ -26,6 +26,7 @@ _LINE = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] \w+ (.*)$")
 _PREPARE = re.compile(r"Preparing to rebalance group (\S+) in state \w+ with old generation (\d+)"
                       r".*?\(reason: (.*)\)")
 _STABLE = re.compile(r"Stabilized group (\S+) generation (\d+) with (\d+) members")
+_SYNCED = re.compile(r"Assignment received from leader \S+ for group (\S+) for generation (\d+)")
 _EMPTY = re.compile(r"Group (\S+) with generation (\d+) is now empty")
 _BUMP = re.compile(r"\[GroupId (\S+)\](?:\[MemberId \S+\])? Bumped (?:streams )?group epoch to (\d+)"
                    r"(?: with metadata hash (-?\d+))?")
@@ -51,6 +52,8 @@ class Round:
     superseded: bool = False     # consumer: a newer epoch came before its target was computed
     begun_ms: int | None = None  # classic: the first Preparing line, before a reload began it
                                  # again (start_ms is the last one)
+    synced_ms: int | None = None  # classic: the leader's assignment received (the group Stable
+                                  # from then on: CompletingRebalance before)
 
     @property
     def duration_ms(self) -> int | None:
@@ -108,6 +111,10 @@ def broker_truth(lines: list[tuple[int, str]], group: str) -> LogTruth:
                                           "classic", prepared[1] if prepared else None,
                                           begun_ms=first[0] if first else None))
             prepared = begun = None
+        elif (m := _SYNCED.search(text)) and m.group(1) == group:
+            for r in truth.rounds:
+                if r.key == int(m.group(2)) and r.kind == "classic" and r.synced_ms is None:
+                    r.synced_ms = ms
         elif (m := _BUMP.search(text)) and m.group(1) == group:
             epoch = int(m.group(2))
             if epoch not in seen:
