@@ -257,9 +257,9 @@ def _modern(group: str, m: _Modern, names: dict[str, str], defaults: dict[str, s
         if m.type == STREAMS:
             # as StreamsGroupDescribe's: the input partitions its active tasks read (the
             # unowned figures follow them)
-            member.assignment = task_partitions((_tasks(cur) or _tasks({}))["active"],
-                                                 input_topics(topology))
-            member.extra = {"tasks": _tasks(cur) or _tasks({}),
+            current = _tasks(cur) or _tasks({}) or {}
+            member.assignment = task_partitions(current["active"], input_topics(topology))
+            member.extra = {"tasks": current,
                             "target_tasks": _tasks(target) or _tasks({}),
                             "process_id": meta.get("process_id")}
         else:
