@@ -323,3 +323,27 @@ def test_a_classic_generation_its_leader_never_synced_is_never_stable_for_descri
     cell = rounds_cell(told, truth, interval_s=0.5, reads_generation=False)
     assert cell.verdict == "cannot know", cell.text
     assert "gen 5 never Stable (no leader's assignment before the next round)" in cell.text
+
+
+def test_an_epoch_its_members_left_before_reaching_is_not_reached_by_the_group_emptying():
+    """more-members, Kafka's Java consumer (KIP-848): b left (epoch 5, its target computed),
+    then a and c left before either reached epoch 5. The records' round for epoch 5 has no
+    end (its members never at its target), not the write at which the group emptied."""
+    from truth_ground import record_rounds
+
+    def r(type_, ts, value, member=None):
+        return {"type": type_, "timestamp": ts, "value": value,
+                "key": {"group_id": "g", **({"member_id": member} if member else {})}}
+
+    def at(member, epoch, ts):
+        return r(8, ts, {"member_epoch": epoch, "state": 0, "partitions_pending_revocation": []},
+                 member)
+    records = [r(5, T0, {}, "a"), r(5, T0, {}, "c"), r(3, T0, {"epoch": 4}),
+               r(6, T0, {"assignment_epoch": 4}), at("a", 4, T0), at("c", 4, T0 + 10),
+               r(3, T0 + 1000, {"epoch": 5}), r(6, T0 + 1050, {"assignment_epoch": 5}),
+               r(8, T0 + 1200, None, "a"), r(5, T0 + 1200, None, "a"),
+               r(3, T0 + 1200, {"epoch": 6}),
+               r(8, T0 + 1700, None, "c"), r(5, T0 + 1700, None, "c"),
+               r(3, T0 + 1700, {"epoch": 7}), r(6, T0 + 1700, {"assignment_epoch": 7})]
+    assert [(x.key, x.end_ms) for x in record_rounds(records, "g")] == [
+        (4, T0 + 10), (5, None), (7, T0 + 1700)]

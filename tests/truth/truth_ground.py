@@ -50,6 +50,8 @@ class Round:
     kind: str = "classic"
     reason: str | None = None
     superseded: bool = False     # consumer: a newer epoch came before its target was computed
+    unreached: bool = False      # consumer: no member reached its target before the next
+                                 # epoch (the records; set by the run)
     begun_ms: int | None = None  # classic: the first Preparing line, before a reload began it
                                  # again (start_ms is the last one)
     synced_ms: int | None = None  # classic: the leader's assignment received (the group Stable
@@ -213,9 +215,11 @@ def record_rounds(records: list[dict], group: str, kind: str = "consumer") -> li
                 out.append(open_round)
         if open_round is not None and open_round.end_ms is None and \
                 r["type"] in (t["member"], t["target"], t["current"]):
-            if all(m in members and members[m]["member_epoch"] >= open_round.key
-                   and members[m]["state"] == t["stable"] and not _pending(members[m])
-                   for m in alive):
+            # (a group that empties reaches no target, unless it was empty at it)
+            if (alive or open_round.members == 0) and all(
+                    m in members and members[m]["member_epoch"] >= open_round.key
+                    and members[m]["state"] == t["stable"] and not _pending(members[m])
+                    for m in alive):
                 open_round.end_ms = ts
                 open_round.members = len(alive)
     return out

@@ -111,6 +111,8 @@ def judge(c, read: dict, hist, lines, records) -> dict:
     else:
         truth, rec = broker_truth(lines, c.group), record_rounds(records, c.group)
     c.truth = truth
+    for r in truth.rounds[:-1]:
+        r.unreached = any(rr.key == r.key and rr.end_ms is None for rr in rec)
     # share and streams members tell no handover: their records do
     gaps = (record_gaps(records, c.group, kind) if kind in ("share", "streams") else
             callback_gaps([*c.consumers, *c.callbacks]))

@@ -256,9 +256,12 @@ def _modern(group: str, m: _Modern, names: dict[str, str], defaults: dict[str, s
             member_protocol=CLASSIC if meta.get("classic_member_metadata") else m.type)
         if m.type == STREAMS:
             # as StreamsGroupDescribe's: the input partitions its active tasks read (the
-            # unowned figures follow them)
+            # unowned figures follow them), and those of the tasks it still runs until it
+            # acknowledges their revocation (the records know them, describe does not)
             current = _tasks(cur) or _tasks({}) or {}
-            member.assignment = task_partitions(current["active"], input_topics(topology))
+            revoking = _tasks(cur, "_pending_revocation") or {}
+            member.assignment = task_partitions([*current["active"], *revoking.get("active", [])],
+                                                input_topics(topology))
             member.extra = {"tasks": current,
                             "target_tasks": _tasks(target) or _tasks({}),
                             "process_id": meta.get("process_id")}
