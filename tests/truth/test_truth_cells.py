@@ -347,3 +347,20 @@ def test_an_epoch_its_members_left_before_reaching_is_not_reached_by_the_group_e
                r(3, T0 + 1700, {"epoch": 7}), r(6, T0 + 1700, {"assignment_epoch": 7})]
     assert [(x.key, x.end_ms) for x in record_rounds(records, "g")] == [
         (4, T0 + 10), (5, None), (7, T0 + 1700)]
+
+
+def test_analyze_ends_a_classic_round_at_its_leaders_assignment():
+    """analyze's classic episode ends at "Assignment received from leader": with a starting
+    Java leader that is 540 ms after Stabilized (join/java: 1359 ms against the broker's
+    819 ms from Preparing to Stabilized), within the judge's bound; 2 s after it is not."""
+    from truth_analyze import judge
+
+    r = Round(2, T0 + 819, T0, 2, synced_ms=T0 + 1359)
+    truth = LogTruth(rounds=[r])
+    summary = {"rebalances": 1}
+    ok = judge([{"to_generation": "2", "ended": iso(T0 + 1359), "duration_ms": "1359"}], summary,
+               truth, has_start=True)
+    assert ok.verdict == "agree", ok.text
+    late = judge([{"to_generation": "2", "ended": iso(T0 + 3400), "duration_ms": "3400"}], summary,
+                 truth, has_start=True)
+    assert late.problems == ["gen 2 3400 ms (broker 819 ms)"]
