@@ -192,14 +192,28 @@ def test_records_refused_at_the_start_is_describe_alone_said_once():
     assert "TOPIC_AUTHORIZATION_FAILED" in notices[0] and "shorter than the interval" in notices[0]
 
 
-def test_any_other_failure_of_the_records_start_is_raised_as_today():
-    from groupctl.errors import AuthError
+def test_any_failure_of_the_records_start_is_describe_alone_and_describes_errors_stand():
+    """A broker that cannot serve the records: describe alone, its own failures raised as
+    with --source describe (a named group it may not describe: exit 4)."""
+    from groupctl.errors import AuthError, KafkaError
+
+    notices: list[str] = []
 
     def records():
-        yield AuthError("not authorized to describe group 'g'")
+        yield KafkaError("Fetch", 0, "the records cannot be served")
 
     def described():
-        yield from ()
+        yield AuthError("not authorized to describe group 'g' (GROUP_AUTHORIZATION_FAILED)")
 
+    source = _auto(records, described, notices)
+
+    async def from_describe(*, until=None):
+        for o in described():
+            raise o
+        yield   # (an async generator)
+
+    source.describe.observations = from_describe
     with pytest.raises(AuthError, match="describe group"):
-        _watch(_auto(records, described, []))
+        _watch(source)
+    assert source.mode == DESCRIBE_ALONE
+    assert len(notices) == 1 and "the records could not be read" in notices[0], notices

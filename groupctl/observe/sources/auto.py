@@ -9,8 +9,10 @@ witnesses of the same groups told as one story per group.
 Which witness: the records tail (records_tail.py) starts first. Its first Fetch answered
 proves READ on `__consumer_offsets`: both witnesses then (`records+describe`), the
 describe poller (poller.py) started beside the tail. TopicAuthorizationError before that
-(Metadata, ListOffsets or Fetch of the topic refused): describe alone, as `--source
-describe`. Either is said once on stderr (`notice`), describe alone with what it cannot see.
+(Metadata, ListOffsets or Fetch of the topic refused), or any other failure of the
+records' start (a broker that cannot serve them): describe alone, exactly as `--source
+describe` (its own errors, exit codes and retries). Either is said once on stderr
+(`notice`), describe alone with why and what it cannot see.
 
 Both witnesses: the records decide which rounds exist and when each ended (the broker's
 timestamps: every generation and epoch, nothing between two looks); the story follows
@@ -40,6 +42,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import AsyncIterator, Callable, Iterable
 
+from ...client.partition_reader import TopicAuthorizationError
+from ...errors import GroupctlError
 from ...events import iso_ts
 from ..reads.model import CLASSIC, REBALANCING_STATES, SETTLED_STATES, GroupDescription
 from ..story.round import UNKNOWN_DURATION, Duration
@@ -195,8 +199,6 @@ class AutoSource:
 
     # ---- the observations -------------------------------------------------------------
     async def observations(self, *, until: float | None = None) -> AsyncIterator[Observation]:
-        from ...client.partition_reader import TopicAuthorizationError
-
         queue: asyncio.Queue = asyncio.Queue()
         read = asyncio.Event()   # a Fetch of the records answered: READ proven
         self.records.on_round = lambda seconds, failed: None if failed else read.set()
@@ -209,7 +211,7 @@ class AutoSource:
             if not read.is_set():
                 try:
                     pumps[0].result()
-                except TopicAuthorizationError as exc:
+                except GroupctlError as exc:   # refused, or not readable: as describe would
                     self._alone(exc)
                     async for o in self.describe.observations(until=until):
                         yield o
@@ -237,8 +239,9 @@ class AutoSource:
 
     def _alone(self, why: Exception) -> None:
         self.mode = DESCRIBE_ALONE
+        may = "may not" if isinstance(why, TopicAuthorizationError) else "could not"
         self.notice(
-            f"source auto: describe alone every {self.interval:g} s, the records may not be "
+            f"source auto: describe alone every {self.interval:g} s, the records {may} be "
             f"read ({why}): describe cannot see a round shorter than the interval that "
             f"changes nothing a look shows, nor time the rounds a classic group completes "
             f"between two looks (counted only when the members' subscriptions carry their "
