@@ -104,14 +104,19 @@ def _classic(state, gen, *members):
                             generation=gen, members=list(members))
 
 
+GONE = object()   # described(): its next look only after the records failed
+
+
 def _auto(records, described, notices):
     source = AutoSource(None, ["g"], interval=0.5, notice=notices.append)
+    gone = asyncio.Event()
 
     async def from_records(*, until=None):
         for o in records():
             if isinstance(o, asyncio.Event):
                 await o.wait()
             elif isinstance(o, BaseException):
+                gone.set()   # (put on the merge's queue before describe's next look)
                 raise o
             else:
                 source.records.on_round(0.01, False)   # a Fetch answered: READ proven
@@ -119,7 +124,9 @@ def _auto(records, described, notices):
 
     async def from_describe(*, until=None):
         for o in described():
-            if isinstance(o, asyncio.Event):
+            if o is GONE:
+                await gone.wait()   # the records' failure first
+            elif isinstance(o, asyncio.Event):
                 o.set()
             else:
                 source.describe.on_round(0.1, False)   # the round before its looks
@@ -217,3 +224,37 @@ def test_any_failure_of_the_records_start_is_describe_alone_and_describes_errors
         _watch(source)
     assert source.mode == DESCRIBE_ALONE
     assert len(notices) == 1 and "the records could not be read" in notices[0], notices
+
+
+def test_records_failing_during_the_watch_leave_describe_alone_each_group_told_again():
+    from groupctl.errors import KafkaError
+
+    notices: list[str] = []
+    looked = asyncio.Event()
+
+    def records():
+        yield Seen("g", 10.0, "records", _classic("Stable", 1, _m("a", 0)))
+        yield looked
+        yield KafkaError("Fetch", 0, "a record the tail cannot read")
+
+    def described():
+        yield Seen("g", 10.5, "describe", _classic("Stable", None, _m("a", 0)))
+        yield looked
+        yield GONE
+        yield Seen("g", 11.0, "describe", _classic("Stable", None, _m("a", 0)))
+        yield Seen("g", 11.5, "describe", _classic("PreparingRebalance", None, _m("a", 0)))
+
+    source = _auto(records, described, notices)
+    events: list[dict] = []
+    watcher = Watcher(None, WatchSettings(groups=["g"]), emit=events.append, source=source,
+                      notice=notices.append)
+    asyncio.run(watcher.run())
+    told = [(e["source"], e["event"], e.get("state")) for e in events]
+    assert told[:2] == [("records", "snapshot", "Stable"), ("records", "state", "Stable")]
+    # describe's looks are the story now: the group told again in full, then its changes
+    assert told[2:] == [("describe", "snapshot", "Stable"),
+                        ("describe", "state", "PreparingRebalance")]
+    assert events[2]["gap_ms"] is not None
+    assert source.mode == DESCRIBE_ALONE and not source.resumes_exactly
+    assert notices[1].startswith("source auto: the records failed (") and \
+        "describe alone from now on" in notices[1], notices

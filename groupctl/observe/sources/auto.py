@@ -12,7 +12,9 @@ describe poller (poller.py) started beside the tail. TopicAuthorizationError bef
 (Metadata, ListOffsets or Fetch of the topic refused), or any other failure of the
 records' start (a broker that cannot serve them): describe alone, exactly as `--source
 describe` (its own errors, exit codes and retries). Either is said once on stderr
-(`notice`), describe alone with why and what it cannot see.
+(`notice`), describe alone with why and what it cannot see. The records failing later
+(the ACL removed, a record they cannot read) leave describe alone from then on: said once
+(ContactLost of source "auto"), every group told again in full at describe's next look.
 
 Both witnesses: the records decide which rounds exist and when each ended (the broker's
 timestamps: every generation and epoch, nothing between two looks); the story follows
@@ -43,11 +45,11 @@ from dataclasses import dataclass
 from typing import AsyncIterator, Callable, Iterable
 
 from ...client.partition_reader import TopicAuthorizationError
-from ...errors import GroupctlError
+from ...errors import AuthError, GroupctlError
 from ...events import iso_ts
 from ..reads.model import CLASSIC, REBALANCING_STATES, SETTLED_STATES, GroupDescription
 from ..story.round import UNKNOWN_DURATION, Duration
-from .observations import FAULTS, Missing, Observation, Seen, StateSeen
+from .observations import FAULTS, ContactLost, Missing, Observation, Seen, StateSeen
 from .poller import DescribePoller
 from .records_tail import RecordsTail
 
@@ -228,7 +230,10 @@ class AutoSource:
                 if o is None:
                     running -= 1
                 elif isinstance(o, BaseException):
-                    raise o
+                    if not (isinstance(o, GroupctlError) and self._records_out(witness, o)):
+                        raise o
+                    running -= 1   # describe alone from now on; the stories told again
+                    yield ContactLost(None, self.describe.clock(), AUTO, o)
                 else:
                     for told in self._merge(witness, o):
                         yield told
@@ -247,6 +252,16 @@ class AutoSource:
             f"between two looks (counted only when the members' subscriptions carry their "
             f"generation)")
 
+    def _records_out(self, witness: str, error: GroupctlError) -> bool:
+        """The records failed during the watch: whether describe goes on alone (any
+        failure of theirs but a group the principal may not describe, which describe
+        would refuse as well)."""
+        if witness != "records" or \
+                isinstance(error, AuthError) and not isinstance(error, TopicAuthorizationError):
+            return False
+        self.mode = DESCRIBE_ALONE
+        return True
+
     def _described(self, seconds: float, failed: bool) -> None:
         self._round_seconds = seconds
         if self.on_round is not None:
@@ -256,6 +271,8 @@ class AutoSource:
         """One witness's observation into the story's: the records' as they are (each
         change of a classic group noted), describe's faults said, its looks kept
         (classic groups) and the states the records cannot tell passed on."""
+        if self.mode == DESCRIBE_ALONE and witness == "describe":
+            return [o]   # the records went out during the watch
         if witness == "records" or isinstance(o, FAULTS):
             if isinstance(o, Missing) or isinstance(o, Seen) and o.desc.type == CLASSIC:
                 assert o.group is not None

@@ -65,6 +65,9 @@ class ContactLost(Observation):
     def text(self) -> str:
         if self.source == "records":
             return f"lost contact with the records' partition leader ({self.error}); retrying"
+        if self.source == "auto":   # sources/auto.py: the records out, describe goes on
+            return (f"source auto: the records failed ({self.error}): describe alone from "
+                    f"now on, each group told again in full")
         return f"lost contact with the groups' coordinators ({self.error}); retrying"
 
 
