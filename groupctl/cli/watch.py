@@ -84,18 +84,19 @@ def watch_cmd(
 
     Observation only: it never joins, heartbeats, leaves or commits. Two witnesses:
     describe polls each group type's describe API (batched per coordinator, every
-    --interval); the records tail the group coordinator's own records in __consumer_offsets
-    (long-poll Fetch, no interval): every change as the coordinator writes it, with the
-    broker's timestamps (source "records"); it reads each partition from its earliest
-    offset to know the groups as they are, tells them once, then every record after that;
+    --interval); the records: a tail of the group coordinator's own records in
+    __consumer_offsets (long-poll Fetch, no interval): every change as the coordinator
+    writes it, with the broker's timestamps (source "records"); it reads each partition
+    from its earliest offset to know the groups as they are, tells them once, then every
+    record after that;
     a leader move or broker restart resumes at the first record not read; it needs READ
     and DESCRIBE on topic __consumer_offsets. --source auto (the default) tells one story
     from both where the principal may read __consumer_offsets: each round once, as the
     records tell it, with what only describe sees (a classic round's PreparingRebalance
     and CompletingRebalance states, source "describe", and its start, so its duration is
     an interval bounded by the looks, `duration_source` "records+describe"); where it may
-    not, describe alone. One line on stderr says which, and with describe alone what it
-    cannot see. --source describe / records: that witness alone (records without the ACL:
+    not (or the records cannot be read), describe alone. One line on stderr says which,
+    and with describe alone why and what it cannot see. --source describe / records: that witness alone (records without the ACL:
     exit 4 naming it). A live view on
     a terminal; one line per event otherwise; -o ndjson streams the events (docs/reference/events.md).
     A broker restart or coordinator move is said once on stderr; the watch reconnects
@@ -106,7 +107,7 @@ def watch_cmd(
     --record FILE must be writable (exit 2 otherwise, before anything is sent). A named
     group the principal may not describe: exit 4 at once (a gate never passes on a group
     it cannot see).
-    group that does not exist at the first look is said on stderr and watched for until
+    A group that does not exist at the first look is said on stderr and watched for until
     it appears; with --must-exist the watch ends there, exit 5.
     --max-rebalances N (with --duration): exit 8 as soon as a group rebalances more than
     N times, e.g. `groupctl watch orders --duration 600 --max-rebalances 2 || rollback`.
