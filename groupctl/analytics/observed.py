@@ -25,7 +25,8 @@ A records or client episode with no generation (a watcher that could not know it
 unless a better witness's episode of the same group overlaps it in time, or ends up to
 LOOK_SLACK_MS before the earliest start it allows (a look sees a round's end up to one
 describe interval late). A record's own duration stands (null when unknown: never the 0
-of an unknown start).
+of an unknown start); one the best witness lacks is the next best's of the same round
+(a describe watch's interval for a classic round the records alone cannot time).
 """
 from __future__ import annotations
 
@@ -188,15 +189,26 @@ def once(every: DataFrame) -> DataFrame:
     order = key.orderBy("_witness", "started", "ended", "reason", "members_after")
     typed = Window.partitionBy("group", "to_generation", "group_type").orderBy(
         "_witness", "started", "ended", "reason", "members_after")
+    # a duration the best witness lacks (a classic round from the records alone): the
+    # next best witness's figure of the same round, with its start (not the clients': their
+    # span from rejoining to assigned is another figure)
+    timed = F.when(F.col("duration_ms").isNotNull() & (F.col("_witness") < CLIENTS),
+                   F.col("_witness"))
     known = every.filter(F.col("to_generation").isNotNull()).withColumns({
         "_best": F.min("_witness").over(key), "_n": F.row_number().over(order),
-        "_n_typed": F.row_number().over(typed)})
+        "_n_typed": F.row_number().over(typed),
+        "_other_ms": F.min_by("duration_ms", timed).over(key),
+        "_other_started": F.min_by("started", timed).over(key)})
+    lacking = F.col("duration_ms").isNull() & F.col("_other_ms").isNotNull()
     # the coordinator's records' and the broker log's episodes all stand, once per type (a
     # group converted between classic and consumer may hold generation N and epoch N; two
     # history files may hold the same round); any other witness once per key
     known = known.filter((F.col("_witness") == F.col("_best")) & F.when(
         F.col("_witness") == EXACT, F.col("_n_typed") == 1)
-        .when(F.col("_witness") == BROKER, F.lit(True)).otherwise(F.col("_n") == 1))
+        .when(F.col("_witness") == BROKER, F.lit(True)).otherwise(F.col("_n") == 1)) \
+        .withColumns({"started": F.when(lacking, F.col("_other_started"))
+                      .otherwise(F.col("started")),
+                      "duration_ms": F.coalesce("duration_ms", "_other_ms")})
     unknown = every.filter(F.col("to_generation").isNull() & (F.col("_witness") > BROKER))
     better = known.select("group", F.col("started").alias("_s"), F.col("ended").alias("_e"),
                           F.col("_witness").alias("_w"))

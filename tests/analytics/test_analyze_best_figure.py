@@ -53,3 +53,34 @@ def test_the_broker_logs_exact_start_beats_a_records_rounds_interval(spark, fixt
     # the records' figure alone: the middle of the interval the looks gave, not unknown
     assert [e["duration_ms"] for e in runs[False]] == [
         told[g]["duration_ms"] for g in sorted(told)]
+
+
+def test_a_duration_the_records_lack_is_the_describe_watchs_of_the_same_round(spark):
+    """history (the coordinator's records: a classic round with no start, duration unknown)
+    and a describe watch that saw the same generation to an interval: the round once, with
+    the watch's figure and start, not unknown; a round only the records saw stays unknown."""
+    from datetime import datetime, timezone
+
+    from groupctl.analytics.observed import once, witnessed
+    from groupctl.analytics.schema import EVENT_SCHEMA
+
+    def at(s: float):
+        return datetime.fromtimestamp(1_800_000_000 + s, timezone.utc).replace(tzinfo=None)
+
+    names = [f.name for f in EVENT_SCHEMA.fields]
+
+    def rebalance(source, gen, end, **fields):
+        row = dict.fromkeys(names)
+        row.update(group="g", source=source, kind="rebalance", group_type="classic",
+                   generation=gen, from_generation=gen - 1, ts=at(end), members=1, **fields)
+        return tuple(row[n] for n in names)
+
+    events = spark.createDataFrame([
+        rebalance("records", 2, 10.0),
+        rebalance("describe", 2, 10.4, started=at(9.1), duration_ms=950,
+                  duration_max_ms=1300, duration_basis="interval"),
+        rebalance("records", 3, 20.0),
+    ], EVENT_SCHEMA)
+    rows = [r.asDict() for r in once(witnessed(events, client_logs_given=False)).collect()]
+    assert [(r["to_generation"], r["duration_ms"]) for r in rows] == [(2, 950), (3, None)]
+    assert rows[0]["started"] == at(9.1) and rows[0]["ended"] == at(10.0)   # the records' end
