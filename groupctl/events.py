@@ -292,7 +292,10 @@ class Rebalanced(Event):
     duration field null: a coordinator's record holds no start; a round not seen at all).
     `seen` is false for a round the broker completed between two looks (a classic
     generation that moved on by more than one): it is told so that every round counts,
-    and all it is known by is its generations.
+    and all it is known by is its generations. `watch --source auto` tells a classic
+    round from the records (source "records": its end at the record's time) with its start
+    bounded by describe's looks: an "interval" (or "lower_bound") with the extra field
+    `duration_source` "records+describe".
 
     What it cost: `unowned_partition_ms` (the sum over
     partitions of the time between leaving one member and reaching the next),

@@ -286,7 +286,8 @@ def client_events(lines: DataFrame, tz: str = "UTC") -> DataFrame:
 RECORD_SCHEMA = T.StructType([
     *(T.StructField(n, T.StringType()) for n in (
         "ts", "source", "cluster", "group", "event", "reason", "member_id", "instance_id",
-        "client_id", "state", "action", "protocol", "name", "started", "ended", "type")),
+        "client_id", "state", "action", "protocol", "name", "started", "ended", "type",
+        "duration_basis")),
     *(T.StructField(n, T.LongType()) for n in (
         "v", "generation", "from_generation", "to_generation", "group_epoch", "member_epoch",
         "duration_ms", "duration_max_ms", "moved_partitions", "code")),

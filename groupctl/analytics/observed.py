@@ -18,12 +18,15 @@ logs; among records (two watchers of one group) or client logs (several members)
 earliest start. An episode from the coordinator's records takes from the broker log's
 episode of the same round what the records do not hold: the reason (KIP-800: the
 broker's words and the client's own reason), the trigger member, the coordinator, and a
-classic round's start (the records hold only its end).
+classic round's start (the records hold only its end) unless the records' own duration
+is exact: the broker log's start is exact, better than a record's interval (`watch
+--source auto`: its start bounded by describe's looks), bound or unknown.
 A records or client episode with no generation (a watcher that could not know it) is kept
 unless a better witness's episode of the same group overlaps it in time, or ends up to
 LOOK_SLACK_MS before the earliest start it allows (a look sees a round's end up to one
 describe interval late). A record's own duration stands (null when unknown: never the 0
-of an unknown start).
+of an unknown start); one the best witness lacks is the next best's of the same round
+(a describe watch's interval for a classic round the records alone cannot time).
 """
 from __future__ import annotations
 
@@ -71,10 +74,13 @@ def record_episodes(events: DataFrame) -> DataFrame:
         .otherwise(F.lit("stable")).alias("outcome"), *COST_COLUMNS,
         F.col("duration_ms").alias("_rec_ms"),
         F.coalesce(F.col("source") == COORDINATOR_RECORDS, F.lit(False)).alias("_exact"),
-        (F.col("started").isNotNull() | F.col("duration_ms").isNotNull()).alias("_start_known"))
+        # its duration exact (records written before the basis was told: a duration
+        # known was exact): a broker log's start cannot better it
+        (F.col("duration_ms").isNotNull()
+         & (F.coalesce("duration_basis", F.lit("exact")) == "exact")).alias("_rec_exact"))
     # the record's own duration: exact, the middle of its looks' interval, a lower bound,
     # or null (unknown: never the 0 its start and end would give)
-    return finish_episodes(ep, keep=("_exact", "_start_known", "_rec_ms")) \
+    return finish_episodes(ep, keep=("_exact", "_rec_exact", "_rec_ms")) \
         .withColumn("duration_ms", F.col("_rec_ms"))
 
 
@@ -87,18 +93,21 @@ def with_broker_reasons(exact: DataFrame, broker: DataFrame) -> DataFrame:
         F.col("trigger_member").alias("_b_trigger"), F.col("broker").alias("_b_broker"),
         F.col("started").alias("_b_started"))
     ep = exact.join(said, ["group", "group_type", "to_generation"], "left")
-    from_broker = ~F.col("_start_known") & (F.col("_b_started") <= F.col("ended"))
+    # the best figure of each round: the records' exact duration, else the broker log's
+    # start (exact) before the records' own interval, bound or unknown
+    from_broker = ~F.col("_rec_exact") & F.coalesce(F.col("_b_started") <= F.col("ended"),
+                                                    F.lit(False))
     ep = ep.withColumns({
         "reason": F.coalesce("_b_reason", "reason"),
         "trigger_member": F.coalesce("_b_trigger", trigger_member(F.col("reason"))),
         "broker": F.coalesce("_b_broker", "broker"),
         "started": F.when(from_broker, F.col("_b_started")).otherwise(F.col("started")),
-        "_timed": F.coalesce(F.col("_start_known") | from_broker, F.lit(False)),
+        "_from_broker": from_broker,
     })
     ep = finish_episodes(ep.drop("duration_ms", "reason_kind", "trigger_client"),
-                         keep=("_timed", "_rec_ms"))
-    # a start from neither the records nor the broker log: its duration not known
-    return ep.withColumn("duration_ms", F.when(F.col("_timed"), F.col("duration_ms"))
+                         keep=("_from_broker", "_rec_ms"))
+    # a start from neither the records nor the broker log: the record's own figure
+    return ep.withColumn("duration_ms", F.when(F.col("_from_broker"), F.col("duration_ms"))
                          .otherwise(F.col("_rec_ms"))).select(*EPISODE_COLUMNS)
 
 
@@ -180,15 +189,26 @@ def once(every: DataFrame) -> DataFrame:
     order = key.orderBy("_witness", "started", "ended", "reason", "members_after")
     typed = Window.partitionBy("group", "to_generation", "group_type").orderBy(
         "_witness", "started", "ended", "reason", "members_after")
+    # a duration the best witness lacks (a classic round from the records alone): the
+    # next best witness's figure of the same round, with its start (not the clients': their
+    # span from rejoining to assigned is another figure)
+    timed = F.when(F.col("duration_ms").isNotNull() & (F.col("_witness") < CLIENTS),
+                   F.col("_witness"))
     known = every.filter(F.col("to_generation").isNotNull()).withColumns({
         "_best": F.min("_witness").over(key), "_n": F.row_number().over(order),
-        "_n_typed": F.row_number().over(typed)})
+        "_n_typed": F.row_number().over(typed),
+        "_other_ms": F.min_by("duration_ms", timed).over(key),
+        "_other_started": F.min_by("started", timed).over(key)})
+    lacking = F.col("duration_ms").isNull() & F.col("_other_ms").isNotNull()
     # the coordinator's records' and the broker log's episodes all stand, once per type (a
     # group converted between classic and consumer may hold generation N and epoch N; two
     # history files may hold the same round); any other witness once per key
     known = known.filter((F.col("_witness") == F.col("_best")) & F.when(
         F.col("_witness") == EXACT, F.col("_n_typed") == 1)
-        .when(F.col("_witness") == BROKER, F.lit(True)).otherwise(F.col("_n") == 1))
+        .when(F.col("_witness") == BROKER, F.lit(True)).otherwise(F.col("_n") == 1)) \
+        .withColumns({"started": F.when(lacking, F.col("_other_started"))
+                      .otherwise(F.col("started")),
+                      "duration_ms": F.coalesce("duration_ms", "_other_ms")})
     unknown = every.filter(F.col("to_generation").isNull() & (F.col("_witness") > BROKER))
     better = known.select("group", F.col("started").alias("_s"), F.col("ended").alias("_e"),
                           F.col("_witness").alias("_w"))

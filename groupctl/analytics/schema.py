@@ -54,6 +54,8 @@ EVENT_SCHEMA = T.StructType([
     T.StructField("duration_ms", T.LongType()),
     # a §4 `rebalance` record's: the most its duration may be (null: not bounded above)
     T.StructField("duration_max_ms", T.LongType()),
+    # ...and how its duration is known (events.py: exact, interval, lower_bound, unknown)
+    T.StructField("duration_basis", T.StringType()),
     T.StructField("moved_partitions", T.IntegerType()),
     T.StructField("file", T.StringType()),
     # a `rebalance` event record's own start, first generation / epoch and members before

@@ -114,5 +114,5 @@ def complete_lab_names(incomplete: str) -> list[str]:
 
 
 def complete_sources(incomplete: str) -> list[str]:
-    """watch --source: describe or records."""
-    return [s for s in ("describe", "records") if s.startswith(incomplete)]
+    """watch --source: auto, describe or records."""
+    return [s for s in ("auto", "describe", "records") if s.startswith(incomplete)]

@@ -25,14 +25,16 @@ def watch_cmd(
                                     "following groups that appear and disappear."),
     regex: Optional[str] = typer.Option(None, "--regex", metavar="RE",
                                         help="With --all: only groups whose name matches RE."),
-    source: str = typer.Option("describe", "--source", metavar="describe|records",
+    source: str = typer.Option("auto", "--source", metavar="auto|describe|records",
                                autocompletion=complete_sources,
-                               help="Where the observations come from: describe (poll each "
-                               "group's describe API, the default) or records (tail the "
-                               "group coordinator's records in __consumer_offsets)."),
+                               help="Where the observations come from: auto (the default: "
+                               "the group coordinator's records in __consumer_offsets and "
+                               "describe together where the records may be read, describe "
+                               "alone otherwise; said on stderr), describe (poll each "
+                               "group's describe API) or records (the records alone)."),
     interval: Optional[float] = typer.Option(
         None, "--interval", metavar="S",
-        help="Seconds between describe rounds (default 1; --source describe only)."),
+        help="Seconds between describe rounds (default 1; not with --source records)."),
     duration: Optional[float] = typer.Option(None, "--duration", metavar="S",
                                              help="Stop after S seconds (exit 0)."),
     record: Optional[str] = typer.Option(None, "--record", metavar="FILE",
@@ -80,14 +82,22 @@ def watch_cmd(
     or left, a changed subscription, new partitions, a static member restarted, or no
     membership change).
 
-    Observation only: it polls each group type's describe API (batched per coordinator,
-    every --interval) and never joins, heartbeats, leaves or commits. --source records
-    instead tails the group coordinator's own records in __consumer_offsets (long-poll
-    Fetch, no interval): every change as the coordinator writes it, with the broker's
-    timestamps (source "records"); it reads each partition from its earliest offset to
-    know the groups as they are, tells them once, then every record after that; a leader
-    move or broker restart resumes at the first record not read; it needs READ and
-    DESCRIBE on topic __consumer_offsets (exit 4 names the ACL otherwise). A live view on
+    Observation only: it never joins, heartbeats, leaves or commits. Two witnesses:
+    describe polls each group type's describe API (batched per coordinator, every
+    --interval); the records: a tail of the group coordinator's own records in
+    __consumer_offsets (long-poll Fetch, no interval): every change as the coordinator
+    writes it, with the broker's timestamps (source "records"); it reads each partition
+    from its earliest offset to know the groups as they are, tells them once, then every
+    record after that;
+    a leader move or broker restart resumes at the first record not read; it needs READ
+    and DESCRIBE on topic __consumer_offsets. --source auto (the default) tells one story
+    from both where the principal may read __consumer_offsets: each round once, as the
+    records tell it, with what only describe sees (a classic round's PreparingRebalance
+    and CompletingRebalance states, source "describe", and its start, so its duration is
+    an interval bounded by the looks, `duration_source` "records+describe"); where it may
+    not (or the records cannot be read), describe alone. One line on stderr says which,
+    and with describe alone why and what it cannot see. --source describe / records: that witness alone (records without the ACL:
+    exit 4 naming it). A live view on
     a terminal; one line per event otherwise; -o ndjson streams the events (docs/reference/events.md).
     A broker restart or coordinator move is said once on stderr; the watch reconnects
     with back-off and carries on without repeating events. A deleted group is a `state`
@@ -97,7 +107,7 @@ def watch_cmd(
     --record FILE must be writable (exit 2 otherwise, before anything is sent). A named
     group the principal may not describe: exit 4 at once (a gate never passes on a group
     it cannot see).
-    group that does not exist at the first look is said on stderr and watched for until
+    A group that does not exist at the first look is said on stderr and watched for until
     it appears; with --must-exist the watch ends there, exit 5.
     --max-rebalances N (with --duration): exit 8 as soon as a group rebalances more than
     N times, e.g. `groupctl watch orders --duration 600 --max-rebalances 2 || rollback`.
@@ -133,11 +143,11 @@ def watch_cmd(
     from ..render.watch import VIEWS
 
     env = env_of(ctx)
-    if source not in ("describe", "records"):
-        raise UsageError(f"--source must be describe or records, not {source!r}")
+    if source not in ("auto", "describe", "records"):
+        raise UsageError(f"--source must be auto, describe or records, not {source!r}")
     if source == "records" and interval is not None:
-        raise UsageError("--interval is for --source describe: the records are tailed as "
-                         "they are written, with no interval")
+        raise UsageError("--interval is for --source auto or describe: the records are "
+                         "tailed as they are written, with no interval")
     settings = WatchSettings(groups=list(dict.fromkeys(groups or [])), all_groups=all_groups,
                              regex=_regex(regex, all_groups),
                              interval=1.0 if interval is None else interval,

@@ -6,8 +6,9 @@
 
 The pipeline of observe/ (see its package doc): the describe poller (source.py; `--all`
 relisting, back-off), or with `source="records"` the tail of the coordinator's records
-(records_source.py) -> one RebalanceStory per group (story.py) -> event envelopes (source
-"describe" or "records") -> `emit` and the reducer (reducer.py), whose per-group state
+(records_tail.py), or with `source="auto"` both (sources/auto.py: the records' rounds,
+describe's states and starts; describe alone where the records may not be read) -> one
+RebalanceStory per group (story.py) -> event envelopes (source "describe" or "records") -> `emit` and the reducer (reducer.py), whose per-group state
 gives the summary and --max-rebalances. A group that disappears is told as `state` Dead once and then
 forgotten (with --all) or watched for a comeback.
 
@@ -38,6 +39,7 @@ from ..client.interface import ClusterLike
 from ..errors import GroupctlError
 from ..events import Source, envelope
 from ..exitcodes import ExitCode
+from .sources.auto import AUTO, AutoSource
 from .sources.lag import LagPoller
 from .story.lag_rounds import LagRounds
 from .sources.observations import FAULTS, Missing, Observation, Seen
@@ -64,7 +66,8 @@ class WatchSettings:
     duration: float | None = None
     max_rebalances: int | None = None
     list_every: float = 5.0          # --all: seconds between ListGroups
-    source: str = "describe"         # or "records": tail the coordinator's records
+    source: str = "describe"         # "records": tail the coordinator's records; "auto":
+                                     # both, or describe alone (sources/auto.py)
     lag_interval: float | None = None   # --lag: seconds between lag rounds (None: no lag)
     must_exist: bool = False         # a named group missing at the first look: exit 5
 
@@ -88,6 +91,11 @@ class Watcher:
         self.source: GroupSource
         if source is not None:   # any source (sources/interface.py)
             self.source = source
+        elif settings.source == AUTO:   # the records and describe, or describe alone
+            self.source = AutoSource(cluster, settings.groups, all_groups=settings.all_groups,
+                                     regex=settings.regex, interval=settings.interval,
+                                     list_every=settings.list_every, clock=self.clock,
+                                     poll_deadline=poll_deadline, notice=self.notice)
         elif settings.source == Source.RECORDS:
             tail = RecordsTail(cluster, settings.groups, all_groups=settings.all_groups,
                                regex=settings.regex, clock=self.clock, timeout=poll_deadline)

@@ -120,13 +120,14 @@ def test_list_describe_and_all_match_consumer_group_command(lab, topic_factory,
 
 
 def test_a_group_not_created_yet(lab, topic_factory, consumer_factory, unique_group):
-    """describe: exit 5; wait --state Stable: waits for it; watch (both sources): no
+    """describe: exit 5; wait --state Stable: waits for it; watch (every source): no
     "lost contact", and the group is seen as it appears."""
     topic = topic_factory(1, cluster=lab)
     code, _, err = cli(lab, "describe", unique_group)
     assert code == 5 and "not found" in err, err
     watches = [WatchProcess(lab, unique_group, "--duration", "60", *source)
-               for source in (("--interval", "0.2"), ("--source", "records"))]
+               for source in (("--interval", "0.2"), ("--source", "records"),
+                              ("--source", "auto", "--interval", "0.2"))]
     # wait as a deploy script runs it, before the consumers start; its --debug trace
     # tells when it has looked (and found nothing)
     waiter = spawn(lab, "--debug", "wait", unique_group, "--state", "Stable",

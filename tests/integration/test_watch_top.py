@@ -154,8 +154,9 @@ def test_watch_all_as_a_fleet_in_a_real_terminal(kafka, topic_factory, consumer_
     epoch = wait_until(lambda: _epoch(kafka, epochs), 20, "the KIP-848 group's target epoch")
     since = last_stabilized(kafka, classic)
 
+    # describe's view (pinned below); the records would add generations and past rounds
     command = [sys.executable, "-m", "groupctl", "-b", kafka.bootstrap, "watch", "--all",
-               "--regex", f"^{prefix}-", "--interval", "0.5"]
+               "--regex", f"^{prefix}-", "--interval", "0.5", "--source", "describe"]
     pane = Pane(tmp_path, command, 100, 30)
     try:
         # COORD: each group's coordinator, as Kafka's own tool names it

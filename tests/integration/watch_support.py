@@ -71,6 +71,8 @@ def _json(line: str):
 
 class WatchProcess:
     def __init__(self, kafka, *args: str, output: str = "ndjson", debug: bool = False):
+        if "--source" not in args:   # the witness these tests hold: the CLI's default is auto
+            args = (*args, "--source", "describe")
         cmd = [sys.executable, "-m", "groupctl", "-b", kafka.bootstrap, "-o", output,
                *(["--debug"] if debug else []), "watch", *args]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -25,7 +25,7 @@ from truth_ground import (  # noqa: E402
 from truth_witness import Watches, history, reading  # noqa: E402
 
 PROBE_LEAVE_MS = 50   # the probe tells `left` as it sends LeaveGroup: a round after is its leave's
-WITNESSES = ("describe-0.5", "describe-1", "records", "history", "metrics", "probe")
+WITNESSES = ("describe-0.5", "describe-1", "records", "auto", "history", "metrics", "probe")
 
 
 def run_wave(lab, pairs, workdir: Path, tag: str):
@@ -145,6 +145,10 @@ def judge(c, read: dict, hist, lines, records) -> dict:
                                reads_generation=True, records=rec, handovers=hand,
                                handovers_from=whose,
                                summary=read["records"].summaries.get(c.group)))
+    # auto: the records' rounds, a classic round's start bounded by describe's looks
+    put("auto", rounds_cell(read["auto"].of(c.group), truth, interval_s=None,
+                            reads_generation=True, records=rec, handovers=hand,
+                            summary=read["auto"].summaries.get(c.group)))
     put("history", rounds_cell(hist.of(c.group), truth, interval_s=None, reads_generation=True,
                                records=rec, handovers=hand, handovers_from=whose))
     if c.probe_lines:

@@ -4,6 +4,7 @@
     describe-0.5   watch -o ndjson --interval 0.5
     describe-1     watch -o ndjson --interval 1 --metrics-port 0 (and its /metrics: `metrics`)
     records        watch --source records -o ndjson
+    auto           watch --source auto --interval 0.5 -o ndjson (the records and describe)
     history        history -o ndjson, after the fact
     probe          join --watch -o ndjson (only where a scenario puts the probe in its group)
 
@@ -28,6 +29,7 @@ WATCHES = {   # name -> (interval in seconds or None for records, extra args)
     "describe-0.5": (0.5, ("--source", "describe", "--interval", "0.5")),
     "describe-1": (1.0, ("--source", "describe", "--interval", "1", "--metrics-port", "0")),
     "records": (None, ("--source", "records")),
+    "auto": (None, ("--source", "auto", "--interval", "0.5")),   # the records' rounds
 }
 _PORT = re.compile(r"serving metrics on http://[^:]+:(\d+)/metrics")
 _SAMPLE = re.compile(r'^(\w+)\{([^}]*)\} (\S+)$')

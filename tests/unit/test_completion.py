@@ -69,7 +69,7 @@ def test_watch_views_complete():
 
 
 def test_watch_sources_and_lab_names_complete(tmp_path, monkeypatch):
-    assert _bash("groupctl watch g --source ") == ["describe", "records"]
+    assert _bash("groupctl watch g --source ") == ["auto", "describe", "records"]
     assert _bash("groupctl watch g --source r") == ["records"]
     for name in ("default", "mine", "other"):
         (tmp_path / name).mkdir()

@@ -336,8 +336,8 @@ def test_no_describe_on_the_topic_is_exit_4():
 
 
 @pytest.mark.parametrize("args, says", [
-    (["--source", "records", "--interval", "1", "g"], "--interval is for --source describe"),
-    (["--source", "logs", "g"], "--source must be describe or records"),
+    (["--source", "records", "--interval", "1", "g"], "--interval is for --source auto or describe"),
+    (["--source", "logs", "g"], "--source must be auto, describe or records"),
 ])
 def test_records_watch_usage_errors_are_exit_2_before_any_work(args, says):
     import io

@@ -16,6 +16,11 @@ Faults (group None: every group the source follows):
     ContactLost(None, at, source, error) a round failed as a whole; the stories are blind
                                          until the next Seen, which is told as a `snapshot`
     ContactRegained(None, at, source, lost_at)   the first good round after ContactLost
+Of a group, by a second witness beside the one whose looks the story follows (auto.py):
+    StateSeen(group, at, source, state)  a state that witness saw and the story's own looks
+                                         cannot show (a classic round's PreparingRebalance
+                                         and CompletingRebalance: the records never write
+                                         them); told as `state`, the rounds left to the looks
 The probe's own member (source "probe"):
     BeforeJoin(group, at, source, desc)  the group as described before the probe joined
     MemberState(group_state, member_state)   the group state the member's state implies
@@ -60,6 +65,9 @@ class ContactLost(Observation):
     def text(self) -> str:
         if self.source == "records":
             return f"lost contact with the records' partition leader ({self.error}); retrying"
+        if self.source == "auto":   # sources/auto.py: the records out, describe goes on
+            return (f"source auto: the records failed ({self.error}): describe alone from "
+                    f"now on, each group told again in full")
         return f"lost contact with the groups' coordinators ({self.error}); retrying"
 
 
@@ -71,6 +79,11 @@ class ContactRegained(Observation):
         if self.source == "records":
             return "reconnected; resuming at the first record not read yet"
         return "reconnected; carrying on from the last snapshot"
+
+
+@dataclass(frozen=True)
+class StateSeen(Observation):
+    state: str
 
 
 @dataclass(frozen=True)

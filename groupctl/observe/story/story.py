@@ -28,8 +28,7 @@ generations, a share partition held by several members, a streams member's tasks
 KIP-848 members are told one by one as they converge (story/convergence.py).
 
 What the observer tells elsewhere is data of the story's construction: the classic probe's
-member tells its own `generation` events (told_elsewhere={EventKind.GENERATION}) and its
-own assignment (the member id in MemberSynced).
+member tells its own `generation` events (told_elsewhere) and assignment (MemberSynced).
 """
 from __future__ import annotations
 
@@ -265,14 +264,14 @@ class RebalanceStory:
             self._round.start(at)   # the epoch moved between two looks
         return [EpochChanged(*epochs)]
 
-    def _change_state(self, state: str | None, at: float,
-                      member_state: str | None = None) -> list[Event]:
+    def _change_state(self, state: str | None, at: float, member_state: str | None = None,
+                      *, rounds: bool = True) -> list[Event]:
         if state is None or state == self._state:
             return []
         # a round starts on entering PreparingRebalance (again: a failed SyncGroup sends the
-        # probe back to joining), or on any rebalancing state first seen
-        if state == "PreparingRebalance" or (
-                state in REBALANCING_STATES and self._state not in REBALANCING_STATES):
+        # probe back to joining), or on any rebalancing state first seen (not `rounds`: StateSeen)
+        if rounds and (state == "PreparingRebalance" or (
+                state in REBALANCING_STATES and self._state not in REBALANCING_STATES)):
             self._round.start(at)
         event = StateChanged(state, self._state, member_state)
         self._state = state
@@ -392,6 +391,7 @@ _HANDLERS: dict[type, Callable[..., list[Event]]] = {
     obs.Appeared: RebalanceStory._appeared,
     obs.ContactLost: RebalanceStory._lost,
     obs.ContactRegained: lambda story, o: [],
+    obs.StateSeen: lambda story, o: story._change_state(o.state, o.at, rounds=False),
     obs.BeforeJoin: RebalanceStory._before_join,
     obs.MemberState: RebalanceStory._member_state,
     obs.RebalanceNoticed: RebalanceStory._noticed,
