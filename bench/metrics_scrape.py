@@ -12,6 +12,7 @@ written through a loopback socket to a reader that drops them.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import socket
 import threading
@@ -105,6 +106,7 @@ def run(n: int, select: GroupSelection, label: str) -> list[str]:
     try:
         for phase, change in (("cold", None), ("warm", T0 + 10), ("steady", T0 + 20)):
             if change is not None:
+                gc.freeze()   # as the watch once its fleet's scrape is built (startup.settled)
                 churn(reducer, metrics, n, 100, change)
             wall, cpu, body = scrape(url, gzip=True)
             twall, _, text = scrape(url, gzip=False)   # nothing changed: kept blocks
@@ -113,6 +115,7 @@ def run(n: int, select: GroupSelection, label: str) -> list[str]:
                        f"{loopback_floor(text):.3f} s)")
     finally:
         server.close()
+        gc.unfreeze()
     return out
 
 
