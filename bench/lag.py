@@ -8,7 +8,8 @@ alter_consumer_group_offsets: Empty groups with offsets, no consumer started).
             up to 200 groups per request, one Metadata, ListOffsets per leader
   peer      librdkafka's AdminClient (confluent-kafka), what a Python lag exporter on it
             does: list_consumer_group_offsets per group (its API takes one group per
-            request; all sent at once), then one list_offsets(latest) for the partitions
+            request; WINDOW in flight at once: a fleet's all at once time out in its
+            queue), then one list_offsets(latest) for the partitions
 
 Both run in this process on warm clients (connections open: the monitor's steady state),
 alternating so that drift hits both alike; each round's figures are checked equal. Reports
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
 import statistics
@@ -28,6 +30,7 @@ import time
 
 PARTITIONS = 10
 RECORDS = 1_000
+WINDOW = 1_000   # the peer's requests in flight at once
 
 
 def setup(bootstrap: str, topic: str, groups: list[str]) -> None:
@@ -57,22 +60,47 @@ def setup(bootstrap: str, topic: str, groups: list[str]) -> None:
 
 
 class Peer:
-    def __init__(self, bootstrap: str, timeout: float = 30):
+    def __init__(self, bootstrap: str, timeout: float = 30, window: int = WINDOW):
         from confluent_kafka.admin import AdminClient
 
         self.admin = AdminClient({"bootstrap.servers": bootstrap})
-        self.timeout = timeout   # per request: a fleet's thousands at once queue up
+        self.timeout = timeout   # per request
+        self.window = window     # requests in flight at once
+
+    def committed(self, groups: list[str]) -> dict[str, dict[tuple[str, int], int]]:
+        """Each group's committed offsets, one request a group (the API's), at most
+        `window` in flight: a fleet's all at once (90,000) queue up in librdkafka past
+        any timeout, which is no figure of it."""
+        from concurrent.futures import FIRST_COMPLETED, wait
+
+        from confluent_kafka import ConsumerGroupTopicPartitions
+
+        out: dict[str, dict[tuple[str, int], int]] = {}
+        pending: dict = {}
+        left = iter(groups)
+
+        def send(g: str) -> None:
+            pending[self.admin.list_consumer_group_offsets(
+                [ConsumerGroupTopicPartitions(g)], request_timeout=self.timeout)[g]] = g
+
+        for g in itertools.islice(left, self.window):
+            send(g)
+        while pending:
+            done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+            for f in done:
+                g = pending.pop(f)
+                out[g] = {(tp.topic, tp.partition): tp.offset
+                          for tp in f.result().topic_partitions if tp.offset >= 0}
+                nxt = next(left, None)
+                if nxt is not None:
+                    send(nxt)
+        return out
 
     def lags(self, groups: list[str]) -> dict[str, int]:
-        from confluent_kafka import ConsumerGroupTopicPartitions
+        from confluent_kafka import TopicPartition
         from confluent_kafka.admin import OffsetSpec
 
-        futures = {g: self.admin.list_consumer_group_offsets(
-            [ConsumerGroupTopicPartitions(g)], request_timeout=self.timeout)[g] for g in groups}
-        committed = {g: {(tp.topic, tp.partition): tp.offset for tp in f.result().topic_partitions
-                         if tp.offset >= 0} for g, f in futures.items()}
-        from confluent_kafka import TopicPartition
-
+        committed = self.committed(groups)
         wanted = {tp for c in committed.values() for tp in c}
         ends = self.admin.list_offsets({TopicPartition(t, p): OffsetSpec.latest()
                                         for t, p in wanted}, request_timeout=self.timeout)

@@ -5,13 +5,17 @@ text): cold (every group's lines built), warm (1 % of the groups, spread over th
 changed since the last scrape) and steady (the same 1 % changed again: they now share
 blocks), with the per-group series of every group on, and with the default selection
 (fleet-level series + DEFAULT_LIMIT groups). Beside each, its floor: the same bytes
-written through a loopback socket to a reader that drops them.
+written through a loopback socket to a reader that drops them, and the time a full
+collection of the cyclic GC took in it (the watch freezes its fleet once told and its
+scrape built: startup.settled; here after the cold scrape). The groups' lines are built
+as their events come (not timed here: the fleet's making).
 
     .venv/bin/python bench/metrics_scrape.py --groups 100000
 """
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import socket
 import threading
@@ -55,15 +59,35 @@ def fleet(n: int, select: GroupSelection) -> tuple[Reducer, WatchMetrics]:
     return reducer, metrics
 
 
-def scrape(url: str, gzip: bool) -> tuple[float, float, int]:
-    """(wall s, this process's CPU s, body bytes) of one scrape over HTTP."""
+class FullCollections:
+    """Seconds the cyclic GC spent in full collections (generation 2) since `since()`:
+    at 100,000 groups one walks 1.5 million objects, 1 s or more, wherever it lands."""
+
+    def __init__(self) -> None:
+        self.total, self._start = 0.0, 0.0
+        gc.callbacks.append(self._on)
+
+    def _on(self, phase: str, info: dict) -> None:
+        if info["generation"] == 2:
+            if phase == "start":
+                self._start = time.perf_counter()
+            else:
+                self.total += time.perf_counter() - self._start
+
+
+GC = FullCollections()
+
+
+def scrape(url: str, gzip: bool) -> tuple[float, float, int, float]:
+    """(wall s, this process's CPU s, body bytes, s of full collections) of one scrape
+    over HTTP."""
     headers = {"Accept-Encoding": "gzip"} if gzip else {}
-    w, c = time.perf_counter(), time.process_time()
+    w, c, g = time.perf_counter(), time.process_time(), GC.total
     with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=600) as r:
         n = 0
         while chunk := r.read(1 << 20):
             n += len(chunk)
-    return time.perf_counter() - w, time.process_time() - c, n
+    return time.perf_counter() - w, time.process_time() - c, n, GC.total - g
 
 
 def loopback_floor(size: int) -> float:
@@ -105,14 +129,17 @@ def run(n: int, select: GroupSelection, label: str) -> list[str]:
     try:
         for phase, change in (("cold", None), ("warm", T0 + 10), ("steady", T0 + 20)):
             if change is not None:
+                gc.freeze()   # as the watch once its fleet's scrape is built (startup.settled)
                 churn(reducer, metrics, n, 100, change)
-            wall, cpu, body = scrape(url, gzip=True)
-            twall, _, text = scrape(url, gzip=False)   # nothing changed: kept blocks
-            out.append(f"{label:30} {phase:6}: gzip {wall:6.3f} s ({body / 1e6:6.2f} MB), "
+            wall, cpu, body, collect = scrape(url, gzip=True)
+            twall, _, text, _ = scrape(url, gzip=False)   # nothing changed: kept blocks
+            out.append(f"{label:30} {phase:6}: gzip {wall:6.3f} s ({body / 1e6:6.2f} MB; "
+                       f"{cpu:.3f} s CPU, of which full GC {collect:.2f} s), "
                        f"text {twall:6.3f} s ({text / 1e6:7.1f} MB; loopback floor "
                        f"{loopback_floor(text):.3f} s)")
     finally:
         server.close()
+        gc.unfreeze()
     return out
 
 

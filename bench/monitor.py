@@ -251,7 +251,8 @@ def peer_registry(metrics):
 def render(n: int, runs: int = 15) -> dict:
     from prometheus_client import generate_latest
 
-    from groupctl.observe.sinks.metrics_server import GZIP_LEVEL, _Gzip
+    from groupctl.observe.sinks.metrics_gzip import GZIP_LEVEL
+    from groupctl.observe.sinks.metrics_server import _Gzip
 
     metrics, feed = fleet(n)
     zipper = _Gzip()

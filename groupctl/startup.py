@@ -16,6 +16,12 @@ passes at 20,000 groups, a fifth of the CPU) and every new object in two young o
 more). What the command drops is freed by reference counting as always; the few cycles
 it makes (an exception and its traceback on a retried connection) wait for the exit,
 bounded by the command's --timeout: at 20,000 groups the peak RSS is the same either way.
+
+A long-running command calls settled() once it has built a large state that lives on (a
+watch's fleet told and its scrape built ahead): frozen like start-up's, so that a full
+collection no longer walks it (at 100,000 groups, 1.3 million objects: 1 s, in the middle
+of a scrape or of the events). Cycles that become garbage among them later wait for the
+exit: at most the state as it stood then.
 """
 import gc
 
@@ -39,6 +45,13 @@ def release() -> None:
         _held = False
         gc.freeze()
         gc.enable()
+
+
+def settled() -> None:
+    """A long-running command's large state built (see the module doc): freeze it; in
+    the console script only (a test or another program keeps its GC as it was)."""
+    if _console and gc.isenabled():
+        gc.freeze()
 
 
 def one_shot() -> None:

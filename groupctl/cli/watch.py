@@ -294,6 +294,9 @@ def _serve(server, watcher, notice) -> None:
         from ..observe.sinks.lag_metrics import add_lag_metrics
 
         add_lag_metrics(metrics, watcher.lag_source)
+    from .. import startup
+
+    server.on_warm = startup.settled   # a fleet told and its scrape built: long-lived
     server.start()
     for line in server.serving():
         notice(line)

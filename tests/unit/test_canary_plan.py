@@ -203,6 +203,11 @@ def test_metrics_per_coordinator_and_protocol_pass_promtool():
                           capture_output=True, timeout=60)
     assert done.returncode == 0 and not (done.stdout + done.stderr).strip(), \
         done.stdout + done.stderr
+    # served gzipped as the watch's (its one piece is plain bytes, compressed at the scrape)
+    import gzip
+
+    from groupctl.observe.sinks.metrics_server import _Gzip
+    assert gzip.decompress(_Gzip().body(m.scrape())).decode() == text
 
 
 def _up(m: CanaryMetrics) -> dict[str, float]:

@@ -381,7 +381,7 @@ def test_gzip_pieces_are_compressed_once_and_join_into_one_stream(monkeypatch):
     stream whose CRC and size gzip checks."""
     import gzip
 
-    from groupctl.observe.sinks import metrics_server
+    from groupctl.observe.sinks import metrics_blocks, metrics_gzip, metrics_server
     from groupctl.observe.sinks.metrics import BLOCK
 
     reducer = Reducer()
@@ -393,14 +393,21 @@ def test_gzip_pieces_are_compressed_once_and_join_into_one_stream(monkeypatch):
         reducer.apply(e)
         m.event(e)
     compressed: list[int] = []
-    real = metrics_server._deflate
-    monkeypatch.setattr(metrics_server, "_deflate",
-                        lambda data, last: compressed.append(len(data)) or real(data, last))
+    real = metrics_gzip.pack
+
+    def counted(texts, last=False):
+        texts = list(texts)
+        compressed.extend(len(t) for t in texts)
+        return real(texts, last)
+
+    for module in (metrics_blocks, metrics_server):   # the blocks' pieces, the scrape's own
+        monkeypatch.setattr(module, "pack", counted)
     zipper = metrics_server._Gzip()
     first = zipper.body(m.scrape())
     assert gzip.decompress(first).decode() == m.render()
     pieces = len(compressed)
-    assert pieces == len(GROUP_FAMILIES) * (1 + 4) + 1          # headers, 4 blocks, tail
+    # headers, the last block and the tail (the full blocks were compressed as they filled)
+    assert pieces == len(GROUP_FAMILIES) * (1 + 1) + 1
     compressed.clear()
     e = _ev({"event": "member_joined", "member_id": "b"}, group="g0100", at=T0 + 1)
     reducer.apply(e)
@@ -452,7 +459,7 @@ def test_crc_combine_is_zlibs_crc_of_the_joined_bytes():
     import random
     import zlib
 
-    from groupctl.observe.sinks.metrics_server import crc_combine, crc_shift
+    from groupctl.observe.sinks.metrics_gzip import crc_combine, crc_shift
 
     rng = random.Random(22)
     pieces = [b"", b"a", bytes(rng.randrange(256) for _ in range(1000)), b"x" * 70_000, b""]

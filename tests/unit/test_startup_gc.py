@@ -86,6 +86,26 @@ def test_one_shot_only_in_the_console_script(monkeypatch):
             gc.enable()
 
 
+def test_settled_freezes_the_state_built_in_the_console_script_only(monkeypatch):
+    """A watch's fleet told (metrics_server's build ahead calls settled()): what it built
+    is frozen, so that a full collection no longer walks it; a test keeps its GC."""
+    was = gc.isenabled()
+    gc.enable()
+    try:
+        gc.unfreeze()
+        monkeypatch.setattr(startup, "_console", False)
+        startup.settled()
+        assert gc.get_freeze_count() == 0
+        monkeypatch.setattr(startup, "_console", True)
+        fleet = [{"group": f"g{i}"} for i in range(1000)]
+        startup.settled()
+        assert gc.get_freeze_count() >= len(fleet)
+    finally:
+        gc.unfreeze()
+        if not was:
+            gc.disable()
+
+
 @pytest.mark.parametrize("command,off", [(["describe", "g"], True), (["list"], True),
                                          (["errors", "27"], False)])
 def test_the_console_script_runs_one_shot_commands_without_the_collector(command, off):

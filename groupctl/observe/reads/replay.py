@@ -59,7 +59,7 @@ STREAMS_MEMBER_STATES = {1: "STABLE", 2: "UNREVOKED_TASKS", 3: "UNRELEASED_TASKS
 TASK_KINDS = ("active", "standby", "warmup")
 
 
-@dataclass
+@dataclass(slots=True)
 class _Modern:
     """A consumer, share or streams group as its records left it."""
 
@@ -72,7 +72,7 @@ class _Modern:
     current: dict = field(default_factory=dict)    # member id -> current assignment value
 
 
-@dataclass
+@dataclass(slots=True)   # one per group a tail replays: 100,000 at fleet size
 class GroupRecords:
     classic: dict | None = None       # the last GroupMetadata value
     modern: _Modern | None = None

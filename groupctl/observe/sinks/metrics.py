@@ -36,7 +36,9 @@ from the first failed round (contact lost: groupctl_up is 0) until a round succe
 The scrape runs in the HTTP server's thread while the asyncio loop folds events: dicts are
 copied with list() (atomic under the GIL) before they are walked; a group's kept lines
 carry the version they were built from, read before building, so a change during a build
-is built again at the next scrape. A scrape hands the server its text in keyed pieces
+is built again at the next scrape. A selected group's lines are built at its event (under
+the render lock) and placed, so a full block is compressed as it fills and the first
+scrape of a fleet builds no group's lines. A scrape hands the server its text in keyed pieces
 (Scrape.pieces): a piece with the same key is the same bytes, so metrics_server compresses
 it once.
 """
@@ -119,6 +121,11 @@ class WatchMetrics:
         counts = self.counts.get(group) or self.counts.setdefault(group, GroupCounts())
         counts.event(e, status)
         self.changed.add(group)
+        if status is not None and status.state is not None:
+            # built now and placed, its block compressed once full: a scrape, even the
+            # first at 100,000 groups, builds only blocks groups have left since
+            with self._render_lock:
+                self._build(group, status, counts)
 
     def touch(self, group: str) -> None:
         """Something a group family reads changed without an event: build its lines again."""
@@ -191,14 +198,18 @@ class WatchMetrics:
             counts = self.counts.get(name) or GroupCounts()
             kept = kept_of.get(name)
             if kept is None or kept.stamp != stamp(status, counts) or kept.cluster != cluster:
-                kept = kept_of[name] = _Kept(name, status, counts, cluster, self.families)
-                blocks.place(name, kept, len(self.families))
+                self._build(name, status, counts)
         if present != len(blocks.where):   # some are gone: their lines too
             here = {name for name, status in named
                     if status is not None and status.state is not None}
             for name in [n for n in blocks.where if n not in here]:
                 blocks.drop(name)
                 kept_of.pop(name, None)
+
+    def _build(self, name: str, status: GroupStatus, counts: GroupCounts) -> None:
+        """A group's lines built again and placed (the render lock held)."""
+        kept = self._kept[name] = _Kept(name, status, counts, self.cluster, self.families)
+        self._blocks.place(name, kept, len(self.families))
 
     def _fleet_text(self) -> str:
         select = self.select

@@ -4,73 +4,80 @@ building or compressing them.
 
 The text format wants a family's samples together, so the text is, per family, its header
 then its lines of every group. Groups are held in blocks of up to BLOCK groups; a block
-keeps its lines of each family joined (bytes), built when one of its groups changed. A
+keeps its lines of each family joined and compressed (metrics_gzip.Packed: a scrape's
+gzip joins them; its plain text inflates them), built when one of its groups changed. A
 group whose lines were built again leaves its block and joins the last one, so a group
 that changes often sits with others that do, and the blocks of quiet groups keep their
-bytes (and metrics_server their compressed bytes) from scrape to scrape. The order of
-groups within a family means nothing to Prometheus.
+bytes from scrape to scrape. The order of groups within a family means nothing to
+Prometheus.
 
     blocks = Blocks()
     blocks.place("orders", kept, n)       # new or built again: into the last block
     blocks.drop("gone")                   # no longer followed
-    pieces = blocks.settle(len(families)) # each block's bytes, built where it changed
+    pieces = blocks.settle(len(families)) # each block's Packed, built where it changed
 """
 from __future__ import annotations
 
 import itertools
+from array import array
+from itertools import accumulate
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from .metrics_groups import GroupFamily, _Kept
+from .metrics_gzip import Packed, pack, unpack
 
 BLOCK = 64   # groups per block: a piece of a family's lines, compressed once, then kept
 RUN = 32     # a family's blocks checksummed together (metrics_server: one CRC per run)
 
-# (run, key, its bytes when asked): pieces with the same non-None run, one after the
+# (run, key, its bytes or their Packed when asked): pieces with the same non-None run, one after the
 # other, are checksummed together while their keys stay the same; a key names the same
 # bytes at every scrape; the last piece has no key.
-Piece = tuple[object, object, Callable[[], bytes]]
+Piece = tuple[object, object, Callable[[], "bytes | Packed"]]
 
 
 class _Block:
-    """Up to BLOCK groups' lines: per family, their bytes joined, and where each group's
-    begin (a group's own bytes are dropped once joined: at 100,000 groups the text is
-    hundreds of megabytes, kept once)."""
+    """Up to BLOCK groups' lines: per family, their bytes joined and kept compressed only
+    (metrics_gzip.Packed), and where each group's begin. A group's own bytes are dropped
+    once joined, and the block's text too: at 100,000 groups it is hundreds of megabytes,
+    its deflate a few percent of that; the plain text of a scrape, or of a block built
+    again, is inflated from it."""
     __slots__ = ("members", "serial", "data", "at", "bounds", "dirty")
 
     def __init__(self) -> None:
         self.members: dict[str, _Kept] = {}
         self.serial = 0                        # names this block's bytes while they last
-        self.data: tuple[bytes, ...] = ()      # per family, as last built
+        self.data: tuple[Packed, ...] = ()     # per family, as last built
         self.dirty = True                      # a group came or went since
         self.at: dict[str, int] = {}           # a group's place at the last build
-        self.bounds: tuple[list[int], ...] = ()   # per family: where each place begins
+        self.bounds: tuple[array, ...] = ()    # per family: where each place begins
 
     def build(self, families: int, serial: int) -> None:
+        texts = self.texts() if any(k.data is None for k in self.members.values()) else ()
         parts: list[list[bytes]] = [[] for _ in range(families)]
         for name, kept in self.members.items():
-            own = kept.data if kept.data is not None else self.own(name)
+            own = kept.data if kept.data is not None else self.own(name, texts)
             for i in range(families):
                 parts[i].append(own[i])
-        self.data = tuple(b"".join(p) for p in parts)
+        self.data = tuple(pack(b"".join(p) for p in parts))
         self.bounds = tuple(_bounds(p) for p in parts)
         self.at = {name: j for j, name in enumerate(self.members)}
         for kept in self.members.values():
             kept.data = None
         self.serial, self.dirty = serial, False
 
-    def own(self, name: str) -> tuple[bytes, ...]:
-        """A group's lines as joined at the last build, cut from the block's."""
+    def texts(self) -> tuple[bytes, ...]:
+        """Per family, the lines as joined at the last build."""
+        return tuple(unpack(p) for p in self.data)
+
+    def own(self, name: str, texts: tuple[bytes, ...]) -> tuple[bytes, ...]:
+        """A group's lines as joined at the last build, cut from the block's (`texts`)."""
         j = self.at[name]
-        return tuple(data[b[j]:b[j + 1]] for data, b in zip(self.data, self.bounds))
+        return tuple(data[b[j]:b[j + 1]] for data, b in zip(texts, self.bounds))
 
 
-def _bounds(parts: list[bytes]) -> list[int]:
-    out, n = [0], 0
-    for p in parts:
-        n += len(p)
-        out.append(n)
-    return out
+def _bounds(parts: list[bytes]) -> array:
+    return array("I", accumulate(map(len, parts), initial=0))
 
 
 class Blocks:
@@ -103,7 +110,7 @@ class Blocks:
     def clear(self) -> None:
         self.blocks, self.where = [], {}
 
-    def settle(self, families: int) -> list[tuple[int, tuple[bytes, ...]]]:
+    def settle(self, families: int) -> list[tuple[int, tuple[Packed, ...]]]:
         """(serial, lines per family) of every block, in order: empty blocks gone, blocks
         that changed joined again, and when groups have left so many blocks that there are
         twice as many as needed, neighbours merged."""
@@ -111,7 +118,7 @@ class Blocks:
         if len(blocks) > 2 * (len(self.where) // self.size + 1):
             blocks = self._merged(blocks)
         self.blocks = blocks
-        built: list[tuple[int, tuple[bytes, ...]]] = []
+        built: list[tuple[int, tuple[Packed, ...]]] = []
         for b in blocks:
             if b.dirty:
                 b.build(families, next(self._serials))
@@ -123,9 +130,10 @@ class Blocks:
         for b in blocks:
             last = out[-1] if out else None
             if last is not None and len(last.members) + len(b.members) <= self.size:
+                texts = b.texts() if any(k.data is None for k in b.members.values()) else ()
                 for name, kept in b.members.items():
                     if kept.data is None:
-                        kept.data = b.own(name)
+                        kept.data = b.own(name, texts)
                     last.members[name] = kept
                     self.where[name] = last
                 last.dirty = True
@@ -141,7 +149,7 @@ class Blocks:
 class Scrape:
     """One scrape: the blocks' lines as they stood (serial, lines per family), the
     families, then the tail (groupctl's own metrics and the registry's)."""
-    blocks: list[tuple[int, tuple[bytes, ...]]]
+    blocks: list[tuple[int, tuple[Packed, ...]]]
     tail: bytes
     families: list[GroupFamily]
     rows: list[_Kept]
@@ -159,10 +167,10 @@ class Scrape:
         parts: list[bytes] = []
         for i, g in enumerate(self.families):
             parts.append(g.family.header().encode())
-            parts += [data[i] for _, data in self.blocks]
+            parts += [unpack(data[i]) for _, data in self.blocks]
         parts.append(self.tail)
         return b"".join(parts)
 
 
-def _bytes(data: bytes) -> Callable[[], bytes]:
+def _bytes(data: Packed) -> Callable[[], Packed]:
     return lambda: data

@@ -9,26 +9,26 @@ header prefers), gzip-compressed when the scraper accepts it (Prometheus does; a
 of 0 refuses it): at a
 quick level, since at 2,000 groups the text is megabytes and a scrape must stay short.
 Pieces of the text are compressed apart and kept (metrics_blocks.Scrape.pieces: a family's
-lines of a block of groups as last built), so a scrape compresses only the blocks of the
-groups that changed since the last one, and groupctl's own metrics; the pieces' CRCs are
+lines of a block of groups, kept compressed as last built), so a scrape compresses only
+groupctl's own metrics and joins the blocks' deflate (metrics_gzip); the pieces' CRCs are
 combined a run of blocks at a time, and a run whose blocks did not change keeps its CRC.
 """
 from __future__ import annotations
 
 import struct
 import threading
-import zlib
-from typing import TYPE_CHECKING, Any, Iterator, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
 
 from ...errors import UsageError
+from .metrics_gzip import GZIP_HEADER, Packed, Run, crc_combine, pack
 
 if TYPE_CHECKING:
     from .web_config import WebConfig
 
 
 class Pieces(Protocol):
-    """One scrape's text in keyed pieces, (run, key, its bytes when asked)
-    (metrics_blocks.Scrape)."""
+    """One scrape's text in keyed pieces, (run, key, its bytes or metrics_gzip.Packed when
+    asked) (metrics_blocks.Scrape)."""
 
     def pieces(self) -> Iterator: ...
     def text(self) -> bytes: ...
@@ -50,83 +50,6 @@ TEXT_FORMAT = "text/plain; version=0.0.4; charset=utf-8"
 # (100,000 groups' lines take seconds to build; a few hundred changed, milliseconds).
 WARM_AT = 5000
 WARM_EVERY = 1.0
-GZIP_LEVEL = 1   # quick: a piece is compressed at every change of one of its groups
-
-
-GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"   # deflate, no name, mtime 0
-
-
-def _deflate(data: bytes, last: bool) -> bytes:
-    """Raw deflate blocks of `data` that stand alone (no reference before their start)
-    and end on a byte boundary, so pieces compressed apart join into one stream."""
-    c = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, -15)
-    return c.compress(data) + c.flush(zlib.Z_FINISH if last else zlib.Z_SYNC_FLUSH)
-
-
-# CRC-32 of joined pieces from the pieces' own (zlib's crc32_combine, which Python's zlib
-# does not offer): crc(A + B) = crc(A) * x^(8 len(B)) mod P, xor crc(B), in the reflected
-# bit order of gzip's CRC.
-_POLY = 0xEDB88320
-
-
-def _multmodp(a: int, b: int) -> int:
-    """a * b mod P."""
-    m, p = 1 << 31, 0
-    while True:
-        if a & m:
-            p ^= b
-            if a & (m - 1) == 0:
-                return p
-        m >>= 1
-        b = (b >> 1) ^ _POLY if b & 1 else b >> 1
-
-
-def _powers() -> list[int]:
-    out, p = [], 1 << 30   # x^1
-    for _ in range(32):
-        out.append(p)
-        p = _multmodp(p, p)
-    return out
-
-
-_X2N = _powers()   # x^(2^k) mod P
-
-
-def crc_shift(length: int) -> int:
-    """x^(8 length) mod P: what crc(A) is multiplied by when `length` bytes follow A."""
-    p, k = 1 << 31, 3
-    while length:
-        if length & 1:
-            p = _multmodp(_X2N[k & 31], p)
-        length >>= 1
-        k += 1
-    return p
-
-
-def crc_combine(crc_a: int, crc_b: int, shift_b: int) -> int:
-    """crc32(A + B) from crc32(A), crc32(B) and crc_shift(len(B))."""
-    return _multmodp(shift_b, crc_a) ^ crc_b
-
-
-class _Packed:
-    __slots__ = ("deflated", "crc", "size", "shift")
-
-    def __init__(self, data: bytes, last: bool):
-        self.deflated = _deflate(data, last)
-        self.crc, self.size, self.shift = zlib.crc32(data), len(data), crc_shift(len(data))
-
-
-class _Run:
-    """Pieces one after the other as one: their compressed bytes joined, their CRC."""
-    __slots__ = ("deflated", "crc", "size", "shift")
-
-    def __init__(self, pieces: list[_Packed]):
-        self.deflated = b"".join(p.deflated for p in pieces)
-        crc = size = 0
-        for p in pieces:
-            crc = crc_combine(crc, p.crc, p.shift)
-            size += p.size
-        self.crc, self.size, self.shift = crc, size, crc_shift(size)
 
 
 class _Gzip:
@@ -137,19 +60,21 @@ class _Gzip:
 
     def __init__(self):
         self.lock = threading.Lock()
-        self.kept: dict[object, _Packed] = {}
-        self.runs: dict[tuple, _Run] = {}
+        self.kept: dict[object, Packed] = {}
+        self.runs: dict[tuple, Run] = {}
 
     def body(self, scrape: Pieces) -> bytes:
         out, crc, size = [GZIP_HEADER], 0, 0
         with self.lock:
-            kept: dict[object, _Packed] = {}
-            runs: dict[tuple, _Run] = {}
+            kept: dict[object, Packed] = {}
+            runs: dict[tuple, Run] = {}
 
-            def packed(key, data) -> _Packed:
+            def packed(key, data) -> Packed:
                 p = self.kept.get(key) if key is not None else None
                 if p is None:
-                    p = _Packed(data(), last=key is None)
+                    p = data()
+                    if not isinstance(p, Packed):
+                        p = pack([p], last=key is None)[0]
                 if key is not None:
                     kept[key] = p
                 return p
@@ -165,7 +90,7 @@ class _Gzip:
                 keys = tuple(key for key, _ in pieces)
                 whole = self.runs.get(keys)
                 if whole is None:
-                    whole = _Run([packed(key, data) for key, data in pieces])
+                    whole = Run([packed(key, data) for key, data in pieces])
                 else:
                     kept.update((key, self.kept[key]) for key in keys)
                 runs[keys] = whole
@@ -228,6 +153,8 @@ class MetricsServer:
         self.gzip = _Gzip()
         self._stop = threading.Event()
         self.warmed = 0   # scrapes built ahead
+        # called after each: the state the watch built (a fleet's) lives on from there
+        self.on_warm: Callable[[], None] | None = None
         try:
             self.httpd = HttpServer(host, port, self._app, web)
         except OSError as exc:
@@ -297,6 +224,8 @@ class MetricsServer:
                     self.gzip.body(self.metrics.scrape())
                 except Exception:   # noqa: BLE001 - only ahead of time: a scrape says it
                     pass
+                if self.on_warm is not None:
+                    self.on_warm()
                 self.warmed += 1
                 changed = 0
             last = changed

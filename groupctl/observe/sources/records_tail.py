@@ -47,9 +47,12 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+from hashlib import blake2b
 from collections.abc import AsyncIterator, Callable, Iterable
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
+
+import orjson
 
 from ...events import Source
 from ..reads.model import DEAD, GroupDescription, coordinator_partition
@@ -66,6 +69,21 @@ MAX_WAIT_MS = 500
 
 if TYPE_CHECKING:
     from ...client.topic_tail import TopicTail
+
+
+class Told(NamedTuple):
+    """What a look told, to compare the next one with: its state, whether it had members,
+    a digest of the whole (the look itself, ~1 KB a group, is 100 MB at 100,000)."""
+    state: str | None
+    members: bool
+    digest: bytes
+
+
+def told(desc: GroupDescription) -> Told:
+    shown = desc.to_dict()
+    whole = orjson.dumps(shown, default=repr,   # keys sorted: a dict's order is no change
+                         option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+    return Told(shown["state"], bool(shown["members"]), blake2b(whole, digest_size=16).digest())
 
 
 class RecordsTail:
@@ -88,7 +106,7 @@ class RecordsTail:
         self.notice: Callable[[str], None] = lambda text: None
         self.tail: TopicTail | None = None
         self._records: dict[str, GroupRecords] = {}      # group -> its records replayed so far
-        self._told: dict[str, dict | None] = {}    # group -> the look last told (None: missing)
+        self._told: dict[str, Told | None] = {}    # group -> the look last told (None: missing)
         self._names: dict[str, str] = {}           # topic id -> name
         self._unnamed: set[str] = set()            # ids no metadata names (deleted topics)
         self._quiet: dict[int, int] = {}           # partition -> offset to replay up to, untold
@@ -300,13 +318,13 @@ class RecordsTail:
         records = self._records.get(group)
         desc = None if records is None else describe(group, records, self._names,
                                                      self.assignors.known)
-        shown = None if desc is None or desc.state == DEAD else desc.to_dict()
+        shown = None if desc is None or desc.state == DEAD else told(desc)
         if group in self._told and self._told[group] == shown:
             return []
         before = self._told.get(group)
         if desc is not None and not desc.members and desc.state == "Empty" \
                 and desc.generation is not None and (before is None or (
-                    not before["members"] and before["state"] == "Empty")):
+                    not before.members and before.state == "Empty")):
             return []   # created (a classic group's generation 0): told once it has members
         new = group not in self.groups
         self._told[group] = shown
@@ -338,7 +356,7 @@ class RecordsTail:
                     out.append(Missing(group, at, self.label))
                 continue
             self.groups[group] = None
-            self._told[group] = desc.to_dict()
+            self._told[group] = told(desc)
             self._recent[group] = self.past.take(group, self._names, self.assignors.known)
             out.append(Seen(group, at, self.label, desc))
         self.past.clear()
