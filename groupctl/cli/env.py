@@ -80,6 +80,16 @@ class Env:
                        force_terminal=terminal, no_color=self.settings.no_color or not terminal,
                        highlight=False, soft_wrap=not terminal)
 
+    def view_console(self):
+        """The console a table view is drawn on: console() on a terminal; into a pipe or
+        a file, render/plain.py's, which writes console()'s bytes and imports rich only
+        for what it cannot write itself."""
+        if self.stdout_is_terminal:
+            return self.console()
+        from ..render.plain import PlainConsole
+
+        return PlainConsole(self.stdout, self.console)
+
     def fail(self, message: str, code: int, debug: bool = False) -> int:
         if debug:
             traceback.print_exc(file=self.stderr)

@@ -124,7 +124,7 @@ def emit(env, data: Any, table: Callable[[Any, Any, bool], None] | None = None) 
     elif fmt == "ndjson":
         write_json_items(out, data if isinstance(data, list) else [data], indent=None)
     elif table is not None:   # names from the cluster shown, never obeyed (visible.py)
-        table(env.console(), visible_data(data), fmt == "wide")
+        table(env.view_console(), visible_data(data), fmt == "wide")
     else:
         out.write(dumps_yaml(data))
     out.flush()
