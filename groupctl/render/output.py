@@ -5,12 +5,9 @@ that data, json/yaml print all of it. Bytes are shown as lowercase hex.
 """
 from __future__ import annotations
 
-import json
 import sys
 from enum import Enum
 from typing import Any, Callable
-
-from .visible import visible_data
 
 
 def to_plain(value: Any) -> Any:
@@ -34,6 +31,8 @@ def dumps_json(data: Any, indent: int | None = 2) -> str:
         return _indented(data)
     if indent is None:
         return _compact(data)
+    import json
+
     return json.dumps(to_plain(data), indent=indent, ensure_ascii=False)
 
 
@@ -55,12 +54,16 @@ def _plain_default(value: Any) -> Any:
     return plain
 
 
-_COMPACT = json.JSONEncoder(ensure_ascii=False, default=_plain_default).encode
+_COMPACT: list[Callable[[Any], str]] = []
 
 
 def _compact(item: Any) -> str:
+    import json   # here: -o json (orjson) and the tables do not need it
+
+    if not _COMPACT:
+        _COMPACT.append(json.JSONEncoder(ensure_ascii=False, default=_plain_default).encode)
     try:
-        return _COMPACT(item)
+        return _COMPACT[0](item)
     except TypeError:   # a dict key of a type json refuses: to_plain names it
         return json.dumps(to_plain(item), ensure_ascii=False)
 
@@ -71,6 +74,8 @@ def _indented(item: Any) -> str:
     try:
         return dumps(item, default=_plain_default, option=options).decode()
     except TypeError:   # orjson.JSONEncodeError; json's own TypeError if it cannot be written
+        import json
+
         return json.dumps(to_plain(item), indent=2, ensure_ascii=False)
 
 
@@ -124,6 +129,8 @@ def emit(env, data: Any, table: Callable[[Any, Any, bool], None] | None = None) 
     elif fmt == "ndjson":
         write_json_items(out, data if isinstance(data, list) else [data], indent=None)
     elif table is not None:   # names from the cluster shown, never obeyed (visible.py)
+        from .visible import visible_data
+
         table(env.view_console(), visible_data(data), fmt == "wide")
     else:
         out.write(dumps_yaml(data))
