@@ -46,3 +46,19 @@ def test_frozen_and_copies():
     sec = SecurityConfig(protocol="SSL", ssl_cafile="/ca.pem")
     assert pickle.loads(pickle.dumps(sec)) == sec and copy.deepcopy(sec) == sec
     assert copy.copy(b) == b and pickle.loads(pickle.dumps(b)) == b
+
+
+def test_the_command_environment_is_a_mutable_record():
+    import io
+
+    from groupctl.cli.env import Env, Settings
+
+    out = io.StringIO()
+    env = Env(stdout=out, stderr=out, tracer=object())
+    assert env.settings == Settings() and env.settings is not Env(out, out).settings
+    assert env.environ is not Env(out, out).environ   # each its own copy
+    env.settings.output = "json"
+    assert env.settings == Settings(output="json") != Settings()
+    assert "tracer" not in repr(env) and repr(Settings()).startswith("Settings(bootstrap_server=None,")
+    with pytest.raises(TypeError):
+        hash(Settings())   # mutable: no hash, as a dataclass with eq
