@@ -102,11 +102,32 @@ def write_json_items(stream, items, indent: int | None = 2) -> None:
         for item in items:
             stream.write(_compact(item) + "\n")
         return
-    sep = "[\n  "
-    for item in items:   # an item's text one level in: strings never hold a raw newline
-        stream.write(sep + _indented(item).replace("\n", "\n  "))
-        sep = ",\n  "
-    stream.write("[]\n" if sep == "[\n  " else "\n]\n")
+    sep, chunk = "[\n", []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == ITEMS_AT_ONCE:
+            sep = _write_chunk(stream, chunk, sep)
+            chunk = []
+    if chunk:
+        sep = _write_chunk(stream, chunk, sep)
+    stream.write("[]\n" if sep == "[\n" else "\n]\n")
+
+
+# Items written by one orjson call (describe --all at 2,000 groups: a third of the time
+# of one call per item, whose text was then moved one level in), few enough that a fleet's
+# items are not all held at once.
+ITEMS_AT_ONCE = 256
+
+
+def _write_chunk(stream, chunk: list, sep: str) -> str:
+    """`chunk`'s items, one level in, after `sep`; returns the next separator."""
+    dumps, options = _orjson()
+    try:   # a list's items come out one level in: its text without "[\n" and "\n]"
+        text = dumps(chunk, default=_plain_default, option=options).decode()[2:-2]
+    except TypeError:   # an item orjson cannot write: each on its own, as _indented does
+        text = ",\n".join("  " + _indented(item).replace("\n", "\n  ") for item in chunk)
+    stream.write(sep + text)
+    return ",\n"
 
 
 def dumps_yaml(data: Any) -> str:
