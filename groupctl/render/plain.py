@@ -19,7 +19,7 @@ from .visible import visible
 
 # one character, one column (rich's cell_len), nothing rich would change
 _SIMPLE = re.compile(r"[ -~…]*\Z")
-_PRINT_OPTIONS = frozenset({"markup", "highlight"})   # off on groupctl's consoles anyway
+_PRINT_OPTIONS = frozenset({"markup", "highlight"})   # turned off: as groupctl's consoles are
 
 
 class PlainConsole:
@@ -51,7 +51,8 @@ class PlainConsole:
         return self._rich
 
     def print(self, *objects: Any, **options: Any) -> None:
-        text = None if options.keys() - _PRINT_OPTIONS else self._text(objects)
+        plain = options.keys() <= _PRINT_OPTIONS and not any(options.values())
+        text = self._text(objects) if plain else None
         if text is None:
             self.rich().print(*objects, **options)
             return
