@@ -34,13 +34,17 @@ after WARM_RUNS warm-up runs on a WARM_LINES-line sample):
 its own process with Spark's default driver memory (the 20M-line case: --lines 20000000
 --files 8, about 1.8 GB): its wall time, its phases (--debug) and its peak RSS.
 
+--growth: --full over --lines and over ten times as many (same --files and --groups), each
+generated then removed, and the ratio of their wall times (target <= 10: the cost grows no
+faster than the input, issue 34); --tmp DIR puts the temp dir there (20M lines ~1.7 GB).
+
 --workload DIR keeps the generated files in DIR and reuses them when they are there (the
 big inputs are generated once; not in the repository). Each section prints the load
 average it ran under: on a shared machine the ratios move with it.
 
     ./dev setup && .venv/bin/python bench/analyze.py [--lines 2000000] [--repeat 2]
         [--e2e-only | --no-e2e] [--no-cluster] [--before /path/to/other/checkout]
-        [--workload DIR] [--full]
+        [--workload DIR] [--full | --growth [--tmp DIR]]
 """
 from __future__ import annotations
 
@@ -113,9 +117,10 @@ def load() -> str:
     return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def full_run(paths: list[Path], root: Path) -> None:
+def full_run(paths: list[Path], root: Path) -> tuple[float, list[str]]:
     """`groupctl --debug analyze` over `paths` on local[2], end to end, in its own process
-    (Spark's default driver memory): wall time, peak RSS of the process tree's JVM, phases."""
+    (Spark's default driver memory): wall time, peak RSS of the process tree's JVM, phases.
+    Returns the wall time and the phase lines."""
     import threading
 
     here = str(Path(__file__).resolve().parent.parent)
@@ -139,11 +144,37 @@ def full_run(paths: list[Path], root: Path) -> None:
     print(f"full run     {took:8.2f} s   exit {proc.returncode}, peak RSS {peak[0] / 1e6:.0f} MB "
           f"(python + JVM), {len(json.loads(out)) if proc.returncode == 0 else '?'} groups; "
           f"{before} at start, {load()} at end")
-    for line in err.splitlines():
-        if line.startswith("analyze: "):
-            print(f"  {line}")
+    phases = [line for line in err.splitlines() if line.startswith("analyze: ")]
+    for line in phases:
+        print(f"  {line}")
     if proc.returncode != 0:
         print(err[-3000:])
+        raise SystemExit(1)
+    return took, phases
+
+
+def growth(root: Path, lines: int, files: int, groups: int) -> None:
+    """The same end-to-end `analyze` over `lines` and over 10x `lines` (same files, same
+    groups: only the length grows), each generated, run, and removed in turn; the ratio of
+    the wall times beside its target (<= 10: the cost grows no faster than the input)."""
+    took = {}
+    for n in (lines, lines * 10):
+        where = root / f"growth-{n}"
+        t = time.perf_counter()
+        paths = generate_dir(where, n, files, groups)
+        size = sum(p.stat().st_size for p in paths)
+        print(f"{n:,} lines, {size / 1e6:.0f} MB in {files} files, {groups} x 2 groups "
+              f"(generated in {time.perf_counter() - t:.0f} s); {load()}")
+        took[n], _ = full_run(paths, where)
+        shutil.rmtree(where, ignore_errors=True)
+    small, big = took[lines], took[lines * 10]
+    print(f"growth: {lines * 10:,} lines {big:.1f} s / {lines:,} lines {small:.1f} s = "
+          f"{big / small:.2f}x (target <= 10x, the input's growth); {load()}")
+
+
+def generate_dir(root: Path, lines: int, files: int, groups: int) -> list[Path]:
+    root.mkdir(parents=True, exist_ok=True)
+    return generate(root, lines, files, groups)
 
 
 def _tree_rss(pid: int) -> int:
@@ -314,7 +345,14 @@ def main() -> int:
     ap.add_argument("--workload", metavar="DIR", help="keep (and reuse) the workload here")
     ap.add_argument("--full", action="store_true",
                     help="only: groupctl analyze end to end over the whole workload")
+    ap.add_argument("--growth", action="store_true",
+                    help="only: --full over --lines and over 10x --lines, and their ratio")
+    ap.add_argument("--tmp", metavar="DIR", help="where the temp dir goes (TMPDIR otherwise)")
     args = ap.parse_args()
+    if args.growth:
+        with tempfile.TemporaryDirectory(prefix="groupctl-bench-analyze-", dir=args.tmp) as tmp:
+            growth(Path(tmp), args.lines, args.files, args.groups)
+        return 0
     if args.e2e_only:
         with tempfile.TemporaryDirectory(prefix="groupctl-bench-analyze-") as tmp:
             end_to_end(Path(tmp), args.e2e_lines, args.repeat, args.before)

@@ -3,7 +3,10 @@ import floor, `python -c 'import typer, rich, asyncio, ssl'` (what any CLI of th
 pays before it does anything), alternated in one run so that the machine's load hits both
 alike. Wall and CPU (user + sys) medians, and the ratios. Target (issue 34): <= 1.25x.
 
-    .venv/bin/python bench/describe_one.py -b HOST:PORT GROUP [--runs 15]
+    .venv/bin/python bench/describe_one.py -b HOST:PORT GROUP [--runs 15] [--before CHECKOUT]
+
+--before CHECKOUT also times that checkout's groupctl (its .venv), in the same turns: a
+before/after comparison the machine's load hits alike.
 
 The group should exist with committed offsets (describe then asks FindCoordinator,
 DescribeGroups/ConsumerGroupDescribe, OffsetFetch, Metadata and ListOffsets).
@@ -40,15 +43,21 @@ def main() -> None:
     ap.add_argument("-b", "--bootstrap-server", required=True)
     ap.add_argument("group")
     ap.add_argument("--runs", type=int, default=15)
+    ap.add_argument("--before", metavar="CHECKOUT", help="also time this checkout's groupctl")
     args = ap.parse_args()
     byte_compile_groupctl()
     script = str(Path(sys.executable).with_name("groupctl"))
+    b, group = args.bootstrap_server, args.group
     tools = {
         "floor": [sys.executable, "-c", "import typer, rich, asyncio, ssl"],
-        "describe (table)": [script, "-b", args.bootstrap_server, "describe", args.group],
-        "describe -o json": [script, "-b", args.bootstrap_server, "-o", "json", "describe",
-                             args.group],
+        "describe (table)": [script, "-b", b, "describe", group],
+        "describe -o json": [script, "-b", b, "-o", "json", "describe", group],
     }
+    if args.before:
+        byte_compile_groupctl(Path(args.before))
+        before = str(Path(args.before) / ".venv" / "bin" / "groupctl")
+        tools["before (table)"] = [before, "-b", b, "describe", group]
+        tools["before -o json"] = [before, "-b", b, "-o", "json", "describe", group]
     got: dict[str, list[tuple[float, float]]] = {k: [] for k in tools}
     load = os.getloadavg()[0]
     for cmd in tools.values():

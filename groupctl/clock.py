@@ -4,8 +4,9 @@ code that needs time, so tests can drive that code with a clock of their own."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import Awaitable, Callable
+
+from .records import Frozen
 
 
 def _asyncio_sleep(seconds: float) -> Awaitable[None]:
@@ -14,12 +15,17 @@ def _asyncio_sleep(seconds: float) -> Awaitable[None]:
     return asyncio.sleep(seconds)
 
 
-@dataclass(frozen=True)
-class Clock:
-    wall: Callable[[], float] = time.time
-    monotonic: Callable[[], float] = time.monotonic
+class Clock(Frozen):
+    wall: Callable[[], float]
+    monotonic: Callable[[], float]
     #: wait this many seconds of `monotonic` time (a test's clock moves its own time)
-    sleep: Callable[[float], Awaitable[None]] = _asyncio_sleep
+    sleep: Callable[[float], Awaitable[None]]
+    _fields = ("wall", "monotonic", "sleep")
+
+    def __init__(self, wall: Callable[[], float] = time.time,
+                 monotonic: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], Awaitable[None]] = _asyncio_sleep):
+        self._init(wall=wall, monotonic=monotonic, sleep=sleep)
 
     def monotonic_ms(self) -> int:
         return int(self.monotonic() * 1000)

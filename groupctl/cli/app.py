@@ -189,8 +189,22 @@ def run(argv: list[str] | None = None, env: Env | None = None) -> int:
     """Run groupctl; returns the exit code (and exits with it when called as a script)."""
     code = invoke(sys.argv[1:] if argv is None else argv, env)
     if argv is None:
+        if startup.ends_at_once():
+            _exit_at_once(code)
         sys.exit(code)
     return code
+
+
+def _exit_at_once(code: int) -> None:
+    """End a one-shot command's process without the interpreter's teardown (startup.py),
+    once stdout and stderr are flushed; if a flush fails, return: sys.exit says it as
+    always."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except Exception:  # noqa: BLE001 - the interpreter's own exit reports it
+        return
+    os._exit(code)
 
 
 # click's words for a value of the wrong type, in the words groupctl's own errors use

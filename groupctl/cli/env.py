@@ -6,46 +6,61 @@ from __future__ import annotations
 import os
 import sys
 import traceback
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, TextIO, cast
 
 from ..clock import SYSTEM_CLOCK, Clock
+from ..records import Record
 
 BOOTSTRAP_ENV = "GROUPCTL_BOOTSTRAP_SERVERS"
 CONFIG_ENV = "GROUPCTL_CONFIG"
 
 
-@dataclass
-class Settings:
+class Settings(Record):
     """The global options, as parsed."""
 
-    bootstrap_server: str | None = None    # -b/--bootstrap-server as given (not the env var)
-    context: str | None = None
-    command_config: str | None = None
-    output: str = "table"
-    timeout: float = 10.0
-    no_color: bool = False
-    debug: bool = False
+    _fields = ("bootstrap_server", "context", "command_config", "output", "timeout",
+               "no_color", "debug")
+
+    def __init__(self, bootstrap_server: str | None = None, context: str | None = None,
+                 command_config: str | None = None, output: str = "table",
+                 timeout: float = 10.0, no_color: bool = False, debug: bool = False):
+        self.bootstrap_server = bootstrap_server  # -b/--bootstrap-server as given (not the env var)
+        self.context = context
+        self.command_config = command_config
+        self.output = output
+        self.timeout = timeout
+        self.no_color = no_color
+        self.debug = debug
 
 
-@dataclass
-class Env:
+class Env(Record):
     """Streams, terminal flags, environment variables, the clock and settings of one
     command run."""
 
-    stdout: TextIO
-    stderr: TextIO
-    stdout_is_terminal: bool = False
-    stderr_is_terminal: bool = False
-    stdin: TextIO | None = None
-    stdin_is_terminal: bool = False
-    no_color_env: bool = False
-    clock: Clock = SYSTEM_CLOCK
-    settings: Settings = field(default_factory=Settings)
-    environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
-    tracer: Any = field(default=None, repr=False)   # the --debug protocol tracer, made once
-    said_unverified_tls: bool = False   # the unverified-TLS warning is given once a run
+    _fields = ("stdout", "stderr", "stdout_is_terminal", "stderr_is_terminal", "stdin",
+               "stdin_is_terminal", "no_color_env", "clock", "settings", "environ", "tracer",
+               "said_unverified_tls")
+    _hidden = frozenset({"tracer"})
+
+    def __init__(self, stdout: TextIO, stderr: TextIO, stdout_is_terminal: bool = False,
+                 stderr_is_terminal: bool = False, stdin: TextIO | None = None,
+                 stdin_is_terminal: bool = False, no_color_env: bool = False,
+                 clock: Clock = SYSTEM_CLOCK, settings: Settings | None = None,
+                 environ: Mapping[str, str] | None = None, tracer: Any = None,
+                 said_unverified_tls: bool = False):
+        self.stdout = stdout
+        self.stderr = stderr
+        self.stdout_is_terminal = stdout_is_terminal
+        self.stderr_is_terminal = stderr_is_terminal
+        self.stdin = stdin
+        self.stdin_is_terminal = stdin_is_terminal
+        self.no_color_env = no_color_env
+        self.clock = clock
+        self.settings = Settings() if settings is None else settings
+        self.environ: Mapping[str, str] = dict(os.environ) if environ is None else environ
+        self.tracer = tracer   # the --debug protocol tracer, made once
+        self.said_unverified_tls = said_unverified_tls   # the warning is given once a run
 
     def monotonic(self) -> float:
         return self.clock.monotonic()
@@ -79,6 +94,16 @@ class Env:
         return _console_class()(file=file if terminal else cast(TextIO, NoTrailingSpaces(file)),
                        force_terminal=terminal, no_color=self.settings.no_color or not terminal,
                        highlight=False, soft_wrap=not terminal)
+
+    def view_console(self):
+        """The console a table view is drawn on: console() on a terminal; into a pipe or
+        a file, render/plain.py's, which writes console()'s bytes and imports rich only
+        for what it cannot write itself."""
+        if self.stdout_is_terminal:
+            return self.console()
+        from ..render.plain import PlainConsole
+
+        return PlainConsole(self.stdout, self.console)
 
     def fail(self, message: str, code: int, debug: bool = False) -> int:
         if debug:

@@ -2,24 +2,27 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.errors import ErrorCode
 from ..protocol.types import ZERO_UUID
+from ..records import Frozen
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..protocol.bodies import MetadataResponse
 
 
-@dataclass(frozen=True)
-class BrokerInfo:
+class BrokerInfo(Frozen):
     """One broker of the cluster, as Metadata lists it."""
 
     node_id: int
     host: str
     port: int
-    rack: str | None = None
+    rack: str | None
+    _fields = ("node_id", "host", "port", "rack")
+
+    def __init__(self, node_id: int, host: str, port: int, rack: str | None = None):
+        self._init(node_id=node_id, host=host, port=port, rack=rack)
 
     @property
     def address(self) -> str:
@@ -29,43 +32,63 @@ class BrokerInfo:
         return {"id": self.node_id, "host": self.host, "port": self.port, "rack": self.rack}
 
 
-@dataclass(frozen=True)
-class PartitionInfo:
+class PartitionInfo(Frozen):
     """One partition of a topic: its leader, replicas and in-sync replicas."""
 
     partition: int
     leader: int | None          # None: no leader right now (-1 on the wire)
     leader_epoch: int | None
-    replicas: tuple[int, ...] = ()
-    isr: tuple[int, ...] = ()
-    offline_replicas: tuple[int, ...] = ()
-    error_code: int = ErrorCode.NONE
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    offline_replicas: tuple[int, ...]
+    error_code: int
+    _fields = ("partition", "leader", "leader_epoch", "replicas", "isr", "offline_replicas",
+               "error_code")
+
+    def __init__(self, partition: int, leader: int | None, leader_epoch: int | None,
+                 replicas: tuple[int, ...] = (), isr: tuple[int, ...] = (),
+                 offline_replicas: tuple[int, ...] = (), error_code: int = ErrorCode.NONE):
+        self._init(partition=partition, leader=leader, leader_epoch=leader_epoch,
+                   replicas=replicas, isr=isr, offline_replicas=offline_replicas,
+                   error_code=error_code)
 
 
-@dataclass(frozen=True)
-class TopicInfo:
+class TopicInfo(Frozen):
     """One topic of a Metadata response, with its partitions by index."""
 
     name: str | None
     topic_id: str | None        # Kafka's base64 form; None when the broker has none (v<10)
     is_internal: bool
     error_code: int
-    partitions: dict[int, PartitionInfo] = field(default_factory=dict)
+    partitions: dict[int, PartitionInfo]
+    _fields = ("name", "topic_id", "is_internal", "error_code", "partitions")
+
+    def __init__(self, name: str | None, topic_id: str | None, is_internal: bool,
+                 error_code: int, partitions: dict[int, PartitionInfo] | None = None):
+        self._init(name=name, topic_id=topic_id, is_internal=is_internal,
+                   error_code=error_code, partitions={} if partitions is None else partitions)
 
     @property
     def partition_count(self) -> int:
         return len(self.partitions)
 
 
-@dataclass(frozen=True)
-class ClusterMetadata:
+class ClusterMetadata(Frozen):
     """A parsed Metadata response: brokers, controller, topics."""
 
     cluster_id: str | None
     controller_id: int | None
     brokers: dict[int, BrokerInfo]
     topics: dict[str, TopicInfo]
-    raw: Mapping[str, Any] = field(repr=False, default_factory=dict)
+    raw: Mapping[str, Any]
+    _fields = ("cluster_id", "controller_id", "brokers", "topics", "raw")
+    _hidden = frozenset({"raw"})
+
+    def __init__(self, cluster_id: str | None, controller_id: int | None,
+                 brokers: dict[int, BrokerInfo], topics: dict[str, TopicInfo],
+                 raw: Mapping[str, Any] | None = None):
+        self._init(cluster_id=cluster_id, controller_id=controller_id, brokers=brokers,
+                   topics=topics, raw={} if raw is None else raw)
 
     def leader_of(self, topic: str, partition: int) -> int | None:
         t = self.topics.get(topic)

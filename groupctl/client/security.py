@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import ssl
-import tempfile
 from typing import Any, Protocol
 
 from ..config import SecurityConfig
@@ -97,6 +96,8 @@ def _check_pem(path: str, what: str) -> None:
 def _load_inline_chain(ctx: ssl.SSLContext, sec: SecurityConfig) -> None:
     # Python's ssl loads a certificate chain from files only: write a private temp file
     # (mode 0600), load it, remove it at once.
+    import tempfile   # here: only an inline chain needs it (~1.3 ms to import)
+
     fd, path = tempfile.mkstemp(prefix="groupctl-", suffix=".pem")
     try:
         with os.fdopen(fd, "w") as f:

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from ..errors import GroupctlError, OutOfDescriptors, UnreachableError
+from ..records import Record
 from .retry import TRANSIENT, Backoff, Deadline, gave_up, sleep_within
 
 K = TypeVar("K", bound=Hashable)
@@ -50,13 +50,17 @@ class Retry:
         return f"Retry({self.error!r}, reroute={self.reroute})"
 
 
-@dataclass
-class Sharded(Generic[K, V]):
-    results: dict[K, V] = field(default_factory=dict)
-    errors: dict[K, GroupctlError] = field(default_factory=dict)
-    shards_asked: int = 0      # requests (shard, batch) sent over all attempts
-    shards_failed: int = 0     # of them, those that raised
-    last: GroupctlError | None = None   # the last failure of a whole request
+class Sharded(Record, Generic[K, V]):
+    _fields = ("results", "errors", "shards_asked", "shards_failed", "last")
+
+    def __init__(self, results: dict[K, V] | None = None,
+                 errors: dict[K, GroupctlError] | None = None, shards_asked: int = 0,
+                 shards_failed: int = 0, last: GroupctlError | None = None):
+        self.results: dict[K, V] = {} if results is None else results
+        self.errors: dict[K, GroupctlError] = {} if errors is None else errors
+        self.shards_asked = shards_asked     # requests (shard, batch) sent over all attempts
+        self.shards_failed = shards_failed   # of them, those that raised
+        self.last = last                     # the last failure of a whole request
 
     @property
     def nothing_answered(self) -> bool:

@@ -10,23 +10,26 @@ the table against the Errors enum in the jar. Meanings are ours, written for ope
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 # Every code by its name (ErrorCode.REBALANCE_IN_PROGRESS == 27). This module is the only
 # place a Kafka error code is written as a number; all other code names it through this enum,
 # generated from _TABLE as a class mypy can check (python -m groupctl.protocol.typegen).
+from ..records import Frozen
 from .error_codes import ErrorCode as ErrorCode
 
 
-@dataclass(frozen=True)
-class KafkaErrorInfo:
+class KafkaErrorInfo(Frozen):
     """One row of the error table (see the module doc)."""
 
     code: int
     name: str
     retriable: bool
     meaning: str
-    action: str = ""
+    action: str
+    _fields = ("code", "name", "retriable", "meaning", "action")
+
+    def __init__(self, code: int, name: str, retriable: bool, meaning: str, action: str = ""):
+        self._init(code=code, name=name, retriable=retriable, meaning=meaning, action=action)
 
     def to_dict(self) -> dict:
         return {"code": self.code, "name": self.name, "retriable": self.retriable,

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
+
+from ..records import Frozen
 
 from .types import ZERO_UUID, Reader, Writer
 
@@ -14,8 +15,7 @@ NO_DEFAULT = object()
 
 
 
-@dataclass(frozen=True)
-class Type:
+class Type(Frozen):
     """A primitive type: its name in Kafka's JSON specs and its zero value. `fmt` is the
     struct-module format of a fixed-width number (big-endian), None for other types."""
 
@@ -23,7 +23,12 @@ class Type:
     zero: Any
     read: Callable[[Reader, bool], Any]
     write: Callable[[Writer, Any, bool], None]
-    fmt: str | None = None
+    fmt: str | None
+    _fields = ("name", "zero", "read", "write", "fmt")
+
+    def __init__(self, name: str, zero: Any, read: Callable[[Reader, bool], Any],
+                 write: Callable[[Writer, Any, bool], None], fmt: str | None = None):
+        self._init(name=name, zero=zero, read=read, write=write, fmt=fmt)
 
 
 def _fixed(name, zero, reader, writer, fmt=None) -> Type:

@@ -5,9 +5,7 @@ input is GroupDescription.to_dict().
 """
 from __future__ import annotations
 
-from rich.text import Text
-
-from .cells import short_id
+from .cells import Styled, short_id
 from .cells import table as _table
 from .notation import partitions_text, ranges
 from .notation import show as _show
@@ -31,11 +29,11 @@ def header_line(g: dict) -> str | None:
     return None
 
 
-def mixed_line(g: dict) -> Text | None:
+def mixed_line(g: dict) -> Styled | None:
     if not is_mixed(g):
         return None
     n, total = g["classic_members"], len(g["members"])
-    return Text(f"mixed group: {n} of {total} member{'s' if total != 1 else ''} still "
+    return Styled(f"mixed group: {n} of {total} member{'s' if total != 1 else ''} still "
                 f"use{'s' if n == 1 else ''} the classic protocol", style="yellow")
 
 

@@ -7,10 +7,8 @@ wrapped to 80 columns: scripts and pagers get one line per row.
 """
 from __future__ import annotations
 
-from rich.text import Text
-
 from . import group_types
-from .cells import short_id  # noqa: F401 - re-exported
+from .cells import Styled, short_id  # noqa: F401 - re-exported
 from .cells import table as _table
 from .notation import partitions_text, ranges  # noqa: F401 - re-exported
 from .notation import show as _show
@@ -27,8 +25,8 @@ def _unwrapped(console) -> None:
         console.width = UNWRAPPED_WIDTH
 
 
-def _state(state: str | None) -> Text:
-    return Text(_show(state), style=STATE_STYLES.get(state or "", ""))
+def _state(state: str | None) -> Styled:
+    return Styled(_show(state), style=STATE_STYLES.get(state or "", ""))
 
 
 # ---- list ----------------------------------------------------------------------------------
@@ -73,7 +71,7 @@ def header_lines(g: dict) -> list[str]:
 
 def describe_one(console, g: dict, wide: bool) -> None:
 
-    console.print(Text.assemble(("GROUP ", "bold"), (g["group"], "bold cyan"), "  ",
+    console.print(Styled.assemble(("GROUP ", "bold"), (g["group"], "bold cyan"), "  ",
                                 _state(g["state"])))
     for line in header_lines(g):
         console.print(line)
@@ -81,13 +79,13 @@ def describe_one(console, g: dict, wide: bool) -> None:
     if mixed is not None:
         console.print(mixed)
     if g.get("rebalancing") and g["type"] == "classic":
-        console.print(Text("rebalancing: assignments (and partition owners) are known again "
+        console.print(Styled("rebalancing: assignments (and partition owners) are known again "
                            "once the group is Stable", style="magenta"))
     elif g.get("rebalancing"):
-        console.print(Text("rebalancing: members are moving to their target assignments",
+        console.print(Styled("rebalancing: members are moving to their target assignments",
                            style="magenta"))
     for line in waiting_for_lines(g):
-        console.print(Text(line, style="magenta"))
+        console.print(Styled(line, style="magenta"))
     if g["type"] == "streams":
         group_types.topology_table(console, g, wide)
         group_types.topology_description(console, g)

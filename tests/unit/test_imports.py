@@ -36,19 +36,20 @@ def test_the_spec_language_and_the_codecs_runtime_never_import_spec():
 # comes from protocol.errors), exitcodes, events, clock, environment (the table of the
 # variables groupctl reads), jvm_cds (class-data archives of the JVMs the lab and analyze
 # start), safe_files (the checked cache and every file groupctl writes; the protocol layer's
-# code cache reads through it), startup, and the package itself (__version__).
+# code cache reads through it), records (frozen value records), startup, and the package itself (__version__).
 SHARED = {"errors", "exitcodes", "events", "clock", "environment", "jvm_cds", "safe_files",
-          "__init__"}
+          "records", "__init__"}
 ALLOWED: dict[str, set[str]] = {
-    "protocol": {"safe_files"},
+    "protocol": {"safe_files", "records"},
     "safe_files": set(),
     "exitcodes": set(),
     "events": set(),
-    "clock": set(),
+    "clock": {"records"},
+    "records": set(),
     "environment": set(),
     "jvm_cds": {"safe_files"},
     "errors": {"exitcodes", "protocol"},
-    "config": {"errors", "exitcodes"},
+    "config": {"errors", "exitcodes", "records"},
     "client": {"protocol", "config"} | SHARED,
     "observe": {"client", "protocol", "config"} | SHARED,
     "coordinator": {"observe", "client", "protocol", "config"} | SHARED,

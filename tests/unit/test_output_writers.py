@@ -107,6 +107,19 @@ def test_writers_equal_json_dumps_of_to_plain(seed):
     assert buf.getvalue() == "".join(reference(i, None) + "\n" for i in items)
 
 
+@pytest.mark.parametrize("seed", range(60))
+def test_items_written_in_chunks_as_one_at_a_time(seed, monkeypatch):
+    """Chunk boundaries, and an item orjson refuses inside a chunk, change no byte."""
+    from groupctl.render import output
+
+    monkeypatch.setattr(output, "ITEMS_AT_ONCE", 2)
+    rng = random.Random(seed)
+    items = [random_value(rng) for _ in range(rng.randrange(8))]
+    buf = io.StringIO()
+    write_json_items(buf, iter(items))
+    assert buf.getvalue() == array(items)
+
+
 def test_describe_rows_and_members_as_before():
     rows = [OffsetRow("t", p, 10 + p, 20, None).to_dict() for p in range(3)]
     member = Member("m", client_id="c", subscription={"topics": ["t"]}).to_dict()

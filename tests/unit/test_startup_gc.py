@@ -109,18 +109,39 @@ def test_settled_freezes_the_state_built_in_the_console_script_only(monkeypatch)
 @pytest.mark.parametrize("command,off", [(["describe", "g"], True), (["list"], True),
                                          (["errors", "27"], False)])
 def test_the_console_script_runs_one_shot_commands_without_the_collector(command, off):
-    """describe and list (as the console script runs them) end with the collector off;
-    other commands with it on. An unreachable broker is enough to get there."""
+    """describe and list (as the console script runs them) end with the collector off and
+    skip the interpreter's teardown (os._exit); other commands keep both. An unreachable
+    broker is enough to get there."""
     probe = textwrap.dedent("""
-        import gc, json, sys
+        import gc, json, os, sys
+        at_once = []
+        def _exit(code):   # os._exit, seen: the probe still says what it saw
+            at_once.append(code)
+            raise SystemExit(code)
+        os._exit = _exit
         sys.argv = ["groupctl", "-b", "127.0.0.1:1", "--timeout", "0.3", *json.loads(sys.argv[1])]
         from groupctl.__main__ import main
         try:
             main()
         except SystemExit:
             pass
-        sys.stderr.write("\\n" + json.dumps(gc.isenabled()) + "\\n")
+        sys.stderr.write("\\n" + json.dumps([gc.isenabled(), bool(at_once)]) + "\\n")
         """)
     proc = subprocess.run([sys.executable, "-c", probe, json.dumps(command)],
                           capture_output=True, text=True, timeout=60, check=False)
-    assert json.loads(proc.stderr.strip().splitlines()[-1]) is (not off), proc.stderr
+    assert json.loads(proc.stderr.strip().splitlines()[-1]) == [not off, off], proc.stderr
+
+
+def test_an_exit_at_once_writes_everything_first():
+    """The output a one-shot command left in stdout's and stderr's buffers is written
+    before the process ends, and the exit code is the command's."""
+    probe = textwrap.dedent("""
+        import sys
+        from groupctl.cli.app import _exit_at_once
+        sys.stdout.write("x" * 1_000_000)
+        sys.stderr.write("said")
+        _exit_at_once(5)
+        """)
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert (proc.returncode, len(proc.stdout), proc.stderr) == (5, 1_000_000, "said")

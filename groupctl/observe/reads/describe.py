@@ -23,11 +23,11 @@ described.py. Read-only: no request here changes a group or commits an offset.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
 
 from ...client.interface import ClusterLike
 from ...client.coordinators import REDISCOVER, WAIT, coordinators_each
 from ...client.errors import kafka_error
+from ...records import Record
 from ...client.metadata import BrokerInfo
 from ...client.retry import TRANSIENT
 from ...client.sharded import Retry, request_sharded
@@ -55,12 +55,15 @@ RETRY_CODES = REDISCOVER | WAIT
 MAX_RETYPES = 3  # rounds for a group that keeps changing type under our requests
 
 
-@dataclass
-class DescribeResult:
+class DescribeResult(Record):
     """The groups described, and why the others could not be."""
 
-    groups: list[model.GroupDescription] = field(default_factory=list)
-    failures: dict[str, GroupctlError] = field(default_factory=dict)
+    _fields = ("groups", "failures")
+
+    def __init__(self, groups: list[model.GroupDescription] | None = None,
+                 failures: dict[str, GroupctlError] | None = None):
+        self.groups: list[model.GroupDescription] = [] if groups is None else groups
+        self.failures: dict[str, GroupctlError] = {} if failures is None else failures
 
 
 class _RetryGroup(Exception):

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from ...client.errors import kafka_error
 from ...client.metadata import BrokerInfo
 from ...errors import GroupctlError
+from ...records import Frozen
 from ...protocol.errors import ErrorCode
 from ...protocol.messages import (
     CONSUMER_GROUP_DESCRIBE,
@@ -32,12 +32,15 @@ NOT_THIS_TYPE = ErrorCode.GROUP_ID_NOT_FOUND  # what each type's API says of oth
 NOT_ENABLED = ErrorCode.UNSUPPORTED_VERSION
 
 
-@dataclass(frozen=True)
-class Describer:
+class Describer(Frozen):
     """A group type's describe API and how to ask it about some groups."""
 
     type: str
     api: Api
+    _fields = ("type", "api")
+
+    def __init__(self, type: str, api: Api):  # noqa: A002 - the group type's field name
+        self._init(type=type, api=api)
 
     def body(self, groups: list[str], full: bool = True) -> dict:
         """`full` (describe, not a poller's snapshot): a streams group's topology

@@ -180,6 +180,9 @@ class OffsetRow:
                 "log_end": log_end, "lag": lag, "member_id": self.member_id}
 
 
+_TOPIC_LAG = operator.itemgetter("topic", "lag")   # an offset row's dict -> (topic, lag)
+
+
 @dataclass
 class GroupDescription:
     """Everything `describe` shows about one group; to_dict() is the JSON."""
@@ -204,10 +207,6 @@ class GroupDescription:
     def rebalancing(self) -> bool:
         return self.state in REBALANCING_STATES
 
-    def _lag_rows(self) -> list:
-        """Rows whose lag counts: committed offsets, and a share group's share partitions."""
-        return [*self.offsets, *(self.share_offsets or ())]
-
     @property
     def lag_total(self) -> int | None:
         return self._lags()[1]
@@ -222,23 +221,28 @@ class GroupDescription:
     def lag_by_topic(self) -> dict[str, int | None]:
         return self._lags()[0]
 
-    def _lags(self) -> tuple[dict[str, int | None], int | None]:
+    def _lags(self, offsets: list[dict] | None = None
+              ) -> tuple[dict[str, int | None], int | None]:
         """({topic: lag, None where no row's lag is known}, the total) in one pass: each
-        row's lag computed once (describe --all writes hundreds of thousands of rows)."""
+        row's lag computed once (describe --all writes hundreds of thousands of rows);
+        `offsets`: the offset rows' dicts, when made already (their lags are in them)."""
         totals: dict[str, int | None] = {}
         total: int | None = None
-        for row in self._lag_rows():
-            lag = row.lag
-            if lag is None:
-                totals.setdefault(row.topic, None)
-            else:
-                totals[row.topic] = (totals.get(row.topic) or 0) + lag
-                total = lag if total is None else total + lag
+        pairs = (map(_TOPIC_LAG, offsets) if offsets is not None
+                 else ((row.topic, row.lag) for row in self.offsets))
+        for rows in (pairs, ((row.topic, row.lag) for row in self.share_offsets or ())):
+            for topic, lag in rows:
+                if lag is None:
+                    totals.setdefault(topic, None)
+                else:
+                    totals[topic] = (totals.get(topic) or 0) + lag
+                    total = lag if total is None else total + lag
         return totals, total
 
     def to_dict(self) -> dict:
         """The JSON contract."""
-        lag_by_topic, lag_total = self._lags()
+        offsets = [row.to_dict() for row in self.offsets]
+        lag_by_topic, lag_total = self._lags(offsets)
         out = {
             "group": self.group, "type": self.type, "state": self.state,
             "protocol_type": self.protocol_type, "protocol": self.protocol,
@@ -248,7 +252,7 @@ class GroupDescription:
             "rebalancing": self.rebalancing,
             "classic_members": self.classic_members,
             "members": [m.to_dict() for m in self.members],
-            "offsets": [row.to_dict() for row in self.offsets],
+            "offsets": offsets,
             "lag_by_topic": lag_by_topic,
             "lag_total": lag_total,
         }

@@ -10,10 +10,10 @@ DescribeShareGroupOffsets; null where the broker does not report one).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ...client.errors import kafka_error
+from ...records import Record
 from . import model
 
 if TYPE_CHECKING:  # pragma: no cover - decoded bodies, for the type checker
@@ -26,17 +26,22 @@ def _known(value: int | None) -> int | None:
     return None if value is None or value < 0 else value
 
 
-@dataclass
-class ShareOffsetRow:
+class ShareOffsetRow(Record):
     """One share partition of a share group: where the group is, and its lag."""
 
-    topic: str
-    partition: int
-    start_offset: int | None
-    leader_epoch: int | None
-    lag: int | None
-    member_ids: list[str] = field(default_factory=list)
-    error: str | None = None
+    _fields = ("topic", "partition", "start_offset", "leader_epoch", "lag", "member_ids",
+               "error")
+
+    def __init__(self, topic: str, partition: int, start_offset: int | None,
+                 leader_epoch: int | None, lag: int | None, member_ids: list[str] | None = None,
+                 error: str | None = None):
+        self.topic = topic
+        self.partition = partition
+        self.start_offset = start_offset
+        self.leader_epoch = leader_epoch
+        self.lag = lag
+        self.member_ids: list[str] = [] if member_ids is None else member_ids
+        self.error = error
 
     def to_dict(self) -> dict:
         out = {"topic": self.topic, "partition": self.partition,
