@@ -16,6 +16,9 @@ Faults (group None: every group the source follows):
     ContactLost(None, at, source, error) a round failed as a whole; the stories are blind
                                          until the next Seen, which is told as a `snapshot`
     ContactRegained(None, at, source, lost_at)   the first good round after ContactLost
+    ContactLate(None, at, source, asked)   a round asked at `asked` answered late (after
+                                         the poll interval): each group may have changed
+                                         at any time since its last look (sources/contact.py)
 The probe's own member (source "probe"):
     BeforeJoin(group, at, source, desc)  the group as described before the probe joined
     MemberState(group_state, member_state)   the group state the member's state implies
@@ -74,6 +77,14 @@ class ContactRegained(Observation):
 
 
 @dataclass(frozen=True)
+class ContactLate(Observation):
+    asked: float
+
+    def text(self) -> str | None:
+        return None   # a slow round is no lost contact: nothing to say (sources/contact.py)
+
+
+@dataclass(frozen=True)
 class BeforeJoin(Observation):
     desc: GroupDescription | None
 
@@ -105,4 +116,4 @@ class GenerationDescribed(Observation):
     desc: GroupDescription | None
 
 
-FAULTS = (ContactLost, ContactRegained)
+FAULTS = (ContactLost, ContactRegained, ContactLate)

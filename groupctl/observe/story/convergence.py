@@ -30,6 +30,7 @@ from typing import ClassVar
 from ...events import (AssignmentChanged, Event, EventKind, MemberJoined, MemberLeft,
                       partition_changes, tp_list)
 from ..reads.model import SHARE, GroupDescription, Member, partition_map
+from ..sources.contact import Gap
 
 Partitions = dict[str, frozenset[int]]
 
@@ -121,26 +122,25 @@ class Behind:
         self._pending: set[str] = set()            # behind, seen holding what it must revoke
         # caught up this round: (ms after its target, ms it held after being told)
         self._took: dict[str, tuple[int | None, int | None]] = {}
-        self._looked = False
 
-    def lost_contact(self) -> None:
-        self._looked = False
-
-    def observe(self, desc: GroupDescription, at: float) -> None:
+    def observe(self, desc: GroupDescription, at: float, gap: Gap = Gap.NONE) -> None:
+        """A look and the gap before it (sources/contact.Gap): a member first seen behind
+        (or told) at the first look, after lost contact or at a late look may have been
+        so since any time before: since when is not known (None)."""
+        seen = gap == Gap.NONE
         now = {m.member_id: m for m in desc.members}
         for mid in [mid for mid in self.since if mid not in now]:
             self._caught_up(mid, at)   # it left (or was fenced): no longer holding anyone up
         for mid, m in now.items():
             behind = behind_target(m, desc)
             if behind and mid not in self.since:
-                self.since[mid] = at if self._looked else None
+                self.since[mid] = at if seen else None
             elif not behind and mid in self.since:
                 self._caught_up(mid, at)
             if behind and mid not in self.told:
-                self._telling(mid, m, at)
-        self._looked = True
+                self._telling(mid, m, at if seen else None)
 
-    def _telling(self, mid: str, m: Member, at: float) -> None:
+    def _telling(self, mid: str, m: Member, at: float | None) -> None:
         """Whether this look shows the member told of its target (class doc)."""
         state = str(m.extra.get("member_state") or "")
         if state.startswith("UNREVOKED"):
@@ -151,7 +151,7 @@ class Behind:
         else:   # what its target took away has left its assignment: it was told
             told = mid in self._pending
         if told:
-            self.told[mid] = at if self._looked else None
+            self.told[mid] = at
 
     def _caught_up(self, mid: str, at: float) -> None:
         since = self.since.pop(mid)

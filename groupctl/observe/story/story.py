@@ -42,6 +42,7 @@ from ...events import (
     Snapshot, Source, StateChanged, TaskRebalanced, TypeChanged, iso_ts, tp_list,
 )
 from ..sources import observations as obs
+from ..sources.contact import Gap, Looks
 from .convergence import Behind, Convergence, HoldingUp
 from ..reads.model import (CLASSIC, CONSUMER, DEAD, REBALANCING_STATES, SETTLED_STATES, SHARE,
                     STREAMS, GroupDescription)
@@ -86,9 +87,7 @@ class RebalanceStory:
         self._behind = Behind()               # epoch groups: who held each round up
         self._holding = HoldingUp()           # share, streams: members told holding it up
         self._type: str | None = None             # the type last seen
-        self._last_look: float | None = None      # the last Seen (or BeforeJoin)
-        self._looked = False                      # any look at all (Missing included)
-        self._blind = False                       # contact lost since the last look
+        self._looks = Looks()           # the looks and the gap before each (sources/contact)
         self._pending: _Pending | None = None
         self._same_as: GroupDescription | None = None   # the last look, while nothing else came
         self._stale = StaleView()     # a new coordinator's view of the past (story_stale)
@@ -107,10 +106,10 @@ class RebalanceStory:
     # ---- what a look shows -----------------------------------------------------------------
     def _seen(self, o: obs.Seen) -> list[Event]:
         desc, at = o.desc, o.at
-        if not self._blind and self._same_as is not None and desc == self._same_as:
+        if not self._looks.blind and self._same_as is not None and desc == self._same_as:
             # the group as the last look showed it: the story tells nothing new of the same
             # look twice (a watch of --all sees most groups unchanged every round)
-            self._last_look = at
+            self._looks.look(at)
             self._round.look(at, changes_only=o.source == Source.RECORDS)
             self._unowned.same_look(at)
             return []
@@ -118,22 +117,24 @@ class RebalanceStory:
         cid = coordinator_id(desc)
         self._moved = None not in (cid, self._coordinator) and cid != self._coordinator
         self._coordinator = cid if cid is not None else self._coordinator
-        blind = not self._looked or self._blind
-        self._blind, self._looked, self._last_look = False, True, at
-        self._round.look(at, changes_only=o.source == Source.RECORDS)
-        events += self._observe(desc, at, blind)
+        gap = self._looks.look(at)
+        self._round.look(at, changes_only=o.source == Source.RECORDS, after_gap=gap == Gap.LOST)
+        events += self._observe(desc, at, gap)
         self._same_as = desc if self._stale.held is None else None   # a held look: re-judged
         return events
 
     def _snapshot(self, desc: GroupDescription | None, at: float) -> list[Event]:
-        if desc is None or desc.state == DEAD or (self._last_look is not None and not self._blind):
+        last = self._looks.last
+        if desc is None or desc.state == DEAD or (last is not None and not self._looks.blind):
             return []
-        gap = None if self._last_look is None else int(round((at - self._last_look) * 1000))
+        gap = None if last is None else int(round((at - last) * 1000))
         return [Snapshot(desc.state, desc.type, desc.generation, desc.group_epoch,
                          desc.assignment_epoch, desc.protocol, snapshot_members(desc), gap)]
 
     def _missing(self, o: obs.Missing) -> list[Event]:
-        self._round.look(o.at)   # no group: a round of one created again begins after it
+        gap = self._looks.look(None)
+        # no group: a round of one created again begins after it
+        self._round.look(o.at, after_gap=gap == Gap.LOST)
         events = self._change_state(DEAD, o.at)   # as describe answers a missing group
         kept = self._kept()   # kept, should its members show again (story_stale)
         if kept is not None and self._type == CLASSIC and self._coordinator is not None:
@@ -141,7 +142,6 @@ class RebalanceStory:
         # known to be empty: a group created again is told from nothing (its first
         # generation a rebalance whose members all joined), and may be of another type
         self._members, self._generation, self._epochs, self._type = {}, None, None, None
-        self._looked, self._blind = True, False
         self._unowned, self._behind, self._holding = UnownedPartitions(), Behind(), HoldingUp()
         return events
 
@@ -150,14 +150,12 @@ class RebalanceStory:
             self._members = {}   # not listed before: its first generation is a rebalance
         return []
 
-    def _lost(self, o: obs.ContactLost) -> list[Event]:
-        self._blind = self._looked
-        self._round.lost_contact()
-        self._unowned.lost_contact()
-        self._behind.lost_contact()
+    def _gap(self, o: obs.Observation) -> list[Event]:
+        """Contact lost, or a round answered late: the gap before the next look."""
+        (self._looks.lost if type(o) is obs.ContactLost else self._looks.late)()
         return []
 
-    def _observe(self, desc: GroupDescription, at: float, blind: bool) -> list[Event]:
+    def _observe(self, desc: GroupDescription, at: float, gap: Gap) -> list[Event]:
         """A look's state; for epoch groups each new (group, assignment) epoch and each
         member as it converges; and a settled generation / epoch when new (classic:
         Stable or Empty with a generation not seen yet, or other members after a
@@ -174,10 +172,10 @@ class RebalanceStory:
             return events   # its state told; its round not yet (observe.story_stale)
         # a classic look mid-round shows the last generation's assignments, or no member
         self._unowned.look(None if desc.group_epoch is None and desc.state in REBALANCING_STATES
-                           else members, at)
+                           else members, at, gap)
         if desc.type == CONSUMER or desc.group_epoch is not None:
             events += self._epoch(desc, at)
-            self._behind.observe(desc, at)
+            self._behind.observe(desc, at, gap)
             if desc.type in (SHARE, STREAMS) and EventKind.ASSIGNMENT not in self._elsewhere:
                 events += self._holding.observe(desc, self._behind, self._members)
         if told:   # each member as it converges, with its reconciliation time
@@ -187,6 +185,7 @@ class RebalanceStory:
         if over is not None and self._generation is not None and over > self._generation:
             events += self._settle(desc, replace(self._round_of(desc, over, at, told),
                                                  started=self._round.first_look, keep_round=True))
+        blind = gap in (Gap.FIRST, Gap.LOST)
         if desc.state not in SETTLED_STATES or not _converged(desc):
             if blind and not self._round.under_way:
                 self._round.start(at)   # under way at this look: its start not seen
@@ -286,8 +285,7 @@ class RebalanceStory:
         desc = o.desc
         events = self._snapshot(desc, o.at)
         if desc is not None and desc.state != DEAD:
-            self._looked, self._last_look = True, o.at
-            self._round.look(o.at)
+            self._round.look(o.at, after_gap=self._looks.look(o.at) == Gap.LOST)
             self._unowned.look(members_of(desc), o.at)
         if desc is None:
             return events
@@ -390,8 +388,9 @@ _HANDLERS: dict[type, Callable[..., list[Event]]] = {
     obs.Seen: RebalanceStory._seen,
     obs.Missing: RebalanceStory._missing,
     obs.Appeared: RebalanceStory._appeared,
-    obs.ContactLost: RebalanceStory._lost,
+    obs.ContactLost: RebalanceStory._gap,
     obs.ContactRegained: lambda story, o: [],
+    obs.ContactLate: RebalanceStory._gap,
     obs.BeforeJoin: RebalanceStory._before_join,
     obs.MemberState: RebalanceStory._member_state,
     obs.RebalanceNoticed: RebalanceStory._noticed,
