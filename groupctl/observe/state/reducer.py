@@ -21,7 +21,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from ...events import EventKind, duration_of
+from ...events import EventKind, duration_of, holds_target
 
 TIMELINE = 10   # rebalances kept per group
 REBALANCE_WINDOW_S = 300.0   # the longest sliding window rebalances are counted in
@@ -45,13 +45,8 @@ class MemberStatus:
 
     @property
     def behind_target(self) -> bool:
-        """Its assignment is not yet the target the broker set it."""
-        return self.has_target and self.target is not None and \
-            _partitions(self.assignment) != _partitions(self.target)
-
-
-def _partitions(assignment) -> set:
-    return {(a["topic"], p) for a in assignment or () for p in a.get("partitions") or ()}
+        """Its assignment is not yet the target the broker set it (events.holds_target)."""
+        return self.has_target and not holds_target(self.assignment, self.target)
 
 
 @dataclass

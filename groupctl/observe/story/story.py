@@ -38,8 +38,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable
 
 from ...events import (
-    EpochChanged, Event, EventKind, GenerationStarted, MemberJoined, MemberLeft, Rebalanced,
-    Snapshot, Source, StateChanged, TaskRebalanced, TypeChanged, iso_ts, tp_list,
+    EpochChanged, Event, EventKind, GenerationStarted, Rebalanced, Snapshot, Source, StateChanged, TaskRebalanced, TypeChanged, iso_ts, tp_list,
 )
 from ..sources import observations as obs
 from ..sources.contact import Gap, Looks
@@ -53,7 +52,7 @@ from .round import RoundClock, RoundState, SettledRound, unseen_generations, uns
 from .unowned import UnownedPartitions
 from .story_data import (  # noqa: F401 - MemberSnapshot, task_set, task_dict re-exported
     MemberSnapshot, _assignment_changes, _converged, _has_tasks, _moved, _replaced_in_place,
-    members_of, reached_before_next, snapshot_members, task_dict, task_set,
+    joins_and_leaves, members_of, reached_before_next, snapshot_members, task_dict, task_set,
 )
 
 
@@ -209,9 +208,9 @@ class RebalanceStory:
         if told:
             self._members = now   # joins and leaves without a new epoch were told already
         elif self._members is not None and _replaced_in_place(self._members, now):
-            before, self._members = self._members, now
-            events += [MemberLeft(**before[m].identity()) for m in sorted(set(before) - set(now))]
-            events += [MemberJoined(**now[m].identity()) for m in sorted(set(now) - set(before))]
+            joined, left = joins_and_leaves(self._members, now)
+            events += left + list(joined.values())
+            self._members = now
         return events
 
     @staticmethod
@@ -342,8 +341,8 @@ class RebalanceStory:
                 events.append(GenerationStarted(r.mark, desc.protocol if desc else None,
                                                 members=None if after is None else sorted(after)))
         if after is not None and before is not None and not r.members_told:
-            events += [MemberJoined(**after[m].identity()) for m in sorted(set(after) - set(before))]
-            events += [MemberLeft(**before[m].identity()) for m in sorted(set(before) - set(after))]
+            joined, left = joins_and_leaves(before, after)
+            events += list(joined.values()) + left
         if EventKind.ASSIGNMENT not in self._elsewhere and after is not None and not r.members_told:
             events += [e for e in _assignment_changes(before or {}, after, r.mark)
                        if r.own_id is None or getattr(e, "member_id", None) != r.own_id]
