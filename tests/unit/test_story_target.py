@@ -73,3 +73,56 @@ def test_member_joined_and_left_are_made_in_one_place():
                         node.func.id in ("MemberJoined", "MemberLeft"):
                     places.append((path.name, fn.name))
     assert sorted(set(places)) == [("story_data.py", "joins_and_leaves")]
+
+
+# ---- one owner: the story decides, the reducer folds what it told ------------------------
+
+def test_the_reducer_folded_from_the_story_shows_each_settled_look_as_it_was():
+    """The story owns each group's observed state (the last look it diffs); the reducer's
+    GroupStatus is what the story told, folded. At every settled look they agree on the
+    group's state, type, generation or epochs and members, with no other input: a
+    fault, a gap or a late round in between included."""
+    from groupctl.errors import UnreachableError
+    from groupctl.events import envelope
+    from groupctl.observe.sources.observations import ContactLate, ContactLost, Seen
+    from groupctl.observe.state.reducer import GroupStatus
+    from groupctl.observe.story.story import RebalanceStory
+
+    def km(mid, *parts):
+        return Member(mid, client_id=f"c-{mid}", subscription={"topics": ["t"]},
+                      assignment=[TopicPartitions("t", list(parts))])
+
+    def classic(state, gen, *members):
+        return GroupDescription("g", type="classic", state=state, protocol="range",
+                                generation=gen, members=list(members))
+
+    def consumer(state, epoch, *members):
+        return GroupDescription("g", type="consumer", state=state, group_epoch=epoch,
+                                assignment_epoch=epoch, members=list(members))
+
+    lost = ContactLost(None, 0, "describe", UnreachableError("x"))
+    late = ContactLate(None, 0, "describe", 0.0)
+    scripts = [
+        [classic("Stable", 1, km("a", 0, 1)), classic("PreparingRebalance", 1, km("a")),
+         classic("Stable", 2, km("a", 0), km("b", 1)), lost,
+         classic("Stable", 4, km("b", 0, 1)), late, classic("Stable", 5, km("b", 1), km("c", 0))],
+        [consumer("Stable", 3, cm("a", [0, 1], [0, 1], 3)),
+         consumer("Reconciling", 4, cm("a", [0, 1], [0], 3), cm("b", [], [1], 4)), late,
+         consumer("Stable", 4, cm("a", [0], [0], 4), cm("b", [1], [1], 4)), lost,
+         consumer("Stable", 6, cm("b", [0, 1], [0, 1], 6))],
+    ]
+    for script in scripts:
+        story, status = RebalanceStory("g", clock=lambda: 0.0), GroupStatus("g")
+        for at, item in enumerate(script):
+            o = item if not isinstance(item, GroupDescription) else Seen("g", float(at),
+                                                                         "describe", item)
+            for e in story.feed(o):
+                status.apply(envelope(e, group="g", cluster=None, source="describe", at=at))
+            if isinstance(item, GroupDescription) and item.state == "Stable":
+                assert (status.state, status.type) == (item.state, item.type), at
+                assert (status.generation if item.group_epoch is None else status.epochs) == (
+                    item.generation if item.group_epoch is None
+                    else (item.group_epoch, item.assignment_epoch)), at
+                assert sorted(status.members) == sorted(m.member_id for m in item.members), at
+                assert {mid: m.behind_target for mid, m in status.members.items()} == {
+                    m.member_id: not at_target(m, item) for m in item.members}, at
