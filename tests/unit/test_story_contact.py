@@ -62,6 +62,20 @@ def test_a_late_answer_is_a_gap_the_unowned_figure_spans_and_no_notice(monkeypat
     assert r[0]["unowned_partitions_max_ms"] == 8000 == r[0]["unowned_partition_ms"]
 
 
+def test_a_partition_that_changed_hands_across_a_late_look_is_bounded_by_the_wait(monkeypatch):
+    """broker-restart/848 in the full matrix: t-1 went from a to b while a round hung
+    (asked 1.0, answered 6.0), so no look showed it unowned: 0 ms measured against the
+    clients' 4939 ms before. It may have been unowned from the last look that showed a
+    holding it (0.1) to the late look: at most 5.9 s."""
+    told, said = watch_rounds([
+        DescribeResult([consumer("Stable", 3, cm("a", [0, 1], [0, 1], 3))]),
+        DescribeResult([consumer("Stable", 4, cm("a", [0], [0], 4), cm("b", [1], [1], 4))]),
+    ], [(0.0, 0.1), (1.0, 6.0)], monkeypatch)
+    r = [e for e in told if e["event"] == "rebalance"]
+    assert len(r) == 1 and said == []
+    assert (r[0]["unowned_basis"], r[0]["unowned_partitions_max_ms"]) == ("upper_bound", 5900)
+
+
 def test_a_round_answered_within_its_interval_keeps_the_measured_figure(monkeypatch):
     told, said = watch_rounds([
         DescribeResult([consumer("Stable", 3, cm("a", [0, 1], [0, 1], 3))]),

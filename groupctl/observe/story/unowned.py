@@ -154,9 +154,10 @@ class UnownedPartitions:
             for tp in closed:
                 self._gaps[tp] = self._gaps.get(tp, 0.0) + at - self._since.pop(tp)
                 self._upper[tp] = self._upper.get(tp, 0.0) + at - self._held_at.pop(tp)
-            if self._before_round is not None and self._known_at is not None:
-                # assignments were unknown since the last look (a classic round): a
-                # partition that changed holders meanwhile was unowned for at most that long
+            if (self._before_round is not None or gap == Gap.LATE) and self._known_at is not None:
+                # assignments were unknown since the last look (a classic round), or this
+                # look came late: a partition that changed holders meanwhile was unowned
+                # for at most that long
                 for tp in set(held) & set(self._held):
                     if held[tp] != self._held[tp] and tp not in self._gaps:
                         self._bounded[tp] = at - self._known_at
