@@ -76,6 +76,38 @@ def test_a_partition_that_changed_hands_across_a_late_look_is_bounded_by_the_wai
     assert (r[0]["unowned_basis"], r[0]["unowned_partitions_max_ms"]) == ("upper_bound", 5900)
 
 
+def test_a_gap_opened_at_a_look_after_a_fault_is_no_measured_figure_of_the_next_round():
+    """broker-restart/coop in the full matrix: b revoked t-1 (a cooperative generation)
+    while the broker restarted; the first look after it (contact lost, or a late round)
+    showed that generation settled with t-1 unowned, and the next generation gave it out.
+    The gap's start was not seen: the next round's figure was "3008 ms measured" against
+    the clients' 7865 ms; it is now a lower bound (lost) or an upper bound (late)."""
+    from groupctl.observe.sources.observations import Seen
+    from groupctl.observe.story.story import RebalanceStory
+
+    def km(mid, *parts):
+        return Member(mid, client_id=f"c-{mid}", subscription={"topics": ["t"]},
+                      assignment=[TopicPartitions("t", list(parts))])
+
+    def coop(state, gen, *members):
+        return GroupDescription("g", type="classic", state=state, protocol="cooperative-sticky",
+                                generation=gen, members=list(members))
+
+    down = UnreachableError("x")
+    for fault, basis, most in [(ContactLost(None, 1.0, "describe", down), "lower_bound", 3000),
+                               (ContactLate(None, 1.0, "describe", 0.5), "upper_bound", 9000)]:
+        story = RebalanceStory("g", clock=lambda: 0.0)
+        story.feed(Seen("g", 0.0, "describe", coop("Stable", 2, km("a", 0), km("b", 1))))
+        story.feed(fault)
+        story.feed(Seen("g", 6.0, "describe", coop("Stable", 3, km("a", 0), km("b"), km("c"))))
+        story.feed(Seen("g", 8.5, "describe", coop("PreparingRebalance", 3, km("a"), km("b"),
+                                                   km("c"))))
+        r = [e for e in story.feed(Seen("g", 9.0, "describe", coop(
+            "Stable", 4, km("a", 0), km("b"), km("c", 1)))) if e.KIND == "rebalance"]
+        assert (r[-1].to_generation, r[-1].unowned_basis,
+                r[-1].unowned_partitions_max_ms) == (4, basis, most), fault
+
+
 def test_a_round_answered_within_its_interval_keeps_the_measured_figure(monkeypatch):
     told, said = watch_rounds([
         DescribeResult([consumer("Stable", 3, cm("a", [0, 1], [0, 1], 3))]),

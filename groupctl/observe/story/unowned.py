@@ -117,6 +117,7 @@ class UnownedPartitions:
         self._bounded: dict[TP, float] = {}     # moved while unseen this round: at most this
         self._since: dict[TP, float] = {}       # unowned since the first look that showed it
         self._held_at: dict[TP, float] = {}     # ... and the last look that showed it held
+        self._opened_after: dict[TP, Gap] = {}  # opened at a look after lost contact / late
         self._upper: dict[TP, float] = {}       # closed gaps, from held to held again
         self._late = False                       # a gap opened or closed at a late look
         self._gaps: dict[TP, float] = {}        # closed gaps this round, seconds (summed)
@@ -148,12 +149,18 @@ class UnownedPartitions:
         if self._held is not None:
             opened = [tp for tp in set(self._held) - set(held) if tp not in self._since]
             closed = set(held) & set(self._since)
-            self._late = self._late or gap == Gap.LATE and bool(opened or closed)
+            self._late = self._late or gap == Gap.LATE and bool(closed)
             for tp in opened:
-                self._since[tp], self._held_at[tp] = at, self._known_at or at
+                self._since[tp] = at
+                self._held_at[tp] = at if self._known_at is None else self._known_at
+                if gap in (Gap.LOST, Gap.LATE):   # its start not seen: whichever round ends it
+                    self._opened_after[tp] = gap
             for tp in closed:
                 self._gaps[tp] = self._gaps.get(tp, 0.0) + at - self._since.pop(tp)
                 self._upper[tp] = self._upper.get(tp, 0.0) + at - self._held_at.pop(tp)
+                after = self._opened_after.pop(tp, None)
+                self._late = self._late or after == Gap.LATE
+                self._round_blind = self._round_blind or after == Gap.LOST
             if (self._before_round is not None or gap == Gap.LATE) and self._known_at is not None:
                 # assignments were unknown since the last look (a classic round), or this
                 # look came late: a partition that changed holders meanwhile was unowned
@@ -265,5 +272,6 @@ class UnownedPartitions:
         for tp in gone:
             del self._since[tp]
             self._held_at.pop(tp, None)
+            self._opened_after.pop(tp, None)
             by_topic.setdefault(tp[0], set()).add(tp[1])
         return tp_list(by_topic)
