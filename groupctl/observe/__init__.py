@@ -7,7 +7,7 @@
   yield typed observations (sources/observations.py), each with the time it was made and
   a label that becomes the events' `source`: `Seen(group, at, source, desc)` (a
   GroupDescription), `Missing`, `Appeared`, and the faults `ContactLost` /
-  `ContactRegained`. The describe poller (sources/poller.py, `DescribePoller`: `--all`
+  `ContactRegained` / `ContactLate` (decided in one place: sources/contact.py). The describe poller (sources/poller.py, `DescribePoller`: `--all`
   relisting, back-off, "this group's type only") is the one place that describes groups
   in a loop: `watch`, `wait`, the KIP-848 probe, force-rebalance's waits and the CLI use
   it. A replay of the coordinator's records yields the same `Seen` with the records'
@@ -25,7 +25,8 @@
 - **Sinks and the reducer**: the ndjson / record / live-view sinks (render/watch.py), the
   metrics (sinks/), and one reducer (state/reducer.py: `Reducer.apply(event) ->
   GroupStatus`) whose per-group state the live view, `watch`'s summary, `wait`'s
-  conditions and the metrics read.
+  conditions and the metrics read: what the story told, folded (the story owns what was
+  observed; ARCHITECTURE.md, "One owner each").
 
 reads/: describe.py and described.py (the one describe path: every type's API batched per
 coordinator), listing.py, offsets.py, model.py (the read model), snapshot.py (one-shot

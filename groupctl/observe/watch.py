@@ -153,7 +153,9 @@ class Watcher:
     def take(self, o: Observation) -> None:
         """One observation through its story (faults: through every story) to the sinks."""
         if isinstance(o, FAULTS):
-            self.notice(o.text())
+            text = o.text()
+            if text is not None:   # a late round is not said (sources/contact.py)
+                self.notice(text)
             if not self.source.resumes_exactly:   # one that resumes where it was: no gap
                 for story in self.stories.values():
                     story.feed(o)

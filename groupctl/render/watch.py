@@ -99,17 +99,13 @@ class WatchModel:
 
     def reconciliation(self, mid: str) -> str:
         """The members table's reconciliation column."""
-        target = self.targets.get(mid)
         if mid in self.status.behind:   # issue 19: this member holds the group up
             return "reconciling, holding up"
-        if target is not None and _tp_set(target) != _tp_set(self.members.get(mid)):
+        member = self.status.members.get(mid)
+        if member is not None and member.behind_target:
             return "reconciling"
         ms = self.reconciled.get(mid)
         return "-" if ms is None else f"{ms} ms"
-
-
-def _tp_set(items) -> set:
-    return {(i["topic"], p) for i in items or () for p in i["partitions"]}
 
 
 def _since(iso: str | None, now: float | None) -> str:

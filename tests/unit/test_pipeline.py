@@ -57,7 +57,7 @@ def test_the_poller_yields_typed_observations_and_faults_once(monkeypatch):
         return [await poller.round() for _ in range(4)]
 
     first, lost, still, back = asyncio.run(rounds())
-    assert [type(o) for o in first] == [Seen] and first[0].at == 100.0
+    assert [type(o) for o in first] == [Seen] and first[0].at == 101.0   # asked at 100
     assert first[0].source == "describe" and first[0].desc.state == "Stable"
     assert [type(o) for o in lost] == [ContactLost] and lost[0].error is down
     assert lost[0].group is None and "lost contact" in lost[0].text()

@@ -257,10 +257,7 @@ def _type(status: GroupStatus | None) -> str:
 
 def _behind_target(status: GroupStatus) -> int:
     """Members whose assignment is not yet their target (KIP-848 / streams)."""
-    def parts(asg) -> set:
-        return {(a["topic"], p) for a in asg or () for p in a.get("partitions") or ()}
-    return sum(1 for m in list(status.members.values())
-               if m.has_target and m.target is not None and parts(m.assignment) != parts(m.target))
+    return sum(1 for m in list(status.members.values()) if m.behind_target)
 
 
 def _ended(rebalance: dict | None) -> float | None:

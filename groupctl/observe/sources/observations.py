@@ -16,6 +16,9 @@ Faults (group None: every group the source follows):
     ContactLost(None, at, source, error) a round failed as a whole; the stories are blind
                                          until the next Seen, which is told as a `snapshot`
     ContactRegained(None, at, source, lost_at)   the first good round after ContactLost
+    ContactLate(None, at, source, asked)   a round asked at `asked` answered late (after
+                                         the poll interval): each group may have changed
+                                         at any time since its last look (sources/contact.py)
 Of a group, by a second witness beside the one whose looks the story follows (auto.py):
     StateSeen(group, at, source, state)  a state that witness saw and the story's own looks
                                          cannot show (a classic round's PreparingRebalance
@@ -87,6 +90,14 @@ class StateSeen(Observation):
 
 
 @dataclass(frozen=True)
+class ContactLate(Observation):
+    asked: float
+
+    def text(self) -> str | None:
+        return None   # a slow round is no lost contact: nothing to say (sources/contact.py)
+
+
+@dataclass(frozen=True)
 class BeforeJoin(Observation):
     desc: GroupDescription | None
 
@@ -118,4 +129,4 @@ class GenerationDescribed(Observation):
     desc: GroupDescription | None
 
 
-FAULTS = (ContactLost, ContactRegained)
+FAULTS = (ContactLost, ContactRegained, ContactLate)

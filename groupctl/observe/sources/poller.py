@@ -18,7 +18,8 @@ True for wait --max-lag) for every followed group: `Seen` per group described, `
 per group not found. `types` ({group: type}) asks only that type's describe API (e.g. a
 classic group: DescribeGroups only). A round that fails as a whole (nothing answered) is
 `ContactLost` once, and the rounds go on with back-off until one answers: then
-`ContactRegained`. Rounds run every `interval` (`hurry(s)`: the next one sooner), until
+`ContactRegained`; a round answered more than `interval` after it was asked begins with
+`ContactLate` (sources/contact.py: the figures of its looks span the wait). Rounds run every `interval` (`hurry(s)`: the next one sooner), until
 `until` (loop time) or the `deadline` (a client Deadline) has passed.
 
 `coordinator(group)`: the broker that last described the group, and whether the last
@@ -38,10 +39,9 @@ from ...client.errors import UnsupportedVersionError
 from ...errors import AuthError, GroupctlError, NotFoundError, OutOfDescriptors
 from ...events import Source
 from ..reads.model import GroupDescription
+from .contact import Contact
 from .interface import GroupSource
-from .observations import (
-    Appeared, ContactLost, ContactRegained, Missing, Observation, Seen,
-)
+from .observations import Appeared, ContactLost, Missing, Observation, Seen
 
 
 class DescribePoller:
@@ -66,7 +66,8 @@ class DescribePoller:
 
             self.listings = {g: GroupListing(g, None, t, None) for g, t in types.items()}
         self._listed_at: float | None = None
-        self._lost_at: float | None = None
+        # lost, regained, late (answered after the interval): sources/contact.py
+        self.contact = Contact(self.label, clock, late_after=interval)
         self._hurry: float | None = None
         self._built: dict = {}   # the last round's descriptions, reused when unchanged
         self._coordinators: dict[str, int] = {}   # group -> the broker that described it
@@ -107,7 +108,7 @@ class DescribePoller:
                     if loop.time() >= until:
                         return
                     raise
-            failed = self._lost_at is not None
+            failed = self.contact.lost
             self.first_round.set()
             if self.on_round is not None:
                 self.on_round(loop.time() - started, failed)
@@ -131,9 +132,12 @@ class DescribePoller:
 
     async def round(self) -> list[Observation]:
         """One round's observations (see the module doc); a failed round is one
-        ContactLost (the first of a streak) or nothing."""
+        ContactLost (the first of a streak) or nothing; a round answered more than an
+        interval after it was asked begins with ContactLate (sources/contact.py)."""
         from ..reads import describe
 
+        self.contact.late_after = self.interval   # the probe moves its interval
+        asked = self.clock()
         d = self.deadline if self.deadline is not None else self.cluster.deadline(self.poll_deadline)
         out: list[Observation] = []
         try:
@@ -159,14 +163,9 @@ class DescribePoller:
             if isinstance(exc, UnsupportedVersionError):
                 raise   # what the broker cannot describe it never will: no retrying
             self._unanswered = set(self.groups)
-            if self._lost_at is not None:
-                return []
-            self._lost_at = self.clock()
-            return [ContactLost(None, self._lost_at, self.label, exc)]
+            return self.contact.failed(exc)
         at = self.clock()
-        if self._lost_at is not None:
-            out.insert(0, ContactRegained(None, at, self.label, self._lost_at))
-            self._lost_at = None
+        out[:0] = self.contact.answered(asked, at)
         out += [Seen(desc.group, at, self.label, desc) for desc in result.groups]
         self._unanswered = set()
         for desc in result.groups:

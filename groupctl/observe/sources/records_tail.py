@@ -56,7 +56,8 @@ import orjson
 
 from ...events import Source
 from ..reads.model import DEAD, GroupDescription, coordinator_partition
-from .observations import Appeared, ContactLost, ContactRegained, Missing, Observation, Seen
+from .contact import Contact
+from .observations import Appeared, Missing, Observation, Seen
 from ..reads.records import commits_by_batch, coordinator_batches, topic_ids
 from ..reads.records_assignors import DefaultAssignors
 from .records_past import PAST_WRITES, PAST_WRITES_ALL, RecordsPast
@@ -141,7 +142,8 @@ class RecordsTail:
                 if loop.time() >= until:
                     return
                 raise
-        self._until, lost_at = until, None
+        self._until = until
+        contact = Contact(self.label, self.clock)   # lost and regained (sources/contact.py)
         async for item in tail.items(until=until):
             out: list[Observation] = []
             if isinstance(item, Chunk):
@@ -150,10 +152,9 @@ class RecordsTail:
                 except asyncio.TimeoutError:
                     return   # the end of --duration, in a metadata lookup
             elif isinstance(item, Stalled):
-                lost_at = self.clock()
-                out = [ContactLost(None, lost_at, self.label, item.error)]
+                out = contact.failed(item.error)
             elif isinstance(item, Resumed):
-                out = [ContactRegained(None, self.clock(), self.label, lost_at or self.clock())]
+                out = contact.answered(None, self.clock())
             elif isinstance(item, Restart):
                 try:
                     await self._bounded(self._restart(tail, [item.partition]))

@@ -14,13 +14,17 @@ REBALANCE_WINDOW_S (`rebalances_within`), members behind their target, and the p
 own member (its id, member state, member epoch) when a probe tells the story.
 
 A `snapshot` replaces everything it tells; a `state` Dead empties the group (gone).
+It decides nothing the story decides: what a group is, was and did is the story's, told
+(observe/story/story.py); the reducer owns only the fold, which must work from events
+alone (the live view and `join --watch` fold what they are told, `--lag` holds a
+rebalance and what follows it until its lag read).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from ...events import EventKind, duration_of
+from ...events import EventKind, duration_of, holds_target
 
 TIMELINE = 10   # rebalances kept per group
 REBALANCE_WINDOW_S = 300.0   # the longest sliding window rebalances are counted in
@@ -44,13 +48,8 @@ class MemberStatus:
 
     @property
     def behind_target(self) -> bool:
-        """Its assignment is not yet the target the broker set it."""
-        return self.has_target and self.target is not None and \
-            _partitions(self.assignment) != _partitions(self.target)
-
-
-def _partitions(assignment) -> set:
-    return {(a["topic"], p) for a in assignment or () for p in a.get("partitions") or ()}
+        """Its assignment is not yet the target the broker set it (events.holds_target)."""
+        return self.has_target and not holds_target(self.assignment, self.target)
 
 
 class _Recent(list):

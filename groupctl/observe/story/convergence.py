@@ -27,9 +27,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ...events import (AssignmentChanged, Event, EventKind, MemberJoined, MemberLeft,
-                      partition_changes, tp_list)
+from ...events import (AssignmentChanged, Event, EventKind, holds_target, partition_changes,
+                      tp_list)
 from ..reads.model import SHARE, GroupDescription, Member, partition_map
+from .story_data import at_target, identity_of, joins_and_leaves
+from ..sources.contact import Gap
 
 Partitions = dict[str, frozenset[int]]
 
@@ -51,16 +53,6 @@ class _Told:
     assigned: Partitions | None
     target: Partitions | None
     behind: bool = False
-
-
-def at_target(m: Member, assignment_epoch: int | None) -> bool:
-    """The member holds its target and acknowledged it (unknown target: counted as there)."""
-    target = partition_map(m.target_assignment)
-    if target is None:
-        return True
-    caught_up = m.member_epoch is None or assignment_epoch is None or \
-        m.member_epoch >= assignment_epoch
-    return caught_up and partition_map(m.assignment) == target
 
 
 def pending_revocation(m: Member) -> Partitions:
@@ -121,26 +113,25 @@ class Behind:
         self._pending: set[str] = set()            # behind, seen holding what it must revoke
         # caught up this round: (ms after its target, ms it held after being told)
         self._took: dict[str, tuple[int | None, int | None]] = {}
-        self._looked = False
 
-    def lost_contact(self) -> None:
-        self._looked = False
-
-    def observe(self, desc: GroupDescription, at: float) -> None:
+    def observe(self, desc: GroupDescription, at: float, gap: Gap = Gap.NONE) -> None:
+        """A look and the gap before it (sources/contact.Gap): a member first seen behind
+        (or told) at the first look, after lost contact or at a late look may have been
+        so since any time before: since when is not known (None)."""
+        seen = gap == Gap.NONE
         now = {m.member_id: m for m in desc.members}
         for mid in [mid for mid in self.since if mid not in now]:
             self._caught_up(mid, at)   # it left (or was fenced): no longer holding anyone up
         for mid, m in now.items():
             behind = behind_target(m, desc)
             if behind and mid not in self.since:
-                self.since[mid] = at if self._looked else None
+                self.since[mid] = at if seen else None
             elif not behind and mid in self.since:
                 self._caught_up(mid, at)
             if behind and mid not in self.told:
-                self._telling(mid, m, at)
-        self._looked = True
+                self._telling(mid, m, at if seen else None)
 
-    def _telling(self, mid: str, m: Member, at: float) -> None:
+    def _telling(self, mid: str, m: Member, at: float | None) -> None:
         """Whether this look shows the member told of its target (class doc)."""
         state = str(m.extra.get("member_state") or "")
         if state.startswith("UNREVOKED"):
@@ -151,7 +142,7 @@ class Behind:
         else:   # what its target took away has left its assignment: it was told
             told = mid in self._pending
         if told:
-            self.told[mid] = at if self._looked else None
+            self.told[mid] = at
 
     def _caught_up(self, mid: str, at: float) -> None:
         since = self.since.pop(mid)
@@ -222,11 +213,6 @@ class HoldingUp:
         return events
 
 
-def _identity(m: Member) -> dict:
-    return {"member_id": m.member_id, "instance_id": m.instance_id,
-            "client_id": m.client_id or None, "host": m.host or None}
-
-
 class Convergence:
     """Follows the members of one KIP-848 group from snapshot to snapshot (module doc)."""
 
@@ -246,13 +232,14 @@ class Convergence:
         if self.told is None:   # the first look: remember, tell nothing
             self.told = {mid: self._remember(m, desc) for mid, m in now.items()}
             self.away_since = {mid: None for mid, m in now.items()
-                               if not at_target(m, desc.assignment_epoch)}
+                               if not at_target(m, desc, acknowledged=True)}
             return []
-        events: list[Event] = []
-        for mid in sorted(set(self.told) - set(now)):
-            events.append(MemberLeft(**self.told.pop(mid).identity))
+        joined, events = joins_and_leaves(self.told, now)
+        for mid in set(self.told) - set(now):
+            del self.told[mid]
             self.away_since.pop(mid, None)
         for mid in sorted(now):
+            events += [joined[mid]] if mid in joined else []
             events += self._member(now[mid], desc, at)
         return events
 
@@ -261,17 +248,15 @@ class Convergence:
         assert told is not None  # observe() calls _member after the first look
         events: list[Event] = []
         was = told.get(mid)
-        if was is None:
-            events.append(MemberJoined(**_identity(m)))
         now = self._remember(m, desc)
         reconciled = None
         if mid in self.away_since:
-            if at_target(m, desc.assignment_epoch):
+            if at_target(m, desc, acknowledged=True):
                 since = self.away_since.pop(mid)
                 reconciled = None if since is None else int(round((at - since) * 1000))
-        elif now.assigned != now.target and now.target is not None or (
+        elif not holds_target(now.assigned, now.target) or (
                 was is not None and now.target != was.target
-                and not at_target(m, desc.assignment_epoch)):
+                and not at_target(m, desc, acknowledged=True)):
             self.away_since[mid] = at   # a new target to reach (or one it is still short of)
         if was is None or (now.assigned, now.target, now.behind) != (
                 was.assigned, was.target, was.behind) or reconciled is not None:
@@ -284,8 +269,8 @@ class Convergence:
         assigned, target = partition_map(m.assignment), partition_map(m.target_assignment)
         # behind and short of its target: an epoch that lags with nothing to move is not
         # told (every epoch bump would be, once per member)
-        behind = assigned != target and behind_target(m, desc)
-        return _Told(_identity(m), assigned, target, behind)
+        behind = not holds_target(assigned, target) and behind_target(m, desc)
+        return _Told(identity_of(m), assigned, target, behind)
 
     @staticmethod
     def _assignment(mid: str, epoch: int | None, was: _Told | None, now: _Told,

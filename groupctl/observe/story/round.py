@@ -113,7 +113,6 @@ class RoundClock:
         self.previous_look: float | None = None  # the look before the latest
         self.after_gap = False                   # the latest look is the first after a gap
         self.changes_only = False                # looks come only with a change (records)
-        self._gap = False
         self.reason: str | None = None           # the last move's
 
     @property
@@ -134,18 +133,16 @@ class RoundClock:
             raise ValueError(f"no move of a round from {self.state.value} to {to.value}")
         self.state, self.reason = to, reason
 
-    def look(self, at: float, *, changes_only: bool = False) -> None:
+    def look(self, at: float, *, changes_only: bool = False, after_gap: bool = False) -> None:
         """A look made at `at` (before the story judges it). `changes_only`: a look comes
         only when the group changed (the coordinator's records, at the broker's time), so
-        the look that shows a change is its moment, exactly."""
+        the look that shows a change is its moment, exactly. `after_gap`: contact was lost
+        since the last look (sources/contact.Looks). A late look needs nothing here: the
+        look before it bounds the round as any look does."""
         self.changes_only = changes_only
         if self.last_look is None or at >= self.last_look:
             self.previous_look, self.last_look = self.last_look, at
-        self.after_gap, self._gap = self._gap, False
-
-    def lost_contact(self) -> None:
-        """Contact lost: the next look is the first after a gap."""
-        self._gap = self.last_look is not None
+        self.after_gap = after_gap and self.previous_look is not None
 
     def start(self, at: float) -> None:
         """A round begins at this look: seen beginning, or already under way at the first

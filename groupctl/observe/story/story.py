@@ -37,10 +37,10 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable
 
 from ...events import (
-    EpochChanged, Event, EventKind, GenerationStarted, MemberJoined, MemberLeft, Rebalanced,
-    Snapshot, Source, StateChanged, TaskRebalanced, TypeChanged, iso_ts, tp_list,
+    EpochChanged, Event, EventKind, GenerationStarted, Rebalanced, Snapshot, Source, StateChanged, TaskRebalanced, TypeChanged, iso_ts, tp_list,
 )
 from ..sources import observations as obs
+from ..sources.contact import Gap, Looks
 from .convergence import Behind, Convergence, HoldingUp
 from ..reads.model import (CLASSIC, CONSUMER, DEAD, REBALANCING_STATES, SETTLED_STATES, SHARE,
                     STREAMS, GroupDescription)
@@ -51,7 +51,7 @@ from .round import RoundClock, RoundState, SettledRound, unseen_generations, uns
 from .unowned import UnownedPartitions
 from .story_data import (  # noqa: F401 - MemberSnapshot, task_set, task_dict re-exported
     MemberSnapshot, _assignment_changes, _converged, _has_tasks, _moved, _replaced_in_place,
-    members_of, reached_before_next, snapshot_members, task_dict, task_set,
+    joins_and_leaves, members_of, reached_before_next, snapshot_members, task_dict, task_set,
 )
 
 
@@ -85,9 +85,7 @@ class RebalanceStory:
         self._behind = Behind()               # epoch groups: who held each round up
         self._holding = HoldingUp()           # share, streams: members told holding it up
         self._type: str | None = None             # the type last seen
-        self._last_look: float | None = None      # the last Seen (or BeforeJoin)
-        self._looked = False                      # any look at all (Missing included)
-        self._blind = False                       # contact lost since the last look
+        self._looks = Looks()           # the looks and the gap before each (sources/contact)
         self._pending: _Pending | None = None
         self._same_as: GroupDescription | None = None   # the last look, while nothing else came
         self._stale = StaleView()     # a new coordinator's view of the past (story_stale)
@@ -106,10 +104,10 @@ class RebalanceStory:
     # ---- what a look shows -----------------------------------------------------------------
     def _seen(self, o: obs.Seen) -> list[Event]:
         desc, at = o.desc, o.at
-        if not self._blind and self._same_as is not None and desc == self._same_as:
+        if not self._looks.blind and self._same_as is not None and desc == self._same_as:
             # the group as the last look showed it: the story tells nothing new of the same
             # look twice (a watch of --all sees most groups unchanged every round)
-            self._last_look = at
+            self._looks.look(at)
             self._round.look(at, changes_only=o.source == Source.RECORDS)
             self._unowned.same_look(at)
             return []
@@ -117,22 +115,24 @@ class RebalanceStory:
         cid = coordinator_id(desc)
         self._moved = None not in (cid, self._coordinator) and cid != self._coordinator
         self._coordinator = cid if cid is not None else self._coordinator
-        blind = not self._looked or self._blind
-        self._blind, self._looked, self._last_look = False, True, at
-        self._round.look(at, changes_only=o.source == Source.RECORDS)
-        events += self._observe(desc, at, blind)
+        gap = self._looks.look(at)
+        self._round.look(at, changes_only=o.source == Source.RECORDS, after_gap=gap == Gap.LOST)
+        events += self._observe(desc, at, gap)
         self._same_as = desc if self._stale.held is None else None   # a held look: re-judged
         return events
 
     def _snapshot(self, desc: GroupDescription | None, at: float) -> list[Event]:
-        if desc is None or desc.state == DEAD or (self._last_look is not None and not self._blind):
+        last = self._looks.last
+        if desc is None or desc.state == DEAD or (last is not None and not self._looks.blind):
             return []
-        gap = None if self._last_look is None else int(round((at - self._last_look) * 1000))
+        gap = None if last is None else int(round((at - last) * 1000))
         return [Snapshot(desc.state, desc.type, desc.generation, desc.group_epoch,
                          desc.assignment_epoch, desc.protocol, snapshot_members(desc), gap)]
 
     def _missing(self, o: obs.Missing) -> list[Event]:
-        self._round.look(o.at)   # no group: a round of one created again begins after it
+        gap = self._looks.look(None)
+        # no group: a round of one created again begins after it
+        self._round.look(o.at, after_gap=gap == Gap.LOST)
         events = self._change_state(DEAD, o.at)   # as describe answers a missing group
         kept = self._kept()   # kept, should its members show again (story_stale)
         if kept is not None and self._type == CLASSIC and self._coordinator is not None:
@@ -140,7 +140,6 @@ class RebalanceStory:
         # known to be empty: a group created again is told from nothing (its first
         # generation a rebalance whose members all joined), and may be of another type
         self._members, self._generation, self._epochs, self._type = {}, None, None, None
-        self._looked, self._blind = True, False
         self._unowned, self._behind, self._holding = UnownedPartitions(), Behind(), HoldingUp()
         return events
 
@@ -149,14 +148,12 @@ class RebalanceStory:
             self._members = {}   # not listed before: its first generation is a rebalance
         return []
 
-    def _lost(self, o: obs.ContactLost) -> list[Event]:
-        self._blind = self._looked
-        self._round.lost_contact()
-        self._unowned.lost_contact()
-        self._behind.lost_contact()
+    def _gap(self, o: obs.Observation) -> list[Event]:
+        """Contact lost, or a round answered late: the gap before the next look."""
+        (self._looks.lost if type(o) is obs.ContactLost else self._looks.late)()
         return []
 
-    def _observe(self, desc: GroupDescription, at: float, blind: bool) -> list[Event]:
+    def _observe(self, desc: GroupDescription, at: float, gap: Gap) -> list[Event]:
         """A look's state; for epoch groups each new (group, assignment) epoch and each
         member as it converges; and a settled generation / epoch when new (classic:
         Stable or Empty with a generation not seen yet, or other members after a
@@ -173,10 +170,10 @@ class RebalanceStory:
             return events   # its state told; its round not yet (observe.story_stale)
         # a classic look mid-round shows the last generation's assignments, or no member
         self._unowned.look(None if desc.group_epoch is None and desc.state in REBALANCING_STATES
-                           else members, at)
+                           else members, at, gap)
         if desc.type == CONSUMER or desc.group_epoch is not None:
             events += self._epoch(desc, at)
-            self._behind.observe(desc, at)
+            self._behind.observe(desc, at, gap)
             if desc.type in (SHARE, STREAMS) and EventKind.ASSIGNMENT not in self._elsewhere:
                 events += self._holding.observe(desc, self._behind, self._members)
         if told:   # each member as it converges, with its reconciliation time
@@ -186,6 +183,7 @@ class RebalanceStory:
         if over is not None and self._generation is not None and over > self._generation:
             events += self._settle(desc, replace(self._round_of(desc, over, at, told),
                                                  started=self._round.first_look, keep_round=True))
+        blind = gap in (Gap.FIRST, Gap.LOST)
         if desc.state not in SETTLED_STATES or not _converged(desc):
             if blind and not self._round.under_way:
                 self._round.start(at)   # under way at this look: its start not seen
@@ -209,9 +207,9 @@ class RebalanceStory:
         if told:
             self._members = now   # joins and leaves without a new epoch were told already
         elif self._members is not None and _replaced_in_place(self._members, now):
-            before, self._members = self._members, now
-            events += [MemberLeft(**before[m].identity()) for m in sorted(set(before) - set(now))]
-            events += [MemberJoined(**now[m].identity()) for m in sorted(set(now) - set(before))]
+            joined, left = joins_and_leaves(self._members, now)
+            events += left + list(joined.values())
+            self._members = now
         return events
 
     @staticmethod
@@ -285,8 +283,7 @@ class RebalanceStory:
         desc = o.desc
         events = self._snapshot(desc, o.at)
         if desc is not None and desc.state != DEAD:
-            self._looked, self._last_look = True, o.at
-            self._round.look(o.at)
+            self._round.look(o.at, after_gap=self._looks.look(o.at) == Gap.LOST)
             self._unowned.look(members_of(desc), o.at)
         if desc is None:
             return events
@@ -343,8 +340,8 @@ class RebalanceStory:
                 events.append(GenerationStarted(r.mark, desc.protocol if desc else None,
                                                 members=None if after is None else sorted(after)))
         if after is not None and before is not None and not r.members_told:
-            events += [MemberJoined(**after[m].identity()) for m in sorted(set(after) - set(before))]
-            events += [MemberLeft(**before[m].identity()) for m in sorted(set(before) - set(after))]
+            joined, left = joins_and_leaves(before, after)
+            events += list(joined.values()) + left
         if EventKind.ASSIGNMENT not in self._elsewhere and after is not None and not r.members_told:
             events += [e for e in _assignment_changes(before or {}, after, r.mark)
                        if r.own_id is None or getattr(e, "member_id", None) != r.own_id]
@@ -389,8 +386,9 @@ _HANDLERS: dict[type, Callable[..., list[Event]]] = {
     obs.Seen: RebalanceStory._seen,
     obs.Missing: RebalanceStory._missing,
     obs.Appeared: RebalanceStory._appeared,
-    obs.ContactLost: RebalanceStory._lost,
+    obs.ContactLost: RebalanceStory._gap,
     obs.ContactRegained: lambda story, o: [],
+    obs.ContactLate: RebalanceStory._gap,
     obs.StateSeen: lambda story, o: story._change_state(o.state, o.at, rounds=False),
     obs.BeforeJoin: RebalanceStory._before_join,
     obs.MemberState: RebalanceStory._member_state,

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from typing import Any, Mapping
+
 from ...events import (
-    AssignmentChanged, Event, TaskAssignmentChanged, moved_partitions, partition_changes,
-    tp_list,
+    AssignmentChanged, Event, MemberJoined, MemberLeft, TaskAssignmentChanged, holds_target,
+    moved_partitions, partition_changes, tp_list,
 )
 from ..reads.model import SHARE, GroupDescription, GroupState, Member, partition_map
 
@@ -84,7 +86,7 @@ def _converged(desc: GroupDescription) -> bool:
         return True
     if desc.assignment_epoch != desc.group_epoch:
         return False
-    return all(_at_target(m, desc) for m in desc.members)
+    return all(at_target(m, desc) for m in desc.members)
 
 
 def reached_before_next(desc: GroupDescription) -> int | None:
@@ -94,16 +96,46 @@ def reached_before_next(desc: GroupDescription) -> int | None:
     a, g = desc.assignment_epoch, desc.group_epoch
     if a is None or g is None or a >= g or not desc.members or desc.state == GroupState.EMPTY:
         return None
-    return a if all(m.member_epoch == a and _at_target(m, desc) for m in desc.members) else None
+    return a if all(m.member_epoch == a and at_target(m, desc) for m in desc.members) else None
 
 
-def _at_target(m: Member, desc: GroupDescription) -> bool:
-    if desc.type == SHARE:   # ShareGroupDescribe has no target assignment: a member holds
-        return m.member_epoch == desc.group_epoch   # the group's once at its epoch
+def at_target(m: Member, desc: GroupDescription, *, acknowledged: bool = False) -> bool:
+    """The one test of a member at its target over a description (events.holds_target
+    compares): it holds its target (a streams member its target tasks; a share member,
+    whose target ShareGroupDescribe does not give, once at the group epoch) and, with
+    `acknowledged`, its member epoch caught up with the assignment epoch (it heartbeated
+    since the target was set). A target not known counts as reached."""
+    if desc.type == SHARE:
+        return m.member_epoch == desc.group_epoch
     if "target_tasks" in m.extra:
-        return task_set(m.extra.get("tasks")) == task_set(m.extra["target_tasks"])
-    return m.target_assignment is None or (
-        (partition_map(m.assignment) or {}) == partition_map(m.target_assignment))
+        return holds_target(task_set(m.extra.get("tasks")), task_set(m.extra["target_tasks"]))
+    target = partition_map(m.target_assignment)
+    if target is None:
+        return True
+    epoch = desc.assignment_epoch
+    caught_up = not acknowledged or m.member_epoch is None or epoch is None or \
+        m.member_epoch >= epoch
+    return caught_up and holds_target(partition_map(m.assignment), target)
+
+
+def identity_of(m: Any) -> dict:
+    """member_id, instance_id, client_id, host of a member as the story holds it (a
+    description's Member, a MemberSnapshot, convergence's record of what it told)."""
+    if isinstance(m, Member):
+        return {"member_id": m.member_id, "instance_id": m.instance_id,
+                "client_id": m.client_id or None, "host": m.host or None}
+    identity = m.identity
+    return identity() if callable(identity) else identity
+
+
+def joins_and_leaves(before: Mapping[str, Any], after: Mapping[str, Any]
+                     ) -> tuple[dict[str, Event], list[Event]]:
+    """The one place `member_joined` / `member_left` are made: each member id in `after`
+    and not in `before` joined, each in `before` and not in `after` left. (joined by
+    member id, left), both in member id order."""
+    joined: dict[str, Event] = {m: MemberJoined(**identity_of(after[m]))
+                                for m in sorted(set(after) - set(before))}
+    return joined, [MemberLeft(**identity_of(before[m])) for m in sorted(set(before) - set(after))]
 
 
 def _has_tasks(members: dict[str, MemberSnapshot] | None) -> bool:

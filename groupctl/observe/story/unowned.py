@@ -36,7 +36,11 @@ The story (observe/story.py) hands every look whose assignments are all known to
     held before lost no owner: not counted). No such phase known (a record without the
     timestamp, or one older than the generation before): the figures are null;
   * "lower_bound": part of the round was not seen (it was under way at the first look, or
-    contact was lost): gaps count from the first look that showed them.
+    contact was lost): gaps count from the first look that showed them;
+  * "upper_bound" too when a gap opened or closed at a look answered late (a describe
+    round held up for seconds: sources/contact.py): the group may have changed at any time
+    since the look before, so every gap of the round counts from the last look that showed
+    the partition held to the first that showed it held again.
 - `unowned_unsubscribed`: partitions left without an owner that no live member subscribes
   to (its topic's last subscriber left, a subscription changed) are reported apart, as a
   list, and dropped: they are not summed forever.
@@ -51,6 +55,7 @@ from typing import Iterable
 
 from ...events import tp_list
 from ..reads.replay import JOINED
+from ..sources.contact import Gap
 
 MEASURED, UPPER_BOUND, LOWER_BOUND = "measured", "upper_bound", "lower_bound"
 BASES = (MEASURED, UPPER_BOUND, LOWER_BOUND)
@@ -111,6 +116,10 @@ class UnownedPartitions:
                                                  # with every assignment known
         self._bounded: dict[TP, float] = {}     # moved while unseen this round: at most this
         self._since: dict[TP, float] = {}       # unowned since the first look that showed it
+        self._held_at: dict[TP, float] = {}     # ... and the last look that showed it held
+        self._opened_after: dict[TP, Gap] = {}  # opened at a look after lost contact / late
+        self._upper: dict[TP, float] = {}       # closed gaps, from held to held again
+        self._late = False                       # a gap opened or closed at a late look
         self._gaps: dict[TP, float] = {}        # closed gaps this round, seconds (summed)
         self._known_at: float | None = None     # the last look with every assignment known
         self._known_before: float | None = None  # the one before it
@@ -120,32 +129,42 @@ class UnownedPartitions:
         self._unknown_now = False                # the last look's assignments were unknown
         self._round_blind = False                # a look after lost contact this round
 
-    def lost_contact(self) -> None:
-        self._blind = True
-
     def same_look(self, at: float) -> None:
         """A look equal to the last one: nothing moved, but the group was seen at `at` (as
         it was: a repeat of a look with unknown assignments shows none either)."""
         if self._known_at is not None and not self._unknown_now:
             self._known_at = at
 
-    def look(self, members, at: float) -> None:
-        """A look at the group's members (story MemberSnapshots); assignments not all
-        known (a classic group rebalancing) tell nothing."""
+    def look(self, members, at: float, gap: Gap = Gap.NONE) -> None:
+        """A look at the group's members (story MemberSnapshots) and the gap before it
+        (sources/contact.Gap); assignments not all known (a classic group rebalancing)
+        tell nothing."""
         held = _held(members)
         self._unknown_now = held is None
+        self._blind = self._blind or gap == Gap.LOST
         if held is None:
             if self._before_round is None:
                 self._before_round = self._known_at
             return
         if self._held is not None:
-            for tp in set(self._held) - set(held):
-                self._since.setdefault(tp, at)
-            for tp in set(held) & set(self._since):
+            opened = [tp for tp in set(self._held) - set(held) if tp not in self._since]
+            closed = set(held) & set(self._since)
+            self._late = self._late or gap == Gap.LATE and bool(closed)
+            for tp in opened:
+                self._since[tp] = at
+                self._held_at[tp] = at if self._known_at is None else self._known_at
+                if gap in (Gap.LOST, Gap.LATE):   # its start not seen: whichever round ends it
+                    self._opened_after[tp] = gap
+            for tp in closed:
                 self._gaps[tp] = self._gaps.get(tp, 0.0) + at - self._since.pop(tp)
-            if self._before_round is not None and self._known_at is not None:
-                # assignments were unknown since the last look (a classic round): a
-                # partition that changed holders meanwhile was unowned for at most that long
+                self._upper[tp] = self._upper.get(tp, 0.0) + at - self._held_at.pop(tp)
+                after = self._opened_after.pop(tp, None)
+                self._late = self._late or after == Gap.LATE
+                self._round_blind = self._round_blind or after == Gap.LOST
+            if (self._before_round is not None or gap == Gap.LATE) and self._known_at is not None:
+                # assignments were unknown since the last look (a classic round), or this
+                # look came late: a partition that changed holders meanwhile was unowned
+                # for at most that long
                 for tp in set(held) & set(self._held):
                     if held[tp] != self._held[tp] and tp not in self._gaps:
                         self._bounded[tp] = at - self._known_at
@@ -167,6 +186,7 @@ class UnownedPartitions:
         blind, self._round_blind = self._round_blind or self._blind, False
         apart = self._unsubscribed(members, everything=converged)
         gaps, self._gaps, self._before_round = self._gaps, {}, None
+        upper, self._upper, late, self._late = self._upper, {}, self._late, False
         bounded, self._bounded = self._bounded, {}
         if eager and desc is not None and JOINED in desc.extra:   # the coordinator's records
             return self._sync_phase(self._held_prior, self._known_before, members, at,
@@ -176,6 +196,8 @@ class UnownedPartitions:
         basis = MEASURED if seen_whole and not blind else LOWER_BOUND
         if self._held is None:
             return UnownedFigures(unsubscribed=apart)
+        if late and basis == MEASURED:   # a gap's end at a late look: the whole window
+            basis, gaps = UPPER_BOUND, upper
         if bounded:   # a cooperative generation that revoked them was not seen Stable
             basis, gaps = UPPER_BOUND, {**gaps, **bounded}
         if desc is not None and JOINED in desc.extra:   # cooperative, from the records
@@ -249,5 +271,7 @@ class UnownedPartitions:
         by_topic: dict[str, set[int]] = {}
         for tp in gone:
             del self._since[tp]
+            self._held_at.pop(tp, None)
+            self._opened_after.pop(tp, None)
             by_topic.setdefault(tp[0], set()).add(tp[1])
         return tp_list(by_topic)
