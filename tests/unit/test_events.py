@@ -9,7 +9,8 @@ import pytest
 
 from groupctl.coordinator.members.classic import ClassicMemberState as S, JoinedMember, PendingAssignment
 from groupctl.coordinator.probe.view import GroupView
-from groupctl.events import ProbeAction, envelope, iso_ts, moved_partitions, tp_list, tp_map
+from groupctl.events import ProbeAction, envelope, iso_ts, tp_list, tp_map
+from groupctl.observe.state.holdings import moved_partitions
 from groupctl.observe.reads.model import classic_group
 from groupctl.protocol import consumer as cp
 from groupctl.render.watch import WatchModel, plain_line, render_model

@@ -7,7 +7,8 @@ from __future__ import annotations
 from described_cluster import DescribedCluster
 from rich.console import Console
 from story_support import look
-from groupctl.events import envelope, moved_partitions
+from groupctl.events import envelope
+from groupctl.observe.state.holdings import moved_partitions
 from groupctl.observe.reads.model import GroupDescription, Member, TopicPartitions
 from groupctl.observe.story.story import RebalanceStory
 from groupctl.render.watch import WatchModel, plain_line, render_model

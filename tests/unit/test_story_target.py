@@ -1,4 +1,4 @@
-"""One test of "member at its target" (events.holds_target, story_data.at_target over
+"""One test of "member at its target" (state.holdings.holds_target, story_data.at_target over
 descriptions) read the same by the story and by the reducer, metrics and live view over the
 events; member_joined / member_left made in one place (story_data.joins_and_leaves)."""
 from __future__ import annotations
@@ -7,7 +7,7 @@ import ast
 from pathlib import Path
 
 import groupctl
-from groupctl.events import holds_target
+from groupctl.observe.state.holdings import holds_target
 from groupctl.observe.reads.model import GroupDescription, Member, TopicPartitions
 from groupctl.observe.state.reducer import MemberStatus
 from groupctl.observe.story.story_data import at_target, joins_and_leaves, snapshot_members

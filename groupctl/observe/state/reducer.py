@@ -24,7 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from ...events import EventKind, duration_of, holds_target
+from ...events import EventKind, duration_of
+from .holdings import holds_target
 
 TIMELINE = 10   # rebalances kept per group
 REBALANCE_WINDOW_S = 300.0   # the longest sliding window rebalances are counted in
@@ -48,7 +49,7 @@ class MemberStatus:
 
     @property
     def behind_target(self) -> bool:
-        """Its assignment is not yet the target the broker set it (events.holds_target)."""
+        """Its assignment is not yet the target the broker set it (state.holdings.holds_target)."""
         return self.has_target and not holds_target(self.assignment, self.target)
 
 

@@ -27,8 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ...events import (AssignmentChanged, Event, EventKind, holds_target, partition_changes,
-                      tp_list)
+from ...events import AssignmentChanged, Event, EventKind, partition_changes, tp_list
+from ..state.holdings import holds_target
 from ..reads.model import SHARE, GroupDescription, Member, partition_map
 from .story_data import at_target, identity_of, joins_and_leaves
 from ..sources.contact import Gap

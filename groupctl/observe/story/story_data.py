@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ...events import (
-    AssignmentChanged, Event, MemberJoined, MemberLeft, TaskAssignmentChanged, holds_target,
-    moved_partitions, partition_changes, tp_list,
+    AssignmentChanged, Event, MemberJoined, MemberLeft, TaskAssignmentChanged, partition_changes,
+    tp_list,
 )
+from ..state.holdings import holds_target, moved_partitions
 from ..reads.model import SHARE, GroupDescription, GroupState, Member, partition_map
 
 
@@ -100,7 +101,7 @@ def reached_before_next(desc: GroupDescription) -> int | None:
 
 
 def at_target(m: Member, desc: GroupDescription, *, acknowledged: bool = False) -> bool:
-    """The one test of a member at its target over a description (events.holds_target
+    """The one test of a member at its target over a description (state.holdings.holds_target
     compares): it holds its target (a streams member its target tasks; a share member,
     whose target ShareGroupDescribe does not give, once at the group epoch) and, with
     `acknowledged`, its member epoch caught up with the assignment epoch (it heartbeated
