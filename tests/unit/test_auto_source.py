@@ -9,14 +9,14 @@ import asyncio
 import pytest
 from groupctl.client.partition_reader import TopicAuthorizationError
 from groupctl.observe.reads.model import GroupDescription, Member, TopicPartitions
-from groupctl.observe.sources.auto import BOTH, DESCRIBE_ALONE, AutoSource, Look, Looks
+from groupctl.observe.sources.auto import BOTH, DESCRIBE_ALONE, AutoSource, Look, DescribeLooks
 from groupctl.observe.sources.observations import Seen
 from groupctl.observe.story.round import UNKNOWN_DURATION, Basis, Duration
 from groupctl.observe.watch import Watcher, WatchSettings
 
 
 def test_a_start_seen_by_describe_bounds_a_records_round_by_the_looks():
-    looks = Looks()
+    looks = DescribeLooks()
     looks.record(10.0, 1)                                  # the records' first look: gen 1
     assert looks.look(Look(10.4, 10.5, "Stable")) is None   # nothing the records do not say
     assert looks.look(Look(10.9, 11.0, "PreparingRebalance")) == "PreparingRebalance"
@@ -30,7 +30,7 @@ def test_a_start_seen_by_describe_bounds_a_records_round_by_the_looks():
 
 
 def test_a_round_no_look_saw_under_way_lies_between_nothing_and_the_settled_look():
-    looks = Looks()
+    looks = DescribeLooks()
     looks.record(10.0, 1)
     looks.look(Look(10.4, 10.5, "Stable"))
     looks.look(Look(10.9, 11.0, "Stable"))
@@ -39,19 +39,19 @@ def test_a_round_no_look_saw_under_way_lies_between_nothing_and_the_settled_look
 
 
 def test_no_settled_look_before_the_round_is_a_lower_bound_and_no_look_is_unknown():
-    looks = Looks()
+    looks = DescribeLooks()
     looks.record(10.0, 1)
     looks.look(Look(10.9, 11.0, "PreparingRebalance"))
     looks.record(11.5, 2)
     assert looks.round(1, 2) == (11.0, Duration.at_least(500))
-    bare = Looks()
+    bare = DescribeLooks()
     bare.record(10.0, 1)
     bare.record(11.5, 2)
     assert bare.round(1, 2) == (None, UNKNOWN_DURATION)
 
 
 def test_a_look_under_way_before_the_records_last_round_ended_is_not_this_rounds_start():
-    looks = Looks()
+    looks = DescribeLooks()
     looks.look(Look(5.0, 5.1, "Stable"))
     looks.record(5.2, 1)
     looks.look(Look(5.5, 5.6, "PreparingRebalance"))    # round 2 under way
@@ -63,7 +63,7 @@ def test_a_look_under_way_before_the_records_last_round_ended_is_not_this_rounds
 
 
 def test_rounds_the_records_jumped_over_are_left_to_them():
-    looks = Looks()
+    looks = DescribeLooks()
     looks.record(10.0, 1)
     looks.look(Look(10.4, 10.5, "Stable"))
     looks.record(12.0, 3)   # generation 2 never synced: the story tells it unseen
@@ -71,7 +71,7 @@ def test_rounds_the_records_jumped_over_are_left_to_them():
 
 
 def test_a_look_older_than_the_records_last_change_tells_no_state_and_a_round_undone_is():
-    looks = Looks()
+    looks = DescribeLooks()
     looks.record(10.0, 1)
     assert looks.look(Look(10.4, 10.5, "PreparingRebalance")) == "PreparingRebalance"
     looks.record(11.7, 2)
@@ -85,7 +85,7 @@ def test_a_look_older_than_the_records_last_change_tells_no_state_and_a_round_un
 
 
 def test_looks_before_the_settled_look_before_the_last_are_let_go():
-    looks = Looks()
+    looks = DescribeLooks()
     looks.record(1.0, 1)
     for i in range(50):
         looks.look(Look(2.0 + i, 2.1 + i, "Stable"))

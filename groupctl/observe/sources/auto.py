@@ -25,7 +25,7 @@ KIP-848 group's records say its states and its rounds' starts themselves):
   look was made after the records' last change of the group (an older look says nothing
   new); a settled state told back by describe only after describe told a round under way
   that the records have not ended (a round that came to nothing: a coordinator moved);
-- a classic round's start, to the looks (Looks.round): the round ending at the record's
+- a classic round's start, to the looks (DescribeLooks.round): the round ending at the record's
   time `ended` began after the last look before it that showed the group settled (or
   missing) and at or before the first look after that one that showed it under way, so
   its duration lies in [ended - that look's answer, ended - the settled look's request];
@@ -72,7 +72,7 @@ def _ms(seconds: float) -> int:
     return int(round(seconds * 1000))
 
 
-class Looks:
+class DescribeLooks:
     """One classic group's describe looks beside its records (sans-IO: times are given)."""
 
     def __init__(self) -> None:
@@ -155,7 +155,7 @@ class AutoSource:
         self.describe.on_round = self._described
         self.on_round: Callable[[float, bool], None] | None = None   # describe's rounds
         self.mode: str | None = None
-        self.looks: dict[str, Looks] = {}
+        self.looks: dict[str, DescribeLooks] = {}
         self._round_seconds = 0.0   # the last describe round's: its looks were asked then
 
     # ---- GroupSource ------------------------------------------------------------------
@@ -277,12 +277,12 @@ class AutoSource:
             if isinstance(o, Missing) or isinstance(o, Seen) and o.desc.type == CLASSIC:
                 assert o.group is not None
                 generation = o.desc.generation if isinstance(o, Seen) else None
-                self.looks.setdefault(o.group, Looks()).record(o.at, generation)
+                self.looks.setdefault(o.group, DescribeLooks()).record(o.at, generation)
             return [o]
         if isinstance(o, Seen) and o.desc.type == CLASSIC or isinstance(o, Missing):
             assert o.group is not None
             state = o.desc.state if isinstance(o, Seen) else None
-            looks = self.looks.setdefault(o.group, Looks())
+            looks = self.looks.setdefault(o.group, DescribeLooks())
             told = looks.look(Look(o.at - self._round_seconds, o.at, state))
             if told is not None and self.records.follows(o.group):
                 return [StateSeen(o.group, o.at, o.source, told)]
