@@ -27,13 +27,15 @@ A long-running command calls settled() once it has built a large state that live
 watch's fleet told and its scrape built ahead): frozen like start-up's, so that a full
 collection no longer walks it (at 100,000 groups, 1.3 million objects: 1 s, in the middle
 of a scrape or of the events). Cycles that become garbage among them later wait for the
-exit: at most the state as it stood then.
+exit: at most the state as it stood then. Once per process: a second freeze would also keep
+whatever garbage cycles were young at its moment, for good.
 """
 import gc
 
 _held = False
 _console = False  # the console script started this process (hold() was called)
 _one_shot = False
+_settled = False  # settled() froze the state once
 
 
 def hold() -> None:
@@ -57,7 +59,9 @@ def release() -> None:
 def settled() -> None:
     """A long-running command's large state built (see the module doc): freeze it; in
     the console script only (a test or another program keeps its GC as it was)."""
-    if _console and gc.isenabled():
+    global _settled
+    if _console and gc.isenabled() and not _settled:
+        _settled = True   # once: each freeze would also keep the garbage cycles of its moment
         gc.freeze()
 
 

@@ -94,12 +94,16 @@ def test_settled_freezes_the_state_built_in_the_console_script_only(monkeypatch)
     try:
         gc.unfreeze()
         monkeypatch.setattr(startup, "_console", False)
+        monkeypatch.setattr(startup, "_settled", False)
         startup.settled()
         assert gc.get_freeze_count() == 0
         monkeypatch.setattr(startup, "_console", True)
         fleet = [{"group": f"g{i}"} for i in range(1000)]
         startup.settled()
         assert gc.get_freeze_count() >= len(fleet)
+        gc.unfreeze()
+        startup.settled()   # once per process: a second would freeze that moment's garbage
+        assert gc.get_freeze_count() == 0
     finally:
         gc.unfreeze()
         if not was:
