@@ -37,6 +37,7 @@ its own process with Spark's default driver memory (the 20M-line case: --lines 2
 --growth: --full over --lines and over ten times as many (same --files and --groups), each
 generated then removed, and the ratio of their wall times (target <= 10: the cost grows no
 faster than the input, issue 34); --tmp DIR puts the temp dir there (20M lines ~1.7 GB).
+bench/fleet_events.py feeds analyze a generated fleet's records (--events) instead.
 
 --workload DIR keeps the generated files in DIR and reuses them when they are there (the
 big inputs are generated once; not in the repository). Each section prints the load

@@ -60,6 +60,28 @@ _SLICE = """
         $v = buf[pos:end]$convert
         pos = end
     """
+# A compact string or bytes: empty (length byte 1) is the common case of many fields (an
+# offset's metadata), read without a slice.
+_COMPACT_SLICE = """
+    $n = buf[pos]
+    if $n == 1:
+        $v = $empty
+        pos += 1
+    else:
+        if $n < 0x80:
+            pos += 1
+        else:
+            $n, pos = uvarint(buf, pos)
+        $n -= 1
+        if $n < 0:
+            $v = None
+        else:
+            end = pos + $n
+            if end > len(buf):
+                raise overrun(buf, pos, $n)
+            $v = buf[pos:end]$convert
+            pos = end
+    """
 _FIXED_ARRAY = """
     if $n < 0:
         $v = None
@@ -105,6 +127,13 @@ _TAGS = """
         pos = read_tags(buf, pos, $tagged, $out)
     else:  # no tagged fields: the common case
         pos += 1
+    """
+# The tagged-field count read with the struct's last fixed-width fields (one unpack).
+_FOLDED_TAGS = """
+    if $count:
+        pos = read_tags(buf, pos + $size, $tagged, $out)
+    else:  # no tagged fields: the common case
+        pos += $after
     """
 _PLACEHOLDER = re.compile(r"\$([_A-Za-z][_A-Za-z0-9]*)")
 
@@ -196,9 +225,13 @@ def _emit_value(mod, fn, t, version, flexible, nullable, v, indent, hint) -> Non
             fn.emit(indent, _FIXED, v=v, unpack=mod.unpacker(t.fmt), size=size)
         elif t.name in ("string", "bytes", "records"):
             n = fn.var("n")
-            length = "compact" if flexible else "int16" if t.name == "string" else "int32"
-            fn.emit(indent, _LENGTH[length], n=n)
-            fn.emit(indent, _SLICE, n=n, v=v, convert=".decode()" if t.name == "string" else "")
+            convert = ".decode()" if t.name == "string" else ""
+            if flexible:
+                fn.emit(indent, _COMPACT_SLICE, n=n, v=v, convert=convert,
+                        empty="''" if t.name == "string" else "b''")
+            else:
+                fn.emit(indent, _LENGTH["int16" if t.name == "string" else "int32"], n=n)
+                fn.emit(indent, _SLICE, n=n, v=v, convert=convert)
         elif t.name == "uuid":
             fn.emit(indent, _CALL, v=v, read="read_uuid")
         else:
@@ -226,12 +259,19 @@ def _emit_struct(mod, fn, struct: Struct, version, flexible, out, indent, hint) 
     tagged = []   # (tag, name, reader)
     run: list[tuple[str, str, str]] = []   # consecutive fixed-width fields: (name, var, fmt)
 
-    def flush_run():
+    def flush_run(count: str = ""):
+        """Emit the pending fixed-width run; with `count`, the tagged-field count byte
+        that follows it is read in the same unpack (into `count`) and pos is left as is."""
         if run:
             fmt = "".join(f for _, _, f in run)
             fn.emit(indent, "# " + ", ".join(name for name, _, _ in run))
-            fn.emit(indent, _FIXED_RUN, targets=", ".join(v for _, v, _ in run) + ",",
-                    unpack=mod.unpacker(fmt), size=_struct.calcsize(">" + fmt))
+            targets = ", ".join(v for _, v, _ in run) + ","
+            if count:
+                fn.emit(indent, "$targets $count = $unpack(buf, pos)", targets=targets,
+                        count=count, unpack=mod.unpacker(fmt + "B"))
+            else:
+                fn.emit(indent, _FIXED_RUN, targets=targets, unpack=mod.unpacker(fmt),
+                        size=_struct.calcsize(">" + fmt))
             run.clear()
 
     for f in struct.fields:
@@ -250,12 +290,18 @@ def _emit_struct(mod, fn, struct: Struct, version, flexible, out, indent, hint) 
         fn.emit(indent, f"# {f.name}")
         _emit_value(mod, fn, f.type, version, flexible, f.nullable_in(version), v, indent,
                     f"{hint}_{f.name}")
-    flush_run()
+    folded = fn.var("count") if flexible and run else ""
+    size = _struct.calcsize(">" + "".join(f for _, _, f in run))
+    flush_run(folded)
     fn.emit(indent, out + " = {" + ", ".join(f"{name!r}: {expr}"
                                              for name, expr in result.items()) + "}")
     if flexible:
         table = "{" + ", ".join(f"{tag}: ({name!r}, {read})" for tag, name, read in tagged) + "}"
-        fn.emit(indent, _TAGS, tagged=mod.constant("TAGS", table), out=out)
+        if folded:
+            fn.emit(indent, _FOLDED_TAGS, count=folded, size=size, after=size + 1,
+                    tagged=mod.constant("TAGS", table), out=out)
+        else:
+            fn.emit(indent, _TAGS, tagged=mod.constant("TAGS", table), out=out)
 
 
 def _value_reader(mod, t, version, flexible, nullable, hint) -> str:

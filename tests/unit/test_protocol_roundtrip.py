@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from groupctl.protocol import frame
 from groupctl.protocol.messages import (
     API_VERSIONS, APIS, CONSUMER_GROUP_DESCRIBE, CONSUMER_GROUP_HEARTBEAT, DESCRIBE_GROUPS,
-    HEARTBEAT, JOIN_GROUP, METADATA,
+    HEARTBEAT, JOIN_GROUP, METADATA, OFFSET_FETCH, SYNC_GROUP,
 )
 from groupctl.protocol.spec import Api, Array, Field, Struct, Type
 from groupctl.protocol.types import DecodeError, Writer, uuid_to_str
@@ -227,6 +227,45 @@ def test_unknown_tags_in_nested_structs():
     decoded = CONSUMER_GROUP_DESCRIBE.decode_response(1, data)
     assert decoded["groups"][0]["members"][1]["assignment"]["_unknown_tags"] == {42: b"nested"}
     assert decoded == body
+
+
+def _offset_fetch_v9(partition: dict) -> dict:
+    return {"throttle_time_ms": 0, "groups": [{"group_id": "g", "error_code": 0, "topics": [
+        {"name": "t", "partitions": [{"partition_index": 3, "committed_offset": 42,
+                                      "committed_leader_epoch": 1, "error_code": 0,
+                                      **partition}]}]}]}
+
+
+@pytest.mark.parametrize("metadata", ["", None, "m", "é" * 200])
+def test_compact_strings_empty_null_and_long(metadata):
+    """An empty compact string (length byte 1) is read without a slice: '' stays '',
+    distinct from null (length byte 0), beside one- and two-byte lengths."""
+    body = _offset_fetch_v9({"metadata": metadata})
+    decoded = OFFSET_FETCH.decode_response(9, OFFSET_FETCH.encode_response(9, body))
+    got = decoded["groups"][0]["topics"][0]["partitions"][0]["metadata"]
+    assert got == metadata and type(got) is type(metadata)
+
+
+@pytest.mark.parametrize("assignment", [b"", b"\x00\x01"])
+def test_compact_bytes_empty(assignment):
+    body = {"throttle_time_ms": 0, "error_code": 0, "protocol_type": "consumer",
+            "protocol_name": "range", "assignment": assignment}
+    decoded = SYNC_GROUP.decode_response(5, SYNC_GROUP.encode_response(5, body))
+    assert decoded["assignment"] == assignment and type(decoded["assignment"]) is bytes
+
+
+def test_unknown_tags_after_fixed_width_fields():
+    """A struct ending in fixed-width fields reads its tag count in the same unpack: an
+    unknown tag there (an offset's partition, its group) is kept and the rest follows."""
+    body = _offset_fetch_v9({"metadata": "", "_unknown_tags": {7: b"p"}})
+    body["groups"][0]["_unknown_tags"] = {8: b"group"}
+    body["groups"].append({"group_id": "h", "error_code": 16, "topics": []})
+    data = OFFSET_FETCH.encode_response(9, body)
+    decoded = OFFSET_FETCH.decode_response(9, data)
+    assert decoded["groups"][0]["topics"][0]["partitions"][0]["_unknown_tags"] == {7: b"p"}
+    assert decoded["groups"][0]["_unknown_tags"] == {8: b"group"}
+    assert decoded["groups"][1] == {"group_id": "h", "error_code": 16, "topics": []}
+    assert OFFSET_FETCH.encode_response(9, decoded) == data
 
 
 def test_trailing_bytes_are_kept():

@@ -1378,19 +1378,23 @@ def encode_request_v12(w, value):
 
 def decode_request_v12_cluster_id_tag(buf, pos):
     n1 = buf[pos]
-    if n1 < 0x80:
+    if n1 == 1:
+        value = ''
         pos += 1
     else:
-        n1, pos = uvarint(buf, pos)
-    n1 -= 1
-    if n1 < 0:
-        value = None
-    else:
-        end = pos + n1
-        if end > len(buf):
-            raise overrun(buf, pos, n1)
-        value = buf[pos:end].decode()
-        pos = end
+        if n1 < 0x80:
+            pos += 1
+        else:
+            n1, pos = uvarint(buf, pos)
+        n1 -= 1
+        if n1 < 0:
+            value = None
+        else:
+            end = pos + n1
+            if end > len(buf):
+                raise overrun(buf, pos, n1)
+            value = buf[pos:end].decode()
+            pos = end
     return value, pos
 
 
@@ -1418,19 +1422,23 @@ def decode_request_v12(buf, pos):
         for _ in range(n9):
             # topic
             n13 = buf[pos]
-            if n13 < 0x80:
+            if n13 == 1:
+                v12 = ''
                 pos += 1
             else:
-                n13, pos = uvarint(buf, pos)
-            n13 -= 1
-            if n13 < 0:
-                v12 = None
-            else:
-                end = pos + n13
-                if end > len(buf):
-                    raise overrun(buf, pos, n13)
-                v12 = buf[pos:end].decode()
-                pos = end
+                if n13 < 0x80:
+                    pos += 1
+                else:
+                    n13, pos = uvarint(buf, pos)
+                n13 -= 1
+                if n13 < 0:
+                    v12 = None
+                else:
+                    end = pos + n13
+                    if end > len(buf):
+                        raise overrun(buf, pos, n13)
+                    v12 = buf[pos:end].decode()
+                    pos = end
             # partitions
             n15 = buf[pos]
             if n15 < 0x80:
@@ -1450,13 +1458,12 @@ def decode_request_v12(buf, pos):
                 append16 = v14.append
                 for _ in range(n15):
                     # partition, current_leader_epoch, fetch_offset, last_fetched_epoch, log_start_offset, partition_max_bytes
-                    v18, v19, v20, v21, v22, v23, = _U13(buf, pos)
-                    pos += 32
+                    v18, v19, v20, v21, v22, v23, count24 = _U13(buf, pos)
                     x17 = {'partition': v18, 'current_leader_epoch': v19, 'fetch_offset': v20, 'last_fetched_epoch': v21, 'log_start_offset': v22, 'partition_max_bytes': v23, 'replica_directory_id': 'AAAAAAAAAAAAAAAAAAAAAA', 'high_watermark': 9223372036854775807}
-                    if buf[pos]:
-                        pos = read_tags(buf, pos, _TAGS14, x17)
+                    if count24:
+                        pos = read_tags(buf, pos + 32, _TAGS14, x17)
                     else:  # no tagged fields: the common case
-                        pos += 1
+                        pos += 33
                     append16(x17)
             x11 = {'topic': v12, 'topic_id': 'AAAAAAAAAAAAAAAAAAAAAA', 'partitions': v14}
             if buf[pos]:
@@ -1465,75 +1472,83 @@ def decode_request_v12(buf, pos):
                 pos += 1
             append10(x11)
     # forgotten_topics_data
-    n25 = buf[pos]
-    if n25 < 0x80:
+    n26 = buf[pos]
+    if n26 < 0x80:
         pos += 1
     else:
-        n25, pos = uvarint(buf, pos)
-    n25 -= 1
-    if n25 < 0:
-        v24 = None
+        n26, pos = uvarint(buf, pos)
+    n26 -= 1
+    if n26 < 0:
+        v25 = None
     else:
-        if n25 > len(buf) - pos:  # every element takes at least one byte
-            raise too_many(n25, len(buf) - pos)
-        budget[0] -= n25
+        if n26 > len(buf) - pos:  # every element takes at least one byte
+            raise too_many(n26, len(buf) - pos)
+        budget[0] -= n26
         if budget[0] < 0:
             raise over_budget()
-        v24 = []
-        append26 = v24.append
-        for _ in range(n25):
+        v25 = []
+        append27 = v25.append
+        for _ in range(n26):
             # topic
-            n29 = buf[pos]
-            if n29 < 0x80:
+            n30 = buf[pos]
+            if n30 == 1:
+                v29 = ''
                 pos += 1
             else:
-                n29, pos = uvarint(buf, pos)
-            n29 -= 1
-            if n29 < 0:
-                v28 = None
-            else:
-                end = pos + n29
-                if end > len(buf):
-                    raise overrun(buf, pos, n29)
-                v28 = buf[pos:end].decode()
-                pos = end
+                if n30 < 0x80:
+                    pos += 1
+                else:
+                    n30, pos = uvarint(buf, pos)
+                n30 -= 1
+                if n30 < 0:
+                    v29 = None
+                else:
+                    end = pos + n30
+                    if end > len(buf):
+                        raise overrun(buf, pos, n30)
+                    v29 = buf[pos:end].decode()
+                    pos = end
             # partitions
-            n31 = buf[pos]
-            if n31 < 0x80:
+            n32 = buf[pos]
+            if n32 < 0x80:
                 pos += 1
             else:
-                n31, pos = uvarint(buf, pos)
-            n31 -= 1
-            if n31 < 0:
-                v30 = None
+                n32, pos = uvarint(buf, pos)
+            n32 -= 1
+            if n32 < 0:
+                v31 = None
             else:
-                end = pos + n31 * 4
+                end = pos + n32 * 4
                 if end > len(buf):
-                    raise overrun(buf, pos, n31 * 4)
-                v30 = list(unpack_from(">%di" % n31, buf, pos))
+                    raise overrun(buf, pos, n32 * 4)
+                v31 = list(unpack_from(">%di" % n32, buf, pos))
                 pos = end
-            x27 = {'topic': v28, 'topic_id': 'AAAAAAAAAAAAAAAAAAAAAA', 'partitions': v30}
+            x28 = {'topic': v29, 'topic_id': 'AAAAAAAAAAAAAAAAAAAAAA', 'partitions': v31}
             if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS14, x27)
+                pos = read_tags(buf, pos, _TAGS14, x28)
             else:  # no tagged fields: the common case
                 pos += 1
-            append26(x27)
+            append27(x28)
     # rack_id
-    n33 = buf[pos]
-    if n33 < 0x80:
+    n34 = buf[pos]
+    if n34 == 1:
+        v33 = ''
         pos += 1
     else:
-        n33, pos = uvarint(buf, pos)
-    n33 -= 1
-    if n33 < 0:
-        v32 = None
-    else:
-        end = pos + n33
-        if end > len(buf):
-            raise overrun(buf, pos, n33)
-        v32 = buf[pos:end].decode()
-        pos = end
-    out = {'cluster_id': None, 'replica_id': v1, 'replica_state': {'replica_id': -1, 'replica_epoch': -1}, 'max_wait_ms': v2, 'min_bytes': v3, 'max_bytes': v4, 'isolation_level': v5, 'session_id': v6, 'session_epoch': v7, 'topics': v8, 'forgotten_topics_data': v24, 'rack_id': v32}
+        if n34 < 0x80:
+            pos += 1
+        else:
+            n34, pos = uvarint(buf, pos)
+        n34 -= 1
+        if n34 < 0:
+            v33 = None
+        else:
+            end = pos + n34
+            if end > len(buf):
+                raise overrun(buf, pos, n34)
+            v33 = buf[pos:end].decode()
+            pos = end
+    out = {'cluster_id': None, 'replica_id': v1, 'replica_state': {'replica_id': -1, 'replica_epoch': -1}, 'max_wait_ms': v2, 'min_bytes': v3, 'max_bytes': v4, 'isolation_level': v5, 'session_id': v6, 'session_epoch': v7, 'topics': v8, 'forgotten_topics_data': v25, 'rack_id': v33}
     if buf[pos]:
         pos = read_tags(buf, pos, _TAGS15, out)
     else:  # no tagged fields: the common case
@@ -1665,37 +1680,34 @@ def encode_response_v12(w, value):
 
 def decode_response_v12_responses_partitions_diverging_epoch_tag(buf, pos):
     # epoch, end_offset
-    v1, v2, = _U17(buf, pos)
-    pos += 12
+    v1, v2, count3 = _U17(buf, pos)
     value = {'epoch': v1, 'end_offset': v2}
-    if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS14, value)
+    if count3:
+        pos = read_tags(buf, pos + 12, _TAGS14, value)
     else:  # no tagged fields: the common case
-        pos += 1
+        pos += 13
     return value, pos
 
 
 def decode_response_v12_responses_partitions_current_leader_tag(buf, pos):
     # leader_id, leader_epoch
-    v1, v2, = _U18(buf, pos)
-    pos += 8
+    v1, v2, count3 = _U18(buf, pos)
     value = {'leader_id': v1, 'leader_epoch': v2}
-    if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS14, value)
+    if count3:
+        pos = read_tags(buf, pos + 8, _TAGS14, value)
     else:  # no tagged fields: the common case
-        pos += 1
+        pos += 9
     return value, pos
 
 
 def decode_response_v12_responses_partitions_snapshot_id_tag(buf, pos):
     # end_offset, epoch
-    v1, v2, = _U19(buf, pos)
-    pos += 12
+    v1, v2, count3 = _U19(buf, pos)
     value = {'end_offset': v1, 'epoch': v2}
-    if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS14, value)
+    if count3:
+        pos = read_tags(buf, pos + 12, _TAGS14, value)
     else:  # no tagged fields: the common case
-        pos += 1
+        pos += 13
     return value, pos
 
 
@@ -1723,19 +1735,23 @@ def decode_response_v12(buf, pos):
         for _ in range(n5):
             # topic
             n9 = buf[pos]
-            if n9 < 0x80:
+            if n9 == 1:
+                v8 = ''
                 pos += 1
             else:
-                n9, pos = uvarint(buf, pos)
-            n9 -= 1
-            if n9 < 0:
-                v8 = None
-            else:
-                end = pos + n9
-                if end > len(buf):
-                    raise overrun(buf, pos, n9)
-                v8 = buf[pos:end].decode()
-                pos = end
+                if n9 < 0x80:
+                    pos += 1
+                else:
+                    n9, pos = uvarint(buf, pos)
+                n9 -= 1
+                if n9 < 0:
+                    v8 = None
+                else:
+                    end = pos + n9
+                    if end > len(buf):
+                        raise overrun(buf, pos, n9)
+                    v8 = buf[pos:end].decode()
+                    pos = end
             # partitions
             n11 = buf[pos]
             if n11 < 0x80:
@@ -1776,35 +1792,38 @@ def decode_response_v12(buf, pos):
                         append21 = v19.append
                         for _ in range(n20):
                             # producer_id, first_offset
-                            v23, v24, = _U5(buf, pos)
-                            pos += 16
+                            v23, v24, count25 = _U20(buf, pos)
                             x22 = {'producer_id': v23, 'first_offset': v24}
-                            if buf[pos]:
-                                pos = read_tags(buf, pos, _TAGS14, x22)
+                            if count25:
+                                pos = read_tags(buf, pos + 16, _TAGS14, x22)
                             else:  # no tagged fields: the common case
-                                pos += 1
+                                pos += 17
                             append21(x22)
                     # preferred_read_replica
-                    v25, = _U3(buf, pos)
+                    v26, = _U3(buf, pos)
                     pos += 4
                     # records
-                    n27 = buf[pos]
-                    if n27 < 0x80:
+                    n28 = buf[pos]
+                    if n28 == 1:
+                        v27 = b''
                         pos += 1
                     else:
-                        n27, pos = uvarint(buf, pos)
-                    n27 -= 1
-                    if n27 < 0:
-                        v26 = None
-                    else:
-                        end = pos + n27
-                        if end > len(buf):
-                            raise overrun(buf, pos, n27)
-                        v26 = buf[pos:end]
-                        pos = end
-                    x13 = {'partition_index': v14, 'error_code': v15, 'high_watermark': v16, 'last_stable_offset': v17, 'log_start_offset': v18, 'diverging_epoch': {'epoch': -1, 'end_offset': -1}, 'current_leader': {'leader_id': -1, 'leader_epoch': -1}, 'snapshot_id': {'end_offset': -1, 'epoch': -1}, 'aborted_transactions': v19, 'preferred_read_replica': v25, 'records': v26}
+                        if n28 < 0x80:
+                            pos += 1
+                        else:
+                            n28, pos = uvarint(buf, pos)
+                        n28 -= 1
+                        if n28 < 0:
+                            v27 = None
+                        else:
+                            end = pos + n28
+                            if end > len(buf):
+                                raise overrun(buf, pos, n28)
+                            v27 = buf[pos:end]
+                            pos = end
+                    x13 = {'partition_index': v14, 'error_code': v15, 'high_watermark': v16, 'last_stable_offset': v17, 'log_start_offset': v18, 'diverging_epoch': {'epoch': -1, 'end_offset': -1}, 'current_leader': {'leader_id': -1, 'leader_epoch': -1}, 'snapshot_id': {'end_offset': -1, 'epoch': -1}, 'aborted_transactions': v19, 'preferred_read_replica': v26, 'records': v27}
                     if buf[pos]:
-                        pos = read_tags(buf, pos, _TAGS20, x13)
+                        pos = read_tags(buf, pos, _TAGS21, x13)
                     else:  # no tagged fields: the common case
                         pos += 1
                     append12(x13)
@@ -1930,13 +1949,12 @@ def decode_request_v13(buf, pos):
                 append15 = v13.append
                 for _ in range(n14):
                     # partition, current_leader_epoch, fetch_offset, last_fetched_epoch, log_start_offset, partition_max_bytes
-                    v17, v18, v19, v20, v21, v22, = _U13(buf, pos)
-                    pos += 32
+                    v17, v18, v19, v20, v21, v22, count23 = _U13(buf, pos)
                     x16 = {'partition': v17, 'current_leader_epoch': v18, 'fetch_offset': v19, 'last_fetched_epoch': v20, 'log_start_offset': v21, 'partition_max_bytes': v22, 'replica_directory_id': 'AAAAAAAAAAAAAAAAAAAAAA', 'high_watermark': 9223372036854775807}
-                    if buf[pos]:
-                        pos = read_tags(buf, pos, _TAGS14, x16)
+                    if count23:
+                        pos = read_tags(buf, pos + 32, _TAGS14, x16)
                     else:  # no tagged fields: the common case
-                        pos += 1
+                        pos += 33
                     append15(x16)
             x11 = {'topic': '', 'topic_id': v12, 'partitions': v13}
             if buf[pos]:
@@ -1945,62 +1963,66 @@ def decode_request_v13(buf, pos):
                 pos += 1
             append10(x11)
     # forgotten_topics_data
-    n24 = buf[pos]
-    if n24 < 0x80:
+    n25 = buf[pos]
+    if n25 < 0x80:
         pos += 1
     else:
-        n24, pos = uvarint(buf, pos)
-    n24 -= 1
-    if n24 < 0:
-        v23 = None
+        n25, pos = uvarint(buf, pos)
+    n25 -= 1
+    if n25 < 0:
+        v24 = None
     else:
-        if n24 > len(buf) - pos:  # every element takes at least one byte
-            raise too_many(n24, len(buf) - pos)
-        budget[0] -= n24
+        if n25 > len(buf) - pos:  # every element takes at least one byte
+            raise too_many(n25, len(buf) - pos)
+        budget[0] -= n25
         if budget[0] < 0:
             raise over_budget()
-        v23 = []
-        append25 = v23.append
-        for _ in range(n24):
+        v24 = []
+        append26 = v24.append
+        for _ in range(n25):
             # topic_id
-            v27, pos = read_uuid(buf, pos)
+            v28, pos = read_uuid(buf, pos)
             # partitions
-            n29 = buf[pos]
-            if n29 < 0x80:
+            n30 = buf[pos]
+            if n30 < 0x80:
                 pos += 1
             else:
-                n29, pos = uvarint(buf, pos)
-            n29 -= 1
-            if n29 < 0:
-                v28 = None
+                n30, pos = uvarint(buf, pos)
+            n30 -= 1
+            if n30 < 0:
+                v29 = None
             else:
-                end = pos + n29 * 4
+                end = pos + n30 * 4
                 if end > len(buf):
-                    raise overrun(buf, pos, n29 * 4)
-                v28 = list(unpack_from(">%di" % n29, buf, pos))
+                    raise overrun(buf, pos, n30 * 4)
+                v29 = list(unpack_from(">%di" % n30, buf, pos))
                 pos = end
-            x26 = {'topic': '', 'topic_id': v27, 'partitions': v28}
+            x27 = {'topic': '', 'topic_id': v28, 'partitions': v29}
             if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS14, x26)
+                pos = read_tags(buf, pos, _TAGS14, x27)
             else:  # no tagged fields: the common case
                 pos += 1
-            append25(x26)
+            append26(x27)
     # rack_id
-    n31 = buf[pos]
-    if n31 < 0x80:
+    n32 = buf[pos]
+    if n32 == 1:
+        v31 = ''
         pos += 1
     else:
-        n31, pos = uvarint(buf, pos)
-    n31 -= 1
-    if n31 < 0:
-        v30 = None
-    else:
-        end = pos + n31
-        if end > len(buf):
-            raise overrun(buf, pos, n31)
-        v30 = buf[pos:end].decode()
-        pos = end
-    out = {'cluster_id': None, 'replica_id': v1, 'replica_state': {'replica_id': -1, 'replica_epoch': -1}, 'max_wait_ms': v2, 'min_bytes': v3, 'max_bytes': v4, 'isolation_level': v5, 'session_id': v6, 'session_epoch': v7, 'topics': v8, 'forgotten_topics_data': v23, 'rack_id': v30}
+        if n32 < 0x80:
+            pos += 1
+        else:
+            n32, pos = uvarint(buf, pos)
+        n32 -= 1
+        if n32 < 0:
+            v31 = None
+        else:
+            end = pos + n32
+            if end > len(buf):
+                raise overrun(buf, pos, n32)
+            v31 = buf[pos:end].decode()
+            pos = end
+    out = {'cluster_id': None, 'replica_id': v1, 'replica_state': {'replica_id': -1, 'replica_epoch': -1}, 'max_wait_ms': v2, 'min_bytes': v3, 'max_bytes': v4, 'isolation_level': v5, 'session_id': v6, 'session_epoch': v7, 'topics': v8, 'forgotten_topics_data': v24, 'rack_id': v31}
     if buf[pos]:
         pos = read_tags(buf, pos, _TAGS15, out)
     else:  # no tagged fields: the common case
@@ -2104,35 +2126,38 @@ def decode_response_v13(buf, pos):
                         append20 = v18.append
                         for _ in range(n19):
                             # producer_id, first_offset
-                            v22, v23, = _U5(buf, pos)
-                            pos += 16
+                            v22, v23, count24 = _U20(buf, pos)
                             x21 = {'producer_id': v22, 'first_offset': v23}
-                            if buf[pos]:
-                                pos = read_tags(buf, pos, _TAGS14, x21)
+                            if count24:
+                                pos = read_tags(buf, pos + 16, _TAGS14, x21)
                             else:  # no tagged fields: the common case
-                                pos += 1
+                                pos += 17
                             append20(x21)
                     # preferred_read_replica
-                    v24, = _U3(buf, pos)
+                    v25, = _U3(buf, pos)
                     pos += 4
                     # records
-                    n26 = buf[pos]
-                    if n26 < 0x80:
+                    n27 = buf[pos]
+                    if n27 == 1:
+                        v26 = b''
                         pos += 1
                     else:
-                        n26, pos = uvarint(buf, pos)
-                    n26 -= 1
-                    if n26 < 0:
-                        v25 = None
-                    else:
-                        end = pos + n26
-                        if end > len(buf):
-                            raise overrun(buf, pos, n26)
-                        v25 = buf[pos:end]
-                        pos = end
-                    x12 = {'partition_index': v13, 'error_code': v14, 'high_watermark': v15, 'last_stable_offset': v16, 'log_start_offset': v17, 'diverging_epoch': {'epoch': -1, 'end_offset': -1}, 'current_leader': {'leader_id': -1, 'leader_epoch': -1}, 'snapshot_id': {'end_offset': -1, 'epoch': -1}, 'aborted_transactions': v18, 'preferred_read_replica': v24, 'records': v25}
+                        if n27 < 0x80:
+                            pos += 1
+                        else:
+                            n27, pos = uvarint(buf, pos)
+                        n27 -= 1
+                        if n27 < 0:
+                            v26 = None
+                        else:
+                            end = pos + n27
+                            if end > len(buf):
+                                raise overrun(buf, pos, n27)
+                            v26 = buf[pos:end]
+                            pos = end
+                    x12 = {'partition_index': v13, 'error_code': v14, 'high_watermark': v15, 'last_stable_offset': v16, 'log_start_offset': v17, 'diverging_epoch': {'epoch': -1, 'end_offset': -1}, 'current_leader': {'leader_id': -1, 'leader_epoch': -1}, 'snapshot_id': {'end_offset': -1, 'epoch': -1}, 'aborted_transactions': v18, 'preferred_read_replica': v25, 'records': v26}
                     if buf[pos]:
-                        pos = read_tags(buf, pos, _TAGS20, x12)
+                        pos = read_tags(buf, pos, _TAGS21, x12)
                     else:  # no tagged fields: the common case
                         pos += 1
                     append11(x12)
@@ -2198,24 +2223,23 @@ def encode_request_v15(w, value):
     # rack_id
     v11 = get('rack_id')
     w.string('' if v11 is None else v11, True)
-    write_tags(w, _WTAGS21, value)
+    write_tags(w, _WTAGS22, value)
 
 
 def decode_request_v15_replica_state_tag(buf, pos):
     # replica_id, replica_epoch
-    v1, v2, = _U17(buf, pos)
-    pos += 12
+    v1, v2, count3 = _U17(buf, pos)
     value = {'replica_id': v1, 'replica_epoch': v2}
-    if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS14, value)
+    if count3:
+        pos = read_tags(buf, pos + 12, _TAGS14, value)
     else:  # no tagged fields: the common case
-        pos += 1
+        pos += 13
     return value, pos
 
 
 def decode_request_v15(buf, pos):
     # max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch
-    v1, v2, v3, v4, v5, v6, = _U22(buf, pos)
+    v1, v2, v3, v4, v5, v6, = _U23(buf, pos)
     pos += 21
     # topics
     n8 = buf[pos]
@@ -2256,13 +2280,12 @@ def decode_request_v15(buf, pos):
                 append14 = v12.append
                 for _ in range(n13):
                     # partition, current_leader_epoch, fetch_offset, last_fetched_epoch, log_start_offset, partition_max_bytes
-                    v16, v17, v18, v19, v20, v21, = _U13(buf, pos)
-                    pos += 32
+                    v16, v17, v18, v19, v20, v21, count22 = _U13(buf, pos)
                     x15 = {'partition': v16, 'current_leader_epoch': v17, 'fetch_offset': v18, 'last_fetched_epoch': v19, 'log_start_offset': v20, 'partition_max_bytes': v21, 'replica_directory_id': 'AAAAAAAAAAAAAAAAAAAAAA', 'high_watermark': 9223372036854775807}
-                    if buf[pos]:
-                        pos = read_tags(buf, pos, _TAGS14, x15)
+                    if count22:
+                        pos = read_tags(buf, pos + 32, _TAGS14, x15)
                     else:  # no tagged fields: the common case
-                        pos += 1
+                        pos += 33
                     append14(x15)
             x10 = {'topic': '', 'topic_id': v11, 'partitions': v12}
             if buf[pos]:
@@ -2271,64 +2294,68 @@ def decode_request_v15(buf, pos):
                 pos += 1
             append9(x10)
     # forgotten_topics_data
-    n23 = buf[pos]
-    if n23 < 0x80:
+    n24 = buf[pos]
+    if n24 < 0x80:
         pos += 1
     else:
-        n23, pos = uvarint(buf, pos)
-    n23 -= 1
-    if n23 < 0:
-        v22 = None
+        n24, pos = uvarint(buf, pos)
+    n24 -= 1
+    if n24 < 0:
+        v23 = None
     else:
-        if n23 > len(buf) - pos:  # every element takes at least one byte
-            raise too_many(n23, len(buf) - pos)
-        budget[0] -= n23
+        if n24 > len(buf) - pos:  # every element takes at least one byte
+            raise too_many(n24, len(buf) - pos)
+        budget[0] -= n24
         if budget[0] < 0:
             raise over_budget()
-        v22 = []
-        append24 = v22.append
-        for _ in range(n23):
+        v23 = []
+        append25 = v23.append
+        for _ in range(n24):
             # topic_id
-            v26, pos = read_uuid(buf, pos)
+            v27, pos = read_uuid(buf, pos)
             # partitions
-            n28 = buf[pos]
-            if n28 < 0x80:
+            n29 = buf[pos]
+            if n29 < 0x80:
                 pos += 1
             else:
-                n28, pos = uvarint(buf, pos)
-            n28 -= 1
-            if n28 < 0:
-                v27 = None
+                n29, pos = uvarint(buf, pos)
+            n29 -= 1
+            if n29 < 0:
+                v28 = None
             else:
-                end = pos + n28 * 4
+                end = pos + n29 * 4
                 if end > len(buf):
-                    raise overrun(buf, pos, n28 * 4)
-                v27 = list(unpack_from(">%di" % n28, buf, pos))
+                    raise overrun(buf, pos, n29 * 4)
+                v28 = list(unpack_from(">%di" % n29, buf, pos))
                 pos = end
-            x25 = {'topic': '', 'topic_id': v26, 'partitions': v27}
+            x26 = {'topic': '', 'topic_id': v27, 'partitions': v28}
             if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS14, x25)
+                pos = read_tags(buf, pos, _TAGS14, x26)
             else:  # no tagged fields: the common case
                 pos += 1
-            append24(x25)
+            append25(x26)
     # rack_id
-    n30 = buf[pos]
-    if n30 < 0x80:
+    n31 = buf[pos]
+    if n31 == 1:
+        v30 = ''
         pos += 1
     else:
-        n30, pos = uvarint(buf, pos)
-    n30 -= 1
-    if n30 < 0:
-        v29 = None
-    else:
-        end = pos + n30
-        if end > len(buf):
-            raise overrun(buf, pos, n30)
-        v29 = buf[pos:end].decode()
-        pos = end
-    out = {'cluster_id': None, 'replica_id': -1, 'replica_state': {'replica_id': -1, 'replica_epoch': -1}, 'max_wait_ms': v1, 'min_bytes': v2, 'max_bytes': v3, 'isolation_level': v4, 'session_id': v5, 'session_epoch': v6, 'topics': v7, 'forgotten_topics_data': v22, 'rack_id': v29}
+        if n31 < 0x80:
+            pos += 1
+        else:
+            n31, pos = uvarint(buf, pos)
+        n31 -= 1
+        if n31 < 0:
+            v30 = None
+        else:
+            end = pos + n31
+            if end > len(buf):
+                raise overrun(buf, pos, n31)
+            v30 = buf[pos:end].decode()
+            pos = end
+    out = {'cluster_id': None, 'replica_id': -1, 'replica_state': {'replica_id': -1, 'replica_epoch': -1}, 'max_wait_ms': v1, 'min_bytes': v2, 'max_bytes': v3, 'isolation_level': v4, 'session_id': v5, 'session_epoch': v6, 'topics': v7, 'forgotten_topics_data': v23, 'rack_id': v30}
     if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS23, out)
+        pos = read_tags(buf, pos, _TAGS24, out)
     else:  # no tagged fields: the common case
         pos += 1
     return out, pos
@@ -2373,7 +2400,7 @@ def encode_response_v16(w, value):
     w.length(len(v4), True)
     for x5 in v4:
         encode_response_v13_responses(w, x5)
-    write_tags(w, _WTAGS24, value)
+    write_tags(w, _WTAGS25, value)
 
 
 def decode_response_v16_node_endpoints_tag(buf, pos):
@@ -2399,37 +2426,45 @@ def decode_response_v16_node_endpoints_tag(buf, pos):
             pos += 4
             # host
             n6 = buf[pos]
-            if n6 < 0x80:
+            if n6 == 1:
+                v5 = ''
                 pos += 1
             else:
-                n6, pos = uvarint(buf, pos)
-            n6 -= 1
-            if n6 < 0:
-                v5 = None
-            else:
-                end = pos + n6
-                if end > len(buf):
-                    raise overrun(buf, pos, n6)
-                v5 = buf[pos:end].decode()
-                pos = end
+                if n6 < 0x80:
+                    pos += 1
+                else:
+                    n6, pos = uvarint(buf, pos)
+                n6 -= 1
+                if n6 < 0:
+                    v5 = None
+                else:
+                    end = pos + n6
+                    if end > len(buf):
+                        raise overrun(buf, pos, n6)
+                    v5 = buf[pos:end].decode()
+                    pos = end
             # port
             v7, = _U3(buf, pos)
             pos += 4
             # rack
             n9 = buf[pos]
-            if n9 < 0x80:
+            if n9 == 1:
+                v8 = ''
                 pos += 1
             else:
-                n9, pos = uvarint(buf, pos)
-            n9 -= 1
-            if n9 < 0:
-                v8 = None
-            else:
-                end = pos + n9
-                if end > len(buf):
-                    raise overrun(buf, pos, n9)
-                v8 = buf[pos:end].decode()
-                pos = end
+                if n9 < 0x80:
+                    pos += 1
+                else:
+                    n9, pos = uvarint(buf, pos)
+                n9 -= 1
+                if n9 < 0:
+                    v8 = None
+                else:
+                    end = pos + n9
+                    if end > len(buf):
+                        raise overrun(buf, pos, n9)
+                    v8 = buf[pos:end].decode()
+                    pos = end
             x3 = {'node_id': v4, 'host': v5, 'port': v7, 'rack': v8}
             if buf[pos]:
                 pos = read_tags(buf, pos, _TAGS14, x3)
@@ -2503,35 +2538,38 @@ def decode_response_v16(buf, pos):
                         append20 = v18.append
                         for _ in range(n19):
                             # producer_id, first_offset
-                            v22, v23, = _U5(buf, pos)
-                            pos += 16
+                            v22, v23, count24 = _U20(buf, pos)
                             x21 = {'producer_id': v22, 'first_offset': v23}
-                            if buf[pos]:
-                                pos = read_tags(buf, pos, _TAGS14, x21)
+                            if count24:
+                                pos = read_tags(buf, pos + 16, _TAGS14, x21)
                             else:  # no tagged fields: the common case
-                                pos += 1
+                                pos += 17
                             append20(x21)
                     # preferred_read_replica
-                    v24, = _U3(buf, pos)
+                    v25, = _U3(buf, pos)
                     pos += 4
                     # records
-                    n26 = buf[pos]
-                    if n26 < 0x80:
+                    n27 = buf[pos]
+                    if n27 == 1:
+                        v26 = b''
                         pos += 1
                     else:
-                        n26, pos = uvarint(buf, pos)
-                    n26 -= 1
-                    if n26 < 0:
-                        v25 = None
-                    else:
-                        end = pos + n26
-                        if end > len(buf):
-                            raise overrun(buf, pos, n26)
-                        v25 = buf[pos:end]
-                        pos = end
-                    x12 = {'partition_index': v13, 'error_code': v14, 'high_watermark': v15, 'last_stable_offset': v16, 'log_start_offset': v17, 'diverging_epoch': {'epoch': -1, 'end_offset': -1}, 'current_leader': {'leader_id': -1, 'leader_epoch': -1}, 'snapshot_id': {'end_offset': -1, 'epoch': -1}, 'aborted_transactions': v18, 'preferred_read_replica': v24, 'records': v25}
+                        if n27 < 0x80:
+                            pos += 1
+                        else:
+                            n27, pos = uvarint(buf, pos)
+                        n27 -= 1
+                        if n27 < 0:
+                            v26 = None
+                        else:
+                            end = pos + n27
+                            if end > len(buf):
+                                raise overrun(buf, pos, n27)
+                            v26 = buf[pos:end]
+                            pos = end
+                    x12 = {'partition_index': v13, 'error_code': v14, 'high_watermark': v15, 'last_stable_offset': v16, 'log_start_offset': v17, 'diverging_epoch': {'epoch': -1, 'end_offset': -1}, 'current_leader': {'leader_id': -1, 'leader_epoch': -1}, 'snapshot_id': {'end_offset': -1, 'epoch': -1}, 'aborted_transactions': v18, 'preferred_read_replica': v25, 'records': v26}
                     if buf[pos]:
-                        pos = read_tags(buf, pos, _TAGS20, x12)
+                        pos = read_tags(buf, pos, _TAGS21, x12)
                     else:  # no tagged fields: the common case
                         pos += 1
                     append11(x12)
@@ -2543,7 +2581,7 @@ def decode_response_v16(buf, pos):
             append6(x7)
     out = {'throttle_time_ms': v1, 'error_code': v2, 'session_id': v3, 'responses': v4, 'node_endpoints': []}
     if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS25, out)
+        pos = read_tags(buf, pos, _TAGS26, out)
     else:  # no tagged fields: the common case
         pos += 1
     return out, pos
@@ -2573,7 +2611,7 @@ def encode_request_v17_topics_partitions(w, value):
     # partition_max_bytes
     v6 = get('partition_max_bytes')
     w.int32(0 if v6 is None else v6)
-    write_tags(w, _WTAGS26, value)
+    write_tags(w, _WTAGS27, value)
 
 
 def encode_request_v17_topics(w, value):
@@ -2622,7 +2660,7 @@ def encode_request_v17(w, value):
     # rack_id
     v11 = get('rack_id')
     w.string('' if v11 is None else v11, True)
-    write_tags(w, _WTAGS21, value)
+    write_tags(w, _WTAGS22, value)
 
 
 def decode_request_v17_topics_partitions_replica_directory_id_tag(buf, pos):
@@ -2632,7 +2670,7 @@ def decode_request_v17_topics_partitions_replica_directory_id_tag(buf, pos):
 
 def decode_request_v17(buf, pos):
     # max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch
-    v1, v2, v3, v4, v5, v6, = _U22(buf, pos)
+    v1, v2, v3, v4, v5, v6, = _U23(buf, pos)
     pos += 21
     # topics
     n8 = buf[pos]
@@ -2673,13 +2711,12 @@ def decode_request_v17(buf, pos):
                 append14 = v12.append
                 for _ in range(n13):
                     # partition, current_leader_epoch, fetch_offset, last_fetched_epoch, log_start_offset, partition_max_bytes
-                    v16, v17, v18, v19, v20, v21, = _U13(buf, pos)
-                    pos += 32
+                    v16, v17, v18, v19, v20, v21, count22 = _U13(buf, pos)
                     x15 = {'partition': v16, 'current_leader_epoch': v17, 'fetch_offset': v18, 'last_fetched_epoch': v19, 'log_start_offset': v20, 'partition_max_bytes': v21, 'replica_directory_id': 'AAAAAAAAAAAAAAAAAAAAAA', 'high_watermark': 9223372036854775807}
-                    if buf[pos]:
-                        pos = read_tags(buf, pos, _TAGS27, x15)
+                    if count22:
+                        pos = read_tags(buf, pos + 32, _TAGS28, x15)
                     else:  # no tagged fields: the common case
-                        pos += 1
+                        pos += 33
                     append14(x15)
             x10 = {'topic': '', 'topic_id': v11, 'partitions': v12}
             if buf[pos]:
@@ -2688,64 +2725,68 @@ def decode_request_v17(buf, pos):
                 pos += 1
             append9(x10)
     # forgotten_topics_data
-    n23 = buf[pos]
-    if n23 < 0x80:
+    n24 = buf[pos]
+    if n24 < 0x80:
         pos += 1
     else:
-        n23, pos = uvarint(buf, pos)
-    n23 -= 1
-    if n23 < 0:
-        v22 = None
+        n24, pos = uvarint(buf, pos)
+    n24 -= 1
+    if n24 < 0:
+        v23 = None
     else:
-        if n23 > len(buf) - pos:  # every element takes at least one byte
-            raise too_many(n23, len(buf) - pos)
-        budget[0] -= n23
+        if n24 > len(buf) - pos:  # every element takes at least one byte
+            raise too_many(n24, len(buf) - pos)
+        budget[0] -= n24
         if budget[0] < 0:
             raise over_budget()
-        v22 = []
-        append24 = v22.append
-        for _ in range(n23):
+        v23 = []
+        append25 = v23.append
+        for _ in range(n24):
             # topic_id
-            v26, pos = read_uuid(buf, pos)
+            v27, pos = read_uuid(buf, pos)
             # partitions
-            n28 = buf[pos]
-            if n28 < 0x80:
+            n29 = buf[pos]
+            if n29 < 0x80:
                 pos += 1
             else:
-                n28, pos = uvarint(buf, pos)
-            n28 -= 1
-            if n28 < 0:
-                v27 = None
+                n29, pos = uvarint(buf, pos)
+            n29 -= 1
+            if n29 < 0:
+                v28 = None
             else:
-                end = pos + n28 * 4
+                end = pos + n29 * 4
                 if end > len(buf):
-                    raise overrun(buf, pos, n28 * 4)
-                v27 = list(unpack_from(">%di" % n28, buf, pos))
+                    raise overrun(buf, pos, n29 * 4)
+                v28 = list(unpack_from(">%di" % n29, buf, pos))
                 pos = end
-            x25 = {'topic': '', 'topic_id': v26, 'partitions': v27}
+            x26 = {'topic': '', 'topic_id': v27, 'partitions': v28}
             if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS14, x25)
+                pos = read_tags(buf, pos, _TAGS14, x26)
             else:  # no tagged fields: the common case
                 pos += 1
-            append24(x25)
+            append25(x26)
     # rack_id
-    n30 = buf[pos]
-    if n30 < 0x80:
+    n31 = buf[pos]
+    if n31 == 1:
+        v30 = ''
         pos += 1
     else:
-        n30, pos = uvarint(buf, pos)
-    n30 -= 1
-    if n30 < 0:
-        v29 = None
-    else:
-        end = pos + n30
-        if end > len(buf):
-            raise overrun(buf, pos, n30)
-        v29 = buf[pos:end].decode()
-        pos = end
-    out = {'cluster_id': None, 'replica_id': -1, 'replica_state': {'replica_id': -1, 'replica_epoch': -1}, 'max_wait_ms': v1, 'min_bytes': v2, 'max_bytes': v3, 'isolation_level': v4, 'session_id': v5, 'session_epoch': v6, 'topics': v7, 'forgotten_topics_data': v22, 'rack_id': v29}
+        if n31 < 0x80:
+            pos += 1
+        else:
+            n31, pos = uvarint(buf, pos)
+        n31 -= 1
+        if n31 < 0:
+            v30 = None
+        else:
+            end = pos + n31
+            if end > len(buf):
+                raise overrun(buf, pos, n31)
+            v30 = buf[pos:end].decode()
+            pos = end
+    out = {'cluster_id': None, 'replica_id': -1, 'replica_state': {'replica_id': -1, 'replica_epoch': -1}, 'max_wait_ms': v1, 'min_bytes': v2, 'max_bytes': v3, 'isolation_level': v4, 'session_id': v5, 'session_epoch': v6, 'topics': v7, 'forgotten_topics_data': v23, 'rack_id': v30}
     if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS23, out)
+        pos = read_tags(buf, pos, _TAGS24, out)
     else:  # no tagged fields: the common case
         pos += 1
     return out, pos
@@ -2775,7 +2816,7 @@ def encode_request_v18_topics_partitions(w, value):
     # partition_max_bytes
     v6 = get('partition_max_bytes')
     w.int32(0 if v6 is None else v6)
-    write_tags(w, _WTAGS28, value)
+    write_tags(w, _WTAGS29, value)
 
 
 def encode_request_v18_topics(w, value):
@@ -2824,18 +2865,18 @@ def encode_request_v18(w, value):
     # rack_id
     v11 = get('rack_id')
     w.string('' if v11 is None else v11, True)
-    write_tags(w, _WTAGS21, value)
+    write_tags(w, _WTAGS22, value)
 
 
 def decode_request_v18_topics_partitions_high_watermark_tag(buf, pos):
-    value = _U29(buf, pos)[0]
+    value = _U30(buf, pos)[0]
     pos += 8
     return value, pos
 
 
 def decode_request_v18(buf, pos):
     # max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch
-    v1, v2, v3, v4, v5, v6, = _U22(buf, pos)
+    v1, v2, v3, v4, v5, v6, = _U23(buf, pos)
     pos += 21
     # topics
     n8 = buf[pos]
@@ -2876,13 +2917,12 @@ def decode_request_v18(buf, pos):
                 append14 = v12.append
                 for _ in range(n13):
                     # partition, current_leader_epoch, fetch_offset, last_fetched_epoch, log_start_offset, partition_max_bytes
-                    v16, v17, v18, v19, v20, v21, = _U13(buf, pos)
-                    pos += 32
+                    v16, v17, v18, v19, v20, v21, count22 = _U13(buf, pos)
                     x15 = {'partition': v16, 'current_leader_epoch': v17, 'fetch_offset': v18, 'last_fetched_epoch': v19, 'log_start_offset': v20, 'partition_max_bytes': v21, 'replica_directory_id': 'AAAAAAAAAAAAAAAAAAAAAA', 'high_watermark': 9223372036854775807}
-                    if buf[pos]:
-                        pos = read_tags(buf, pos, _TAGS30, x15)
+                    if count22:
+                        pos = read_tags(buf, pos + 32, _TAGS31, x15)
                     else:  # no tagged fields: the common case
-                        pos += 1
+                        pos += 33
                     append14(x15)
             x10 = {'topic': '', 'topic_id': v11, 'partitions': v12}
             if buf[pos]:
@@ -2891,64 +2931,68 @@ def decode_request_v18(buf, pos):
                 pos += 1
             append9(x10)
     # forgotten_topics_data
-    n23 = buf[pos]
-    if n23 < 0x80:
+    n24 = buf[pos]
+    if n24 < 0x80:
         pos += 1
     else:
-        n23, pos = uvarint(buf, pos)
-    n23 -= 1
-    if n23 < 0:
-        v22 = None
+        n24, pos = uvarint(buf, pos)
+    n24 -= 1
+    if n24 < 0:
+        v23 = None
     else:
-        if n23 > len(buf) - pos:  # every element takes at least one byte
-            raise too_many(n23, len(buf) - pos)
-        budget[0] -= n23
+        if n24 > len(buf) - pos:  # every element takes at least one byte
+            raise too_many(n24, len(buf) - pos)
+        budget[0] -= n24
         if budget[0] < 0:
             raise over_budget()
-        v22 = []
-        append24 = v22.append
-        for _ in range(n23):
+        v23 = []
+        append25 = v23.append
+        for _ in range(n24):
             # topic_id
-            v26, pos = read_uuid(buf, pos)
+            v27, pos = read_uuid(buf, pos)
             # partitions
-            n28 = buf[pos]
-            if n28 < 0x80:
+            n29 = buf[pos]
+            if n29 < 0x80:
                 pos += 1
             else:
-                n28, pos = uvarint(buf, pos)
-            n28 -= 1
-            if n28 < 0:
-                v27 = None
+                n29, pos = uvarint(buf, pos)
+            n29 -= 1
+            if n29 < 0:
+                v28 = None
             else:
-                end = pos + n28 * 4
+                end = pos + n29 * 4
                 if end > len(buf):
-                    raise overrun(buf, pos, n28 * 4)
-                v27 = list(unpack_from(">%di" % n28, buf, pos))
+                    raise overrun(buf, pos, n29 * 4)
+                v28 = list(unpack_from(">%di" % n29, buf, pos))
                 pos = end
-            x25 = {'topic': '', 'topic_id': v26, 'partitions': v27}
+            x26 = {'topic': '', 'topic_id': v27, 'partitions': v28}
             if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS14, x25)
+                pos = read_tags(buf, pos, _TAGS14, x26)
             else:  # no tagged fields: the common case
                 pos += 1
-            append24(x25)
+            append25(x26)
     # rack_id
-    n30 = buf[pos]
-    if n30 < 0x80:
+    n31 = buf[pos]
+    if n31 == 1:
+        v30 = ''
         pos += 1
     else:
-        n30, pos = uvarint(buf, pos)
-    n30 -= 1
-    if n30 < 0:
-        v29 = None
-    else:
-        end = pos + n30
-        if end > len(buf):
-            raise overrun(buf, pos, n30)
-        v29 = buf[pos:end].decode()
-        pos = end
-    out = {'cluster_id': None, 'replica_id': -1, 'replica_state': {'replica_id': -1, 'replica_epoch': -1}, 'max_wait_ms': v1, 'min_bytes': v2, 'max_bytes': v3, 'isolation_level': v4, 'session_id': v5, 'session_epoch': v6, 'topics': v7, 'forgotten_topics_data': v22, 'rack_id': v29}
+        if n31 < 0x80:
+            pos += 1
+        else:
+            n31, pos = uvarint(buf, pos)
+        n31 -= 1
+        if n31 < 0:
+            v30 = None
+        else:
+            end = pos + n31
+            if end > len(buf):
+                raise overrun(buf, pos, n31)
+            v30 = buf[pos:end].decode()
+            pos = end
+    out = {'cluster_id': None, 'replica_id': -1, 'replica_state': {'replica_id': -1, 'replica_epoch': -1}, 'max_wait_ms': v1, 'min_bytes': v2, 'max_bytes': v3, 'isolation_level': v4, 'session_id': v5, 'session_epoch': v6, 'topics': v7, 'forgotten_topics_data': v23, 'rack_id': v30}
     if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS23, out)
+        pos = read_tags(buf, pos, _TAGS24, out)
     else:  # no tagged fields: the common case
         pos += 1
     return out, pos
@@ -2966,24 +3010,25 @@ _U9 = _struct.Struct('>ihi').unpack_from
 _U10 = _struct.Struct('>iiqqi').unpack_from
 _WTAGS11 = ()
 _WTAGS12 = ((0, 'cluster_id', None, True, encode_request_v12_cluster_id_tag), )
-_U13 = _struct.Struct('>iiqiqi').unpack_from
+_U13 = _struct.Struct('>iiqiqiB').unpack_from
 _TAGS14 = {}
 _TAGS15 = {0: ('cluster_id', decode_request_v12_cluster_id_tag)}
 _WTAGS16 = ((0, 'diverging_epoch', {'epoch': -1, 'end_offset': -1}, False, encode_response_v12_responses_partitions_diverging_epoch_tag), (1, 'current_leader', {'leader_id': -1, 'leader_epoch': -1}, False, encode_response_v12_responses_partitions_current_leader_tag), (2, 'snapshot_id', {'end_offset': -1, 'epoch': -1}, False, encode_response_v12_responses_partitions_snapshot_id_tag), )
-_U17 = _struct.Struct('>iq').unpack_from
-_U18 = _struct.Struct('>ii').unpack_from
-_U19 = _struct.Struct('>qi').unpack_from
-_TAGS20 = {0: ('diverging_epoch', decode_response_v12_responses_partitions_diverging_epoch_tag), 1: ('current_leader', decode_response_v12_responses_partitions_current_leader_tag), 2: ('snapshot_id', decode_response_v12_responses_partitions_snapshot_id_tag)}
-_WTAGS21 = ((0, 'cluster_id', None, True, encode_request_v12_cluster_id_tag), (1, 'replica_state', {'replica_id': -1, 'replica_epoch': -1}, False, encode_request_v15_replica_state_tag), )
-_U22 = _struct.Struct('>iiibii').unpack_from
-_TAGS23 = {0: ('cluster_id', decode_request_v12_cluster_id_tag), 1: ('replica_state', decode_request_v15_replica_state_tag)}
-_WTAGS24 = ((0, 'node_endpoints', [], False, encode_response_v16_node_endpoints_tag), )
-_TAGS25 = {0: ('node_endpoints', decode_response_v16_node_endpoints_tag)}
-_WTAGS26 = ((0, 'replica_directory_id', 'AAAAAAAAAAAAAAAAAAAAAA', False, encode_request_v17_topics_partitions_replica_directory_id_tag), )
-_TAGS27 = {0: ('replica_directory_id', decode_request_v17_topics_partitions_replica_directory_id_tag)}
-_WTAGS28 = ((0, 'replica_directory_id', 'AAAAAAAAAAAAAAAAAAAAAA', False, encode_request_v17_topics_partitions_replica_directory_id_tag), (1, 'high_watermark', 9223372036854775807, False, encode_request_v18_topics_partitions_high_watermark_tag), )
-_U29 = _struct.Struct('>q').unpack_from
-_TAGS30 = {0: ('replica_directory_id', decode_request_v17_topics_partitions_replica_directory_id_tag), 1: ('high_watermark', decode_request_v18_topics_partitions_high_watermark_tag)}
+_U17 = _struct.Struct('>iqB').unpack_from
+_U18 = _struct.Struct('>iiB').unpack_from
+_U19 = _struct.Struct('>qiB').unpack_from
+_U20 = _struct.Struct('>qqB').unpack_from
+_TAGS21 = {0: ('diverging_epoch', decode_response_v12_responses_partitions_diverging_epoch_tag), 1: ('current_leader', decode_response_v12_responses_partitions_current_leader_tag), 2: ('snapshot_id', decode_response_v12_responses_partitions_snapshot_id_tag)}
+_WTAGS22 = ((0, 'cluster_id', None, True, encode_request_v12_cluster_id_tag), (1, 'replica_state', {'replica_id': -1, 'replica_epoch': -1}, False, encode_request_v15_replica_state_tag), )
+_U23 = _struct.Struct('>iiibii').unpack_from
+_TAGS24 = {0: ('cluster_id', decode_request_v12_cluster_id_tag), 1: ('replica_state', decode_request_v15_replica_state_tag)}
+_WTAGS25 = ((0, 'node_endpoints', [], False, encode_response_v16_node_endpoints_tag), )
+_TAGS26 = {0: ('node_endpoints', decode_response_v16_node_endpoints_tag)}
+_WTAGS27 = ((0, 'replica_directory_id', 'AAAAAAAAAAAAAAAAAAAAAA', False, encode_request_v17_topics_partitions_replica_directory_id_tag), )
+_TAGS28 = {0: ('replica_directory_id', decode_request_v17_topics_partitions_replica_directory_id_tag)}
+_WTAGS29 = ((0, 'replica_directory_id', 'AAAAAAAAAAAAAAAAAAAAAA', False, encode_request_v17_topics_partitions_replica_directory_id_tag), (1, 'high_watermark', 9223372036854775807, False, encode_request_v18_topics_partitions_high_watermark_tag), )
+_U30 = _struct.Struct('>q').unpack_from
+_TAGS31 = {0: ('replica_directory_id', decode_request_v17_topics_partitions_replica_directory_id_tag), 1: ('high_watermark', decode_request_v18_topics_partitions_high_watermark_tag)}
 
 FETCH: Api[FetchResponse] = Api(
     1, 'Fetch', versions=(4, 18), flexible_from=12, route=PARTITION_LEADER,

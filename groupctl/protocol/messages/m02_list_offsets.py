@@ -624,19 +624,23 @@ def decode_request_v6(buf, pos):
         for _ in range(n4):
             # name
             n8 = buf[pos]
-            if n8 < 0x80:
+            if n8 == 1:
+                v7 = ''
                 pos += 1
             else:
-                n8, pos = uvarint(buf, pos)
-            n8 -= 1
-            if n8 < 0:
-                v7 = None
-            else:
-                end = pos + n8
-                if end > len(buf):
-                    raise overrun(buf, pos, n8)
-                v7 = buf[pos:end].decode()
-                pos = end
+                if n8 < 0x80:
+                    pos += 1
+                else:
+                    n8, pos = uvarint(buf, pos)
+                n8 -= 1
+                if n8 < 0:
+                    v7 = None
+                else:
+                    end = pos + n8
+                    if end > len(buf):
+                        raise overrun(buf, pos, n8)
+                    v7 = buf[pos:end].decode()
+                    pos = end
             # partitions
             n10 = buf[pos]
             if n10 < 0x80:
@@ -656,23 +660,22 @@ def decode_request_v6(buf, pos):
                 append11 = v9.append
                 for _ in range(n10):
                     # partition_index, current_leader_epoch, timestamp
-                    v13, v14, v15, = _U5(buf, pos)
-                    pos += 16
+                    v13, v14, v15, count16 = _U8(buf, pos)
                     x12 = {'partition_index': v13, 'current_leader_epoch': v14, 'timestamp': v15}
-                    if buf[pos]:
-                        pos = read_tags(buf, pos, _TAGS8, x12)
+                    if count16:
+                        pos = read_tags(buf, pos + 16, _TAGS9, x12)
                     else:  # no tagged fields: the common case
-                        pos += 1
+                        pos += 17
                     append11(x12)
             x6 = {'name': v7, 'partitions': v9}
             if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS8, x6)
+                pos = read_tags(buf, pos, _TAGS9, x6)
             else:  # no tagged fields: the common case
                 pos += 1
             append5(x6)
     out = {'replica_id': v1, 'isolation_level': v2, 'topics': v3, 'timeout_ms': 0}
     if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS8, out)
+        pos = read_tags(buf, pos, _TAGS9, out)
     else:  # no tagged fields: the common case
         pos += 1
     return out, pos
@@ -748,19 +751,23 @@ def decode_response_v6(buf, pos):
         for _ in range(n3):
             # name
             n7 = buf[pos]
-            if n7 < 0x80:
+            if n7 == 1:
+                v6 = ''
                 pos += 1
             else:
-                n7, pos = uvarint(buf, pos)
-            n7 -= 1
-            if n7 < 0:
-                v6 = None
-            else:
-                end = pos + n7
-                if end > len(buf):
-                    raise overrun(buf, pos, n7)
-                v6 = buf[pos:end].decode()
-                pos = end
+                if n7 < 0x80:
+                    pos += 1
+                else:
+                    n7, pos = uvarint(buf, pos)
+                n7 -= 1
+                if n7 < 0:
+                    v6 = None
+                else:
+                    end = pos + n7
+                    if end > len(buf):
+                        raise overrun(buf, pos, n7)
+                    v6 = buf[pos:end].decode()
+                    pos = end
             # partitions
             n9 = buf[pos]
             if n9 < 0x80:
@@ -780,23 +787,22 @@ def decode_response_v6(buf, pos):
                 append10 = v8.append
                 for _ in range(n9):
                     # partition_index, error_code, timestamp, offset, leader_epoch
-                    v12, v13, v14, v15, v16, = _U6(buf, pos)
-                    pos += 26
+                    v12, v13, v14, v15, v16, count17 = _U10(buf, pos)
                     x11 = {'partition_index': v12, 'error_code': v13, 'timestamp': v14, 'offset': v15, 'leader_epoch': v16}
-                    if buf[pos]:
-                        pos = read_tags(buf, pos, _TAGS8, x11)
+                    if count17:
+                        pos = read_tags(buf, pos + 26, _TAGS9, x11)
                     else:  # no tagged fields: the common case
-                        pos += 1
+                        pos += 27
                     append10(x11)
             x5 = {'name': v6, 'partitions': v8}
             if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS8, x5)
+                pos = read_tags(buf, pos, _TAGS9, x5)
             else:  # no tagged fields: the common case
                 pos += 1
             append4(x5)
     out = {'throttle_time_ms': v1, 'topics': v2}
     if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS8, out)
+        pos = read_tags(buf, pos, _TAGS9, out)
     else:  # no tagged fields: the common case
         pos += 1
     return out, pos
@@ -845,19 +851,23 @@ def decode_request_v10(buf, pos):
         for _ in range(n4):
             # name
             n8 = buf[pos]
-            if n8 < 0x80:
+            if n8 == 1:
+                v7 = ''
                 pos += 1
             else:
-                n8, pos = uvarint(buf, pos)
-            n8 -= 1
-            if n8 < 0:
-                v7 = None
-            else:
-                end = pos + n8
-                if end > len(buf):
-                    raise overrun(buf, pos, n8)
-                v7 = buf[pos:end].decode()
-                pos = end
+                if n8 < 0x80:
+                    pos += 1
+                else:
+                    n8, pos = uvarint(buf, pos)
+                n8 -= 1
+                if n8 < 0:
+                    v7 = None
+                else:
+                    end = pos + n8
+                    if end > len(buf):
+                        raise overrun(buf, pos, n8)
+                    v7 = buf[pos:end].decode()
+                    pos = end
             # partitions
             n10 = buf[pos]
             if n10 < 0x80:
@@ -877,28 +887,26 @@ def decode_request_v10(buf, pos):
                 append11 = v9.append
                 for _ in range(n10):
                     # partition_index, current_leader_epoch, timestamp
-                    v13, v14, v15, = _U5(buf, pos)
-                    pos += 16
+                    v13, v14, v15, count16 = _U8(buf, pos)
                     x12 = {'partition_index': v13, 'current_leader_epoch': v14, 'timestamp': v15}
-                    if buf[pos]:
-                        pos = read_tags(buf, pos, _TAGS8, x12)
+                    if count16:
+                        pos = read_tags(buf, pos + 16, _TAGS9, x12)
                     else:  # no tagged fields: the common case
-                        pos += 1
+                        pos += 17
                     append11(x12)
             x6 = {'name': v7, 'partitions': v9}
             if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS8, x6)
+                pos = read_tags(buf, pos, _TAGS9, x6)
             else:  # no tagged fields: the common case
                 pos += 1
             append5(x6)
     # timeout_ms
-    v16, = _U1(buf, pos)
-    pos += 4
-    out = {'replica_id': v1, 'isolation_level': v2, 'topics': v3, 'timeout_ms': v16}
-    if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS8, out)
+    v17, count18 = _U11(buf, pos)
+    out = {'replica_id': v1, 'isolation_level': v2, 'topics': v3, 'timeout_ms': v17}
+    if count18:
+        pos = read_tags(buf, pos + 4, _TAGS9, out)
     else:  # no tagged fields: the common case
-        pos += 1
+        pos += 5
     return out, pos
 
 
@@ -909,7 +917,10 @@ _U4 = _struct.Struct('>ib').unpack_from
 _U5 = _struct.Struct('>iiq').unpack_from
 _U6 = _struct.Struct('>ihqqi').unpack_from
 _WTAGS7 = ()
-_TAGS8 = {}
+_U8 = _struct.Struct('>iiqB').unpack_from
+_TAGS9 = {}
+_U10 = _struct.Struct('>ihqqiB').unpack_from
+_U11 = _struct.Struct('>iB').unpack_from
 
 LIST_OFFSETS: Api[ListOffsetsResponse] = Api(
     2, 'ListOffsets', versions=(1, 11), flexible_from=6, route=PARTITION_LEADER,

@@ -1600,19 +1600,23 @@ def decode_request_v9(buf, pos):
         for _ in range(n2):
             # name
             n6 = buf[pos]
-            if n6 < 0x80:
+            if n6 == 1:
+                v5 = ''
                 pos += 1
             else:
-                n6, pos = uvarint(buf, pos)
-            n6 -= 1
-            if n6 < 0:
-                v5 = None
-            else:
-                end = pos + n6
-                if end > len(buf):
-                    raise overrun(buf, pos, n6)
-                v5 = buf[pos:end].decode()
-                pos = end
+                if n6 < 0x80:
+                    pos += 1
+                else:
+                    n6, pos = uvarint(buf, pos)
+                n6 -= 1
+                if n6 < 0:
+                    v5 = None
+                else:
+                    end = pos + n6
+                    if end > len(buf):
+                        raise overrun(buf, pos, n6)
+                    v5 = buf[pos:end].decode()
+                    pos = end
             x4 = {'topic_id': 'AAAAAAAAAAAAAAAAAAAAAA', 'name': v5}
             if buf[pos]:
                 pos = read_tags(buf, pos, _TAGS8, x4)
@@ -1620,13 +1624,12 @@ def decode_request_v9(buf, pos):
                 pos += 1
             append3(x4)
     # allow_auto_topic_creation, include_cluster_authorized_operations, include_topic_authorized_operations
-    v7, v8, v9, = _U6(buf, pos)
-    pos += 3
+    v7, v8, v9, count10 = _U9(buf, pos)
     out = {'topics': v1, 'allow_auto_topic_creation': v7, 'include_cluster_authorized_operations': v8, 'include_topic_authorized_operations': v9}
-    if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS8, out)
+    if count10:
+        pos = read_tags(buf, pos + 3, _TAGS8, out)
     else:  # no tagged fields: the common case
-        pos += 1
+        pos += 4
     return out, pos
 
 
@@ -1755,37 +1758,45 @@ def decode_response_v9(buf, pos):
             pos += 4
             # host
             n8 = buf[pos]
-            if n8 < 0x80:
+            if n8 == 1:
+                v7 = ''
                 pos += 1
             else:
-                n8, pos = uvarint(buf, pos)
-            n8 -= 1
-            if n8 < 0:
-                v7 = None
-            else:
-                end = pos + n8
-                if end > len(buf):
-                    raise overrun(buf, pos, n8)
-                v7 = buf[pos:end].decode()
-                pos = end
+                if n8 < 0x80:
+                    pos += 1
+                else:
+                    n8, pos = uvarint(buf, pos)
+                n8 -= 1
+                if n8 < 0:
+                    v7 = None
+                else:
+                    end = pos + n8
+                    if end > len(buf):
+                        raise overrun(buf, pos, n8)
+                    v7 = buf[pos:end].decode()
+                    pos = end
             # port
             v9, = _U1(buf, pos)
             pos += 4
             # rack
             n11 = buf[pos]
-            if n11 < 0x80:
+            if n11 == 1:
+                v10 = ''
                 pos += 1
             else:
-                n11, pos = uvarint(buf, pos)
-            n11 -= 1
-            if n11 < 0:
-                v10 = None
-            else:
-                end = pos + n11
-                if end > len(buf):
-                    raise overrun(buf, pos, n11)
-                v10 = buf[pos:end].decode()
-                pos = end
+                if n11 < 0x80:
+                    pos += 1
+                else:
+                    n11, pos = uvarint(buf, pos)
+                n11 -= 1
+                if n11 < 0:
+                    v10 = None
+                else:
+                    end = pos + n11
+                    if end > len(buf):
+                        raise overrun(buf, pos, n11)
+                    v10 = buf[pos:end].decode()
+                    pos = end
             x5 = {'node_id': v6, 'host': v7, 'port': v9, 'rack': v10}
             if buf[pos]:
                 pos = read_tags(buf, pos, _TAGS8, x5)
@@ -1794,19 +1805,23 @@ def decode_response_v9(buf, pos):
             append4(x5)
     # cluster_id
     n13 = buf[pos]
-    if n13 < 0x80:
+    if n13 == 1:
+        v12 = ''
         pos += 1
     else:
-        n13, pos = uvarint(buf, pos)
-    n13 -= 1
-    if n13 < 0:
-        v12 = None
-    else:
-        end = pos + n13
-        if end > len(buf):
-            raise overrun(buf, pos, n13)
-        v12 = buf[pos:end].decode()
-        pos = end
+        if n13 < 0x80:
+            pos += 1
+        else:
+            n13, pos = uvarint(buf, pos)
+        n13 -= 1
+        if n13 < 0:
+            v12 = None
+        else:
+            end = pos + n13
+            if end > len(buf):
+                raise overrun(buf, pos, n13)
+            v12 = buf[pos:end].decode()
+            pos = end
     # controller_id
     v14, = _U1(buf, pos)
     pos += 4
@@ -1833,19 +1848,23 @@ def decode_response_v9(buf, pos):
             pos += 2
             # name
             n21 = buf[pos]
-            if n21 < 0x80:
+            if n21 == 1:
+                v20 = ''
                 pos += 1
             else:
-                n21, pos = uvarint(buf, pos)
-            n21 -= 1
-            if n21 < 0:
-                v20 = None
-            else:
-                end = pos + n21
-                if end > len(buf):
-                    raise overrun(buf, pos, n21)
-                v20 = buf[pos:end].decode()
-                pos = end
+                if n21 < 0x80:
+                    pos += 1
+                else:
+                    n21, pos = uvarint(buf, pos)
+                n21 -= 1
+                if n21 < 0:
+                    v20 = None
+                else:
+                    end = pos + n21
+                    if end > len(buf):
+                        raise overrun(buf, pos, n21)
+                    v20 = buf[pos:end].decode()
+                    pos = end
             # is_internal
             v22, = _U4(buf, pos)
             pos += 1
@@ -1922,22 +1941,20 @@ def decode_response_v9(buf, pos):
                         pos += 1
                     append25(x26)
             # topic_authorized_operations
-            v37, = _U1(buf, pos)
-            pos += 4
+            v37, count38 = _U10(buf, pos)
             x18 = {'error_code': v19, 'name': v20, 'topic_id': 'AAAAAAAAAAAAAAAAAAAAAA', 'is_internal': v22, 'partitions': v23, 'topic_authorized_operations': v37}
-            if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS8, x18)
+            if count38:
+                pos = read_tags(buf, pos + 4, _TAGS8, x18)
             else:  # no tagged fields: the common case
-                pos += 1
+                pos += 5
             append17(x18)
     # cluster_authorized_operations
-    v38, = _U1(buf, pos)
-    pos += 4
-    out = {'throttle_time_ms': v1, 'brokers': v2, 'cluster_id': v12, 'controller_id': v14, 'topics': v15, 'cluster_authorized_operations': v38, 'error_code': 0}
-    if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS8, out)
+    v39, count40 = _U10(buf, pos)
+    out = {'throttle_time_ms': v1, 'brokers': v2, 'cluster_id': v12, 'controller_id': v14, 'topics': v15, 'cluster_authorized_operations': v39, 'error_code': 0}
+    if count40:
+        pos = read_tags(buf, pos + 4, _TAGS8, out)
     else:  # no tagged fields: the common case
-        pos += 1
+        pos += 5
     return out, pos
 
 
@@ -1997,19 +2014,23 @@ def decode_request_v10(buf, pos):
             v5, pos = read_uuid(buf, pos)
             # name
             n7 = buf[pos]
-            if n7 < 0x80:
+            if n7 == 1:
+                v6 = ''
                 pos += 1
             else:
-                n7, pos = uvarint(buf, pos)
-            n7 -= 1
-            if n7 < 0:
-                v6 = None
-            else:
-                end = pos + n7
-                if end > len(buf):
-                    raise overrun(buf, pos, n7)
-                v6 = buf[pos:end].decode()
-                pos = end
+                if n7 < 0x80:
+                    pos += 1
+                else:
+                    n7, pos = uvarint(buf, pos)
+                n7 -= 1
+                if n7 < 0:
+                    v6 = None
+                else:
+                    end = pos + n7
+                    if end > len(buf):
+                        raise overrun(buf, pos, n7)
+                    v6 = buf[pos:end].decode()
+                    pos = end
             x4 = {'topic_id': v5, 'name': v6}
             if buf[pos]:
                 pos = read_tags(buf, pos, _TAGS8, x4)
@@ -2017,13 +2038,12 @@ def decode_request_v10(buf, pos):
                 pos += 1
             append3(x4)
     # allow_auto_topic_creation, include_cluster_authorized_operations, include_topic_authorized_operations
-    v8, v9, v10, = _U6(buf, pos)
-    pos += 3
+    v8, v9, v10, count11 = _U9(buf, pos)
     out = {'topics': v1, 'allow_auto_topic_creation': v8, 'include_cluster_authorized_operations': v9, 'include_topic_authorized_operations': v10}
-    if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS8, out)
+    if count11:
+        pos = read_tags(buf, pos + 3, _TAGS8, out)
     else:  # no tagged fields: the common case
-        pos += 1
+        pos += 4
     return out, pos
 
 
@@ -2106,37 +2126,45 @@ def decode_response_v10(buf, pos):
             pos += 4
             # host
             n8 = buf[pos]
-            if n8 < 0x80:
+            if n8 == 1:
+                v7 = ''
                 pos += 1
             else:
-                n8, pos = uvarint(buf, pos)
-            n8 -= 1
-            if n8 < 0:
-                v7 = None
-            else:
-                end = pos + n8
-                if end > len(buf):
-                    raise overrun(buf, pos, n8)
-                v7 = buf[pos:end].decode()
-                pos = end
+                if n8 < 0x80:
+                    pos += 1
+                else:
+                    n8, pos = uvarint(buf, pos)
+                n8 -= 1
+                if n8 < 0:
+                    v7 = None
+                else:
+                    end = pos + n8
+                    if end > len(buf):
+                        raise overrun(buf, pos, n8)
+                    v7 = buf[pos:end].decode()
+                    pos = end
             # port
             v9, = _U1(buf, pos)
             pos += 4
             # rack
             n11 = buf[pos]
-            if n11 < 0x80:
+            if n11 == 1:
+                v10 = ''
                 pos += 1
             else:
-                n11, pos = uvarint(buf, pos)
-            n11 -= 1
-            if n11 < 0:
-                v10 = None
-            else:
-                end = pos + n11
-                if end > len(buf):
-                    raise overrun(buf, pos, n11)
-                v10 = buf[pos:end].decode()
-                pos = end
+                if n11 < 0x80:
+                    pos += 1
+                else:
+                    n11, pos = uvarint(buf, pos)
+                n11 -= 1
+                if n11 < 0:
+                    v10 = None
+                else:
+                    end = pos + n11
+                    if end > len(buf):
+                        raise overrun(buf, pos, n11)
+                    v10 = buf[pos:end].decode()
+                    pos = end
             x5 = {'node_id': v6, 'host': v7, 'port': v9, 'rack': v10}
             if buf[pos]:
                 pos = read_tags(buf, pos, _TAGS8, x5)
@@ -2145,19 +2173,23 @@ def decode_response_v10(buf, pos):
             append4(x5)
     # cluster_id
     n13 = buf[pos]
-    if n13 < 0x80:
+    if n13 == 1:
+        v12 = ''
         pos += 1
     else:
-        n13, pos = uvarint(buf, pos)
-    n13 -= 1
-    if n13 < 0:
-        v12 = None
-    else:
-        end = pos + n13
-        if end > len(buf):
-            raise overrun(buf, pos, n13)
-        v12 = buf[pos:end].decode()
-        pos = end
+        if n13 < 0x80:
+            pos += 1
+        else:
+            n13, pos = uvarint(buf, pos)
+        n13 -= 1
+        if n13 < 0:
+            v12 = None
+        else:
+            end = pos + n13
+            if end > len(buf):
+                raise overrun(buf, pos, n13)
+            v12 = buf[pos:end].decode()
+            pos = end
     # controller_id
     v14, = _U1(buf, pos)
     pos += 4
@@ -2184,19 +2216,23 @@ def decode_response_v10(buf, pos):
             pos += 2
             # name
             n21 = buf[pos]
-            if n21 < 0x80:
+            if n21 == 1:
+                v20 = ''
                 pos += 1
             else:
-                n21, pos = uvarint(buf, pos)
-            n21 -= 1
-            if n21 < 0:
-                v20 = None
-            else:
-                end = pos + n21
-                if end > len(buf):
-                    raise overrun(buf, pos, n21)
-                v20 = buf[pos:end].decode()
-                pos = end
+                if n21 < 0x80:
+                    pos += 1
+                else:
+                    n21, pos = uvarint(buf, pos)
+                n21 -= 1
+                if n21 < 0:
+                    v20 = None
+                else:
+                    end = pos + n21
+                    if end > len(buf):
+                        raise overrun(buf, pos, n21)
+                    v20 = buf[pos:end].decode()
+                    pos = end
             # topic_id
             v22, pos = read_uuid(buf, pos)
             # is_internal
@@ -2275,22 +2311,20 @@ def decode_response_v10(buf, pos):
                         pos += 1
                     append26(x27)
             # topic_authorized_operations
-            v38, = _U1(buf, pos)
-            pos += 4
+            v38, count39 = _U10(buf, pos)
             x18 = {'error_code': v19, 'name': v20, 'topic_id': v22, 'is_internal': v23, 'partitions': v24, 'topic_authorized_operations': v38}
-            if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS8, x18)
+            if count39:
+                pos = read_tags(buf, pos + 4, _TAGS8, x18)
             else:  # no tagged fields: the common case
-                pos += 1
+                pos += 5
             append17(x18)
     # cluster_authorized_operations
-    v39, = _U1(buf, pos)
-    pos += 4
-    out = {'throttle_time_ms': v1, 'brokers': v2, 'cluster_id': v12, 'controller_id': v14, 'topics': v15, 'cluster_authorized_operations': v39, 'error_code': 0}
-    if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS8, out)
+    v40, count41 = _U10(buf, pos)
+    out = {'throttle_time_ms': v1, 'brokers': v2, 'cluster_id': v12, 'controller_id': v14, 'topics': v15, 'cluster_authorized_operations': v40, 'error_code': 0}
+    if count41:
+        pos = read_tags(buf, pos + 4, _TAGS8, out)
     else:  # no tagged fields: the common case
-        pos += 1
+        pos += 5
     return out, pos
 
 
@@ -2336,19 +2370,23 @@ def decode_request_v11(buf, pos):
             v5, pos = read_uuid(buf, pos)
             # name
             n7 = buf[pos]
-            if n7 < 0x80:
+            if n7 == 1:
+                v6 = ''
                 pos += 1
             else:
-                n7, pos = uvarint(buf, pos)
-            n7 -= 1
-            if n7 < 0:
-                v6 = None
-            else:
-                end = pos + n7
-                if end > len(buf):
-                    raise overrun(buf, pos, n7)
-                v6 = buf[pos:end].decode()
-                pos = end
+                if n7 < 0x80:
+                    pos += 1
+                else:
+                    n7, pos = uvarint(buf, pos)
+                n7 -= 1
+                if n7 < 0:
+                    v6 = None
+                else:
+                    end = pos + n7
+                    if end > len(buf):
+                        raise overrun(buf, pos, n7)
+                    v6 = buf[pos:end].decode()
+                    pos = end
             x4 = {'topic_id': v5, 'name': v6}
             if buf[pos]:
                 pos = read_tags(buf, pos, _TAGS8, x4)
@@ -2356,13 +2394,12 @@ def decode_request_v11(buf, pos):
                 pos += 1
             append3(x4)
     # allow_auto_topic_creation, include_topic_authorized_operations
-    v8, v9, = _U9(buf, pos)
-    pos += 2
+    v8, v9, count10 = _U11(buf, pos)
     out = {'topics': v1, 'allow_auto_topic_creation': v8, 'include_cluster_authorized_operations': False, 'include_topic_authorized_operations': v9}
-    if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS8, out)
+    if count10:
+        pos = read_tags(buf, pos + 2, _TAGS8, out)
     else:  # no tagged fields: the common case
-        pos += 1
+        pos += 3
     return out, pos
 
 
@@ -2417,37 +2454,45 @@ def decode_response_v11(buf, pos):
             pos += 4
             # host
             n8 = buf[pos]
-            if n8 < 0x80:
+            if n8 == 1:
+                v7 = ''
                 pos += 1
             else:
-                n8, pos = uvarint(buf, pos)
-            n8 -= 1
-            if n8 < 0:
-                v7 = None
-            else:
-                end = pos + n8
-                if end > len(buf):
-                    raise overrun(buf, pos, n8)
-                v7 = buf[pos:end].decode()
-                pos = end
+                if n8 < 0x80:
+                    pos += 1
+                else:
+                    n8, pos = uvarint(buf, pos)
+                n8 -= 1
+                if n8 < 0:
+                    v7 = None
+                else:
+                    end = pos + n8
+                    if end > len(buf):
+                        raise overrun(buf, pos, n8)
+                    v7 = buf[pos:end].decode()
+                    pos = end
             # port
             v9, = _U1(buf, pos)
             pos += 4
             # rack
             n11 = buf[pos]
-            if n11 < 0x80:
+            if n11 == 1:
+                v10 = ''
                 pos += 1
             else:
-                n11, pos = uvarint(buf, pos)
-            n11 -= 1
-            if n11 < 0:
-                v10 = None
-            else:
-                end = pos + n11
-                if end > len(buf):
-                    raise overrun(buf, pos, n11)
-                v10 = buf[pos:end].decode()
-                pos = end
+                if n11 < 0x80:
+                    pos += 1
+                else:
+                    n11, pos = uvarint(buf, pos)
+                n11 -= 1
+                if n11 < 0:
+                    v10 = None
+                else:
+                    end = pos + n11
+                    if end > len(buf):
+                        raise overrun(buf, pos, n11)
+                    v10 = buf[pos:end].decode()
+                    pos = end
             x5 = {'node_id': v6, 'host': v7, 'port': v9, 'rack': v10}
             if buf[pos]:
                 pos = read_tags(buf, pos, _TAGS8, x5)
@@ -2456,19 +2501,23 @@ def decode_response_v11(buf, pos):
             append4(x5)
     # cluster_id
     n13 = buf[pos]
-    if n13 < 0x80:
+    if n13 == 1:
+        v12 = ''
         pos += 1
     else:
-        n13, pos = uvarint(buf, pos)
-    n13 -= 1
-    if n13 < 0:
-        v12 = None
-    else:
-        end = pos + n13
-        if end > len(buf):
-            raise overrun(buf, pos, n13)
-        v12 = buf[pos:end].decode()
-        pos = end
+        if n13 < 0x80:
+            pos += 1
+        else:
+            n13, pos = uvarint(buf, pos)
+        n13 -= 1
+        if n13 < 0:
+            v12 = None
+        else:
+            end = pos + n13
+            if end > len(buf):
+                raise overrun(buf, pos, n13)
+            v12 = buf[pos:end].decode()
+            pos = end
     # controller_id
     v14, = _U1(buf, pos)
     pos += 4
@@ -2495,19 +2544,23 @@ def decode_response_v11(buf, pos):
             pos += 2
             # name
             n21 = buf[pos]
-            if n21 < 0x80:
+            if n21 == 1:
+                v20 = ''
                 pos += 1
             else:
-                n21, pos = uvarint(buf, pos)
-            n21 -= 1
-            if n21 < 0:
-                v20 = None
-            else:
-                end = pos + n21
-                if end > len(buf):
-                    raise overrun(buf, pos, n21)
-                v20 = buf[pos:end].decode()
-                pos = end
+                if n21 < 0x80:
+                    pos += 1
+                else:
+                    n21, pos = uvarint(buf, pos)
+                n21 -= 1
+                if n21 < 0:
+                    v20 = None
+                else:
+                    end = pos + n21
+                    if end > len(buf):
+                        raise overrun(buf, pos, n21)
+                    v20 = buf[pos:end].decode()
+                    pos = end
             # topic_id
             v22, pos = read_uuid(buf, pos)
             # is_internal
@@ -2586,13 +2639,12 @@ def decode_response_v11(buf, pos):
                         pos += 1
                     append26(x27)
             # topic_authorized_operations
-            v38, = _U1(buf, pos)
-            pos += 4
+            v38, count39 = _U10(buf, pos)
             x18 = {'error_code': v19, 'name': v20, 'topic_id': v22, 'is_internal': v23, 'partitions': v24, 'topic_authorized_operations': v38}
-            if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS8, x18)
+            if count39:
+                pos = read_tags(buf, pos + 4, _TAGS8, x18)
             else:  # no tagged fields: the common case
-                pos += 1
+                pos += 5
             append17(x18)
     out = {'throttle_time_ms': v1, 'brokers': v2, 'cluster_id': v12, 'controller_id': v14, 'topics': v15, 'cluster_authorized_operations': -2147483648, 'error_code': 0}
     if buf[pos]:
@@ -2705,37 +2757,45 @@ def decode_response_v13(buf, pos):
             pos += 4
             # host
             n8 = buf[pos]
-            if n8 < 0x80:
+            if n8 == 1:
+                v7 = ''
                 pos += 1
             else:
-                n8, pos = uvarint(buf, pos)
-            n8 -= 1
-            if n8 < 0:
-                v7 = None
-            else:
-                end = pos + n8
-                if end > len(buf):
-                    raise overrun(buf, pos, n8)
-                v7 = buf[pos:end].decode()
-                pos = end
+                if n8 < 0x80:
+                    pos += 1
+                else:
+                    n8, pos = uvarint(buf, pos)
+                n8 -= 1
+                if n8 < 0:
+                    v7 = None
+                else:
+                    end = pos + n8
+                    if end > len(buf):
+                        raise overrun(buf, pos, n8)
+                    v7 = buf[pos:end].decode()
+                    pos = end
             # port
             v9, = _U1(buf, pos)
             pos += 4
             # rack
             n11 = buf[pos]
-            if n11 < 0x80:
+            if n11 == 1:
+                v10 = ''
                 pos += 1
             else:
-                n11, pos = uvarint(buf, pos)
-            n11 -= 1
-            if n11 < 0:
-                v10 = None
-            else:
-                end = pos + n11
-                if end > len(buf):
-                    raise overrun(buf, pos, n11)
-                v10 = buf[pos:end].decode()
-                pos = end
+                if n11 < 0x80:
+                    pos += 1
+                else:
+                    n11, pos = uvarint(buf, pos)
+                n11 -= 1
+                if n11 < 0:
+                    v10 = None
+                else:
+                    end = pos + n11
+                    if end > len(buf):
+                        raise overrun(buf, pos, n11)
+                    v10 = buf[pos:end].decode()
+                    pos = end
             x5 = {'node_id': v6, 'host': v7, 'port': v9, 'rack': v10}
             if buf[pos]:
                 pos = read_tags(buf, pos, _TAGS8, x5)
@@ -2744,19 +2804,23 @@ def decode_response_v13(buf, pos):
             append4(x5)
     # cluster_id
     n13 = buf[pos]
-    if n13 < 0x80:
+    if n13 == 1:
+        v12 = ''
         pos += 1
     else:
-        n13, pos = uvarint(buf, pos)
-    n13 -= 1
-    if n13 < 0:
-        v12 = None
-    else:
-        end = pos + n13
-        if end > len(buf):
-            raise overrun(buf, pos, n13)
-        v12 = buf[pos:end].decode()
-        pos = end
+        if n13 < 0x80:
+            pos += 1
+        else:
+            n13, pos = uvarint(buf, pos)
+        n13 -= 1
+        if n13 < 0:
+            v12 = None
+        else:
+            end = pos + n13
+            if end > len(buf):
+                raise overrun(buf, pos, n13)
+            v12 = buf[pos:end].decode()
+            pos = end
     # controller_id
     v14, = _U1(buf, pos)
     pos += 4
@@ -2783,19 +2847,23 @@ def decode_response_v13(buf, pos):
             pos += 2
             # name
             n21 = buf[pos]
-            if n21 < 0x80:
+            if n21 == 1:
+                v20 = ''
                 pos += 1
             else:
-                n21, pos = uvarint(buf, pos)
-            n21 -= 1
-            if n21 < 0:
-                v20 = None
-            else:
-                end = pos + n21
-                if end > len(buf):
-                    raise overrun(buf, pos, n21)
-                v20 = buf[pos:end].decode()
-                pos = end
+                if n21 < 0x80:
+                    pos += 1
+                else:
+                    n21, pos = uvarint(buf, pos)
+                n21 -= 1
+                if n21 < 0:
+                    v20 = None
+                else:
+                    end = pos + n21
+                    if end > len(buf):
+                        raise overrun(buf, pos, n21)
+                    v20 = buf[pos:end].decode()
+                    pos = end
             # topic_id
             v22, pos = read_uuid(buf, pos)
             # is_internal
@@ -2874,22 +2942,20 @@ def decode_response_v13(buf, pos):
                         pos += 1
                     append26(x27)
             # topic_authorized_operations
-            v38, = _U1(buf, pos)
-            pos += 4
+            v38, count39 = _U10(buf, pos)
             x18 = {'error_code': v19, 'name': v20, 'topic_id': v22, 'is_internal': v23, 'partitions': v24, 'topic_authorized_operations': v38}
-            if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS8, x18)
+            if count39:
+                pos = read_tags(buf, pos + 4, _TAGS8, x18)
             else:  # no tagged fields: the common case
-                pos += 1
+                pos += 5
             append17(x18)
     # error_code
-    v39, = _U2(buf, pos)
-    pos += 2
-    out = {'throttle_time_ms': v1, 'brokers': v2, 'cluster_id': v12, 'controller_id': v14, 'topics': v15, 'cluster_authorized_operations': -2147483648, 'error_code': v39}
-    if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS8, out)
+    v40, count41 = _U12(buf, pos)
+    out = {'throttle_time_ms': v1, 'brokers': v2, 'cluster_id': v12, 'controller_id': v14, 'topics': v15, 'cluster_authorized_operations': -2147483648, 'error_code': v40}
+    if count41:
+        pos = read_tags(buf, pos + 2, _TAGS8, out)
     else:  # no tagged fields: the common case
-        pos += 1
+        pos += 3
     return out, pos
 
 
@@ -2901,7 +2967,10 @@ _U5 = _struct.Struct('>hiii').unpack_from
 _U6 = _struct.Struct('>???').unpack_from
 _WTAGS7 = ()
 _TAGS8 = {}
-_U9 = _struct.Struct('>??').unpack_from
+_U9 = _struct.Struct('>???B').unpack_from
+_U10 = _struct.Struct('>iB').unpack_from
+_U11 = _struct.Struct('>??B').unpack_from
+_U12 = _struct.Struct('>hB').unpack_from
 
 METADATA: Api[MetadataResponse] = Api(
     3, 'Metadata', versions=(0, 13), flexible_from=9, route=ANY_BROKER,

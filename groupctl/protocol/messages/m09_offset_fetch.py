@@ -582,19 +582,23 @@ def encode_request_v6(w, value):
 def decode_request_v6(buf, pos):
     # group_id
     n2 = buf[pos]
-    if n2 < 0x80:
+    if n2 == 1:
+        v1 = ''
         pos += 1
     else:
-        n2, pos = uvarint(buf, pos)
-    n2 -= 1
-    if n2 < 0:
-        v1 = None
-    else:
-        end = pos + n2
-        if end > len(buf):
-            raise overrun(buf, pos, n2)
-        v1 = buf[pos:end].decode()
-        pos = end
+        if n2 < 0x80:
+            pos += 1
+        else:
+            n2, pos = uvarint(buf, pos)
+        n2 -= 1
+        if n2 < 0:
+            v1 = None
+        else:
+            end = pos + n2
+            if end > len(buf):
+                raise overrun(buf, pos, n2)
+            v1 = buf[pos:end].decode()
+            pos = end
     # topics
     n4 = buf[pos]
     if n4 < 0x80:
@@ -615,19 +619,23 @@ def decode_request_v6(buf, pos):
         for _ in range(n4):
             # name
             n8 = buf[pos]
-            if n8 < 0x80:
+            if n8 == 1:
+                v7 = ''
                 pos += 1
             else:
-                n8, pos = uvarint(buf, pos)
-            n8 -= 1
-            if n8 < 0:
-                v7 = None
-            else:
-                end = pos + n8
-                if end > len(buf):
-                    raise overrun(buf, pos, n8)
-                v7 = buf[pos:end].decode()
-                pos = end
+                if n8 < 0x80:
+                    pos += 1
+                else:
+                    n8, pos = uvarint(buf, pos)
+                n8 -= 1
+                if n8 < 0:
+                    v7 = None
+                else:
+                    end = pos + n8
+                    if end > len(buf):
+                        raise overrun(buf, pos, n8)
+                    v7 = buf[pos:end].decode()
+                    pos = end
             # partition_indexes
             n10 = buf[pos]
             if n10 < 0x80:
@@ -730,19 +738,23 @@ def decode_response_v6(buf, pos):
         for _ in range(n3):
             # name
             n7 = buf[pos]
-            if n7 < 0x80:
+            if n7 == 1:
+                v6 = ''
                 pos += 1
             else:
-                n7, pos = uvarint(buf, pos)
-            n7 -= 1
-            if n7 < 0:
-                v6 = None
-            else:
-                end = pos + n7
-                if end > len(buf):
-                    raise overrun(buf, pos, n7)
-                v6 = buf[pos:end].decode()
-                pos = end
+                if n7 < 0x80:
+                    pos += 1
+                else:
+                    n7, pos = uvarint(buf, pos)
+                n7 -= 1
+                if n7 < 0:
+                    v6 = None
+                else:
+                    end = pos + n7
+                    if end > len(buf):
+                        raise overrun(buf, pos, n7)
+                    v6 = buf[pos:end].decode()
+                    pos = end
             # partitions
             n9 = buf[pos]
             if n9 < 0x80:
@@ -766,27 +778,30 @@ def decode_response_v6(buf, pos):
                     pos += 16
                     # metadata
                     n16 = buf[pos]
-                    if n16 < 0x80:
+                    if n16 == 1:
+                        v15 = ''
                         pos += 1
                     else:
-                        n16, pos = uvarint(buf, pos)
-                    n16 -= 1
-                    if n16 < 0:
-                        v15 = None
-                    else:
-                        end = pos + n16
-                        if end > len(buf):
-                            raise overrun(buf, pos, n16)
-                        v15 = buf[pos:end].decode()
-                        pos = end
+                        if n16 < 0x80:
+                            pos += 1
+                        else:
+                            n16, pos = uvarint(buf, pos)
+                        n16 -= 1
+                        if n16 < 0:
+                            v15 = None
+                        else:
+                            end = pos + n16
+                            if end > len(buf):
+                                raise overrun(buf, pos, n16)
+                            v15 = buf[pos:end].decode()
+                            pos = end
                     # error_code
-                    v17, = _U2(buf, pos)
-                    pos += 2
+                    v17, count18 = _U7(buf, pos)
                     x11 = {'partition_index': v12, 'committed_offset': v13, 'committed_leader_epoch': v14, 'metadata': v15, 'error_code': v17}
-                    if buf[pos]:
-                        pos = read_tags(buf, pos, _TAGS6, x11)
+                    if count18:
+                        pos = read_tags(buf, pos + 2, _TAGS6, x11)
                     else:  # no tagged fields: the common case
-                        pos += 1
+                        pos += 3
                     append10(x11)
             x5 = {'name': v6, 'partitions': v8}
             if buf[pos]:
@@ -795,13 +810,12 @@ def decode_response_v6(buf, pos):
                 pos += 1
             append4(x5)
     # error_code
-    v18, = _U2(buf, pos)
-    pos += 2
-    out = {'throttle_time_ms': v1, 'topics': v2, 'error_code': v18, 'groups': []}
-    if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS6, out)
+    v19, count20 = _U7(buf, pos)
+    out = {'throttle_time_ms': v1, 'topics': v2, 'error_code': v19, 'groups': []}
+    if count20:
+        pos = read_tags(buf, pos + 2, _TAGS6, out)
     else:  # no tagged fields: the common case
-        pos += 1
+        pos += 3
     return out, pos
 
 
@@ -827,19 +841,23 @@ def encode_request_v7(w, value):
 def decode_request_v7(buf, pos):
     # group_id
     n2 = buf[pos]
-    if n2 < 0x80:
+    if n2 == 1:
+        v1 = ''
         pos += 1
     else:
-        n2, pos = uvarint(buf, pos)
-    n2 -= 1
-    if n2 < 0:
-        v1 = None
-    else:
-        end = pos + n2
-        if end > len(buf):
-            raise overrun(buf, pos, n2)
-        v1 = buf[pos:end].decode()
-        pos = end
+        if n2 < 0x80:
+            pos += 1
+        else:
+            n2, pos = uvarint(buf, pos)
+        n2 -= 1
+        if n2 < 0:
+            v1 = None
+        else:
+            end = pos + n2
+            if end > len(buf):
+                raise overrun(buf, pos, n2)
+            v1 = buf[pos:end].decode()
+            pos = end
     # topics
     n4 = buf[pos]
     if n4 < 0x80:
@@ -860,19 +878,23 @@ def decode_request_v7(buf, pos):
         for _ in range(n4):
             # name
             n8 = buf[pos]
-            if n8 < 0x80:
+            if n8 == 1:
+                v7 = ''
                 pos += 1
             else:
-                n8, pos = uvarint(buf, pos)
-            n8 -= 1
-            if n8 < 0:
-                v7 = None
-            else:
-                end = pos + n8
-                if end > len(buf):
-                    raise overrun(buf, pos, n8)
-                v7 = buf[pos:end].decode()
-                pos = end
+                if n8 < 0x80:
+                    pos += 1
+                else:
+                    n8, pos = uvarint(buf, pos)
+                n8 -= 1
+                if n8 < 0:
+                    v7 = None
+                else:
+                    end = pos + n8
+                    if end > len(buf):
+                        raise overrun(buf, pos, n8)
+                    v7 = buf[pos:end].decode()
+                    pos = end
             # partition_indexes
             n10 = buf[pos]
             if n10 < 0x80:
@@ -895,13 +917,12 @@ def decode_request_v7(buf, pos):
                 pos += 1
             append5(x6)
     # require_stable
-    v11, = _U7(buf, pos)
-    pos += 1
+    v11, count12 = _U8(buf, pos)
     out = {'group_id': v1, 'topics': v3, 'groups': [], 'require_stable': v11}
-    if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS6, out)
+    if count12:
+        pos = read_tags(buf, pos + 1, _TAGS6, out)
     else:  # no tagged fields: the common case
-        pos += 1
+        pos += 2
     return out, pos
 
 
@@ -939,19 +960,23 @@ def decode_request_v8(buf, pos):
         for _ in range(n2):
             # group_id
             n6 = buf[pos]
-            if n6 < 0x80:
+            if n6 == 1:
+                v5 = ''
                 pos += 1
             else:
-                n6, pos = uvarint(buf, pos)
-            n6 -= 1
-            if n6 < 0:
-                v5 = None
-            else:
-                end = pos + n6
-                if end > len(buf):
-                    raise overrun(buf, pos, n6)
-                v5 = buf[pos:end].decode()
-                pos = end
+                if n6 < 0x80:
+                    pos += 1
+                else:
+                    n6, pos = uvarint(buf, pos)
+                n6 -= 1
+                if n6 < 0:
+                    v5 = None
+                else:
+                    end = pos + n6
+                    if end > len(buf):
+                        raise overrun(buf, pos, n6)
+                    v5 = buf[pos:end].decode()
+                    pos = end
             # topics
             n8 = buf[pos]
             if n8 < 0x80:
@@ -972,19 +997,23 @@ def decode_request_v8(buf, pos):
                 for _ in range(n8):
                     # name
                     n12 = buf[pos]
-                    if n12 < 0x80:
+                    if n12 == 1:
+                        v11 = ''
                         pos += 1
                     else:
-                        n12, pos = uvarint(buf, pos)
-                    n12 -= 1
-                    if n12 < 0:
-                        v11 = None
-                    else:
-                        end = pos + n12
-                        if end > len(buf):
-                            raise overrun(buf, pos, n12)
-                        v11 = buf[pos:end].decode()
-                        pos = end
+                        if n12 < 0x80:
+                            pos += 1
+                        else:
+                            n12, pos = uvarint(buf, pos)
+                        n12 -= 1
+                        if n12 < 0:
+                            v11 = None
+                        else:
+                            end = pos + n12
+                            if end > len(buf):
+                                raise overrun(buf, pos, n12)
+                            v11 = buf[pos:end].decode()
+                            pos = end
                     # partition_indexes
                     n14 = buf[pos]
                     if n14 < 0x80:
@@ -1013,13 +1042,12 @@ def decode_request_v8(buf, pos):
                 pos += 1
             append3(x4)
     # require_stable
-    v15, = _U7(buf, pos)
-    pos += 1
+    v15, count16 = _U8(buf, pos)
     out = {'group_id': '', 'topics': [], 'groups': v1, 'require_stable': v15}
-    if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS6, out)
+    if count16:
+        pos = read_tags(buf, pos + 1, _TAGS6, out)
     else:  # no tagged fields: the common case
-        pos += 1
+        pos += 2
     return out, pos
 
 
@@ -1076,19 +1104,23 @@ def decode_response_v8(buf, pos):
         for _ in range(n3):
             # group_id
             n7 = buf[pos]
-            if n7 < 0x80:
+            if n7 == 1:
+                v6 = ''
                 pos += 1
             else:
-                n7, pos = uvarint(buf, pos)
-            n7 -= 1
-            if n7 < 0:
-                v6 = None
-            else:
-                end = pos + n7
-                if end > len(buf):
-                    raise overrun(buf, pos, n7)
-                v6 = buf[pos:end].decode()
-                pos = end
+                if n7 < 0x80:
+                    pos += 1
+                else:
+                    n7, pos = uvarint(buf, pos)
+                n7 -= 1
+                if n7 < 0:
+                    v6 = None
+                else:
+                    end = pos + n7
+                    if end > len(buf):
+                        raise overrun(buf, pos, n7)
+                    v6 = buf[pos:end].decode()
+                    pos = end
             # topics
             n9 = buf[pos]
             if n9 < 0x80:
@@ -1109,19 +1141,23 @@ def decode_response_v8(buf, pos):
                 for _ in range(n9):
                     # name
                     n13 = buf[pos]
-                    if n13 < 0x80:
+                    if n13 == 1:
+                        v12 = ''
                         pos += 1
                     else:
-                        n13, pos = uvarint(buf, pos)
-                    n13 -= 1
-                    if n13 < 0:
-                        v12 = None
-                    else:
-                        end = pos + n13
-                        if end > len(buf):
-                            raise overrun(buf, pos, n13)
-                        v12 = buf[pos:end].decode()
-                        pos = end
+                        if n13 < 0x80:
+                            pos += 1
+                        else:
+                            n13, pos = uvarint(buf, pos)
+                        n13 -= 1
+                        if n13 < 0:
+                            v12 = None
+                        else:
+                            end = pos + n13
+                            if end > len(buf):
+                                raise overrun(buf, pos, n13)
+                            v12 = buf[pos:end].decode()
+                            pos = end
                     # partitions
                     n15 = buf[pos]
                     if n15 < 0x80:
@@ -1145,27 +1181,30 @@ def decode_response_v8(buf, pos):
                             pos += 16
                             # metadata
                             n22 = buf[pos]
-                            if n22 < 0x80:
+                            if n22 == 1:
+                                v21 = ''
                                 pos += 1
                             else:
-                                n22, pos = uvarint(buf, pos)
-                            n22 -= 1
-                            if n22 < 0:
-                                v21 = None
-                            else:
-                                end = pos + n22
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n22)
-                                v21 = buf[pos:end].decode()
-                                pos = end
+                                if n22 < 0x80:
+                                    pos += 1
+                                else:
+                                    n22, pos = uvarint(buf, pos)
+                                n22 -= 1
+                                if n22 < 0:
+                                    v21 = None
+                                else:
+                                    end = pos + n22
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n22)
+                                    v21 = buf[pos:end].decode()
+                                    pos = end
                             # error_code
-                            v23, = _U2(buf, pos)
-                            pos += 2
+                            v23, count24 = _U7(buf, pos)
                             x17 = {'partition_index': v18, 'committed_offset': v19, 'committed_leader_epoch': v20, 'metadata': v21, 'error_code': v23}
-                            if buf[pos]:
-                                pos = read_tags(buf, pos, _TAGS6, x17)
+                            if count24:
+                                pos = read_tags(buf, pos + 2, _TAGS6, x17)
                             else:  # no tagged fields: the common case
-                                pos += 1
+                                pos += 3
                             append16(x17)
                     x11 = {'name': v12, 'topic_id': 'AAAAAAAAAAAAAAAAAAAAAA', 'partitions': v14}
                     if buf[pos]:
@@ -1174,13 +1213,12 @@ def decode_response_v8(buf, pos):
                         pos += 1
                     append10(x11)
             # error_code
-            v24, = _U2(buf, pos)
-            pos += 2
-            x5 = {'group_id': v6, 'topics': v8, 'error_code': v24}
-            if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS6, x5)
+            v25, count26 = _U7(buf, pos)
+            x5 = {'group_id': v6, 'topics': v8, 'error_code': v25}
+            if count26:
+                pos = read_tags(buf, pos + 2, _TAGS6, x5)
             else:  # no tagged fields: the common case
-                pos += 1
+                pos += 3
             append4(x5)
     out = {'throttle_time_ms': v1, 'topics': [], 'error_code': 0, 'groups': v2}
     if buf[pos]:
@@ -1246,34 +1284,42 @@ def decode_request_v9(buf, pos):
         for _ in range(n2):
             # group_id
             n6 = buf[pos]
-            if n6 < 0x80:
+            if n6 == 1:
+                v5 = ''
                 pos += 1
             else:
-                n6, pos = uvarint(buf, pos)
-            n6 -= 1
-            if n6 < 0:
-                v5 = None
-            else:
-                end = pos + n6
-                if end > len(buf):
-                    raise overrun(buf, pos, n6)
-                v5 = buf[pos:end].decode()
-                pos = end
+                if n6 < 0x80:
+                    pos += 1
+                else:
+                    n6, pos = uvarint(buf, pos)
+                n6 -= 1
+                if n6 < 0:
+                    v5 = None
+                else:
+                    end = pos + n6
+                    if end > len(buf):
+                        raise overrun(buf, pos, n6)
+                    v5 = buf[pos:end].decode()
+                    pos = end
             # member_id
             n8 = buf[pos]
-            if n8 < 0x80:
+            if n8 == 1:
+                v7 = ''
                 pos += 1
             else:
-                n8, pos = uvarint(buf, pos)
-            n8 -= 1
-            if n8 < 0:
-                v7 = None
-            else:
-                end = pos + n8
-                if end > len(buf):
-                    raise overrun(buf, pos, n8)
-                v7 = buf[pos:end].decode()
-                pos = end
+                if n8 < 0x80:
+                    pos += 1
+                else:
+                    n8, pos = uvarint(buf, pos)
+                n8 -= 1
+                if n8 < 0:
+                    v7 = None
+                else:
+                    end = pos + n8
+                    if end > len(buf):
+                        raise overrun(buf, pos, n8)
+                    v7 = buf[pos:end].decode()
+                    pos = end
             # member_epoch
             v9, = _U3(buf, pos)
             pos += 4
@@ -1297,19 +1343,23 @@ def decode_request_v9(buf, pos):
                 for _ in range(n11):
                     # name
                     n15 = buf[pos]
-                    if n15 < 0x80:
+                    if n15 == 1:
+                        v14 = ''
                         pos += 1
                     else:
-                        n15, pos = uvarint(buf, pos)
-                    n15 -= 1
-                    if n15 < 0:
-                        v14 = None
-                    else:
-                        end = pos + n15
-                        if end > len(buf):
-                            raise overrun(buf, pos, n15)
-                        v14 = buf[pos:end].decode()
-                        pos = end
+                        if n15 < 0x80:
+                            pos += 1
+                        else:
+                            n15, pos = uvarint(buf, pos)
+                        n15 -= 1
+                        if n15 < 0:
+                            v14 = None
+                        else:
+                            end = pos + n15
+                            if end > len(buf):
+                                raise overrun(buf, pos, n15)
+                            v14 = buf[pos:end].decode()
+                            pos = end
                     # partition_indexes
                     n17 = buf[pos]
                     if n17 < 0x80:
@@ -1338,13 +1388,12 @@ def decode_request_v9(buf, pos):
                 pos += 1
             append3(x4)
     # require_stable
-    v18, = _U7(buf, pos)
-    pos += 1
+    v18, count19 = _U8(buf, pos)
     out = {'group_id': '', 'topics': [], 'groups': v1, 'require_stable': v18}
-    if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS6, out)
+    if count19:
+        pos = read_tags(buf, pos + 1, _TAGS6, out)
     else:  # no tagged fields: the common case
-        pos += 1
+        pos += 2
     return out, pos
 
 
@@ -1417,34 +1466,42 @@ def decode_request_v10(buf, pos):
         for _ in range(n2):
             # group_id
             n6 = buf[pos]
-            if n6 < 0x80:
+            if n6 == 1:
+                v5 = ''
                 pos += 1
             else:
-                n6, pos = uvarint(buf, pos)
-            n6 -= 1
-            if n6 < 0:
-                v5 = None
-            else:
-                end = pos + n6
-                if end > len(buf):
-                    raise overrun(buf, pos, n6)
-                v5 = buf[pos:end].decode()
-                pos = end
+                if n6 < 0x80:
+                    pos += 1
+                else:
+                    n6, pos = uvarint(buf, pos)
+                n6 -= 1
+                if n6 < 0:
+                    v5 = None
+                else:
+                    end = pos + n6
+                    if end > len(buf):
+                        raise overrun(buf, pos, n6)
+                    v5 = buf[pos:end].decode()
+                    pos = end
             # member_id
             n8 = buf[pos]
-            if n8 < 0x80:
+            if n8 == 1:
+                v7 = ''
                 pos += 1
             else:
-                n8, pos = uvarint(buf, pos)
-            n8 -= 1
-            if n8 < 0:
-                v7 = None
-            else:
-                end = pos + n8
-                if end > len(buf):
-                    raise overrun(buf, pos, n8)
-                v7 = buf[pos:end].decode()
-                pos = end
+                if n8 < 0x80:
+                    pos += 1
+                else:
+                    n8, pos = uvarint(buf, pos)
+                n8 -= 1
+                if n8 < 0:
+                    v7 = None
+                else:
+                    end = pos + n8
+                    if end > len(buf):
+                        raise overrun(buf, pos, n8)
+                    v7 = buf[pos:end].decode()
+                    pos = end
             # member_epoch
             v9, = _U3(buf, pos)
             pos += 4
@@ -1496,13 +1553,12 @@ def decode_request_v10(buf, pos):
                 pos += 1
             append3(x4)
     # require_stable
-    v17, = _U7(buf, pos)
-    pos += 1
+    v17, count18 = _U8(buf, pos)
     out = {'group_id': '', 'topics': [], 'groups': v1, 'require_stable': v17}
-    if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS6, out)
+    if count18:
+        pos = read_tags(buf, pos + 1, _TAGS6, out)
     else:  # no tagged fields: the common case
-        pos += 1
+        pos += 2
     return out, pos
 
 
@@ -1572,19 +1628,23 @@ def decode_response_v10(buf, pos):
         for _ in range(n3):
             # group_id
             n7 = buf[pos]
-            if n7 < 0x80:
+            if n7 == 1:
+                v6 = ''
                 pos += 1
             else:
-                n7, pos = uvarint(buf, pos)
-            n7 -= 1
-            if n7 < 0:
-                v6 = None
-            else:
-                end = pos + n7
-                if end > len(buf):
-                    raise overrun(buf, pos, n7)
-                v6 = buf[pos:end].decode()
-                pos = end
+                if n7 < 0x80:
+                    pos += 1
+                else:
+                    n7, pos = uvarint(buf, pos)
+                n7 -= 1
+                if n7 < 0:
+                    v6 = None
+                else:
+                    end = pos + n7
+                    if end > len(buf):
+                        raise overrun(buf, pos, n7)
+                    v6 = buf[pos:end].decode()
+                    pos = end
             # topics
             n9 = buf[pos]
             if n9 < 0x80:
@@ -1628,27 +1688,30 @@ def decode_response_v10(buf, pos):
                             pos += 16
                             # metadata
                             n21 = buf[pos]
-                            if n21 < 0x80:
+                            if n21 == 1:
+                                v20 = ''
                                 pos += 1
                             else:
-                                n21, pos = uvarint(buf, pos)
-                            n21 -= 1
-                            if n21 < 0:
-                                v20 = None
-                            else:
-                                end = pos + n21
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n21)
-                                v20 = buf[pos:end].decode()
-                                pos = end
+                                if n21 < 0x80:
+                                    pos += 1
+                                else:
+                                    n21, pos = uvarint(buf, pos)
+                                n21 -= 1
+                                if n21 < 0:
+                                    v20 = None
+                                else:
+                                    end = pos + n21
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n21)
+                                    v20 = buf[pos:end].decode()
+                                    pos = end
                             # error_code
-                            v22, = _U2(buf, pos)
-                            pos += 2
+                            v22, count23 = _U7(buf, pos)
                             x16 = {'partition_index': v17, 'committed_offset': v18, 'committed_leader_epoch': v19, 'metadata': v20, 'error_code': v22}
-                            if buf[pos]:
-                                pos = read_tags(buf, pos, _TAGS6, x16)
+                            if count23:
+                                pos = read_tags(buf, pos + 2, _TAGS6, x16)
                             else:  # no tagged fields: the common case
-                                pos += 1
+                                pos += 3
                             append15(x16)
                     x11 = {'name': '', 'topic_id': v12, 'partitions': v13}
                     if buf[pos]:
@@ -1657,13 +1720,12 @@ def decode_response_v10(buf, pos):
                         pos += 1
                     append10(x11)
             # error_code
-            v23, = _U2(buf, pos)
-            pos += 2
-            x5 = {'group_id': v6, 'topics': v8, 'error_code': v23}
-            if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS6, x5)
+            v24, count25 = _U7(buf, pos)
+            x5 = {'group_id': v6, 'topics': v8, 'error_code': v24}
+            if count25:
+                pos = read_tags(buf, pos + 2, _TAGS6, x5)
             else:  # no tagged fields: the common case
-                pos += 1
+                pos += 3
             append4(x5)
     out = {'throttle_time_ms': v1, 'topics': [], 'error_code': 0, 'groups': v2}
     if buf[pos]:
@@ -1679,7 +1741,8 @@ _U3 = _struct.Struct('>i').unpack_from
 _U4 = _struct.Struct('>iqi').unpack_from
 _WTAGS5 = ()
 _TAGS6 = {}
-_U7 = _struct.Struct('>?').unpack_from
+_U7 = _struct.Struct('>hB').unpack_from
+_U8 = _struct.Struct('>?B').unpack_from
 
 OFFSET_FETCH: Api[OffsetFetchResponse] = Api(
     9, 'OffsetFetch', versions=(1, 10), flexible_from=6, route=COORDINATOR,

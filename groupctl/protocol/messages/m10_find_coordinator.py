@@ -207,27 +207,30 @@ def encode_request_v3(w, value):
 def decode_request_v3(buf, pos):
     # key
     n2 = buf[pos]
-    if n2 < 0x80:
+    if n2 == 1:
+        v1 = ''
         pos += 1
     else:
-        n2, pos = uvarint(buf, pos)
-    n2 -= 1
-    if n2 < 0:
-        v1 = None
-    else:
-        end = pos + n2
-        if end > len(buf):
-            raise overrun(buf, pos, n2)
-        v1 = buf[pos:end].decode()
-        pos = end
+        if n2 < 0x80:
+            pos += 1
+        else:
+            n2, pos = uvarint(buf, pos)
+        n2 -= 1
+        if n2 < 0:
+            v1 = None
+        else:
+            end = pos + n2
+            if end > len(buf):
+                raise overrun(buf, pos, n2)
+            v1 = buf[pos:end].decode()
+            pos = end
     # key_type
-    v3, = _U3(buf, pos)
-    pos += 1
+    v3, count4 = _U6(buf, pos)
     out = {'key': v1, 'key_type': v3, 'coordinator_keys': []}
-    if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS6, out)
+    if count4:
+        pos = read_tags(buf, pos + 1, _TAGS7, out)
     else:  # no tagged fields: the common case
-        pos += 1
+        pos += 2
     return out, pos
 
 
@@ -260,45 +263,52 @@ def decode_response_v3(buf, pos):
     pos += 6
     # error_message
     n4 = buf[pos]
-    if n4 < 0x80:
+    if n4 == 1:
+        v3 = ''
         pos += 1
     else:
-        n4, pos = uvarint(buf, pos)
-    n4 -= 1
-    if n4 < 0:
-        v3 = None
-    else:
-        end = pos + n4
-        if end > len(buf):
-            raise overrun(buf, pos, n4)
-        v3 = buf[pos:end].decode()
-        pos = end
+        if n4 < 0x80:
+            pos += 1
+        else:
+            n4, pos = uvarint(buf, pos)
+        n4 -= 1
+        if n4 < 0:
+            v3 = None
+        else:
+            end = pos + n4
+            if end > len(buf):
+                raise overrun(buf, pos, n4)
+            v3 = buf[pos:end].decode()
+            pos = end
     # node_id
     v5, = _U2(buf, pos)
     pos += 4
     # host
     n7 = buf[pos]
-    if n7 < 0x80:
+    if n7 == 1:
+        v6 = ''
         pos += 1
     else:
-        n7, pos = uvarint(buf, pos)
-    n7 -= 1
-    if n7 < 0:
-        v6 = None
-    else:
-        end = pos + n7
-        if end > len(buf):
-            raise overrun(buf, pos, n7)
-        v6 = buf[pos:end].decode()
-        pos = end
+        if n7 < 0x80:
+            pos += 1
+        else:
+            n7, pos = uvarint(buf, pos)
+        n7 -= 1
+        if n7 < 0:
+            v6 = None
+        else:
+            end = pos + n7
+            if end > len(buf):
+                raise overrun(buf, pos, n7)
+            v6 = buf[pos:end].decode()
+            pos = end
     # port
-    v8, = _U2(buf, pos)
-    pos += 4
+    v8, count9 = _U8(buf, pos)
     out = {'throttle_time_ms': v1, 'error_code': v2, 'error_message': v3, 'node_id': v5, 'host': v6, 'port': v8, 'coordinators': []}
-    if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS6, out)
+    if count9:
+        pos = read_tags(buf, pos + 4, _TAGS7, out)
     else:  # no tagged fields: the common case
-        pos += 1
+        pos += 5
     return out, pos
 
 
@@ -338,23 +348,27 @@ def decode_request_v4(buf, pos):
         append4 = v2.append
         for _ in range(n3):
             n6 = buf[pos]
-            if n6 < 0x80:
+            if n6 == 1:
+                x5 = ''
                 pos += 1
             else:
-                n6, pos = uvarint(buf, pos)
-            n6 -= 1
-            if n6 < 0:
-                x5 = None
-            else:
-                end = pos + n6
-                if end > len(buf):
-                    raise overrun(buf, pos, n6)
-                x5 = buf[pos:end].decode()
-                pos = end
+                if n6 < 0x80:
+                    pos += 1
+                else:
+                    n6, pos = uvarint(buf, pos)
+                n6 -= 1
+                if n6 < 0:
+                    x5 = None
+                else:
+                    end = pos + n6
+                    if end > len(buf):
+                        raise overrun(buf, pos, n6)
+                    x5 = buf[pos:end].decode()
+                    pos = end
             append4(x5)
     out = {'key': '', 'key_type': v1, 'coordinator_keys': v2}
     if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS6, out)
+        pos = read_tags(buf, pos, _TAGS7, out)
     else:  # no tagged fields: the common case
         pos += 1
     return out, pos
@@ -420,64 +434,76 @@ def decode_response_v4(buf, pos):
         for _ in range(n3):
             # key
             n7 = buf[pos]
-            if n7 < 0x80:
+            if n7 == 1:
+                v6 = ''
                 pos += 1
             else:
-                n7, pos = uvarint(buf, pos)
-            n7 -= 1
-            if n7 < 0:
-                v6 = None
-            else:
-                end = pos + n7
-                if end > len(buf):
-                    raise overrun(buf, pos, n7)
-                v6 = buf[pos:end].decode()
-                pos = end
+                if n7 < 0x80:
+                    pos += 1
+                else:
+                    n7, pos = uvarint(buf, pos)
+                n7 -= 1
+                if n7 < 0:
+                    v6 = None
+                else:
+                    end = pos + n7
+                    if end > len(buf):
+                        raise overrun(buf, pos, n7)
+                    v6 = buf[pos:end].decode()
+                    pos = end
             # node_id
             v8, = _U2(buf, pos)
             pos += 4
             # host
             n10 = buf[pos]
-            if n10 < 0x80:
+            if n10 == 1:
+                v9 = ''
                 pos += 1
             else:
-                n10, pos = uvarint(buf, pos)
-            n10 -= 1
-            if n10 < 0:
-                v9 = None
-            else:
-                end = pos + n10
-                if end > len(buf):
-                    raise overrun(buf, pos, n10)
-                v9 = buf[pos:end].decode()
-                pos = end
+                if n10 < 0x80:
+                    pos += 1
+                else:
+                    n10, pos = uvarint(buf, pos)
+                n10 -= 1
+                if n10 < 0:
+                    v9 = None
+                else:
+                    end = pos + n10
+                    if end > len(buf):
+                        raise overrun(buf, pos, n10)
+                    v9 = buf[pos:end].decode()
+                    pos = end
             # port, error_code
             v11, v12, = _U4(buf, pos)
             pos += 6
             # error_message
             n14 = buf[pos]
-            if n14 < 0x80:
+            if n14 == 1:
+                v13 = ''
                 pos += 1
             else:
-                n14, pos = uvarint(buf, pos)
-            n14 -= 1
-            if n14 < 0:
-                v13 = None
-            else:
-                end = pos + n14
-                if end > len(buf):
-                    raise overrun(buf, pos, n14)
-                v13 = buf[pos:end].decode()
-                pos = end
+                if n14 < 0x80:
+                    pos += 1
+                else:
+                    n14, pos = uvarint(buf, pos)
+                n14 -= 1
+                if n14 < 0:
+                    v13 = None
+                else:
+                    end = pos + n14
+                    if end > len(buf):
+                        raise overrun(buf, pos, n14)
+                    v13 = buf[pos:end].decode()
+                    pos = end
             x5 = {'key': v6, 'node_id': v8, 'host': v9, 'port': v11, 'error_code': v12, 'error_message': v13}
             if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS6, x5)
+                pos = read_tags(buf, pos, _TAGS7, x5)
             else:  # no tagged fields: the common case
                 pos += 1
             append4(x5)
     out = {'throttle_time_ms': v1, 'error_code': 0, 'error_message': '', 'node_id': 0, 'host': '', 'port': 0, 'coordinators': v2}
     if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS6, out)
+        pos = read_tags(buf, pos, _TAGS7, out)
     else:  # no tagged fields: the common case
         pos += 1
     return out, pos
@@ -488,7 +514,9 @@ _U2 = _struct.Struct('>i').unpack_from
 _U3 = _struct.Struct('>b').unpack_from
 _U4 = _struct.Struct('>ih').unpack_from
 _WTAGS5 = ()
-_TAGS6 = {}
+_U6 = _struct.Struct('>bB').unpack_from
+_TAGS7 = {}
+_U8 = _struct.Struct('>iB').unpack_from
 
 FIND_COORDINATOR: Api[FindCoordinatorResponse] = Api(
     10, 'FindCoordinator', versions=(0, 6), flexible_from=3, route=ANY_BROKER,

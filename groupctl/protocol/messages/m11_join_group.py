@@ -771,67 +771,83 @@ def encode_request_v6(w, value):
 def decode_request_v6(buf, pos):
     # group_id
     n2 = buf[pos]
-    if n2 < 0x80:
+    if n2 == 1:
+        v1 = ''
         pos += 1
     else:
-        n2, pos = uvarint(buf, pos)
-    n2 -= 1
-    if n2 < 0:
-        v1 = None
-    else:
-        end = pos + n2
-        if end > len(buf):
-            raise overrun(buf, pos, n2)
-        v1 = buf[pos:end].decode()
-        pos = end
+        if n2 < 0x80:
+            pos += 1
+        else:
+            n2, pos = uvarint(buf, pos)
+        n2 -= 1
+        if n2 < 0:
+            v1 = None
+        else:
+            end = pos + n2
+            if end > len(buf):
+                raise overrun(buf, pos, n2)
+            v1 = buf[pos:end].decode()
+            pos = end
     # session_timeout_ms, rebalance_timeout_ms
     v3, v4, = _U3(buf, pos)
     pos += 8
     # member_id
     n6 = buf[pos]
-    if n6 < 0x80:
+    if n6 == 1:
+        v5 = ''
         pos += 1
     else:
-        n6, pos = uvarint(buf, pos)
-    n6 -= 1
-    if n6 < 0:
-        v5 = None
-    else:
-        end = pos + n6
-        if end > len(buf):
-            raise overrun(buf, pos, n6)
-        v5 = buf[pos:end].decode()
-        pos = end
+        if n6 < 0x80:
+            pos += 1
+        else:
+            n6, pos = uvarint(buf, pos)
+        n6 -= 1
+        if n6 < 0:
+            v5 = None
+        else:
+            end = pos + n6
+            if end > len(buf):
+                raise overrun(buf, pos, n6)
+            v5 = buf[pos:end].decode()
+            pos = end
     # group_instance_id
     n8 = buf[pos]
-    if n8 < 0x80:
+    if n8 == 1:
+        v7 = ''
         pos += 1
     else:
-        n8, pos = uvarint(buf, pos)
-    n8 -= 1
-    if n8 < 0:
-        v7 = None
-    else:
-        end = pos + n8
-        if end > len(buf):
-            raise overrun(buf, pos, n8)
-        v7 = buf[pos:end].decode()
-        pos = end
+        if n8 < 0x80:
+            pos += 1
+        else:
+            n8, pos = uvarint(buf, pos)
+        n8 -= 1
+        if n8 < 0:
+            v7 = None
+        else:
+            end = pos + n8
+            if end > len(buf):
+                raise overrun(buf, pos, n8)
+            v7 = buf[pos:end].decode()
+            pos = end
     # protocol_type
     n10 = buf[pos]
-    if n10 < 0x80:
+    if n10 == 1:
+        v9 = ''
         pos += 1
     else:
-        n10, pos = uvarint(buf, pos)
-    n10 -= 1
-    if n10 < 0:
-        v9 = None
-    else:
-        end = pos + n10
-        if end > len(buf):
-            raise overrun(buf, pos, n10)
-        v9 = buf[pos:end].decode()
-        pos = end
+        if n10 < 0x80:
+            pos += 1
+        else:
+            n10, pos = uvarint(buf, pos)
+        n10 -= 1
+        if n10 < 0:
+            v9 = None
+        else:
+            end = pos + n10
+            if end > len(buf):
+                raise overrun(buf, pos, n10)
+            v9 = buf[pos:end].decode()
+            pos = end
     # protocols
     n12 = buf[pos]
     if n12 < 0x80:
@@ -852,34 +868,42 @@ def decode_request_v6(buf, pos):
         for _ in range(n12):
             # name
             n16 = buf[pos]
-            if n16 < 0x80:
+            if n16 == 1:
+                v15 = ''
                 pos += 1
             else:
-                n16, pos = uvarint(buf, pos)
-            n16 -= 1
-            if n16 < 0:
-                v15 = None
-            else:
-                end = pos + n16
-                if end > len(buf):
-                    raise overrun(buf, pos, n16)
-                v15 = buf[pos:end].decode()
-                pos = end
+                if n16 < 0x80:
+                    pos += 1
+                else:
+                    n16, pos = uvarint(buf, pos)
+                n16 -= 1
+                if n16 < 0:
+                    v15 = None
+                else:
+                    end = pos + n16
+                    if end > len(buf):
+                        raise overrun(buf, pos, n16)
+                    v15 = buf[pos:end].decode()
+                    pos = end
             # metadata
             n18 = buf[pos]
-            if n18 < 0x80:
+            if n18 == 1:
+                v17 = b''
                 pos += 1
             else:
-                n18, pos = uvarint(buf, pos)
-            n18 -= 1
-            if n18 < 0:
-                v17 = None
-            else:
-                end = pos + n18
-                if end > len(buf):
-                    raise overrun(buf, pos, n18)
-                v17 = buf[pos:end]
-                pos = end
+                if n18 < 0x80:
+                    pos += 1
+                else:
+                    n18, pos = uvarint(buf, pos)
+                n18 -= 1
+                if n18 < 0:
+                    v17 = None
+                else:
+                    end = pos + n18
+                    if end > len(buf):
+                        raise overrun(buf, pos, n18)
+                    v17 = buf[pos:end]
+                    pos = end
             x14 = {'name': v15, 'metadata': v17}
             if buf[pos]:
                 pos = read_tags(buf, pos, _TAGS6, x14)
@@ -942,49 +966,61 @@ def decode_response_v6(buf, pos):
     pos += 10
     # protocol_name
     n5 = buf[pos]
-    if n5 < 0x80:
+    if n5 == 1:
+        v4 = ''
         pos += 1
     else:
-        n5, pos = uvarint(buf, pos)
-    n5 -= 1
-    if n5 < 0:
-        v4 = None
-    else:
-        end = pos + n5
-        if end > len(buf):
-            raise overrun(buf, pos, n5)
-        v4 = buf[pos:end].decode()
-        pos = end
+        if n5 < 0x80:
+            pos += 1
+        else:
+            n5, pos = uvarint(buf, pos)
+        n5 -= 1
+        if n5 < 0:
+            v4 = None
+        else:
+            end = pos + n5
+            if end > len(buf):
+                raise overrun(buf, pos, n5)
+            v4 = buf[pos:end].decode()
+            pos = end
     # leader
     n7 = buf[pos]
-    if n7 < 0x80:
+    if n7 == 1:
+        v6 = ''
         pos += 1
     else:
-        n7, pos = uvarint(buf, pos)
-    n7 -= 1
-    if n7 < 0:
-        v6 = None
-    else:
-        end = pos + n7
-        if end > len(buf):
-            raise overrun(buf, pos, n7)
-        v6 = buf[pos:end].decode()
-        pos = end
+        if n7 < 0x80:
+            pos += 1
+        else:
+            n7, pos = uvarint(buf, pos)
+        n7 -= 1
+        if n7 < 0:
+            v6 = None
+        else:
+            end = pos + n7
+            if end > len(buf):
+                raise overrun(buf, pos, n7)
+            v6 = buf[pos:end].decode()
+            pos = end
     # member_id
     n9 = buf[pos]
-    if n9 < 0x80:
+    if n9 == 1:
+        v8 = ''
         pos += 1
     else:
-        n9, pos = uvarint(buf, pos)
-    n9 -= 1
-    if n9 < 0:
-        v8 = None
-    else:
-        end = pos + n9
-        if end > len(buf):
-            raise overrun(buf, pos, n9)
-        v8 = buf[pos:end].decode()
-        pos = end
+        if n9 < 0x80:
+            pos += 1
+        else:
+            n9, pos = uvarint(buf, pos)
+        n9 -= 1
+        if n9 < 0:
+            v8 = None
+        else:
+            end = pos + n9
+            if end > len(buf):
+                raise overrun(buf, pos, n9)
+            v8 = buf[pos:end].decode()
+            pos = end
     # members
     n11 = buf[pos]
     if n11 < 0x80:
@@ -1005,49 +1041,61 @@ def decode_response_v6(buf, pos):
         for _ in range(n11):
             # member_id
             n15 = buf[pos]
-            if n15 < 0x80:
+            if n15 == 1:
+                v14 = ''
                 pos += 1
             else:
-                n15, pos = uvarint(buf, pos)
-            n15 -= 1
-            if n15 < 0:
-                v14 = None
-            else:
-                end = pos + n15
-                if end > len(buf):
-                    raise overrun(buf, pos, n15)
-                v14 = buf[pos:end].decode()
-                pos = end
+                if n15 < 0x80:
+                    pos += 1
+                else:
+                    n15, pos = uvarint(buf, pos)
+                n15 -= 1
+                if n15 < 0:
+                    v14 = None
+                else:
+                    end = pos + n15
+                    if end > len(buf):
+                        raise overrun(buf, pos, n15)
+                    v14 = buf[pos:end].decode()
+                    pos = end
             # group_instance_id
             n17 = buf[pos]
-            if n17 < 0x80:
+            if n17 == 1:
+                v16 = ''
                 pos += 1
             else:
-                n17, pos = uvarint(buf, pos)
-            n17 -= 1
-            if n17 < 0:
-                v16 = None
-            else:
-                end = pos + n17
-                if end > len(buf):
-                    raise overrun(buf, pos, n17)
-                v16 = buf[pos:end].decode()
-                pos = end
+                if n17 < 0x80:
+                    pos += 1
+                else:
+                    n17, pos = uvarint(buf, pos)
+                n17 -= 1
+                if n17 < 0:
+                    v16 = None
+                else:
+                    end = pos + n17
+                    if end > len(buf):
+                        raise overrun(buf, pos, n17)
+                    v16 = buf[pos:end].decode()
+                    pos = end
             # metadata
             n19 = buf[pos]
-            if n19 < 0x80:
+            if n19 == 1:
+                v18 = b''
                 pos += 1
             else:
-                n19, pos = uvarint(buf, pos)
-            n19 -= 1
-            if n19 < 0:
-                v18 = None
-            else:
-                end = pos + n19
-                if end > len(buf):
-                    raise overrun(buf, pos, n19)
-                v18 = buf[pos:end]
-                pos = end
+                if n19 < 0x80:
+                    pos += 1
+                else:
+                    n19, pos = uvarint(buf, pos)
+                n19 -= 1
+                if n19 < 0:
+                    v18 = None
+                else:
+                    end = pos + n19
+                    if end > len(buf):
+                        raise overrun(buf, pos, n19)
+                    v18 = buf[pos:end]
+                    pos = end
             x13 = {'member_id': v14, 'group_instance_id': v16, 'metadata': v18}
             if buf[pos]:
                 pos = read_tags(buf, pos, _TAGS6, x13)
@@ -1099,64 +1147,80 @@ def decode_response_v7(buf, pos):
     pos += 10
     # protocol_type
     n5 = buf[pos]
-    if n5 < 0x80:
+    if n5 == 1:
+        v4 = ''
         pos += 1
     else:
-        n5, pos = uvarint(buf, pos)
-    n5 -= 1
-    if n5 < 0:
-        v4 = None
-    else:
-        end = pos + n5
-        if end > len(buf):
-            raise overrun(buf, pos, n5)
-        v4 = buf[pos:end].decode()
-        pos = end
+        if n5 < 0x80:
+            pos += 1
+        else:
+            n5, pos = uvarint(buf, pos)
+        n5 -= 1
+        if n5 < 0:
+            v4 = None
+        else:
+            end = pos + n5
+            if end > len(buf):
+                raise overrun(buf, pos, n5)
+            v4 = buf[pos:end].decode()
+            pos = end
     # protocol_name
     n7 = buf[pos]
-    if n7 < 0x80:
+    if n7 == 1:
+        v6 = ''
         pos += 1
     else:
-        n7, pos = uvarint(buf, pos)
-    n7 -= 1
-    if n7 < 0:
-        v6 = None
-    else:
-        end = pos + n7
-        if end > len(buf):
-            raise overrun(buf, pos, n7)
-        v6 = buf[pos:end].decode()
-        pos = end
+        if n7 < 0x80:
+            pos += 1
+        else:
+            n7, pos = uvarint(buf, pos)
+        n7 -= 1
+        if n7 < 0:
+            v6 = None
+        else:
+            end = pos + n7
+            if end > len(buf):
+                raise overrun(buf, pos, n7)
+            v6 = buf[pos:end].decode()
+            pos = end
     # leader
     n9 = buf[pos]
-    if n9 < 0x80:
+    if n9 == 1:
+        v8 = ''
         pos += 1
     else:
-        n9, pos = uvarint(buf, pos)
-    n9 -= 1
-    if n9 < 0:
-        v8 = None
-    else:
-        end = pos + n9
-        if end > len(buf):
-            raise overrun(buf, pos, n9)
-        v8 = buf[pos:end].decode()
-        pos = end
+        if n9 < 0x80:
+            pos += 1
+        else:
+            n9, pos = uvarint(buf, pos)
+        n9 -= 1
+        if n9 < 0:
+            v8 = None
+        else:
+            end = pos + n9
+            if end > len(buf):
+                raise overrun(buf, pos, n9)
+            v8 = buf[pos:end].decode()
+            pos = end
     # member_id
     n11 = buf[pos]
-    if n11 < 0x80:
+    if n11 == 1:
+        v10 = ''
         pos += 1
     else:
-        n11, pos = uvarint(buf, pos)
-    n11 -= 1
-    if n11 < 0:
-        v10 = None
-    else:
-        end = pos + n11
-        if end > len(buf):
-            raise overrun(buf, pos, n11)
-        v10 = buf[pos:end].decode()
-        pos = end
+        if n11 < 0x80:
+            pos += 1
+        else:
+            n11, pos = uvarint(buf, pos)
+        n11 -= 1
+        if n11 < 0:
+            v10 = None
+        else:
+            end = pos + n11
+            if end > len(buf):
+                raise overrun(buf, pos, n11)
+            v10 = buf[pos:end].decode()
+            pos = end
     # members
     n13 = buf[pos]
     if n13 < 0x80:
@@ -1177,49 +1241,61 @@ def decode_response_v7(buf, pos):
         for _ in range(n13):
             # member_id
             n17 = buf[pos]
-            if n17 < 0x80:
+            if n17 == 1:
+                v16 = ''
                 pos += 1
             else:
-                n17, pos = uvarint(buf, pos)
-            n17 -= 1
-            if n17 < 0:
-                v16 = None
-            else:
-                end = pos + n17
-                if end > len(buf):
-                    raise overrun(buf, pos, n17)
-                v16 = buf[pos:end].decode()
-                pos = end
+                if n17 < 0x80:
+                    pos += 1
+                else:
+                    n17, pos = uvarint(buf, pos)
+                n17 -= 1
+                if n17 < 0:
+                    v16 = None
+                else:
+                    end = pos + n17
+                    if end > len(buf):
+                        raise overrun(buf, pos, n17)
+                    v16 = buf[pos:end].decode()
+                    pos = end
             # group_instance_id
             n19 = buf[pos]
-            if n19 < 0x80:
+            if n19 == 1:
+                v18 = ''
                 pos += 1
             else:
-                n19, pos = uvarint(buf, pos)
-            n19 -= 1
-            if n19 < 0:
-                v18 = None
-            else:
-                end = pos + n19
-                if end > len(buf):
-                    raise overrun(buf, pos, n19)
-                v18 = buf[pos:end].decode()
-                pos = end
+                if n19 < 0x80:
+                    pos += 1
+                else:
+                    n19, pos = uvarint(buf, pos)
+                n19 -= 1
+                if n19 < 0:
+                    v18 = None
+                else:
+                    end = pos + n19
+                    if end > len(buf):
+                        raise overrun(buf, pos, n19)
+                    v18 = buf[pos:end].decode()
+                    pos = end
             # metadata
             n21 = buf[pos]
-            if n21 < 0x80:
+            if n21 == 1:
+                v20 = b''
                 pos += 1
             else:
-                n21, pos = uvarint(buf, pos)
-            n21 -= 1
-            if n21 < 0:
-                v20 = None
-            else:
-                end = pos + n21
-                if end > len(buf):
-                    raise overrun(buf, pos, n21)
-                v20 = buf[pos:end]
-                pos = end
+                if n21 < 0x80:
+                    pos += 1
+                else:
+                    n21, pos = uvarint(buf, pos)
+                n21 -= 1
+                if n21 < 0:
+                    v20 = None
+                else:
+                    end = pos + n21
+                    if end > len(buf):
+                        raise overrun(buf, pos, n21)
+                    v20 = buf[pos:end]
+                    pos = end
             x15 = {'member_id': v16, 'group_instance_id': v18, 'metadata': v20}
             if buf[pos]:
                 pos = read_tags(buf, pos, _TAGS6, x15)
@@ -1268,67 +1344,83 @@ def encode_request_v8(w, value):
 def decode_request_v8(buf, pos):
     # group_id
     n2 = buf[pos]
-    if n2 < 0x80:
+    if n2 == 1:
+        v1 = ''
         pos += 1
     else:
-        n2, pos = uvarint(buf, pos)
-    n2 -= 1
-    if n2 < 0:
-        v1 = None
-    else:
-        end = pos + n2
-        if end > len(buf):
-            raise overrun(buf, pos, n2)
-        v1 = buf[pos:end].decode()
-        pos = end
+        if n2 < 0x80:
+            pos += 1
+        else:
+            n2, pos = uvarint(buf, pos)
+        n2 -= 1
+        if n2 < 0:
+            v1 = None
+        else:
+            end = pos + n2
+            if end > len(buf):
+                raise overrun(buf, pos, n2)
+            v1 = buf[pos:end].decode()
+            pos = end
     # session_timeout_ms, rebalance_timeout_ms
     v3, v4, = _U3(buf, pos)
     pos += 8
     # member_id
     n6 = buf[pos]
-    if n6 < 0x80:
+    if n6 == 1:
+        v5 = ''
         pos += 1
     else:
-        n6, pos = uvarint(buf, pos)
-    n6 -= 1
-    if n6 < 0:
-        v5 = None
-    else:
-        end = pos + n6
-        if end > len(buf):
-            raise overrun(buf, pos, n6)
-        v5 = buf[pos:end].decode()
-        pos = end
+        if n6 < 0x80:
+            pos += 1
+        else:
+            n6, pos = uvarint(buf, pos)
+        n6 -= 1
+        if n6 < 0:
+            v5 = None
+        else:
+            end = pos + n6
+            if end > len(buf):
+                raise overrun(buf, pos, n6)
+            v5 = buf[pos:end].decode()
+            pos = end
     # group_instance_id
     n8 = buf[pos]
-    if n8 < 0x80:
+    if n8 == 1:
+        v7 = ''
         pos += 1
     else:
-        n8, pos = uvarint(buf, pos)
-    n8 -= 1
-    if n8 < 0:
-        v7 = None
-    else:
-        end = pos + n8
-        if end > len(buf):
-            raise overrun(buf, pos, n8)
-        v7 = buf[pos:end].decode()
-        pos = end
+        if n8 < 0x80:
+            pos += 1
+        else:
+            n8, pos = uvarint(buf, pos)
+        n8 -= 1
+        if n8 < 0:
+            v7 = None
+        else:
+            end = pos + n8
+            if end > len(buf):
+                raise overrun(buf, pos, n8)
+            v7 = buf[pos:end].decode()
+            pos = end
     # protocol_type
     n10 = buf[pos]
-    if n10 < 0x80:
+    if n10 == 1:
+        v9 = ''
         pos += 1
     else:
-        n10, pos = uvarint(buf, pos)
-    n10 -= 1
-    if n10 < 0:
-        v9 = None
-    else:
-        end = pos + n10
-        if end > len(buf):
-            raise overrun(buf, pos, n10)
-        v9 = buf[pos:end].decode()
-        pos = end
+        if n10 < 0x80:
+            pos += 1
+        else:
+            n10, pos = uvarint(buf, pos)
+        n10 -= 1
+        if n10 < 0:
+            v9 = None
+        else:
+            end = pos + n10
+            if end > len(buf):
+                raise overrun(buf, pos, n10)
+            v9 = buf[pos:end].decode()
+            pos = end
     # protocols
     n12 = buf[pos]
     if n12 < 0x80:
@@ -1349,34 +1441,42 @@ def decode_request_v8(buf, pos):
         for _ in range(n12):
             # name
             n16 = buf[pos]
-            if n16 < 0x80:
+            if n16 == 1:
+                v15 = ''
                 pos += 1
             else:
-                n16, pos = uvarint(buf, pos)
-            n16 -= 1
-            if n16 < 0:
-                v15 = None
-            else:
-                end = pos + n16
-                if end > len(buf):
-                    raise overrun(buf, pos, n16)
-                v15 = buf[pos:end].decode()
-                pos = end
+                if n16 < 0x80:
+                    pos += 1
+                else:
+                    n16, pos = uvarint(buf, pos)
+                n16 -= 1
+                if n16 < 0:
+                    v15 = None
+                else:
+                    end = pos + n16
+                    if end > len(buf):
+                        raise overrun(buf, pos, n16)
+                    v15 = buf[pos:end].decode()
+                    pos = end
             # metadata
             n18 = buf[pos]
-            if n18 < 0x80:
+            if n18 == 1:
+                v17 = b''
                 pos += 1
             else:
-                n18, pos = uvarint(buf, pos)
-            n18 -= 1
-            if n18 < 0:
-                v17 = None
-            else:
-                end = pos + n18
-                if end > len(buf):
-                    raise overrun(buf, pos, n18)
-                v17 = buf[pos:end]
-                pos = end
+                if n18 < 0x80:
+                    pos += 1
+                else:
+                    n18, pos = uvarint(buf, pos)
+                n18 -= 1
+                if n18 < 0:
+                    v17 = None
+                else:
+                    end = pos + n18
+                    if end > len(buf):
+                        raise overrun(buf, pos, n18)
+                    v17 = buf[pos:end]
+                    pos = end
             x14 = {'name': v15, 'metadata': v17}
             if buf[pos]:
                 pos = read_tags(buf, pos, _TAGS6, x14)
@@ -1385,19 +1485,23 @@ def decode_request_v8(buf, pos):
             append13(x14)
     # reason
     n20 = buf[pos]
-    if n20 < 0x80:
+    if n20 == 1:
+        v19 = ''
         pos += 1
     else:
-        n20, pos = uvarint(buf, pos)
-    n20 -= 1
-    if n20 < 0:
-        v19 = None
-    else:
-        end = pos + n20
-        if end > len(buf):
-            raise overrun(buf, pos, n20)
-        v19 = buf[pos:end].decode()
-        pos = end
+        if n20 < 0x80:
+            pos += 1
+        else:
+            n20, pos = uvarint(buf, pos)
+        n20 -= 1
+        if n20 < 0:
+            v19 = None
+        else:
+            end = pos + n20
+            if end > len(buf):
+                raise overrun(buf, pos, n20)
+            v19 = buf[pos:end].decode()
+            pos = end
     out = {'group_id': v1, 'session_timeout_ms': v3, 'rebalance_timeout_ms': v4, 'member_id': v5, 'group_instance_id': v7, 'protocol_type': v9, 'protocols': v11, 'reason': v19}
     if buf[pos]:
         pos = read_tags(buf, pos, _TAGS6, out)
@@ -1446,67 +1550,83 @@ def decode_response_v9(buf, pos):
     pos += 10
     # protocol_type
     n5 = buf[pos]
-    if n5 < 0x80:
+    if n5 == 1:
+        v4 = ''
         pos += 1
     else:
-        n5, pos = uvarint(buf, pos)
-    n5 -= 1
-    if n5 < 0:
-        v4 = None
-    else:
-        end = pos + n5
-        if end > len(buf):
-            raise overrun(buf, pos, n5)
-        v4 = buf[pos:end].decode()
-        pos = end
+        if n5 < 0x80:
+            pos += 1
+        else:
+            n5, pos = uvarint(buf, pos)
+        n5 -= 1
+        if n5 < 0:
+            v4 = None
+        else:
+            end = pos + n5
+            if end > len(buf):
+                raise overrun(buf, pos, n5)
+            v4 = buf[pos:end].decode()
+            pos = end
     # protocol_name
     n7 = buf[pos]
-    if n7 < 0x80:
+    if n7 == 1:
+        v6 = ''
         pos += 1
     else:
-        n7, pos = uvarint(buf, pos)
-    n7 -= 1
-    if n7 < 0:
-        v6 = None
-    else:
-        end = pos + n7
-        if end > len(buf):
-            raise overrun(buf, pos, n7)
-        v6 = buf[pos:end].decode()
-        pos = end
+        if n7 < 0x80:
+            pos += 1
+        else:
+            n7, pos = uvarint(buf, pos)
+        n7 -= 1
+        if n7 < 0:
+            v6 = None
+        else:
+            end = pos + n7
+            if end > len(buf):
+                raise overrun(buf, pos, n7)
+            v6 = buf[pos:end].decode()
+            pos = end
     # leader
     n9 = buf[pos]
-    if n9 < 0x80:
+    if n9 == 1:
+        v8 = ''
         pos += 1
     else:
-        n9, pos = uvarint(buf, pos)
-    n9 -= 1
-    if n9 < 0:
-        v8 = None
-    else:
-        end = pos + n9
-        if end > len(buf):
-            raise overrun(buf, pos, n9)
-        v8 = buf[pos:end].decode()
-        pos = end
+        if n9 < 0x80:
+            pos += 1
+        else:
+            n9, pos = uvarint(buf, pos)
+        n9 -= 1
+        if n9 < 0:
+            v8 = None
+        else:
+            end = pos + n9
+            if end > len(buf):
+                raise overrun(buf, pos, n9)
+            v8 = buf[pos:end].decode()
+            pos = end
     # skip_assignment
     v10, = _U7(buf, pos)
     pos += 1
     # member_id
     n12 = buf[pos]
-    if n12 < 0x80:
+    if n12 == 1:
+        v11 = ''
         pos += 1
     else:
-        n12, pos = uvarint(buf, pos)
-    n12 -= 1
-    if n12 < 0:
-        v11 = None
-    else:
-        end = pos + n12
-        if end > len(buf):
-            raise overrun(buf, pos, n12)
-        v11 = buf[pos:end].decode()
-        pos = end
+        if n12 < 0x80:
+            pos += 1
+        else:
+            n12, pos = uvarint(buf, pos)
+        n12 -= 1
+        if n12 < 0:
+            v11 = None
+        else:
+            end = pos + n12
+            if end > len(buf):
+                raise overrun(buf, pos, n12)
+            v11 = buf[pos:end].decode()
+            pos = end
     # members
     n14 = buf[pos]
     if n14 < 0x80:
@@ -1527,49 +1647,61 @@ def decode_response_v9(buf, pos):
         for _ in range(n14):
             # member_id
             n18 = buf[pos]
-            if n18 < 0x80:
+            if n18 == 1:
+                v17 = ''
                 pos += 1
             else:
-                n18, pos = uvarint(buf, pos)
-            n18 -= 1
-            if n18 < 0:
-                v17 = None
-            else:
-                end = pos + n18
-                if end > len(buf):
-                    raise overrun(buf, pos, n18)
-                v17 = buf[pos:end].decode()
-                pos = end
+                if n18 < 0x80:
+                    pos += 1
+                else:
+                    n18, pos = uvarint(buf, pos)
+                n18 -= 1
+                if n18 < 0:
+                    v17 = None
+                else:
+                    end = pos + n18
+                    if end > len(buf):
+                        raise overrun(buf, pos, n18)
+                    v17 = buf[pos:end].decode()
+                    pos = end
             # group_instance_id
             n20 = buf[pos]
-            if n20 < 0x80:
+            if n20 == 1:
+                v19 = ''
                 pos += 1
             else:
-                n20, pos = uvarint(buf, pos)
-            n20 -= 1
-            if n20 < 0:
-                v19 = None
-            else:
-                end = pos + n20
-                if end > len(buf):
-                    raise overrun(buf, pos, n20)
-                v19 = buf[pos:end].decode()
-                pos = end
+                if n20 < 0x80:
+                    pos += 1
+                else:
+                    n20, pos = uvarint(buf, pos)
+                n20 -= 1
+                if n20 < 0:
+                    v19 = None
+                else:
+                    end = pos + n20
+                    if end > len(buf):
+                        raise overrun(buf, pos, n20)
+                    v19 = buf[pos:end].decode()
+                    pos = end
             # metadata
             n22 = buf[pos]
-            if n22 < 0x80:
+            if n22 == 1:
+                v21 = b''
                 pos += 1
             else:
-                n22, pos = uvarint(buf, pos)
-            n22 -= 1
-            if n22 < 0:
-                v21 = None
-            else:
-                end = pos + n22
-                if end > len(buf):
-                    raise overrun(buf, pos, n22)
-                v21 = buf[pos:end]
-                pos = end
+                if n22 < 0x80:
+                    pos += 1
+                else:
+                    n22, pos = uvarint(buf, pos)
+                n22 -= 1
+                if n22 < 0:
+                    v21 = None
+                else:
+                    end = pos + n22
+                    if end > len(buf):
+                        raise overrun(buf, pos, n22)
+                    v21 = buf[pos:end]
+                    pos = end
             x16 = {'member_id': v17, 'group_instance_id': v19, 'metadata': v21}
             if buf[pos]:
                 pos = read_tags(buf, pos, _TAGS6, x16)

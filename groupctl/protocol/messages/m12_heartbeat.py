@@ -186,52 +186,64 @@ def encode_request_v4(w, value):
 def decode_request_v4(buf, pos):
     # group_id
     n2 = buf[pos]
-    if n2 < 0x80:
+    if n2 == 1:
+        v1 = ''
         pos += 1
     else:
-        n2, pos = uvarint(buf, pos)
-    n2 -= 1
-    if n2 < 0:
-        v1 = None
-    else:
-        end = pos + n2
-        if end > len(buf):
-            raise overrun(buf, pos, n2)
-        v1 = buf[pos:end].decode()
-        pos = end
+        if n2 < 0x80:
+            pos += 1
+        else:
+            n2, pos = uvarint(buf, pos)
+        n2 -= 1
+        if n2 < 0:
+            v1 = None
+        else:
+            end = pos + n2
+            if end > len(buf):
+                raise overrun(buf, pos, n2)
+            v1 = buf[pos:end].decode()
+            pos = end
     # generation_id
     v3, = _U1(buf, pos)
     pos += 4
     # member_id
     n5 = buf[pos]
-    if n5 < 0x80:
+    if n5 == 1:
+        v4 = ''
         pos += 1
     else:
-        n5, pos = uvarint(buf, pos)
-    n5 -= 1
-    if n5 < 0:
-        v4 = None
-    else:
-        end = pos + n5
-        if end > len(buf):
-            raise overrun(buf, pos, n5)
-        v4 = buf[pos:end].decode()
-        pos = end
+        if n5 < 0x80:
+            pos += 1
+        else:
+            n5, pos = uvarint(buf, pos)
+        n5 -= 1
+        if n5 < 0:
+            v4 = None
+        else:
+            end = pos + n5
+            if end > len(buf):
+                raise overrun(buf, pos, n5)
+            v4 = buf[pos:end].decode()
+            pos = end
     # group_instance_id
     n7 = buf[pos]
-    if n7 < 0x80:
+    if n7 == 1:
+        v6 = ''
         pos += 1
     else:
-        n7, pos = uvarint(buf, pos)
-    n7 -= 1
-    if n7 < 0:
-        v6 = None
-    else:
-        end = pos + n7
-        if end > len(buf):
-            raise overrun(buf, pos, n7)
-        v6 = buf[pos:end].decode()
-        pos = end
+        if n7 < 0x80:
+            pos += 1
+        else:
+            n7, pos = uvarint(buf, pos)
+        n7 -= 1
+        if n7 < 0:
+            v6 = None
+        else:
+            end = pos + n7
+            if end > len(buf):
+                raise overrun(buf, pos, n7)
+            v6 = buf[pos:end].decode()
+            pos = end
     out = {'group_id': v1, 'generation_id': v3, 'member_id': v4, 'group_instance_id': v6}
     if buf[pos]:
         pos = read_tags(buf, pos, _TAGS5, out)
@@ -253,13 +265,12 @@ def encode_response_v4(w, value):
 
 def decode_response_v4(buf, pos):
     # throttle_time_ms, error_code
-    v1, v2, = _U3(buf, pos)
-    pos += 6
+    v1, v2, count3 = _U6(buf, pos)
     out = {'throttle_time_ms': v1, 'error_code': v2}
-    if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS5, out)
+    if count3:
+        pos = read_tags(buf, pos + 6, _TAGS5, out)
     else:  # no tagged fields: the common case
-        pos += 1
+        pos += 7
     return out, pos
 
 
@@ -268,6 +279,7 @@ _U2 = _struct.Struct('>h').unpack_from
 _U3 = _struct.Struct('>ih').unpack_from
 _WTAGS4 = ()
 _TAGS5 = {}
+_U6 = _struct.Struct('>ihB').unpack_from
 
 HEARTBEAT: Api[HeartbeatResponse] = Api(
     12, 'Heartbeat', versions=(0, 4), flexible_from=4, route=COORDINATOR,

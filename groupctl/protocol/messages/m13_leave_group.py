@@ -291,19 +291,23 @@ def encode_request_v4(w, value):
 def decode_request_v4(buf, pos):
     # group_id
     n2 = buf[pos]
-    if n2 < 0x80:
+    if n2 == 1:
+        v1 = ''
         pos += 1
     else:
-        n2, pos = uvarint(buf, pos)
-    n2 -= 1
-    if n2 < 0:
-        v1 = None
-    else:
-        end = pos + n2
-        if end > len(buf):
-            raise overrun(buf, pos, n2)
-        v1 = buf[pos:end].decode()
-        pos = end
+        if n2 < 0x80:
+            pos += 1
+        else:
+            n2, pos = uvarint(buf, pos)
+        n2 -= 1
+        if n2 < 0:
+            v1 = None
+        else:
+            end = pos + n2
+            if end > len(buf):
+                raise overrun(buf, pos, n2)
+            v1 = buf[pos:end].decode()
+            pos = end
     # members
     n4 = buf[pos]
     if n4 < 0x80:
@@ -324,34 +328,42 @@ def decode_request_v4(buf, pos):
         for _ in range(n4):
             # member_id
             n8 = buf[pos]
-            if n8 < 0x80:
+            if n8 == 1:
+                v7 = ''
                 pos += 1
             else:
-                n8, pos = uvarint(buf, pos)
-            n8 -= 1
-            if n8 < 0:
-                v7 = None
-            else:
-                end = pos + n8
-                if end > len(buf):
-                    raise overrun(buf, pos, n8)
-                v7 = buf[pos:end].decode()
-                pos = end
+                if n8 < 0x80:
+                    pos += 1
+                else:
+                    n8, pos = uvarint(buf, pos)
+                n8 -= 1
+                if n8 < 0:
+                    v7 = None
+                else:
+                    end = pos + n8
+                    if end > len(buf):
+                        raise overrun(buf, pos, n8)
+                    v7 = buf[pos:end].decode()
+                    pos = end
             # group_instance_id
             n10 = buf[pos]
-            if n10 < 0x80:
+            if n10 == 1:
+                v9 = ''
                 pos += 1
             else:
-                n10, pos = uvarint(buf, pos)
-            n10 -= 1
-            if n10 < 0:
-                v9 = None
-            else:
-                end = pos + n10
-                if end > len(buf):
-                    raise overrun(buf, pos, n10)
-                v9 = buf[pos:end].decode()
-                pos = end
+                if n10 < 0x80:
+                    pos += 1
+                else:
+                    n10, pos = uvarint(buf, pos)
+                n10 -= 1
+                if n10 < 0:
+                    v9 = None
+                else:
+                    end = pos + n10
+                    if end > len(buf):
+                        raise overrun(buf, pos, n10)
+                    v9 = buf[pos:end].decode()
+                    pos = end
             x6 = {'member_id': v7, 'group_instance_id': v9, 'reason': None}
             if buf[pos]:
                 pos = read_tags(buf, pos, _TAGS4, x6)
@@ -420,42 +432,49 @@ def decode_response_v4(buf, pos):
         for _ in range(n4):
             # member_id
             n8 = buf[pos]
-            if n8 < 0x80:
+            if n8 == 1:
+                v7 = ''
                 pos += 1
             else:
-                n8, pos = uvarint(buf, pos)
-            n8 -= 1
-            if n8 < 0:
-                v7 = None
-            else:
-                end = pos + n8
-                if end > len(buf):
-                    raise overrun(buf, pos, n8)
-                v7 = buf[pos:end].decode()
-                pos = end
+                if n8 < 0x80:
+                    pos += 1
+                else:
+                    n8, pos = uvarint(buf, pos)
+                n8 -= 1
+                if n8 < 0:
+                    v7 = None
+                else:
+                    end = pos + n8
+                    if end > len(buf):
+                        raise overrun(buf, pos, n8)
+                    v7 = buf[pos:end].decode()
+                    pos = end
             # group_instance_id
             n10 = buf[pos]
-            if n10 < 0x80:
+            if n10 == 1:
+                v9 = ''
                 pos += 1
             else:
-                n10, pos = uvarint(buf, pos)
-            n10 -= 1
-            if n10 < 0:
-                v9 = None
-            else:
-                end = pos + n10
-                if end > len(buf):
-                    raise overrun(buf, pos, n10)
-                v9 = buf[pos:end].decode()
-                pos = end
+                if n10 < 0x80:
+                    pos += 1
+                else:
+                    n10, pos = uvarint(buf, pos)
+                n10 -= 1
+                if n10 < 0:
+                    v9 = None
+                else:
+                    end = pos + n10
+                    if end > len(buf):
+                        raise overrun(buf, pos, n10)
+                    v9 = buf[pos:end].decode()
+                    pos = end
             # error_code
-            v11, = _U1(buf, pos)
-            pos += 2
+            v11, count12 = _U5(buf, pos)
             x6 = {'member_id': v7, 'group_instance_id': v9, 'error_code': v11}
-            if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS4, x6)
+            if count12:
+                pos = read_tags(buf, pos + 2, _TAGS4, x6)
             else:  # no tagged fields: the common case
-                pos += 1
+                pos += 3
             append5(x6)
     out = {'throttle_time_ms': v1, 'error_code': v2, 'members': v3}
     if buf[pos]:
@@ -495,19 +514,23 @@ def encode_request_v5(w, value):
 def decode_request_v5(buf, pos):
     # group_id
     n2 = buf[pos]
-    if n2 < 0x80:
+    if n2 == 1:
+        v1 = ''
         pos += 1
     else:
-        n2, pos = uvarint(buf, pos)
-    n2 -= 1
-    if n2 < 0:
-        v1 = None
-    else:
-        end = pos + n2
-        if end > len(buf):
-            raise overrun(buf, pos, n2)
-        v1 = buf[pos:end].decode()
-        pos = end
+        if n2 < 0x80:
+            pos += 1
+        else:
+            n2, pos = uvarint(buf, pos)
+        n2 -= 1
+        if n2 < 0:
+            v1 = None
+        else:
+            end = pos + n2
+            if end > len(buf):
+                raise overrun(buf, pos, n2)
+            v1 = buf[pos:end].decode()
+            pos = end
     # members
     n4 = buf[pos]
     if n4 < 0x80:
@@ -528,49 +551,61 @@ def decode_request_v5(buf, pos):
         for _ in range(n4):
             # member_id
             n8 = buf[pos]
-            if n8 < 0x80:
+            if n8 == 1:
+                v7 = ''
                 pos += 1
             else:
-                n8, pos = uvarint(buf, pos)
-            n8 -= 1
-            if n8 < 0:
-                v7 = None
-            else:
-                end = pos + n8
-                if end > len(buf):
-                    raise overrun(buf, pos, n8)
-                v7 = buf[pos:end].decode()
-                pos = end
+                if n8 < 0x80:
+                    pos += 1
+                else:
+                    n8, pos = uvarint(buf, pos)
+                n8 -= 1
+                if n8 < 0:
+                    v7 = None
+                else:
+                    end = pos + n8
+                    if end > len(buf):
+                        raise overrun(buf, pos, n8)
+                    v7 = buf[pos:end].decode()
+                    pos = end
             # group_instance_id
             n10 = buf[pos]
-            if n10 < 0x80:
+            if n10 == 1:
+                v9 = ''
                 pos += 1
             else:
-                n10, pos = uvarint(buf, pos)
-            n10 -= 1
-            if n10 < 0:
-                v9 = None
-            else:
-                end = pos + n10
-                if end > len(buf):
-                    raise overrun(buf, pos, n10)
-                v9 = buf[pos:end].decode()
-                pos = end
+                if n10 < 0x80:
+                    pos += 1
+                else:
+                    n10, pos = uvarint(buf, pos)
+                n10 -= 1
+                if n10 < 0:
+                    v9 = None
+                else:
+                    end = pos + n10
+                    if end > len(buf):
+                        raise overrun(buf, pos, n10)
+                    v9 = buf[pos:end].decode()
+                    pos = end
             # reason
             n12 = buf[pos]
-            if n12 < 0x80:
+            if n12 == 1:
+                v11 = ''
                 pos += 1
             else:
-                n12, pos = uvarint(buf, pos)
-            n12 -= 1
-            if n12 < 0:
-                v11 = None
-            else:
-                end = pos + n12
-                if end > len(buf):
-                    raise overrun(buf, pos, n12)
-                v11 = buf[pos:end].decode()
-                pos = end
+                if n12 < 0x80:
+                    pos += 1
+                else:
+                    n12, pos = uvarint(buf, pos)
+                n12 -= 1
+                if n12 < 0:
+                    v11 = None
+                else:
+                    end = pos + n12
+                    if end > len(buf):
+                        raise overrun(buf, pos, n12)
+                    v11 = buf[pos:end].decode()
+                    pos = end
             x6 = {'member_id': v7, 'group_instance_id': v9, 'reason': v11}
             if buf[pos]:
                 pos = read_tags(buf, pos, _TAGS4, x6)
@@ -589,6 +624,7 @@ _U1 = _struct.Struct('>h').unpack_from
 _U2 = _struct.Struct('>ih').unpack_from
 _WTAGS3 = ()
 _TAGS4 = {}
+_U5 = _struct.Struct('>hB').unpack_from
 
 LEAVE_GROUP: Api[LeaveGroupResponse] = Api(
     13, 'LeaveGroup', versions=(0, 5), flexible_from=4, route=COORDINATOR,

@@ -335,52 +335,64 @@ def encode_request_v4(w, value):
 def decode_request_v4(buf, pos):
     # group_id
     n2 = buf[pos]
-    if n2 < 0x80:
+    if n2 == 1:
+        v1 = ''
         pos += 1
     else:
-        n2, pos = uvarint(buf, pos)
-    n2 -= 1
-    if n2 < 0:
-        v1 = None
-    else:
-        end = pos + n2
-        if end > len(buf):
-            raise overrun(buf, pos, n2)
-        v1 = buf[pos:end].decode()
-        pos = end
+        if n2 < 0x80:
+            pos += 1
+        else:
+            n2, pos = uvarint(buf, pos)
+        n2 -= 1
+        if n2 < 0:
+            v1 = None
+        else:
+            end = pos + n2
+            if end > len(buf):
+                raise overrun(buf, pos, n2)
+            v1 = buf[pos:end].decode()
+            pos = end
     # generation_id
     v3, = _U1(buf, pos)
     pos += 4
     # member_id
     n5 = buf[pos]
-    if n5 < 0x80:
+    if n5 == 1:
+        v4 = ''
         pos += 1
     else:
-        n5, pos = uvarint(buf, pos)
-    n5 -= 1
-    if n5 < 0:
-        v4 = None
-    else:
-        end = pos + n5
-        if end > len(buf):
-            raise overrun(buf, pos, n5)
-        v4 = buf[pos:end].decode()
-        pos = end
+        if n5 < 0x80:
+            pos += 1
+        else:
+            n5, pos = uvarint(buf, pos)
+        n5 -= 1
+        if n5 < 0:
+            v4 = None
+        else:
+            end = pos + n5
+            if end > len(buf):
+                raise overrun(buf, pos, n5)
+            v4 = buf[pos:end].decode()
+            pos = end
     # group_instance_id
     n7 = buf[pos]
-    if n7 < 0x80:
+    if n7 == 1:
+        v6 = ''
         pos += 1
     else:
-        n7, pos = uvarint(buf, pos)
-    n7 -= 1
-    if n7 < 0:
-        v6 = None
-    else:
-        end = pos + n7
-        if end > len(buf):
-            raise overrun(buf, pos, n7)
-        v6 = buf[pos:end].decode()
-        pos = end
+        if n7 < 0x80:
+            pos += 1
+        else:
+            n7, pos = uvarint(buf, pos)
+        n7 -= 1
+        if n7 < 0:
+            v6 = None
+        else:
+            end = pos + n7
+            if end > len(buf):
+                raise overrun(buf, pos, n7)
+            v6 = buf[pos:end].decode()
+            pos = end
     # assignments
     n9 = buf[pos]
     if n9 < 0x80:
@@ -401,34 +413,42 @@ def decode_request_v4(buf, pos):
         for _ in range(n9):
             # member_id
             n13 = buf[pos]
-            if n13 < 0x80:
+            if n13 == 1:
+                v12 = ''
                 pos += 1
             else:
-                n13, pos = uvarint(buf, pos)
-            n13 -= 1
-            if n13 < 0:
-                v12 = None
-            else:
-                end = pos + n13
-                if end > len(buf):
-                    raise overrun(buf, pos, n13)
-                v12 = buf[pos:end].decode()
-                pos = end
+                if n13 < 0x80:
+                    pos += 1
+                else:
+                    n13, pos = uvarint(buf, pos)
+                n13 -= 1
+                if n13 < 0:
+                    v12 = None
+                else:
+                    end = pos + n13
+                    if end > len(buf):
+                        raise overrun(buf, pos, n13)
+                    v12 = buf[pos:end].decode()
+                    pos = end
             # assignment
             n15 = buf[pos]
-            if n15 < 0x80:
+            if n15 == 1:
+                v14 = b''
                 pos += 1
             else:
-                n15, pos = uvarint(buf, pos)
-            n15 -= 1
-            if n15 < 0:
-                v14 = None
-            else:
-                end = pos + n15
-                if end > len(buf):
-                    raise overrun(buf, pos, n15)
-                v14 = buf[pos:end]
-                pos = end
+                if n15 < 0x80:
+                    pos += 1
+                else:
+                    n15, pos = uvarint(buf, pos)
+                n15 -= 1
+                if n15 < 0:
+                    v14 = None
+                else:
+                    end = pos + n15
+                    if end > len(buf):
+                        raise overrun(buf, pos, n15)
+                    v14 = buf[pos:end]
+                    pos = end
             x11 = {'member_id': v12, 'assignment': v14}
             if buf[pos]:
                 pos = read_tags(buf, pos, _TAGS5, x11)
@@ -463,19 +483,23 @@ def decode_response_v4(buf, pos):
     pos += 6
     # assignment
     n4 = buf[pos]
-    if n4 < 0x80:
+    if n4 == 1:
+        v3 = b''
         pos += 1
     else:
-        n4, pos = uvarint(buf, pos)
-    n4 -= 1
-    if n4 < 0:
-        v3 = None
-    else:
-        end = pos + n4
-        if end > len(buf):
-            raise overrun(buf, pos, n4)
-        v3 = buf[pos:end]
-        pos = end
+        if n4 < 0x80:
+            pos += 1
+        else:
+            n4, pos = uvarint(buf, pos)
+        n4 -= 1
+        if n4 < 0:
+            v3 = None
+        else:
+            end = pos + n4
+            if end > len(buf):
+                raise overrun(buf, pos, n4)
+            v3 = buf[pos:end]
+            pos = end
     out = {'throttle_time_ms': v1, 'error_code': v2, 'protocol_type': None, 'protocol_name': None, 'assignment': v3}
     if buf[pos]:
         pos = read_tags(buf, pos, _TAGS5, out)
@@ -515,82 +539,102 @@ def encode_request_v5(w, value):
 def decode_request_v5(buf, pos):
     # group_id
     n2 = buf[pos]
-    if n2 < 0x80:
+    if n2 == 1:
+        v1 = ''
         pos += 1
     else:
-        n2, pos = uvarint(buf, pos)
-    n2 -= 1
-    if n2 < 0:
-        v1 = None
-    else:
-        end = pos + n2
-        if end > len(buf):
-            raise overrun(buf, pos, n2)
-        v1 = buf[pos:end].decode()
-        pos = end
+        if n2 < 0x80:
+            pos += 1
+        else:
+            n2, pos = uvarint(buf, pos)
+        n2 -= 1
+        if n2 < 0:
+            v1 = None
+        else:
+            end = pos + n2
+            if end > len(buf):
+                raise overrun(buf, pos, n2)
+            v1 = buf[pos:end].decode()
+            pos = end
     # generation_id
     v3, = _U1(buf, pos)
     pos += 4
     # member_id
     n5 = buf[pos]
-    if n5 < 0x80:
+    if n5 == 1:
+        v4 = ''
         pos += 1
     else:
-        n5, pos = uvarint(buf, pos)
-    n5 -= 1
-    if n5 < 0:
-        v4 = None
-    else:
-        end = pos + n5
-        if end > len(buf):
-            raise overrun(buf, pos, n5)
-        v4 = buf[pos:end].decode()
-        pos = end
+        if n5 < 0x80:
+            pos += 1
+        else:
+            n5, pos = uvarint(buf, pos)
+        n5 -= 1
+        if n5 < 0:
+            v4 = None
+        else:
+            end = pos + n5
+            if end > len(buf):
+                raise overrun(buf, pos, n5)
+            v4 = buf[pos:end].decode()
+            pos = end
     # group_instance_id
     n7 = buf[pos]
-    if n7 < 0x80:
+    if n7 == 1:
+        v6 = ''
         pos += 1
     else:
-        n7, pos = uvarint(buf, pos)
-    n7 -= 1
-    if n7 < 0:
-        v6 = None
-    else:
-        end = pos + n7
-        if end > len(buf):
-            raise overrun(buf, pos, n7)
-        v6 = buf[pos:end].decode()
-        pos = end
+        if n7 < 0x80:
+            pos += 1
+        else:
+            n7, pos = uvarint(buf, pos)
+        n7 -= 1
+        if n7 < 0:
+            v6 = None
+        else:
+            end = pos + n7
+            if end > len(buf):
+                raise overrun(buf, pos, n7)
+            v6 = buf[pos:end].decode()
+            pos = end
     # protocol_type
     n9 = buf[pos]
-    if n9 < 0x80:
+    if n9 == 1:
+        v8 = ''
         pos += 1
     else:
-        n9, pos = uvarint(buf, pos)
-    n9 -= 1
-    if n9 < 0:
-        v8 = None
-    else:
-        end = pos + n9
-        if end > len(buf):
-            raise overrun(buf, pos, n9)
-        v8 = buf[pos:end].decode()
-        pos = end
+        if n9 < 0x80:
+            pos += 1
+        else:
+            n9, pos = uvarint(buf, pos)
+        n9 -= 1
+        if n9 < 0:
+            v8 = None
+        else:
+            end = pos + n9
+            if end > len(buf):
+                raise overrun(buf, pos, n9)
+            v8 = buf[pos:end].decode()
+            pos = end
     # protocol_name
     n11 = buf[pos]
-    if n11 < 0x80:
+    if n11 == 1:
+        v10 = ''
         pos += 1
     else:
-        n11, pos = uvarint(buf, pos)
-    n11 -= 1
-    if n11 < 0:
-        v10 = None
-    else:
-        end = pos + n11
-        if end > len(buf):
-            raise overrun(buf, pos, n11)
-        v10 = buf[pos:end].decode()
-        pos = end
+        if n11 < 0x80:
+            pos += 1
+        else:
+            n11, pos = uvarint(buf, pos)
+        n11 -= 1
+        if n11 < 0:
+            v10 = None
+        else:
+            end = pos + n11
+            if end > len(buf):
+                raise overrun(buf, pos, n11)
+            v10 = buf[pos:end].decode()
+            pos = end
     # assignments
     n13 = buf[pos]
     if n13 < 0x80:
@@ -611,34 +655,42 @@ def decode_request_v5(buf, pos):
         for _ in range(n13):
             # member_id
             n17 = buf[pos]
-            if n17 < 0x80:
+            if n17 == 1:
+                v16 = ''
                 pos += 1
             else:
-                n17, pos = uvarint(buf, pos)
-            n17 -= 1
-            if n17 < 0:
-                v16 = None
-            else:
-                end = pos + n17
-                if end > len(buf):
-                    raise overrun(buf, pos, n17)
-                v16 = buf[pos:end].decode()
-                pos = end
+                if n17 < 0x80:
+                    pos += 1
+                else:
+                    n17, pos = uvarint(buf, pos)
+                n17 -= 1
+                if n17 < 0:
+                    v16 = None
+                else:
+                    end = pos + n17
+                    if end > len(buf):
+                        raise overrun(buf, pos, n17)
+                    v16 = buf[pos:end].decode()
+                    pos = end
             # assignment
             n19 = buf[pos]
-            if n19 < 0x80:
+            if n19 == 1:
+                v18 = b''
                 pos += 1
             else:
-                n19, pos = uvarint(buf, pos)
-            n19 -= 1
-            if n19 < 0:
-                v18 = None
-            else:
-                end = pos + n19
-                if end > len(buf):
-                    raise overrun(buf, pos, n19)
-                v18 = buf[pos:end]
-                pos = end
+                if n19 < 0x80:
+                    pos += 1
+                else:
+                    n19, pos = uvarint(buf, pos)
+                n19 -= 1
+                if n19 < 0:
+                    v18 = None
+                else:
+                    end = pos + n19
+                    if end > len(buf):
+                        raise overrun(buf, pos, n19)
+                    v18 = buf[pos:end]
+                    pos = end
             x15 = {'member_id': v16, 'assignment': v18}
             if buf[pos]:
                 pos = read_tags(buf, pos, _TAGS5, x15)
@@ -679,49 +731,61 @@ def decode_response_v5(buf, pos):
     pos += 6
     # protocol_type
     n4 = buf[pos]
-    if n4 < 0x80:
+    if n4 == 1:
+        v3 = ''
         pos += 1
     else:
-        n4, pos = uvarint(buf, pos)
-    n4 -= 1
-    if n4 < 0:
-        v3 = None
-    else:
-        end = pos + n4
-        if end > len(buf):
-            raise overrun(buf, pos, n4)
-        v3 = buf[pos:end].decode()
-        pos = end
+        if n4 < 0x80:
+            pos += 1
+        else:
+            n4, pos = uvarint(buf, pos)
+        n4 -= 1
+        if n4 < 0:
+            v3 = None
+        else:
+            end = pos + n4
+            if end > len(buf):
+                raise overrun(buf, pos, n4)
+            v3 = buf[pos:end].decode()
+            pos = end
     # protocol_name
     n6 = buf[pos]
-    if n6 < 0x80:
+    if n6 == 1:
+        v5 = ''
         pos += 1
     else:
-        n6, pos = uvarint(buf, pos)
-    n6 -= 1
-    if n6 < 0:
-        v5 = None
-    else:
-        end = pos + n6
-        if end > len(buf):
-            raise overrun(buf, pos, n6)
-        v5 = buf[pos:end].decode()
-        pos = end
+        if n6 < 0x80:
+            pos += 1
+        else:
+            n6, pos = uvarint(buf, pos)
+        n6 -= 1
+        if n6 < 0:
+            v5 = None
+        else:
+            end = pos + n6
+            if end > len(buf):
+                raise overrun(buf, pos, n6)
+            v5 = buf[pos:end].decode()
+            pos = end
     # assignment
     n8 = buf[pos]
-    if n8 < 0x80:
+    if n8 == 1:
+        v7 = b''
         pos += 1
     else:
-        n8, pos = uvarint(buf, pos)
-    n8 -= 1
-    if n8 < 0:
-        v7 = None
-    else:
-        end = pos + n8
-        if end > len(buf):
-            raise overrun(buf, pos, n8)
-        v7 = buf[pos:end]
-        pos = end
+        if n8 < 0x80:
+            pos += 1
+        else:
+            n8, pos = uvarint(buf, pos)
+        n8 -= 1
+        if n8 < 0:
+            v7 = None
+        else:
+            end = pos + n8
+            if end > len(buf):
+                raise overrun(buf, pos, n8)
+            v7 = buf[pos:end]
+            pos = end
     out = {'throttle_time_ms': v1, 'error_code': v2, 'protocol_type': v3, 'protocol_name': v5, 'assignment': v7}
     if buf[pos]:
         pos = read_tags(buf, pos, _TAGS5, out)

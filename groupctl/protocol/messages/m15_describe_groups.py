@@ -911,28 +911,31 @@ def decode_request_v5(buf, pos):
         append3 = v1.append
         for _ in range(n2):
             n5 = buf[pos]
-            if n5 < 0x80:
+            if n5 == 1:
+                x4 = ''
                 pos += 1
             else:
-                n5, pos = uvarint(buf, pos)
-            n5 -= 1
-            if n5 < 0:
-                x4 = None
-            else:
-                end = pos + n5
-                if end > len(buf):
-                    raise overrun(buf, pos, n5)
-                x4 = buf[pos:end].decode()
-                pos = end
+                if n5 < 0x80:
+                    pos += 1
+                else:
+                    n5, pos = uvarint(buf, pos)
+                n5 -= 1
+                if n5 < 0:
+                    x4 = None
+                else:
+                    end = pos + n5
+                    if end > len(buf):
+                        raise overrun(buf, pos, n5)
+                    x4 = buf[pos:end].decode()
+                    pos = end
             append3(x4)
     # include_authorized_operations
-    v6, = _U3(buf, pos)
-    pos += 1
+    v6, count7 = _U5(buf, pos)
     out = {'groups': v1, 'include_authorized_operations': v6}
-    if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS5, out)
+    if count7:
+        pos = read_tags(buf, pos + 1, _TAGS6, out)
     else:  # no tagged fields: the common case
-        pos += 1
+        pos += 2
     return out, pos
 
 
@@ -1027,64 +1030,80 @@ def decode_response_v5(buf, pos):
             pos += 2
             # group_id
             n8 = buf[pos]
-            if n8 < 0x80:
+            if n8 == 1:
+                v7 = ''
                 pos += 1
             else:
-                n8, pos = uvarint(buf, pos)
-            n8 -= 1
-            if n8 < 0:
-                v7 = None
-            else:
-                end = pos + n8
-                if end > len(buf):
-                    raise overrun(buf, pos, n8)
-                v7 = buf[pos:end].decode()
-                pos = end
+                if n8 < 0x80:
+                    pos += 1
+                else:
+                    n8, pos = uvarint(buf, pos)
+                n8 -= 1
+                if n8 < 0:
+                    v7 = None
+                else:
+                    end = pos + n8
+                    if end > len(buf):
+                        raise overrun(buf, pos, n8)
+                    v7 = buf[pos:end].decode()
+                    pos = end
             # group_state
             n10 = buf[pos]
-            if n10 < 0x80:
+            if n10 == 1:
+                v9 = ''
                 pos += 1
             else:
-                n10, pos = uvarint(buf, pos)
-            n10 -= 1
-            if n10 < 0:
-                v9 = None
-            else:
-                end = pos + n10
-                if end > len(buf):
-                    raise overrun(buf, pos, n10)
-                v9 = buf[pos:end].decode()
-                pos = end
+                if n10 < 0x80:
+                    pos += 1
+                else:
+                    n10, pos = uvarint(buf, pos)
+                n10 -= 1
+                if n10 < 0:
+                    v9 = None
+                else:
+                    end = pos + n10
+                    if end > len(buf):
+                        raise overrun(buf, pos, n10)
+                    v9 = buf[pos:end].decode()
+                    pos = end
             # protocol_type
             n12 = buf[pos]
-            if n12 < 0x80:
+            if n12 == 1:
+                v11 = ''
                 pos += 1
             else:
-                n12, pos = uvarint(buf, pos)
-            n12 -= 1
-            if n12 < 0:
-                v11 = None
-            else:
-                end = pos + n12
-                if end > len(buf):
-                    raise overrun(buf, pos, n12)
-                v11 = buf[pos:end].decode()
-                pos = end
+                if n12 < 0x80:
+                    pos += 1
+                else:
+                    n12, pos = uvarint(buf, pos)
+                n12 -= 1
+                if n12 < 0:
+                    v11 = None
+                else:
+                    end = pos + n12
+                    if end > len(buf):
+                        raise overrun(buf, pos, n12)
+                    v11 = buf[pos:end].decode()
+                    pos = end
             # protocol_data
             n14 = buf[pos]
-            if n14 < 0x80:
+            if n14 == 1:
+                v13 = ''
                 pos += 1
             else:
-                n14, pos = uvarint(buf, pos)
-            n14 -= 1
-            if n14 < 0:
-                v13 = None
-            else:
-                end = pos + n14
-                if end > len(buf):
-                    raise overrun(buf, pos, n14)
-                v13 = buf[pos:end].decode()
-                pos = end
+                if n14 < 0x80:
+                    pos += 1
+                else:
+                    n14, pos = uvarint(buf, pos)
+                n14 -= 1
+                if n14 < 0:
+                    v13 = None
+                else:
+                    end = pos + n14
+                    if end > len(buf):
+                        raise overrun(buf, pos, n14)
+                    v13 = buf[pos:end].decode()
+                    pos = end
             # members
             n16 = buf[pos]
             if n16 < 0x80:
@@ -1105,112 +1124,135 @@ def decode_response_v5(buf, pos):
                 for _ in range(n16):
                     # member_id
                     n20 = buf[pos]
-                    if n20 < 0x80:
+                    if n20 == 1:
+                        v19 = ''
                         pos += 1
                     else:
-                        n20, pos = uvarint(buf, pos)
-                    n20 -= 1
-                    if n20 < 0:
-                        v19 = None
-                    else:
-                        end = pos + n20
-                        if end > len(buf):
-                            raise overrun(buf, pos, n20)
-                        v19 = buf[pos:end].decode()
-                        pos = end
+                        if n20 < 0x80:
+                            pos += 1
+                        else:
+                            n20, pos = uvarint(buf, pos)
+                        n20 -= 1
+                        if n20 < 0:
+                            v19 = None
+                        else:
+                            end = pos + n20
+                            if end > len(buf):
+                                raise overrun(buf, pos, n20)
+                            v19 = buf[pos:end].decode()
+                            pos = end
                     # group_instance_id
                     n22 = buf[pos]
-                    if n22 < 0x80:
+                    if n22 == 1:
+                        v21 = ''
                         pos += 1
                     else:
-                        n22, pos = uvarint(buf, pos)
-                    n22 -= 1
-                    if n22 < 0:
-                        v21 = None
-                    else:
-                        end = pos + n22
-                        if end > len(buf):
-                            raise overrun(buf, pos, n22)
-                        v21 = buf[pos:end].decode()
-                        pos = end
+                        if n22 < 0x80:
+                            pos += 1
+                        else:
+                            n22, pos = uvarint(buf, pos)
+                        n22 -= 1
+                        if n22 < 0:
+                            v21 = None
+                        else:
+                            end = pos + n22
+                            if end > len(buf):
+                                raise overrun(buf, pos, n22)
+                            v21 = buf[pos:end].decode()
+                            pos = end
                     # client_id
                     n24 = buf[pos]
-                    if n24 < 0x80:
+                    if n24 == 1:
+                        v23 = ''
                         pos += 1
                     else:
-                        n24, pos = uvarint(buf, pos)
-                    n24 -= 1
-                    if n24 < 0:
-                        v23 = None
-                    else:
-                        end = pos + n24
-                        if end > len(buf):
-                            raise overrun(buf, pos, n24)
-                        v23 = buf[pos:end].decode()
-                        pos = end
+                        if n24 < 0x80:
+                            pos += 1
+                        else:
+                            n24, pos = uvarint(buf, pos)
+                        n24 -= 1
+                        if n24 < 0:
+                            v23 = None
+                        else:
+                            end = pos + n24
+                            if end > len(buf):
+                                raise overrun(buf, pos, n24)
+                            v23 = buf[pos:end].decode()
+                            pos = end
                     # client_host
                     n26 = buf[pos]
-                    if n26 < 0x80:
+                    if n26 == 1:
+                        v25 = ''
                         pos += 1
                     else:
-                        n26, pos = uvarint(buf, pos)
-                    n26 -= 1
-                    if n26 < 0:
-                        v25 = None
-                    else:
-                        end = pos + n26
-                        if end > len(buf):
-                            raise overrun(buf, pos, n26)
-                        v25 = buf[pos:end].decode()
-                        pos = end
+                        if n26 < 0x80:
+                            pos += 1
+                        else:
+                            n26, pos = uvarint(buf, pos)
+                        n26 -= 1
+                        if n26 < 0:
+                            v25 = None
+                        else:
+                            end = pos + n26
+                            if end > len(buf):
+                                raise overrun(buf, pos, n26)
+                            v25 = buf[pos:end].decode()
+                            pos = end
                     # member_metadata
                     n28 = buf[pos]
-                    if n28 < 0x80:
+                    if n28 == 1:
+                        v27 = b''
                         pos += 1
                     else:
-                        n28, pos = uvarint(buf, pos)
-                    n28 -= 1
-                    if n28 < 0:
-                        v27 = None
-                    else:
-                        end = pos + n28
-                        if end > len(buf):
-                            raise overrun(buf, pos, n28)
-                        v27 = buf[pos:end]
-                        pos = end
+                        if n28 < 0x80:
+                            pos += 1
+                        else:
+                            n28, pos = uvarint(buf, pos)
+                        n28 -= 1
+                        if n28 < 0:
+                            v27 = None
+                        else:
+                            end = pos + n28
+                            if end > len(buf):
+                                raise overrun(buf, pos, n28)
+                            v27 = buf[pos:end]
+                            pos = end
                     # member_assignment
                     n30 = buf[pos]
-                    if n30 < 0x80:
+                    if n30 == 1:
+                        v29 = b''
                         pos += 1
                     else:
-                        n30, pos = uvarint(buf, pos)
-                    n30 -= 1
-                    if n30 < 0:
-                        v29 = None
-                    else:
-                        end = pos + n30
-                        if end > len(buf):
-                            raise overrun(buf, pos, n30)
-                        v29 = buf[pos:end]
-                        pos = end
+                        if n30 < 0x80:
+                            pos += 1
+                        else:
+                            n30, pos = uvarint(buf, pos)
+                        n30 -= 1
+                        if n30 < 0:
+                            v29 = None
+                        else:
+                            end = pos + n30
+                            if end > len(buf):
+                                raise overrun(buf, pos, n30)
+                            v29 = buf[pos:end]
+                            pos = end
                     x18 = {'member_id': v19, 'group_instance_id': v21, 'client_id': v23, 'client_host': v25, 'member_metadata': v27, 'member_assignment': v29}
                     if buf[pos]:
-                        pos = read_tags(buf, pos, _TAGS5, x18)
+                        pos = read_tags(buf, pos, _TAGS6, x18)
                     else:  # no tagged fields: the common case
                         pos += 1
                     append17(x18)
             # authorized_operations
-            v31, = _U2(buf, pos)
-            pos += 4
+            v31, count32 = _U7(buf, pos)
             x5 = {'error_code': v6, 'error_message': None, 'group_id': v7, 'group_state': v9, 'protocol_type': v11, 'protocol_data': v13, 'members': v15, 'authorized_operations': v31}
-            if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS5, x5)
+            if count32:
+                pos = read_tags(buf, pos + 4, _TAGS6, x5)
             else:  # no tagged fields: the common case
-                pos += 1
+                pos += 5
             append4(x5)
     out = {'throttle_time_ms': v1, 'groups': v2}
     if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS5, out)
+        pos = read_tags(buf, pos, _TAGS6, out)
     else:  # no tagged fields: the common case
         pos += 1
     return out, pos
@@ -1287,79 +1329,99 @@ def decode_response_v6(buf, pos):
             pos += 2
             # error_message
             n8 = buf[pos]
-            if n8 < 0x80:
+            if n8 == 1:
+                v7 = ''
                 pos += 1
             else:
-                n8, pos = uvarint(buf, pos)
-            n8 -= 1
-            if n8 < 0:
-                v7 = None
-            else:
-                end = pos + n8
-                if end > len(buf):
-                    raise overrun(buf, pos, n8)
-                v7 = buf[pos:end].decode()
-                pos = end
+                if n8 < 0x80:
+                    pos += 1
+                else:
+                    n8, pos = uvarint(buf, pos)
+                n8 -= 1
+                if n8 < 0:
+                    v7 = None
+                else:
+                    end = pos + n8
+                    if end > len(buf):
+                        raise overrun(buf, pos, n8)
+                    v7 = buf[pos:end].decode()
+                    pos = end
             # group_id
             n10 = buf[pos]
-            if n10 < 0x80:
+            if n10 == 1:
+                v9 = ''
                 pos += 1
             else:
-                n10, pos = uvarint(buf, pos)
-            n10 -= 1
-            if n10 < 0:
-                v9 = None
-            else:
-                end = pos + n10
-                if end > len(buf):
-                    raise overrun(buf, pos, n10)
-                v9 = buf[pos:end].decode()
-                pos = end
+                if n10 < 0x80:
+                    pos += 1
+                else:
+                    n10, pos = uvarint(buf, pos)
+                n10 -= 1
+                if n10 < 0:
+                    v9 = None
+                else:
+                    end = pos + n10
+                    if end > len(buf):
+                        raise overrun(buf, pos, n10)
+                    v9 = buf[pos:end].decode()
+                    pos = end
             # group_state
             n12 = buf[pos]
-            if n12 < 0x80:
+            if n12 == 1:
+                v11 = ''
                 pos += 1
             else:
-                n12, pos = uvarint(buf, pos)
-            n12 -= 1
-            if n12 < 0:
-                v11 = None
-            else:
-                end = pos + n12
-                if end > len(buf):
-                    raise overrun(buf, pos, n12)
-                v11 = buf[pos:end].decode()
-                pos = end
+                if n12 < 0x80:
+                    pos += 1
+                else:
+                    n12, pos = uvarint(buf, pos)
+                n12 -= 1
+                if n12 < 0:
+                    v11 = None
+                else:
+                    end = pos + n12
+                    if end > len(buf):
+                        raise overrun(buf, pos, n12)
+                    v11 = buf[pos:end].decode()
+                    pos = end
             # protocol_type
             n14 = buf[pos]
-            if n14 < 0x80:
+            if n14 == 1:
+                v13 = ''
                 pos += 1
             else:
-                n14, pos = uvarint(buf, pos)
-            n14 -= 1
-            if n14 < 0:
-                v13 = None
-            else:
-                end = pos + n14
-                if end > len(buf):
-                    raise overrun(buf, pos, n14)
-                v13 = buf[pos:end].decode()
-                pos = end
+                if n14 < 0x80:
+                    pos += 1
+                else:
+                    n14, pos = uvarint(buf, pos)
+                n14 -= 1
+                if n14 < 0:
+                    v13 = None
+                else:
+                    end = pos + n14
+                    if end > len(buf):
+                        raise overrun(buf, pos, n14)
+                    v13 = buf[pos:end].decode()
+                    pos = end
             # protocol_data
             n16 = buf[pos]
-            if n16 < 0x80:
+            if n16 == 1:
+                v15 = ''
                 pos += 1
             else:
-                n16, pos = uvarint(buf, pos)
-            n16 -= 1
-            if n16 < 0:
-                v15 = None
-            else:
-                end = pos + n16
-                if end > len(buf):
-                    raise overrun(buf, pos, n16)
-                v15 = buf[pos:end].decode()
-                pos = end
+                if n16 < 0x80:
+                    pos += 1
+                else:
+                    n16, pos = uvarint(buf, pos)
+                n16 -= 1
+                if n16 < 0:
+                    v15 = None
+                else:
+                    end = pos + n16
+                    if end > len(buf):
+                        raise overrun(buf, pos, n16)
+                    v15 = buf[pos:end].decode()
+                    pos = end
             # members
             n18 = buf[pos]
             if n18 < 0x80:
@@ -1380,112 +1442,135 @@ def decode_response_v6(buf, pos):
                 for _ in range(n18):
                     # member_id
                     n22 = buf[pos]
-                    if n22 < 0x80:
+                    if n22 == 1:
+                        v21 = ''
                         pos += 1
                     else:
-                        n22, pos = uvarint(buf, pos)
-                    n22 -= 1
-                    if n22 < 0:
-                        v21 = None
-                    else:
-                        end = pos + n22
-                        if end > len(buf):
-                            raise overrun(buf, pos, n22)
-                        v21 = buf[pos:end].decode()
-                        pos = end
+                        if n22 < 0x80:
+                            pos += 1
+                        else:
+                            n22, pos = uvarint(buf, pos)
+                        n22 -= 1
+                        if n22 < 0:
+                            v21 = None
+                        else:
+                            end = pos + n22
+                            if end > len(buf):
+                                raise overrun(buf, pos, n22)
+                            v21 = buf[pos:end].decode()
+                            pos = end
                     # group_instance_id
                     n24 = buf[pos]
-                    if n24 < 0x80:
+                    if n24 == 1:
+                        v23 = ''
                         pos += 1
                     else:
-                        n24, pos = uvarint(buf, pos)
-                    n24 -= 1
-                    if n24 < 0:
-                        v23 = None
-                    else:
-                        end = pos + n24
-                        if end > len(buf):
-                            raise overrun(buf, pos, n24)
-                        v23 = buf[pos:end].decode()
-                        pos = end
+                        if n24 < 0x80:
+                            pos += 1
+                        else:
+                            n24, pos = uvarint(buf, pos)
+                        n24 -= 1
+                        if n24 < 0:
+                            v23 = None
+                        else:
+                            end = pos + n24
+                            if end > len(buf):
+                                raise overrun(buf, pos, n24)
+                            v23 = buf[pos:end].decode()
+                            pos = end
                     # client_id
                     n26 = buf[pos]
-                    if n26 < 0x80:
+                    if n26 == 1:
+                        v25 = ''
                         pos += 1
                     else:
-                        n26, pos = uvarint(buf, pos)
-                    n26 -= 1
-                    if n26 < 0:
-                        v25 = None
-                    else:
-                        end = pos + n26
-                        if end > len(buf):
-                            raise overrun(buf, pos, n26)
-                        v25 = buf[pos:end].decode()
-                        pos = end
+                        if n26 < 0x80:
+                            pos += 1
+                        else:
+                            n26, pos = uvarint(buf, pos)
+                        n26 -= 1
+                        if n26 < 0:
+                            v25 = None
+                        else:
+                            end = pos + n26
+                            if end > len(buf):
+                                raise overrun(buf, pos, n26)
+                            v25 = buf[pos:end].decode()
+                            pos = end
                     # client_host
                     n28 = buf[pos]
-                    if n28 < 0x80:
+                    if n28 == 1:
+                        v27 = ''
                         pos += 1
                     else:
-                        n28, pos = uvarint(buf, pos)
-                    n28 -= 1
-                    if n28 < 0:
-                        v27 = None
-                    else:
-                        end = pos + n28
-                        if end > len(buf):
-                            raise overrun(buf, pos, n28)
-                        v27 = buf[pos:end].decode()
-                        pos = end
+                        if n28 < 0x80:
+                            pos += 1
+                        else:
+                            n28, pos = uvarint(buf, pos)
+                        n28 -= 1
+                        if n28 < 0:
+                            v27 = None
+                        else:
+                            end = pos + n28
+                            if end > len(buf):
+                                raise overrun(buf, pos, n28)
+                            v27 = buf[pos:end].decode()
+                            pos = end
                     # member_metadata
                     n30 = buf[pos]
-                    if n30 < 0x80:
+                    if n30 == 1:
+                        v29 = b''
                         pos += 1
                     else:
-                        n30, pos = uvarint(buf, pos)
-                    n30 -= 1
-                    if n30 < 0:
-                        v29 = None
-                    else:
-                        end = pos + n30
-                        if end > len(buf):
-                            raise overrun(buf, pos, n30)
-                        v29 = buf[pos:end]
-                        pos = end
+                        if n30 < 0x80:
+                            pos += 1
+                        else:
+                            n30, pos = uvarint(buf, pos)
+                        n30 -= 1
+                        if n30 < 0:
+                            v29 = None
+                        else:
+                            end = pos + n30
+                            if end > len(buf):
+                                raise overrun(buf, pos, n30)
+                            v29 = buf[pos:end]
+                            pos = end
                     # member_assignment
                     n32 = buf[pos]
-                    if n32 < 0x80:
+                    if n32 == 1:
+                        v31 = b''
                         pos += 1
                     else:
-                        n32, pos = uvarint(buf, pos)
-                    n32 -= 1
-                    if n32 < 0:
-                        v31 = None
-                    else:
-                        end = pos + n32
-                        if end > len(buf):
-                            raise overrun(buf, pos, n32)
-                        v31 = buf[pos:end]
-                        pos = end
+                        if n32 < 0x80:
+                            pos += 1
+                        else:
+                            n32, pos = uvarint(buf, pos)
+                        n32 -= 1
+                        if n32 < 0:
+                            v31 = None
+                        else:
+                            end = pos + n32
+                            if end > len(buf):
+                                raise overrun(buf, pos, n32)
+                            v31 = buf[pos:end]
+                            pos = end
                     x20 = {'member_id': v21, 'group_instance_id': v23, 'client_id': v25, 'client_host': v27, 'member_metadata': v29, 'member_assignment': v31}
                     if buf[pos]:
-                        pos = read_tags(buf, pos, _TAGS5, x20)
+                        pos = read_tags(buf, pos, _TAGS6, x20)
                     else:  # no tagged fields: the common case
                         pos += 1
                     append19(x20)
             # authorized_operations
-            v33, = _U2(buf, pos)
-            pos += 4
+            v33, count34 = _U7(buf, pos)
             x5 = {'error_code': v6, 'error_message': v7, 'group_id': v9, 'group_state': v11, 'protocol_type': v13, 'protocol_data': v15, 'members': v17, 'authorized_operations': v33}
-            if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS5, x5)
+            if count34:
+                pos = read_tags(buf, pos + 4, _TAGS6, x5)
             else:  # no tagged fields: the common case
-                pos += 1
+                pos += 5
             append4(x5)
     out = {'throttle_time_ms': v1, 'groups': v2}
     if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS5, out)
+        pos = read_tags(buf, pos, _TAGS6, out)
     else:  # no tagged fields: the common case
         pos += 1
     return out, pos
@@ -1495,7 +1580,9 @@ _U1 = _struct.Struct('>h').unpack_from
 _U2 = _struct.Struct('>i').unpack_from
 _U3 = _struct.Struct('>?').unpack_from
 _WTAGS4 = ()
-_TAGS5 = {}
+_U5 = _struct.Struct('>?B').unpack_from
+_TAGS6 = {}
+_U7 = _struct.Struct('>iB').unpack_from
 
 DESCRIBE_GROUPS: Api[DescribeGroupsResponse] = Api(
     15, 'DescribeGroups', versions=(0, 6), flexible_from=5, route=COORDINATOR,

@@ -239,34 +239,42 @@ def decode_response_v3(buf, pos):
         for _ in range(n4):
             # group_id
             n8 = buf[pos]
-            if n8 < 0x80:
+            if n8 == 1:
+                v7 = ''
                 pos += 1
             else:
-                n8, pos = uvarint(buf, pos)
-            n8 -= 1
-            if n8 < 0:
-                v7 = None
-            else:
-                end = pos + n8
-                if end > len(buf):
-                    raise overrun(buf, pos, n8)
-                v7 = buf[pos:end].decode()
-                pos = end
+                if n8 < 0x80:
+                    pos += 1
+                else:
+                    n8, pos = uvarint(buf, pos)
+                n8 -= 1
+                if n8 < 0:
+                    v7 = None
+                else:
+                    end = pos + n8
+                    if end > len(buf):
+                        raise overrun(buf, pos, n8)
+                    v7 = buf[pos:end].decode()
+                    pos = end
             # protocol_type
             n10 = buf[pos]
-            if n10 < 0x80:
+            if n10 == 1:
+                v9 = ''
                 pos += 1
             else:
-                n10, pos = uvarint(buf, pos)
-            n10 -= 1
-            if n10 < 0:
-                v9 = None
-            else:
-                end = pos + n10
-                if end > len(buf):
-                    raise overrun(buf, pos, n10)
-                v9 = buf[pos:end].decode()
-                pos = end
+                if n10 < 0x80:
+                    pos += 1
+                else:
+                    n10, pos = uvarint(buf, pos)
+                n10 -= 1
+                if n10 < 0:
+                    v9 = None
+                else:
+                    end = pos + n10
+                    if end > len(buf):
+                        raise overrun(buf, pos, n10)
+                    v9 = buf[pos:end].decode()
+                    pos = end
             x6 = {'group_id': v7, 'protocol_type': v9, 'group_state': '', 'group_type': ''}
             if buf[pos]:
                 pos = read_tags(buf, pos, _TAGS4, x6)
@@ -311,19 +319,23 @@ def decode_request_v4(buf, pos):
         append3 = v1.append
         for _ in range(n2):
             n5 = buf[pos]
-            if n5 < 0x80:
+            if n5 == 1:
+                x4 = ''
                 pos += 1
             else:
-                n5, pos = uvarint(buf, pos)
-            n5 -= 1
-            if n5 < 0:
-                x4 = None
-            else:
-                end = pos + n5
-                if end > len(buf):
-                    raise overrun(buf, pos, n5)
-                x4 = buf[pos:end].decode()
-                pos = end
+                if n5 < 0x80:
+                    pos += 1
+                else:
+                    n5, pos = uvarint(buf, pos)
+                n5 -= 1
+                if n5 < 0:
+                    x4 = None
+                else:
+                    end = pos + n5
+                    if end > len(buf):
+                        raise overrun(buf, pos, n5)
+                    x4 = buf[pos:end].decode()
+                    pos = end
             append3(x4)
     out = {'states_filter': v1, 'types_filter': []}
     if buf[pos]:
@@ -387,49 +399,61 @@ def decode_response_v4(buf, pos):
         for _ in range(n4):
             # group_id
             n8 = buf[pos]
-            if n8 < 0x80:
+            if n8 == 1:
+                v7 = ''
                 pos += 1
             else:
-                n8, pos = uvarint(buf, pos)
-            n8 -= 1
-            if n8 < 0:
-                v7 = None
-            else:
-                end = pos + n8
-                if end > len(buf):
-                    raise overrun(buf, pos, n8)
-                v7 = buf[pos:end].decode()
-                pos = end
+                if n8 < 0x80:
+                    pos += 1
+                else:
+                    n8, pos = uvarint(buf, pos)
+                n8 -= 1
+                if n8 < 0:
+                    v7 = None
+                else:
+                    end = pos + n8
+                    if end > len(buf):
+                        raise overrun(buf, pos, n8)
+                    v7 = buf[pos:end].decode()
+                    pos = end
             # protocol_type
             n10 = buf[pos]
-            if n10 < 0x80:
+            if n10 == 1:
+                v9 = ''
                 pos += 1
             else:
-                n10, pos = uvarint(buf, pos)
-            n10 -= 1
-            if n10 < 0:
-                v9 = None
-            else:
-                end = pos + n10
-                if end > len(buf):
-                    raise overrun(buf, pos, n10)
-                v9 = buf[pos:end].decode()
-                pos = end
+                if n10 < 0x80:
+                    pos += 1
+                else:
+                    n10, pos = uvarint(buf, pos)
+                n10 -= 1
+                if n10 < 0:
+                    v9 = None
+                else:
+                    end = pos + n10
+                    if end > len(buf):
+                        raise overrun(buf, pos, n10)
+                    v9 = buf[pos:end].decode()
+                    pos = end
             # group_state
             n12 = buf[pos]
-            if n12 < 0x80:
+            if n12 == 1:
+                v11 = ''
                 pos += 1
             else:
-                n12, pos = uvarint(buf, pos)
-            n12 -= 1
-            if n12 < 0:
-                v11 = None
-            else:
-                end = pos + n12
-                if end > len(buf):
-                    raise overrun(buf, pos, n12)
-                v11 = buf[pos:end].decode()
-                pos = end
+                if n12 < 0x80:
+                    pos += 1
+                else:
+                    n12, pos = uvarint(buf, pos)
+                n12 -= 1
+                if n12 < 0:
+                    v11 = None
+                else:
+                    end = pos + n12
+                    if end > len(buf):
+                        raise overrun(buf, pos, n12)
+                    v11 = buf[pos:end].decode()
+                    pos = end
             x6 = {'group_id': v7, 'protocol_type': v9, 'group_state': v11, 'group_type': ''}
             if buf[pos]:
                 pos = read_tags(buf, pos, _TAGS4, x6)
@@ -479,19 +503,23 @@ def decode_request_v5(buf, pos):
         append3 = v1.append
         for _ in range(n2):
             n5 = buf[pos]
-            if n5 < 0x80:
+            if n5 == 1:
+                x4 = ''
                 pos += 1
             else:
-                n5, pos = uvarint(buf, pos)
-            n5 -= 1
-            if n5 < 0:
-                x4 = None
-            else:
-                end = pos + n5
-                if end > len(buf):
-                    raise overrun(buf, pos, n5)
-                x4 = buf[pos:end].decode()
-                pos = end
+                if n5 < 0x80:
+                    pos += 1
+                else:
+                    n5, pos = uvarint(buf, pos)
+                n5 -= 1
+                if n5 < 0:
+                    x4 = None
+                else:
+                    end = pos + n5
+                    if end > len(buf):
+                        raise overrun(buf, pos, n5)
+                    x4 = buf[pos:end].decode()
+                    pos = end
             append3(x4)
     # types_filter
     n7 = buf[pos]
@@ -512,19 +540,23 @@ def decode_request_v5(buf, pos):
         append8 = v6.append
         for _ in range(n7):
             n10 = buf[pos]
-            if n10 < 0x80:
+            if n10 == 1:
+                x9 = ''
                 pos += 1
             else:
-                n10, pos = uvarint(buf, pos)
-            n10 -= 1
-            if n10 < 0:
-                x9 = None
-            else:
-                end = pos + n10
-                if end > len(buf):
-                    raise overrun(buf, pos, n10)
-                x9 = buf[pos:end].decode()
-                pos = end
+                if n10 < 0x80:
+                    pos += 1
+                else:
+                    n10, pos = uvarint(buf, pos)
+                n10 -= 1
+                if n10 < 0:
+                    x9 = None
+                else:
+                    end = pos + n10
+                    if end > len(buf):
+                        raise overrun(buf, pos, n10)
+                    x9 = buf[pos:end].decode()
+                    pos = end
             append8(x9)
     out = {'states_filter': v1, 'types_filter': v6}
     if buf[pos]:
@@ -591,64 +623,80 @@ def decode_response_v5(buf, pos):
         for _ in range(n4):
             # group_id
             n8 = buf[pos]
-            if n8 < 0x80:
+            if n8 == 1:
+                v7 = ''
                 pos += 1
             else:
-                n8, pos = uvarint(buf, pos)
-            n8 -= 1
-            if n8 < 0:
-                v7 = None
-            else:
-                end = pos + n8
-                if end > len(buf):
-                    raise overrun(buf, pos, n8)
-                v7 = buf[pos:end].decode()
-                pos = end
+                if n8 < 0x80:
+                    pos += 1
+                else:
+                    n8, pos = uvarint(buf, pos)
+                n8 -= 1
+                if n8 < 0:
+                    v7 = None
+                else:
+                    end = pos + n8
+                    if end > len(buf):
+                        raise overrun(buf, pos, n8)
+                    v7 = buf[pos:end].decode()
+                    pos = end
             # protocol_type
             n10 = buf[pos]
-            if n10 < 0x80:
+            if n10 == 1:
+                v9 = ''
                 pos += 1
             else:
-                n10, pos = uvarint(buf, pos)
-            n10 -= 1
-            if n10 < 0:
-                v9 = None
-            else:
-                end = pos + n10
-                if end > len(buf):
-                    raise overrun(buf, pos, n10)
-                v9 = buf[pos:end].decode()
-                pos = end
+                if n10 < 0x80:
+                    pos += 1
+                else:
+                    n10, pos = uvarint(buf, pos)
+                n10 -= 1
+                if n10 < 0:
+                    v9 = None
+                else:
+                    end = pos + n10
+                    if end > len(buf):
+                        raise overrun(buf, pos, n10)
+                    v9 = buf[pos:end].decode()
+                    pos = end
             # group_state
             n12 = buf[pos]
-            if n12 < 0x80:
+            if n12 == 1:
+                v11 = ''
                 pos += 1
             else:
-                n12, pos = uvarint(buf, pos)
-            n12 -= 1
-            if n12 < 0:
-                v11 = None
-            else:
-                end = pos + n12
-                if end > len(buf):
-                    raise overrun(buf, pos, n12)
-                v11 = buf[pos:end].decode()
-                pos = end
+                if n12 < 0x80:
+                    pos += 1
+                else:
+                    n12, pos = uvarint(buf, pos)
+                n12 -= 1
+                if n12 < 0:
+                    v11 = None
+                else:
+                    end = pos + n12
+                    if end > len(buf):
+                        raise overrun(buf, pos, n12)
+                    v11 = buf[pos:end].decode()
+                    pos = end
             # group_type
             n14 = buf[pos]
-            if n14 < 0x80:
+            if n14 == 1:
+                v13 = ''
                 pos += 1
             else:
-                n14, pos = uvarint(buf, pos)
-            n14 -= 1
-            if n14 < 0:
-                v13 = None
-            else:
-                end = pos + n14
-                if end > len(buf):
-                    raise overrun(buf, pos, n14)
-                v13 = buf[pos:end].decode()
-                pos = end
+                if n14 < 0x80:
+                    pos += 1
+                else:
+                    n14, pos = uvarint(buf, pos)
+                n14 -= 1
+                if n14 < 0:
+                    v13 = None
+                else:
+                    end = pos + n14
+                    if end > len(buf):
+                        raise overrun(buf, pos, n14)
+                    v13 = buf[pos:end].decode()
+                    pos = end
             x6 = {'group_id': v7, 'protocol_type': v9, 'group_state': v11, 'group_type': v13}
             if buf[pos]:
                 pos = read_tags(buf, pos, _TAGS4, x6)

@@ -174,34 +174,42 @@ def encode_request_v3(w, value):
 def decode_request_v3(buf, pos):
     # client_software_name
     n2 = buf[pos]
-    if n2 < 0x80:
+    if n2 == 1:
+        v1 = ''
         pos += 1
     else:
-        n2, pos = uvarint(buf, pos)
-    n2 -= 1
-    if n2 < 0:
-        v1 = None
-    else:
-        end = pos + n2
-        if end > len(buf):
-            raise overrun(buf, pos, n2)
-        v1 = buf[pos:end].decode()
-        pos = end
+        if n2 < 0x80:
+            pos += 1
+        else:
+            n2, pos = uvarint(buf, pos)
+        n2 -= 1
+        if n2 < 0:
+            v1 = None
+        else:
+            end = pos + n2
+            if end > len(buf):
+                raise overrun(buf, pos, n2)
+            v1 = buf[pos:end].decode()
+            pos = end
     # client_software_version
     n4 = buf[pos]
-    if n4 < 0x80:
+    if n4 == 1:
+        v3 = ''
         pos += 1
     else:
-        n4, pos = uvarint(buf, pos)
-    n4 -= 1
-    if n4 < 0:
-        v3 = None
-    else:
-        end = pos + n4
-        if end > len(buf):
-            raise overrun(buf, pos, n4)
-        v3 = buf[pos:end].decode()
-        pos = end
+        if n4 < 0x80:
+            pos += 1
+        else:
+            n4, pos = uvarint(buf, pos)
+        n4 -= 1
+        if n4 < 0:
+            v3 = None
+        else:
+            end = pos + n4
+            if end > len(buf):
+                raise overrun(buf, pos, n4)
+            v3 = buf[pos:end].decode()
+            pos = end
     out = {'client_software_name': v1, 'client_software_version': v3, 'cluster_id': None, 'node_id': -1}
     if buf[pos]:
         pos = read_tags(buf, pos, _TAGS5, out)
@@ -308,33 +316,36 @@ def decode_response_v3_supported_features_tag(buf, pos):
         for _ in range(n1):
             # name
             n5 = buf[pos]
-            if n5 < 0x80:
+            if n5 == 1:
+                v4 = ''
                 pos += 1
             else:
-                n5, pos = uvarint(buf, pos)
-            n5 -= 1
-            if n5 < 0:
-                v4 = None
-            else:
-                end = pos + n5
-                if end > len(buf):
-                    raise overrun(buf, pos, n5)
-                v4 = buf[pos:end].decode()
-                pos = end
+                if n5 < 0x80:
+                    pos += 1
+                else:
+                    n5, pos = uvarint(buf, pos)
+                n5 -= 1
+                if n5 < 0:
+                    v4 = None
+                else:
+                    end = pos + n5
+                    if end > len(buf):
+                        raise overrun(buf, pos, n5)
+                    v4 = buf[pos:end].decode()
+                    pos = end
             # min_version, max_version
-            v6, v7, = _U7(buf, pos)
-            pos += 4
+            v6, v7, count8 = _U8(buf, pos)
             x3 = {'name': v4, 'min_version': v6, 'max_version': v7}
-            if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS5, x3)
+            if count8:
+                pos = read_tags(buf, pos + 4, _TAGS5, x3)
             else:  # no tagged fields: the common case
-                pos += 1
+                pos += 5
             append2(x3)
     return value, pos
 
 
 def decode_response_v3_finalized_features_epoch_tag(buf, pos):
-    value = _U8(buf, pos)[0]
+    value = _U9(buf, pos)[0]
     pos += 8
     return value, pos
 
@@ -359,33 +370,36 @@ def decode_response_v3_finalized_features_tag(buf, pos):
         for _ in range(n1):
             # name
             n5 = buf[pos]
-            if n5 < 0x80:
+            if n5 == 1:
+                v4 = ''
                 pos += 1
             else:
-                n5, pos = uvarint(buf, pos)
-            n5 -= 1
-            if n5 < 0:
-                v4 = None
-            else:
-                end = pos + n5
-                if end > len(buf):
-                    raise overrun(buf, pos, n5)
-                v4 = buf[pos:end].decode()
-                pos = end
+                if n5 < 0x80:
+                    pos += 1
+                else:
+                    n5, pos = uvarint(buf, pos)
+                n5 -= 1
+                if n5 < 0:
+                    v4 = None
+                else:
+                    end = pos + n5
+                    if end > len(buf):
+                        raise overrun(buf, pos, n5)
+                    v4 = buf[pos:end].decode()
+                    pos = end
             # max_version_level, min_version_level
-            v6, v7, = _U7(buf, pos)
-            pos += 4
+            v6, v7, count8 = _U8(buf, pos)
             x3 = {'name': v4, 'max_version_level': v6, 'min_version_level': v7}
-            if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS5, x3)
+            if count8:
+                pos = read_tags(buf, pos + 4, _TAGS5, x3)
             else:  # no tagged fields: the common case
-                pos += 1
+                pos += 5
             append2(x3)
     return value, pos
 
 
 def decode_response_v3_zk_migration_ready_tag(buf, pos):
-    value = _U9(buf, pos)[0]
+    value = _U10(buf, pos)[0]
     pos += 1
     return value, pos
 
@@ -413,22 +427,20 @@ def decode_response_v3(buf, pos):
         append4 = v2.append
         for _ in range(n3):
             # api_key, min_version, max_version
-            v6, v7, v8, = _U2(buf, pos)
-            pos += 6
+            v6, v7, v8, count9 = _U7(buf, pos)
             x5 = {'api_key': v6, 'min_version': v7, 'max_version': v8}
-            if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS5, x5)
+            if count9:
+                pos = read_tags(buf, pos + 6, _TAGS5, x5)
             else:  # no tagged fields: the common case
-                pos += 1
+                pos += 7
             append4(x5)
     # throttle_time_ms
-    v9, = _U3(buf, pos)
-    pos += 4
-    out = {'error_code': v1, 'api_keys': v2, 'throttle_time_ms': v9, 'supported_features': [], 'finalized_features_epoch': -1, 'finalized_features': [], 'zk_migration_ready': False}
-    if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS10, out)
+    v10, count11 = _U11(buf, pos)
+    out = {'error_code': v1, 'api_keys': v2, 'throttle_time_ms': v10, 'supported_features': [], 'finalized_features_epoch': -1, 'finalized_features': [], 'zk_migration_ready': False}
+    if count11:
+        pos = read_tags(buf, pos + 4, _TAGS12, out)
     else:  # no tagged fields: the common case
-        pos += 1
+        pos += 5
     return out, pos
 
 
@@ -452,57 +464,68 @@ def encode_request_v5(w, value):
 def decode_request_v5(buf, pos):
     # client_software_name
     n2 = buf[pos]
-    if n2 < 0x80:
+    if n2 == 1:
+        v1 = ''
         pos += 1
     else:
-        n2, pos = uvarint(buf, pos)
-    n2 -= 1
-    if n2 < 0:
-        v1 = None
-    else:
-        end = pos + n2
-        if end > len(buf):
-            raise overrun(buf, pos, n2)
-        v1 = buf[pos:end].decode()
-        pos = end
+        if n2 < 0x80:
+            pos += 1
+        else:
+            n2, pos = uvarint(buf, pos)
+        n2 -= 1
+        if n2 < 0:
+            v1 = None
+        else:
+            end = pos + n2
+            if end > len(buf):
+                raise overrun(buf, pos, n2)
+            v1 = buf[pos:end].decode()
+            pos = end
     # client_software_version
     n4 = buf[pos]
-    if n4 < 0x80:
+    if n4 == 1:
+        v3 = ''
         pos += 1
     else:
-        n4, pos = uvarint(buf, pos)
-    n4 -= 1
-    if n4 < 0:
-        v3 = None
-    else:
-        end = pos + n4
-        if end > len(buf):
-            raise overrun(buf, pos, n4)
-        v3 = buf[pos:end].decode()
-        pos = end
+        if n4 < 0x80:
+            pos += 1
+        else:
+            n4, pos = uvarint(buf, pos)
+        n4 -= 1
+        if n4 < 0:
+            v3 = None
+        else:
+            end = pos + n4
+            if end > len(buf):
+                raise overrun(buf, pos, n4)
+            v3 = buf[pos:end].decode()
+            pos = end
     # cluster_id
     n6 = buf[pos]
-    if n6 < 0x80:
+    if n6 == 1:
+        v5 = ''
         pos += 1
     else:
-        n6, pos = uvarint(buf, pos)
-    n6 -= 1
-    if n6 < 0:
-        v5 = None
-    else:
-        end = pos + n6
-        if end > len(buf):
-            raise overrun(buf, pos, n6)
-        v5 = buf[pos:end].decode()
-        pos = end
+        if n6 < 0x80:
+            pos += 1
+        else:
+            n6, pos = uvarint(buf, pos)
+        n6 -= 1
+        if n6 < 0:
+            v5 = None
+        else:
+            end = pos + n6
+            if end > len(buf):
+                raise overrun(buf, pos, n6)
+            v5 = buf[pos:end].decode()
+            pos = end
     # node_id
-    v7, = _U3(buf, pos)
-    pos += 4
+    v7, count8 = _U11(buf, pos)
     out = {'client_software_name': v1, 'client_software_version': v3, 'cluster_id': v5, 'node_id': v7}
-    if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS5, out)
+    if count8:
+        pos = read_tags(buf, pos + 4, _TAGS5, out)
     else:  # no tagged fields: the common case
-        pos += 1
+        pos += 5
     return out, pos
 
 
@@ -512,10 +535,12 @@ _U3 = _struct.Struct('>i').unpack_from
 _WTAGS4 = ()
 _TAGS5 = {}
 _WTAGS6 = ((0, 'supported_features', [], False, encode_response_v3_supported_features_tag), (1, 'finalized_features_epoch', -1, False, encode_response_v3_finalized_features_epoch_tag), (2, 'finalized_features', [], False, encode_response_v3_finalized_features_tag), (3, 'zk_migration_ready', False, False, encode_response_v3_zk_migration_ready_tag), )
-_U7 = _struct.Struct('>hh').unpack_from
-_U8 = _struct.Struct('>q').unpack_from
-_U9 = _struct.Struct('>?').unpack_from
-_TAGS10 = {0: ('supported_features', decode_response_v3_supported_features_tag), 1: ('finalized_features_epoch', decode_response_v3_finalized_features_epoch_tag), 2: ('finalized_features', decode_response_v3_finalized_features_tag), 3: ('zk_migration_ready', decode_response_v3_zk_migration_ready_tag)}
+_U7 = _struct.Struct('>hhhB').unpack_from
+_U8 = _struct.Struct('>hhB').unpack_from
+_U9 = _struct.Struct('>q').unpack_from
+_U10 = _struct.Struct('>?').unpack_from
+_U11 = _struct.Struct('>iB').unpack_from
+_TAGS12 = {0: ('supported_features', decode_response_v3_supported_features_tag), 1: ('finalized_features_epoch', decode_response_v3_finalized_features_epoch_tag), 2: ('finalized_features', decode_response_v3_finalized_features_tag), 3: ('zk_migration_ready', decode_response_v3_zk_migration_ready_tag)}
 
 API_VERSIONS: Api[ApiVersionsResponse] = Api(
     18, 'ApiVersions', versions=(0, 5), flexible_from=3, route=ANY_BROKER,

@@ -156,19 +156,23 @@ def encode_request_v2(w, value):
 def decode_request_v2(buf, pos):
     # auth_bytes
     n2 = buf[pos]
-    if n2 < 0x80:
+    if n2 == 1:
+        v1 = b''
         pos += 1
     else:
-        n2, pos = uvarint(buf, pos)
-    n2 -= 1
-    if n2 < 0:
-        v1 = None
-    else:
-        end = pos + n2
-        if end > len(buf):
-            raise overrun(buf, pos, n2)
-        v1 = buf[pos:end]
-        pos = end
+        if n2 < 0x80:
+            pos += 1
+        else:
+            n2, pos = uvarint(buf, pos)
+        n2 -= 1
+        if n2 < 0:
+            v1 = None
+        else:
+            end = pos + n2
+            if end > len(buf):
+                raise overrun(buf, pos, n2)
+            v1 = buf[pos:end]
+            pos = end
     out = {'auth_bytes': v1}
     if buf[pos]:
         pos = read_tags(buf, pos, _TAGS4, out)
@@ -200,42 +204,49 @@ def decode_response_v2(buf, pos):
     pos += 2
     # error_message
     n3 = buf[pos]
-    if n3 < 0x80:
+    if n3 == 1:
+        v2 = ''
         pos += 1
     else:
-        n3, pos = uvarint(buf, pos)
-    n3 -= 1
-    if n3 < 0:
-        v2 = None
-    else:
-        end = pos + n3
-        if end > len(buf):
-            raise overrun(buf, pos, n3)
-        v2 = buf[pos:end].decode()
-        pos = end
+        if n3 < 0x80:
+            pos += 1
+        else:
+            n3, pos = uvarint(buf, pos)
+        n3 -= 1
+        if n3 < 0:
+            v2 = None
+        else:
+            end = pos + n3
+            if end > len(buf):
+                raise overrun(buf, pos, n3)
+            v2 = buf[pos:end].decode()
+            pos = end
     # auth_bytes
     n5 = buf[pos]
-    if n5 < 0x80:
+    if n5 == 1:
+        v4 = b''
         pos += 1
     else:
-        n5, pos = uvarint(buf, pos)
-    n5 -= 1
-    if n5 < 0:
-        v4 = None
-    else:
-        end = pos + n5
-        if end > len(buf):
-            raise overrun(buf, pos, n5)
-        v4 = buf[pos:end]
-        pos = end
+        if n5 < 0x80:
+            pos += 1
+        else:
+            n5, pos = uvarint(buf, pos)
+        n5 -= 1
+        if n5 < 0:
+            v4 = None
+        else:
+            end = pos + n5
+            if end > len(buf):
+                raise overrun(buf, pos, n5)
+            v4 = buf[pos:end]
+            pos = end
     # session_lifetime_ms
-    v6, = _U2(buf, pos)
-    pos += 8
+    v6, count7 = _U5(buf, pos)
     out = {'error_code': v1, 'error_message': v2, 'auth_bytes': v4, 'session_lifetime_ms': v6}
-    if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS4, out)
+    if count7:
+        pos = read_tags(buf, pos + 8, _TAGS4, out)
     else:  # no tagged fields: the common case
-        pos += 1
+        pos += 9
     return out, pos
 
 
@@ -243,6 +254,7 @@ _U1 = _struct.Struct('>h').unpack_from
 _U2 = _struct.Struct('>q').unpack_from
 _WTAGS3 = ()
 _TAGS4 = {}
+_U5 = _struct.Struct('>qB').unpack_from
 
 SASL_AUTHENTICATE: Api[SaslAuthenticateResponse] = Api(
     36, 'SaslAuthenticate', versions=(0, 2), flexible_from=2, route=ANY_BROKER,

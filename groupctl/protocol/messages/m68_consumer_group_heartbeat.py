@@ -113,67 +113,83 @@ def encode_request_v0(w, value):
 def decode_request_v0(buf, pos):
     # group_id
     n2 = buf[pos]
-    if n2 < 0x80:
+    if n2 == 1:
+        v1 = ''
         pos += 1
     else:
-        n2, pos = uvarint(buf, pos)
-    n2 -= 1
-    if n2 < 0:
-        v1 = None
-    else:
-        end = pos + n2
-        if end > len(buf):
-            raise overrun(buf, pos, n2)
-        v1 = buf[pos:end].decode()
-        pos = end
+        if n2 < 0x80:
+            pos += 1
+        else:
+            n2, pos = uvarint(buf, pos)
+        n2 -= 1
+        if n2 < 0:
+            v1 = None
+        else:
+            end = pos + n2
+            if end > len(buf):
+                raise overrun(buf, pos, n2)
+            v1 = buf[pos:end].decode()
+            pos = end
     # member_id
     n4 = buf[pos]
-    if n4 < 0x80:
+    if n4 == 1:
+        v3 = ''
         pos += 1
     else:
-        n4, pos = uvarint(buf, pos)
-    n4 -= 1
-    if n4 < 0:
-        v3 = None
-    else:
-        end = pos + n4
-        if end > len(buf):
-            raise overrun(buf, pos, n4)
-        v3 = buf[pos:end].decode()
-        pos = end
+        if n4 < 0x80:
+            pos += 1
+        else:
+            n4, pos = uvarint(buf, pos)
+        n4 -= 1
+        if n4 < 0:
+            v3 = None
+        else:
+            end = pos + n4
+            if end > len(buf):
+                raise overrun(buf, pos, n4)
+            v3 = buf[pos:end].decode()
+            pos = end
     # member_epoch
     v5, = _U2(buf, pos)
     pos += 4
     # instance_id
     n7 = buf[pos]
-    if n7 < 0x80:
+    if n7 == 1:
+        v6 = ''
         pos += 1
     else:
-        n7, pos = uvarint(buf, pos)
-    n7 -= 1
-    if n7 < 0:
-        v6 = None
-    else:
-        end = pos + n7
-        if end > len(buf):
-            raise overrun(buf, pos, n7)
-        v6 = buf[pos:end].decode()
-        pos = end
+        if n7 < 0x80:
+            pos += 1
+        else:
+            n7, pos = uvarint(buf, pos)
+        n7 -= 1
+        if n7 < 0:
+            v6 = None
+        else:
+            end = pos + n7
+            if end > len(buf):
+                raise overrun(buf, pos, n7)
+            v6 = buf[pos:end].decode()
+            pos = end
     # rack_id
     n9 = buf[pos]
-    if n9 < 0x80:
+    if n9 == 1:
+        v8 = ''
         pos += 1
     else:
-        n9, pos = uvarint(buf, pos)
-    n9 -= 1
-    if n9 < 0:
-        v8 = None
-    else:
-        end = pos + n9
-        if end > len(buf):
-            raise overrun(buf, pos, n9)
-        v8 = buf[pos:end].decode()
-        pos = end
+        if n9 < 0x80:
+            pos += 1
+        else:
+            n9, pos = uvarint(buf, pos)
+        n9 -= 1
+        if n9 < 0:
+            v8 = None
+        else:
+            end = pos + n9
+            if end > len(buf):
+                raise overrun(buf, pos, n9)
+            v8 = buf[pos:end].decode()
+            pos = end
     # rebalance_timeout_ms
     v10, = _U2(buf, pos)
     pos += 4
@@ -196,35 +212,43 @@ def decode_request_v0(buf, pos):
         append13 = v11.append
         for _ in range(n12):
             n15 = buf[pos]
-            if n15 < 0x80:
+            if n15 == 1:
+                x14 = ''
                 pos += 1
             else:
-                n15, pos = uvarint(buf, pos)
-            n15 -= 1
-            if n15 < 0:
-                x14 = None
-            else:
-                end = pos + n15
-                if end > len(buf):
-                    raise overrun(buf, pos, n15)
-                x14 = buf[pos:end].decode()
-                pos = end
+                if n15 < 0x80:
+                    pos += 1
+                else:
+                    n15, pos = uvarint(buf, pos)
+                n15 -= 1
+                if n15 < 0:
+                    x14 = None
+                else:
+                    end = pos + n15
+                    if end > len(buf):
+                        raise overrun(buf, pos, n15)
+                    x14 = buf[pos:end].decode()
+                    pos = end
             append13(x14)
     # server_assignor
     n17 = buf[pos]
-    if n17 < 0x80:
+    if n17 == 1:
+        v16 = ''
         pos += 1
     else:
-        n17, pos = uvarint(buf, pos)
-    n17 -= 1
-    if n17 < 0:
-        v16 = None
-    else:
-        end = pos + n17
-        if end > len(buf):
-            raise overrun(buf, pos, n17)
-        v16 = buf[pos:end].decode()
-        pos = end
+        if n17 < 0x80:
+            pos += 1
+        else:
+            n17, pos = uvarint(buf, pos)
+        n17 -= 1
+        if n17 < 0:
+            v16 = None
+        else:
+            end = pos + n17
+            if end > len(buf):
+                raise overrun(buf, pos, n17)
+            v16 = buf[pos:end].decode()
+            pos = end
     # topic_partitions
     n19 = buf[pos]
     if n19 < 0x80:
@@ -370,34 +394,42 @@ def decode_response_v0(buf, pos):
     pos += 6
     # error_message
     n4 = buf[pos]
-    if n4 < 0x80:
+    if n4 == 1:
+        v3 = ''
         pos += 1
     else:
-        n4, pos = uvarint(buf, pos)
-    n4 -= 1
-    if n4 < 0:
-        v3 = None
-    else:
-        end = pos + n4
-        if end > len(buf):
-            raise overrun(buf, pos, n4)
-        v3 = buf[pos:end].decode()
-        pos = end
+        if n4 < 0x80:
+            pos += 1
+        else:
+            n4, pos = uvarint(buf, pos)
+        n4 -= 1
+        if n4 < 0:
+            v3 = None
+        else:
+            end = pos + n4
+            if end > len(buf):
+                raise overrun(buf, pos, n4)
+            v3 = buf[pos:end].decode()
+            pos = end
     # member_id
     n6 = buf[pos]
-    if n6 < 0x80:
+    if n6 == 1:
+        v5 = ''
         pos += 1
     else:
-        n6, pos = uvarint(buf, pos)
-    n6 -= 1
-    if n6 < 0:
-        v5 = None
-    else:
-        end = pos + n6
-        if end > len(buf):
-            raise overrun(buf, pos, n6)
-        v5 = buf[pos:end].decode()
-        pos = end
+        if n6 < 0x80:
+            pos += 1
+        else:
+            n6, pos = uvarint(buf, pos)
+        n6 -= 1
+        if n6 < 0:
+            v5 = None
+        else:
+            end = pos + n6
+            if end > len(buf):
+                raise overrun(buf, pos, n6)
+            v5 = buf[pos:end].decode()
+            pos = end
     # member_epoch, heartbeat_interval_ms
     v7, v8, = _U5(buf, pos)
     pos += 8
@@ -463,67 +495,83 @@ def encode_request_v1(w, value):
 def decode_request_v1(buf, pos):
     # group_id
     n2 = buf[pos]
-    if n2 < 0x80:
+    if n2 == 1:
+        v1 = ''
         pos += 1
     else:
-        n2, pos = uvarint(buf, pos)
-    n2 -= 1
-    if n2 < 0:
-        v1 = None
-    else:
-        end = pos + n2
-        if end > len(buf):
-            raise overrun(buf, pos, n2)
-        v1 = buf[pos:end].decode()
-        pos = end
+        if n2 < 0x80:
+            pos += 1
+        else:
+            n2, pos = uvarint(buf, pos)
+        n2 -= 1
+        if n2 < 0:
+            v1 = None
+        else:
+            end = pos + n2
+            if end > len(buf):
+                raise overrun(buf, pos, n2)
+            v1 = buf[pos:end].decode()
+            pos = end
     # member_id
     n4 = buf[pos]
-    if n4 < 0x80:
+    if n4 == 1:
+        v3 = ''
         pos += 1
     else:
-        n4, pos = uvarint(buf, pos)
-    n4 -= 1
-    if n4 < 0:
-        v3 = None
-    else:
-        end = pos + n4
-        if end > len(buf):
-            raise overrun(buf, pos, n4)
-        v3 = buf[pos:end].decode()
-        pos = end
+        if n4 < 0x80:
+            pos += 1
+        else:
+            n4, pos = uvarint(buf, pos)
+        n4 -= 1
+        if n4 < 0:
+            v3 = None
+        else:
+            end = pos + n4
+            if end > len(buf):
+                raise overrun(buf, pos, n4)
+            v3 = buf[pos:end].decode()
+            pos = end
     # member_epoch
     v5, = _U2(buf, pos)
     pos += 4
     # instance_id
     n7 = buf[pos]
-    if n7 < 0x80:
+    if n7 == 1:
+        v6 = ''
         pos += 1
     else:
-        n7, pos = uvarint(buf, pos)
-    n7 -= 1
-    if n7 < 0:
-        v6 = None
-    else:
-        end = pos + n7
-        if end > len(buf):
-            raise overrun(buf, pos, n7)
-        v6 = buf[pos:end].decode()
-        pos = end
+        if n7 < 0x80:
+            pos += 1
+        else:
+            n7, pos = uvarint(buf, pos)
+        n7 -= 1
+        if n7 < 0:
+            v6 = None
+        else:
+            end = pos + n7
+            if end > len(buf):
+                raise overrun(buf, pos, n7)
+            v6 = buf[pos:end].decode()
+            pos = end
     # rack_id
     n9 = buf[pos]
-    if n9 < 0x80:
+    if n9 == 1:
+        v8 = ''
         pos += 1
     else:
-        n9, pos = uvarint(buf, pos)
-    n9 -= 1
-    if n9 < 0:
-        v8 = None
-    else:
-        end = pos + n9
-        if end > len(buf):
-            raise overrun(buf, pos, n9)
-        v8 = buf[pos:end].decode()
-        pos = end
+        if n9 < 0x80:
+            pos += 1
+        else:
+            n9, pos = uvarint(buf, pos)
+        n9 -= 1
+        if n9 < 0:
+            v8 = None
+        else:
+            end = pos + n9
+            if end > len(buf):
+                raise overrun(buf, pos, n9)
+            v8 = buf[pos:end].decode()
+            pos = end
     # rebalance_timeout_ms
     v10, = _U2(buf, pos)
     pos += 4
@@ -546,50 +594,62 @@ def decode_request_v1(buf, pos):
         append13 = v11.append
         for _ in range(n12):
             n15 = buf[pos]
-            if n15 < 0x80:
+            if n15 == 1:
+                x14 = ''
                 pos += 1
             else:
-                n15, pos = uvarint(buf, pos)
-            n15 -= 1
-            if n15 < 0:
-                x14 = None
-            else:
-                end = pos + n15
-                if end > len(buf):
-                    raise overrun(buf, pos, n15)
-                x14 = buf[pos:end].decode()
-                pos = end
+                if n15 < 0x80:
+                    pos += 1
+                else:
+                    n15, pos = uvarint(buf, pos)
+                n15 -= 1
+                if n15 < 0:
+                    x14 = None
+                else:
+                    end = pos + n15
+                    if end > len(buf):
+                        raise overrun(buf, pos, n15)
+                    x14 = buf[pos:end].decode()
+                    pos = end
             append13(x14)
     # subscribed_topic_regex
     n17 = buf[pos]
-    if n17 < 0x80:
+    if n17 == 1:
+        v16 = ''
         pos += 1
     else:
-        n17, pos = uvarint(buf, pos)
-    n17 -= 1
-    if n17 < 0:
-        v16 = None
-    else:
-        end = pos + n17
-        if end > len(buf):
-            raise overrun(buf, pos, n17)
-        v16 = buf[pos:end].decode()
-        pos = end
+        if n17 < 0x80:
+            pos += 1
+        else:
+            n17, pos = uvarint(buf, pos)
+        n17 -= 1
+        if n17 < 0:
+            v16 = None
+        else:
+            end = pos + n17
+            if end > len(buf):
+                raise overrun(buf, pos, n17)
+            v16 = buf[pos:end].decode()
+            pos = end
     # server_assignor
     n19 = buf[pos]
-    if n19 < 0x80:
+    if n19 == 1:
+        v18 = ''
         pos += 1
     else:
-        n19, pos = uvarint(buf, pos)
-    n19 -= 1
-    if n19 < 0:
-        v18 = None
-    else:
-        end = pos + n19
-        if end > len(buf):
-            raise overrun(buf, pos, n19)
-        v18 = buf[pos:end].decode()
-        pos = end
+        if n19 < 0x80:
+            pos += 1
+        else:
+            n19, pos = uvarint(buf, pos)
+        n19 -= 1
+        if n19 < 0:
+            v18 = None
+        else:
+            end = pos + n19
+            if end > len(buf):
+                raise overrun(buf, pos, n19)
+            v18 = buf[pos:end].decode()
+            pos = end
     # topic_partitions
     n21 = buf[pos]
     if n21 < 0x80:

@@ -94,28 +94,31 @@ def decode_request_v0(buf, pos):
         append3 = v1.append
         for _ in range(n2):
             n5 = buf[pos]
-            if n5 < 0x80:
+            if n5 == 1:
+                x4 = ''
                 pos += 1
             else:
-                n5, pos = uvarint(buf, pos)
-            n5 -= 1
-            if n5 < 0:
-                x4 = None
-            else:
-                end = pos + n5
-                if end > len(buf):
-                    raise overrun(buf, pos, n5)
-                x4 = buf[pos:end].decode()
-                pos = end
+                if n5 < 0x80:
+                    pos += 1
+                else:
+                    n5, pos = uvarint(buf, pos)
+                n5 -= 1
+                if n5 < 0:
+                    x4 = None
+                else:
+                    end = pos + n5
+                    if end > len(buf):
+                        raise overrun(buf, pos, n5)
+                    x4 = buf[pos:end].decode()
+                    pos = end
             append3(x4)
     # include_authorized_operations
-    v6, = _U2(buf, pos)
-    pos += 1
+    v6, count7 = _U2(buf, pos)
     out = {'group_ids': v1, 'include_authorized_operations': v6}
-    if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS3, out)
+    if count7:
+        pos = read_tags(buf, pos + 1, _TAGS3, out)
     else:  # no tagged fields: the common case
-        pos += 1
+        pos += 2
     return out, pos
 
 
@@ -256,67 +259,83 @@ def decode_response_v0(buf, pos):
             pos += 2
             # error_message
             n8 = buf[pos]
-            if n8 < 0x80:
+            if n8 == 1:
+                v7 = ''
                 pos += 1
             else:
-                n8, pos = uvarint(buf, pos)
-            n8 -= 1
-            if n8 < 0:
-                v7 = None
-            else:
-                end = pos + n8
-                if end > len(buf):
-                    raise overrun(buf, pos, n8)
-                v7 = buf[pos:end].decode()
-                pos = end
+                if n8 < 0x80:
+                    pos += 1
+                else:
+                    n8, pos = uvarint(buf, pos)
+                n8 -= 1
+                if n8 < 0:
+                    v7 = None
+                else:
+                    end = pos + n8
+                    if end > len(buf):
+                        raise overrun(buf, pos, n8)
+                    v7 = buf[pos:end].decode()
+                    pos = end
             # group_id
             n10 = buf[pos]
-            if n10 < 0x80:
+            if n10 == 1:
+                v9 = ''
                 pos += 1
             else:
-                n10, pos = uvarint(buf, pos)
-            n10 -= 1
-            if n10 < 0:
-                v9 = None
-            else:
-                end = pos + n10
-                if end > len(buf):
-                    raise overrun(buf, pos, n10)
-                v9 = buf[pos:end].decode()
-                pos = end
+                if n10 < 0x80:
+                    pos += 1
+                else:
+                    n10, pos = uvarint(buf, pos)
+                n10 -= 1
+                if n10 < 0:
+                    v9 = None
+                else:
+                    end = pos + n10
+                    if end > len(buf):
+                        raise overrun(buf, pos, n10)
+                    v9 = buf[pos:end].decode()
+                    pos = end
             # group_state
             n12 = buf[pos]
-            if n12 < 0x80:
+            if n12 == 1:
+                v11 = ''
                 pos += 1
             else:
-                n12, pos = uvarint(buf, pos)
-            n12 -= 1
-            if n12 < 0:
-                v11 = None
-            else:
-                end = pos + n12
-                if end > len(buf):
-                    raise overrun(buf, pos, n12)
-                v11 = buf[pos:end].decode()
-                pos = end
+                if n12 < 0x80:
+                    pos += 1
+                else:
+                    n12, pos = uvarint(buf, pos)
+                n12 -= 1
+                if n12 < 0:
+                    v11 = None
+                else:
+                    end = pos + n12
+                    if end > len(buf):
+                        raise overrun(buf, pos, n12)
+                    v11 = buf[pos:end].decode()
+                    pos = end
             # group_epoch, assignment_epoch
             v13, v14, = _U6(buf, pos)
             pos += 8
             # assignor_name
             n16 = buf[pos]
-            if n16 < 0x80:
+            if n16 == 1:
+                v15 = ''
                 pos += 1
             else:
-                n16, pos = uvarint(buf, pos)
-            n16 -= 1
-            if n16 < 0:
-                v15 = None
-            else:
-                end = pos + n16
-                if end > len(buf):
-                    raise overrun(buf, pos, n16)
-                v15 = buf[pos:end].decode()
-                pos = end
+                if n16 < 0x80:
+                    pos += 1
+                else:
+                    n16, pos = uvarint(buf, pos)
+                n16 -= 1
+                if n16 < 0:
+                    v15 = None
+                else:
+                    end = pos + n16
+                    if end > len(buf):
+                        raise overrun(buf, pos, n16)
+                    v15 = buf[pos:end].decode()
+                    pos = end
             # members
             n18 = buf[pos]
             if n18 < 0x80:
@@ -337,82 +356,102 @@ def decode_response_v0(buf, pos):
                 for _ in range(n18):
                     # member_id
                     n22 = buf[pos]
-                    if n22 < 0x80:
+                    if n22 == 1:
+                        v21 = ''
                         pos += 1
                     else:
-                        n22, pos = uvarint(buf, pos)
-                    n22 -= 1
-                    if n22 < 0:
-                        v21 = None
-                    else:
-                        end = pos + n22
-                        if end > len(buf):
-                            raise overrun(buf, pos, n22)
-                        v21 = buf[pos:end].decode()
-                        pos = end
+                        if n22 < 0x80:
+                            pos += 1
+                        else:
+                            n22, pos = uvarint(buf, pos)
+                        n22 -= 1
+                        if n22 < 0:
+                            v21 = None
+                        else:
+                            end = pos + n22
+                            if end > len(buf):
+                                raise overrun(buf, pos, n22)
+                            v21 = buf[pos:end].decode()
+                            pos = end
                     # instance_id
                     n24 = buf[pos]
-                    if n24 < 0x80:
+                    if n24 == 1:
+                        v23 = ''
                         pos += 1
                     else:
-                        n24, pos = uvarint(buf, pos)
-                    n24 -= 1
-                    if n24 < 0:
-                        v23 = None
-                    else:
-                        end = pos + n24
-                        if end > len(buf):
-                            raise overrun(buf, pos, n24)
-                        v23 = buf[pos:end].decode()
-                        pos = end
+                        if n24 < 0x80:
+                            pos += 1
+                        else:
+                            n24, pos = uvarint(buf, pos)
+                        n24 -= 1
+                        if n24 < 0:
+                            v23 = None
+                        else:
+                            end = pos + n24
+                            if end > len(buf):
+                                raise overrun(buf, pos, n24)
+                            v23 = buf[pos:end].decode()
+                            pos = end
                     # rack_id
                     n26 = buf[pos]
-                    if n26 < 0x80:
+                    if n26 == 1:
+                        v25 = ''
                         pos += 1
                     else:
-                        n26, pos = uvarint(buf, pos)
-                    n26 -= 1
-                    if n26 < 0:
-                        v25 = None
-                    else:
-                        end = pos + n26
-                        if end > len(buf):
-                            raise overrun(buf, pos, n26)
-                        v25 = buf[pos:end].decode()
-                        pos = end
+                        if n26 < 0x80:
+                            pos += 1
+                        else:
+                            n26, pos = uvarint(buf, pos)
+                        n26 -= 1
+                        if n26 < 0:
+                            v25 = None
+                        else:
+                            end = pos + n26
+                            if end > len(buf):
+                                raise overrun(buf, pos, n26)
+                            v25 = buf[pos:end].decode()
+                            pos = end
                     # member_epoch
                     v27, = _U4(buf, pos)
                     pos += 4
                     # client_id
                     n29 = buf[pos]
-                    if n29 < 0x80:
+                    if n29 == 1:
+                        v28 = ''
                         pos += 1
                     else:
-                        n29, pos = uvarint(buf, pos)
-                    n29 -= 1
-                    if n29 < 0:
-                        v28 = None
-                    else:
-                        end = pos + n29
-                        if end > len(buf):
-                            raise overrun(buf, pos, n29)
-                        v28 = buf[pos:end].decode()
-                        pos = end
+                        if n29 < 0x80:
+                            pos += 1
+                        else:
+                            n29, pos = uvarint(buf, pos)
+                        n29 -= 1
+                        if n29 < 0:
+                            v28 = None
+                        else:
+                            end = pos + n29
+                            if end > len(buf):
+                                raise overrun(buf, pos, n29)
+                            v28 = buf[pos:end].decode()
+                            pos = end
                     # client_host
                     n31 = buf[pos]
-                    if n31 < 0x80:
+                    if n31 == 1:
+                        v30 = ''
                         pos += 1
                     else:
-                        n31, pos = uvarint(buf, pos)
-                    n31 -= 1
-                    if n31 < 0:
-                        v30 = None
-                    else:
-                        end = pos + n31
-                        if end > len(buf):
-                            raise overrun(buf, pos, n31)
-                        v30 = buf[pos:end].decode()
-                        pos = end
+                        if n31 < 0x80:
+                            pos += 1
+                        else:
+                            n31, pos = uvarint(buf, pos)
+                        n31 -= 1
+                        if n31 < 0:
+                            v30 = None
+                        else:
+                            end = pos + n31
+                            if end > len(buf):
+                                raise overrun(buf, pos, n31)
+                            v30 = buf[pos:end].decode()
+                            pos = end
                     # subscribed_topic_names
                     n33 = buf[pos]
                     if n33 < 0x80:
@@ -432,35 +471,43 @@ def decode_response_v0(buf, pos):
                         append34 = v32.append
                         for _ in range(n33):
                             n36 = buf[pos]
-                            if n36 < 0x80:
+                            if n36 == 1:
+                                x35 = ''
                                 pos += 1
                             else:
-                                n36, pos = uvarint(buf, pos)
-                            n36 -= 1
-                            if n36 < 0:
-                                x35 = None
-                            else:
-                                end = pos + n36
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n36)
-                                x35 = buf[pos:end].decode()
-                                pos = end
+                                if n36 < 0x80:
+                                    pos += 1
+                                else:
+                                    n36, pos = uvarint(buf, pos)
+                                n36 -= 1
+                                if n36 < 0:
+                                    x35 = None
+                                else:
+                                    end = pos + n36
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n36)
+                                    x35 = buf[pos:end].decode()
+                                    pos = end
                             append34(x35)
                     # subscribed_topic_regex
                     n38 = buf[pos]
-                    if n38 < 0x80:
+                    if n38 == 1:
+                        v37 = ''
                         pos += 1
                     else:
-                        n38, pos = uvarint(buf, pos)
-                    n38 -= 1
-                    if n38 < 0:
-                        v37 = None
-                    else:
-                        end = pos + n38
-                        if end > len(buf):
-                            raise overrun(buf, pos, n38)
-                        v37 = buf[pos:end].decode()
-                        pos = end
+                        if n38 < 0x80:
+                            pos += 1
+                        else:
+                            n38, pos = uvarint(buf, pos)
+                        n38 -= 1
+                        if n38 < 0:
+                            v37 = None
+                        else:
+                            end = pos + n38
+                            if end > len(buf):
+                                raise overrun(buf, pos, n38)
+                            v37 = buf[pos:end].decode()
+                            pos = end
                     # assignment
                     # topic_partitions
                     n41 = buf[pos]
@@ -484,19 +531,23 @@ def decode_response_v0(buf, pos):
                             v44, pos = read_uuid(buf, pos)
                             # topic_name
                             n46 = buf[pos]
-                            if n46 < 0x80:
+                            if n46 == 1:
+                                v45 = ''
                                 pos += 1
                             else:
-                                n46, pos = uvarint(buf, pos)
-                            n46 -= 1
-                            if n46 < 0:
-                                v45 = None
-                            else:
-                                end = pos + n46
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n46)
-                                v45 = buf[pos:end].decode()
-                                pos = end
+                                if n46 < 0x80:
+                                    pos += 1
+                                else:
+                                    n46, pos = uvarint(buf, pos)
+                                n46 -= 1
+                                if n46 < 0:
+                                    v45 = None
+                                else:
+                                    end = pos + n46
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n46)
+                                    v45 = buf[pos:end].decode()
+                                    pos = end
                             # partitions
                             n48 = buf[pos]
                             if n48 < 0x80:
@@ -546,19 +597,23 @@ def decode_response_v0(buf, pos):
                             v54, pos = read_uuid(buf, pos)
                             # topic_name
                             n56 = buf[pos]
-                            if n56 < 0x80:
+                            if n56 == 1:
+                                v55 = ''
                                 pos += 1
                             else:
-                                n56, pos = uvarint(buf, pos)
-                            n56 -= 1
-                            if n56 < 0:
-                                v55 = None
-                            else:
-                                end = pos + n56
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n56)
-                                v55 = buf[pos:end].decode()
-                                pos = end
+                                if n56 < 0x80:
+                                    pos += 1
+                                else:
+                                    n56, pos = uvarint(buf, pos)
+                                n56 -= 1
+                                if n56 < 0:
+                                    v55 = None
+                                else:
+                                    end = pos + n56
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n56)
+                                    v55 = buf[pos:end].decode()
+                                    pos = end
                             # partitions
                             n58 = buf[pos]
                             if n58 < 0x80:
@@ -592,13 +647,12 @@ def decode_response_v0(buf, pos):
                         pos += 1
                     append19(x20)
             # authorized_operations
-            v59, = _U4(buf, pos)
-            pos += 4
+            v59, count60 = _U7(buf, pos)
             x5 = {'error_code': v6, 'error_message': v7, 'group_id': v9, 'group_state': v11, 'group_epoch': v13, 'assignment_epoch': v14, 'assignor_name': v15, 'members': v17, 'authorized_operations': v59}
-            if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS3, x5)
+            if count60:
+                pos = read_tags(buf, pos + 4, _TAGS3, x5)
             else:  # no tagged fields: the common case
-                pos += 1
+                pos += 5
             append4(x5)
     out = {'throttle_time_ms': v1, 'groups': v2}
     if buf[pos]:
@@ -722,67 +776,83 @@ def decode_response_v1(buf, pos):
             pos += 2
             # error_message
             n8 = buf[pos]
-            if n8 < 0x80:
+            if n8 == 1:
+                v7 = ''
                 pos += 1
             else:
-                n8, pos = uvarint(buf, pos)
-            n8 -= 1
-            if n8 < 0:
-                v7 = None
-            else:
-                end = pos + n8
-                if end > len(buf):
-                    raise overrun(buf, pos, n8)
-                v7 = buf[pos:end].decode()
-                pos = end
+                if n8 < 0x80:
+                    pos += 1
+                else:
+                    n8, pos = uvarint(buf, pos)
+                n8 -= 1
+                if n8 < 0:
+                    v7 = None
+                else:
+                    end = pos + n8
+                    if end > len(buf):
+                        raise overrun(buf, pos, n8)
+                    v7 = buf[pos:end].decode()
+                    pos = end
             # group_id
             n10 = buf[pos]
-            if n10 < 0x80:
+            if n10 == 1:
+                v9 = ''
                 pos += 1
             else:
-                n10, pos = uvarint(buf, pos)
-            n10 -= 1
-            if n10 < 0:
-                v9 = None
-            else:
-                end = pos + n10
-                if end > len(buf):
-                    raise overrun(buf, pos, n10)
-                v9 = buf[pos:end].decode()
-                pos = end
+                if n10 < 0x80:
+                    pos += 1
+                else:
+                    n10, pos = uvarint(buf, pos)
+                n10 -= 1
+                if n10 < 0:
+                    v9 = None
+                else:
+                    end = pos + n10
+                    if end > len(buf):
+                        raise overrun(buf, pos, n10)
+                    v9 = buf[pos:end].decode()
+                    pos = end
             # group_state
             n12 = buf[pos]
-            if n12 < 0x80:
+            if n12 == 1:
+                v11 = ''
                 pos += 1
             else:
-                n12, pos = uvarint(buf, pos)
-            n12 -= 1
-            if n12 < 0:
-                v11 = None
-            else:
-                end = pos + n12
-                if end > len(buf):
-                    raise overrun(buf, pos, n12)
-                v11 = buf[pos:end].decode()
-                pos = end
+                if n12 < 0x80:
+                    pos += 1
+                else:
+                    n12, pos = uvarint(buf, pos)
+                n12 -= 1
+                if n12 < 0:
+                    v11 = None
+                else:
+                    end = pos + n12
+                    if end > len(buf):
+                        raise overrun(buf, pos, n12)
+                    v11 = buf[pos:end].decode()
+                    pos = end
             # group_epoch, assignment_epoch
             v13, v14, = _U6(buf, pos)
             pos += 8
             # assignor_name
             n16 = buf[pos]
-            if n16 < 0x80:
+            if n16 == 1:
+                v15 = ''
                 pos += 1
             else:
-                n16, pos = uvarint(buf, pos)
-            n16 -= 1
-            if n16 < 0:
-                v15 = None
-            else:
-                end = pos + n16
-                if end > len(buf):
-                    raise overrun(buf, pos, n16)
-                v15 = buf[pos:end].decode()
-                pos = end
+                if n16 < 0x80:
+                    pos += 1
+                else:
+                    n16, pos = uvarint(buf, pos)
+                n16 -= 1
+                if n16 < 0:
+                    v15 = None
+                else:
+                    end = pos + n16
+                    if end > len(buf):
+                        raise overrun(buf, pos, n16)
+                    v15 = buf[pos:end].decode()
+                    pos = end
             # members
             n18 = buf[pos]
             if n18 < 0x80:
@@ -803,82 +873,102 @@ def decode_response_v1(buf, pos):
                 for _ in range(n18):
                     # member_id
                     n22 = buf[pos]
-                    if n22 < 0x80:
+                    if n22 == 1:
+                        v21 = ''
                         pos += 1
                     else:
-                        n22, pos = uvarint(buf, pos)
-                    n22 -= 1
-                    if n22 < 0:
-                        v21 = None
-                    else:
-                        end = pos + n22
-                        if end > len(buf):
-                            raise overrun(buf, pos, n22)
-                        v21 = buf[pos:end].decode()
-                        pos = end
+                        if n22 < 0x80:
+                            pos += 1
+                        else:
+                            n22, pos = uvarint(buf, pos)
+                        n22 -= 1
+                        if n22 < 0:
+                            v21 = None
+                        else:
+                            end = pos + n22
+                            if end > len(buf):
+                                raise overrun(buf, pos, n22)
+                            v21 = buf[pos:end].decode()
+                            pos = end
                     # instance_id
                     n24 = buf[pos]
-                    if n24 < 0x80:
+                    if n24 == 1:
+                        v23 = ''
                         pos += 1
                     else:
-                        n24, pos = uvarint(buf, pos)
-                    n24 -= 1
-                    if n24 < 0:
-                        v23 = None
-                    else:
-                        end = pos + n24
-                        if end > len(buf):
-                            raise overrun(buf, pos, n24)
-                        v23 = buf[pos:end].decode()
-                        pos = end
+                        if n24 < 0x80:
+                            pos += 1
+                        else:
+                            n24, pos = uvarint(buf, pos)
+                        n24 -= 1
+                        if n24 < 0:
+                            v23 = None
+                        else:
+                            end = pos + n24
+                            if end > len(buf):
+                                raise overrun(buf, pos, n24)
+                            v23 = buf[pos:end].decode()
+                            pos = end
                     # rack_id
                     n26 = buf[pos]
-                    if n26 < 0x80:
+                    if n26 == 1:
+                        v25 = ''
                         pos += 1
                     else:
-                        n26, pos = uvarint(buf, pos)
-                    n26 -= 1
-                    if n26 < 0:
-                        v25 = None
-                    else:
-                        end = pos + n26
-                        if end > len(buf):
-                            raise overrun(buf, pos, n26)
-                        v25 = buf[pos:end].decode()
-                        pos = end
+                        if n26 < 0x80:
+                            pos += 1
+                        else:
+                            n26, pos = uvarint(buf, pos)
+                        n26 -= 1
+                        if n26 < 0:
+                            v25 = None
+                        else:
+                            end = pos + n26
+                            if end > len(buf):
+                                raise overrun(buf, pos, n26)
+                            v25 = buf[pos:end].decode()
+                            pos = end
                     # member_epoch
                     v27, = _U4(buf, pos)
                     pos += 4
                     # client_id
                     n29 = buf[pos]
-                    if n29 < 0x80:
+                    if n29 == 1:
+                        v28 = ''
                         pos += 1
                     else:
-                        n29, pos = uvarint(buf, pos)
-                    n29 -= 1
-                    if n29 < 0:
-                        v28 = None
-                    else:
-                        end = pos + n29
-                        if end > len(buf):
-                            raise overrun(buf, pos, n29)
-                        v28 = buf[pos:end].decode()
-                        pos = end
+                        if n29 < 0x80:
+                            pos += 1
+                        else:
+                            n29, pos = uvarint(buf, pos)
+                        n29 -= 1
+                        if n29 < 0:
+                            v28 = None
+                        else:
+                            end = pos + n29
+                            if end > len(buf):
+                                raise overrun(buf, pos, n29)
+                            v28 = buf[pos:end].decode()
+                            pos = end
                     # client_host
                     n31 = buf[pos]
-                    if n31 < 0x80:
+                    if n31 == 1:
+                        v30 = ''
                         pos += 1
                     else:
-                        n31, pos = uvarint(buf, pos)
-                    n31 -= 1
-                    if n31 < 0:
-                        v30 = None
-                    else:
-                        end = pos + n31
-                        if end > len(buf):
-                            raise overrun(buf, pos, n31)
-                        v30 = buf[pos:end].decode()
-                        pos = end
+                        if n31 < 0x80:
+                            pos += 1
+                        else:
+                            n31, pos = uvarint(buf, pos)
+                        n31 -= 1
+                        if n31 < 0:
+                            v30 = None
+                        else:
+                            end = pos + n31
+                            if end > len(buf):
+                                raise overrun(buf, pos, n31)
+                            v30 = buf[pos:end].decode()
+                            pos = end
                     # subscribed_topic_names
                     n33 = buf[pos]
                     if n33 < 0x80:
@@ -898,35 +988,43 @@ def decode_response_v1(buf, pos):
                         append34 = v32.append
                         for _ in range(n33):
                             n36 = buf[pos]
-                            if n36 < 0x80:
+                            if n36 == 1:
+                                x35 = ''
                                 pos += 1
                             else:
-                                n36, pos = uvarint(buf, pos)
-                            n36 -= 1
-                            if n36 < 0:
-                                x35 = None
-                            else:
-                                end = pos + n36
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n36)
-                                x35 = buf[pos:end].decode()
-                                pos = end
+                                if n36 < 0x80:
+                                    pos += 1
+                                else:
+                                    n36, pos = uvarint(buf, pos)
+                                n36 -= 1
+                                if n36 < 0:
+                                    x35 = None
+                                else:
+                                    end = pos + n36
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n36)
+                                    x35 = buf[pos:end].decode()
+                                    pos = end
                             append34(x35)
                     # subscribed_topic_regex
                     n38 = buf[pos]
-                    if n38 < 0x80:
+                    if n38 == 1:
+                        v37 = ''
                         pos += 1
                     else:
-                        n38, pos = uvarint(buf, pos)
-                    n38 -= 1
-                    if n38 < 0:
-                        v37 = None
-                    else:
-                        end = pos + n38
-                        if end > len(buf):
-                            raise overrun(buf, pos, n38)
-                        v37 = buf[pos:end].decode()
-                        pos = end
+                        if n38 < 0x80:
+                            pos += 1
+                        else:
+                            n38, pos = uvarint(buf, pos)
+                        n38 -= 1
+                        if n38 < 0:
+                            v37 = None
+                        else:
+                            end = pos + n38
+                            if end > len(buf):
+                                raise overrun(buf, pos, n38)
+                            v37 = buf[pos:end].decode()
+                            pos = end
                     # assignment
                     # topic_partitions
                     n41 = buf[pos]
@@ -950,19 +1048,23 @@ def decode_response_v1(buf, pos):
                             v44, pos = read_uuid(buf, pos)
                             # topic_name
                             n46 = buf[pos]
-                            if n46 < 0x80:
+                            if n46 == 1:
+                                v45 = ''
                                 pos += 1
                             else:
-                                n46, pos = uvarint(buf, pos)
-                            n46 -= 1
-                            if n46 < 0:
-                                v45 = None
-                            else:
-                                end = pos + n46
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n46)
-                                v45 = buf[pos:end].decode()
-                                pos = end
+                                if n46 < 0x80:
+                                    pos += 1
+                                else:
+                                    n46, pos = uvarint(buf, pos)
+                                n46 -= 1
+                                if n46 < 0:
+                                    v45 = None
+                                else:
+                                    end = pos + n46
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n46)
+                                    v45 = buf[pos:end].decode()
+                                    pos = end
                             # partitions
                             n48 = buf[pos]
                             if n48 < 0x80:
@@ -1012,19 +1114,23 @@ def decode_response_v1(buf, pos):
                             v54, pos = read_uuid(buf, pos)
                             # topic_name
                             n56 = buf[pos]
-                            if n56 < 0x80:
+                            if n56 == 1:
+                                v55 = ''
                                 pos += 1
                             else:
-                                n56, pos = uvarint(buf, pos)
-                            n56 -= 1
-                            if n56 < 0:
-                                v55 = None
-                            else:
-                                end = pos + n56
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n56)
-                                v55 = buf[pos:end].decode()
-                                pos = end
+                                if n56 < 0x80:
+                                    pos += 1
+                                else:
+                                    n56, pos = uvarint(buf, pos)
+                                n56 -= 1
+                                if n56 < 0:
+                                    v55 = None
+                                else:
+                                    end = pos + n56
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n56)
+                                    v55 = buf[pos:end].decode()
+                                    pos = end
                             # partitions
                             n58 = buf[pos]
                             if n58 < 0x80:
@@ -1052,22 +1158,20 @@ def decode_response_v1(buf, pos):
                     else:  # no tagged fields: the common case
                         pos += 1
                     # member_type
-                    v59, = _U7(buf, pos)
-                    pos += 1
+                    v59, count60 = _U8(buf, pos)
                     x20 = {'member_id': v21, 'instance_id': v23, 'rack_id': v25, 'member_epoch': v27, 'client_id': v28, 'client_host': v30, 'subscribed_topic_names': v32, 'subscribed_topic_regex': v37, 'assignment': v39, 'target_assignment': v49, 'member_type': v59}
-                    if buf[pos]:
-                        pos = read_tags(buf, pos, _TAGS3, x20)
+                    if count60:
+                        pos = read_tags(buf, pos + 1, _TAGS3, x20)
                     else:  # no tagged fields: the common case
-                        pos += 1
+                        pos += 2
                     append19(x20)
             # authorized_operations
-            v60, = _U4(buf, pos)
-            pos += 4
-            x5 = {'error_code': v6, 'error_message': v7, 'group_id': v9, 'group_state': v11, 'group_epoch': v13, 'assignment_epoch': v14, 'assignor_name': v15, 'members': v17, 'authorized_operations': v60}
-            if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS3, x5)
+            v61, count62 = _U7(buf, pos)
+            x5 = {'error_code': v6, 'error_message': v7, 'group_id': v9, 'group_state': v11, 'group_epoch': v13, 'assignment_epoch': v14, 'assignor_name': v15, 'members': v17, 'authorized_operations': v61}
+            if count62:
+                pos = read_tags(buf, pos + 4, _TAGS3, x5)
             else:  # no tagged fields: the common case
-                pos += 1
+                pos += 5
             append4(x5)
     out = {'throttle_time_ms': v1, 'groups': v2}
     if buf[pos]:
@@ -1078,12 +1182,13 @@ def decode_response_v1(buf, pos):
 
 
 _WTAGS1 = ()
-_U2 = _struct.Struct('>?').unpack_from
+_U2 = _struct.Struct('>?B').unpack_from
 _TAGS3 = {}
 _U4 = _struct.Struct('>i').unpack_from
 _U5 = _struct.Struct('>h').unpack_from
 _U6 = _struct.Struct('>ii').unpack_from
-_U7 = _struct.Struct('>b').unpack_from
+_U7 = _struct.Struct('>iB').unpack_from
+_U8 = _struct.Struct('>bB').unpack_from
 
 CONSUMER_GROUP_DESCRIBE: Api[ConsumerGroupDescribeResponse] = Api(
     69, 'ConsumerGroupDescribe', versions=(0, 1), flexible_from=0, route=COORDINATOR,

@@ -90,28 +90,31 @@ def decode_request_v1(buf, pos):
         append3 = v1.append
         for _ in range(n2):
             n5 = buf[pos]
-            if n5 < 0x80:
+            if n5 == 1:
+                x4 = ''
                 pos += 1
             else:
-                n5, pos = uvarint(buf, pos)
-            n5 -= 1
-            if n5 < 0:
-                x4 = None
-            else:
-                end = pos + n5
-                if end > len(buf):
-                    raise overrun(buf, pos, n5)
-                x4 = buf[pos:end].decode()
-                pos = end
+                if n5 < 0x80:
+                    pos += 1
+                else:
+                    n5, pos = uvarint(buf, pos)
+                n5 -= 1
+                if n5 < 0:
+                    x4 = None
+                else:
+                    end = pos + n5
+                    if end > len(buf):
+                        raise overrun(buf, pos, n5)
+                    x4 = buf[pos:end].decode()
+                    pos = end
             append3(x4)
     # include_authorized_operations
-    v6, = _U2(buf, pos)
-    pos += 1
+    v6, count7 = _U2(buf, pos)
     out = {'group_ids': v1, 'include_authorized_operations': v6}
-    if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS3, out)
+    if count7:
+        pos = read_tags(buf, pos + 1, _TAGS3, out)
     else:  # no tagged fields: the common case
-        pos += 1
+        pos += 2
     return out, pos
 
 
@@ -243,67 +246,83 @@ def decode_response_v1(buf, pos):
             pos += 2
             # error_message
             n8 = buf[pos]
-            if n8 < 0x80:
+            if n8 == 1:
+                v7 = ''
                 pos += 1
             else:
-                n8, pos = uvarint(buf, pos)
-            n8 -= 1
-            if n8 < 0:
-                v7 = None
-            else:
-                end = pos + n8
-                if end > len(buf):
-                    raise overrun(buf, pos, n8)
-                v7 = buf[pos:end].decode()
-                pos = end
+                if n8 < 0x80:
+                    pos += 1
+                else:
+                    n8, pos = uvarint(buf, pos)
+                n8 -= 1
+                if n8 < 0:
+                    v7 = None
+                else:
+                    end = pos + n8
+                    if end > len(buf):
+                        raise overrun(buf, pos, n8)
+                    v7 = buf[pos:end].decode()
+                    pos = end
             # group_id
             n10 = buf[pos]
-            if n10 < 0x80:
+            if n10 == 1:
+                v9 = ''
                 pos += 1
             else:
-                n10, pos = uvarint(buf, pos)
-            n10 -= 1
-            if n10 < 0:
-                v9 = None
-            else:
-                end = pos + n10
-                if end > len(buf):
-                    raise overrun(buf, pos, n10)
-                v9 = buf[pos:end].decode()
-                pos = end
+                if n10 < 0x80:
+                    pos += 1
+                else:
+                    n10, pos = uvarint(buf, pos)
+                n10 -= 1
+                if n10 < 0:
+                    v9 = None
+                else:
+                    end = pos + n10
+                    if end > len(buf):
+                        raise overrun(buf, pos, n10)
+                    v9 = buf[pos:end].decode()
+                    pos = end
             # group_state
             n12 = buf[pos]
-            if n12 < 0x80:
+            if n12 == 1:
+                v11 = ''
                 pos += 1
             else:
-                n12, pos = uvarint(buf, pos)
-            n12 -= 1
-            if n12 < 0:
-                v11 = None
-            else:
-                end = pos + n12
-                if end > len(buf):
-                    raise overrun(buf, pos, n12)
-                v11 = buf[pos:end].decode()
-                pos = end
+                if n12 < 0x80:
+                    pos += 1
+                else:
+                    n12, pos = uvarint(buf, pos)
+                n12 -= 1
+                if n12 < 0:
+                    v11 = None
+                else:
+                    end = pos + n12
+                    if end > len(buf):
+                        raise overrun(buf, pos, n12)
+                    v11 = buf[pos:end].decode()
+                    pos = end
             # group_epoch, assignment_epoch
             v13, v14, = _U6(buf, pos)
             pos += 8
             # assignor_name
             n16 = buf[pos]
-            if n16 < 0x80:
+            if n16 == 1:
+                v15 = ''
                 pos += 1
             else:
-                n16, pos = uvarint(buf, pos)
-            n16 -= 1
-            if n16 < 0:
-                v15 = None
-            else:
-                end = pos + n16
-                if end > len(buf):
-                    raise overrun(buf, pos, n16)
-                v15 = buf[pos:end].decode()
-                pos = end
+                if n16 < 0x80:
+                    pos += 1
+                else:
+                    n16, pos = uvarint(buf, pos)
+                n16 -= 1
+                if n16 < 0:
+                    v15 = None
+                else:
+                    end = pos + n16
+                    if end > len(buf):
+                        raise overrun(buf, pos, n16)
+                    v15 = buf[pos:end].decode()
+                    pos = end
             # members
             n18 = buf[pos]
             if n18 < 0x80:
@@ -324,67 +343,83 @@ def decode_response_v1(buf, pos):
                 for _ in range(n18):
                     # member_id
                     n22 = buf[pos]
-                    if n22 < 0x80:
+                    if n22 == 1:
+                        v21 = ''
                         pos += 1
                     else:
-                        n22, pos = uvarint(buf, pos)
-                    n22 -= 1
-                    if n22 < 0:
-                        v21 = None
-                    else:
-                        end = pos + n22
-                        if end > len(buf):
-                            raise overrun(buf, pos, n22)
-                        v21 = buf[pos:end].decode()
-                        pos = end
+                        if n22 < 0x80:
+                            pos += 1
+                        else:
+                            n22, pos = uvarint(buf, pos)
+                        n22 -= 1
+                        if n22 < 0:
+                            v21 = None
+                        else:
+                            end = pos + n22
+                            if end > len(buf):
+                                raise overrun(buf, pos, n22)
+                            v21 = buf[pos:end].decode()
+                            pos = end
                     # rack_id
                     n24 = buf[pos]
-                    if n24 < 0x80:
+                    if n24 == 1:
+                        v23 = ''
                         pos += 1
                     else:
-                        n24, pos = uvarint(buf, pos)
-                    n24 -= 1
-                    if n24 < 0:
-                        v23 = None
-                    else:
-                        end = pos + n24
-                        if end > len(buf):
-                            raise overrun(buf, pos, n24)
-                        v23 = buf[pos:end].decode()
-                        pos = end
+                        if n24 < 0x80:
+                            pos += 1
+                        else:
+                            n24, pos = uvarint(buf, pos)
+                        n24 -= 1
+                        if n24 < 0:
+                            v23 = None
+                        else:
+                            end = pos + n24
+                            if end > len(buf):
+                                raise overrun(buf, pos, n24)
+                            v23 = buf[pos:end].decode()
+                            pos = end
                     # member_epoch
                     v25, = _U4(buf, pos)
                     pos += 4
                     # client_id
                     n27 = buf[pos]
-                    if n27 < 0x80:
+                    if n27 == 1:
+                        v26 = ''
                         pos += 1
                     else:
-                        n27, pos = uvarint(buf, pos)
-                    n27 -= 1
-                    if n27 < 0:
-                        v26 = None
-                    else:
-                        end = pos + n27
-                        if end > len(buf):
-                            raise overrun(buf, pos, n27)
-                        v26 = buf[pos:end].decode()
-                        pos = end
+                        if n27 < 0x80:
+                            pos += 1
+                        else:
+                            n27, pos = uvarint(buf, pos)
+                        n27 -= 1
+                        if n27 < 0:
+                            v26 = None
+                        else:
+                            end = pos + n27
+                            if end > len(buf):
+                                raise overrun(buf, pos, n27)
+                            v26 = buf[pos:end].decode()
+                            pos = end
                     # client_host
                     n29 = buf[pos]
-                    if n29 < 0x80:
+                    if n29 == 1:
+                        v28 = ''
                         pos += 1
                     else:
-                        n29, pos = uvarint(buf, pos)
-                    n29 -= 1
-                    if n29 < 0:
-                        v28 = None
-                    else:
-                        end = pos + n29
-                        if end > len(buf):
-                            raise overrun(buf, pos, n29)
-                        v28 = buf[pos:end].decode()
-                        pos = end
+                        if n29 < 0x80:
+                            pos += 1
+                        else:
+                            n29, pos = uvarint(buf, pos)
+                        n29 -= 1
+                        if n29 < 0:
+                            v28 = None
+                        else:
+                            end = pos + n29
+                            if end > len(buf):
+                                raise overrun(buf, pos, n29)
+                            v28 = buf[pos:end].decode()
+                            pos = end
                     # subscribed_topic_names
                     n31 = buf[pos]
                     if n31 < 0x80:
@@ -404,19 +439,23 @@ def decode_response_v1(buf, pos):
                         append32 = v30.append
                         for _ in range(n31):
                             n34 = buf[pos]
-                            if n34 < 0x80:
+                            if n34 == 1:
+                                x33 = ''
                                 pos += 1
                             else:
-                                n34, pos = uvarint(buf, pos)
-                            n34 -= 1
-                            if n34 < 0:
-                                x33 = None
-                            else:
-                                end = pos + n34
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n34)
-                                x33 = buf[pos:end].decode()
-                                pos = end
+                                if n34 < 0x80:
+                                    pos += 1
+                                else:
+                                    n34, pos = uvarint(buf, pos)
+                                n34 -= 1
+                                if n34 < 0:
+                                    x33 = None
+                                else:
+                                    end = pos + n34
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n34)
+                                    x33 = buf[pos:end].decode()
+                                    pos = end
                             append32(x33)
                     # assignment
                     # topic_partitions
@@ -441,19 +480,23 @@ def decode_response_v1(buf, pos):
                             v40, pos = read_uuid(buf, pos)
                             # topic_name
                             n42 = buf[pos]
-                            if n42 < 0x80:
+                            if n42 == 1:
+                                v41 = ''
                                 pos += 1
                             else:
-                                n42, pos = uvarint(buf, pos)
-                            n42 -= 1
-                            if n42 < 0:
-                                v41 = None
-                            else:
-                                end = pos + n42
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n42)
-                                v41 = buf[pos:end].decode()
-                                pos = end
+                                if n42 < 0x80:
+                                    pos += 1
+                                else:
+                                    n42, pos = uvarint(buf, pos)
+                                n42 -= 1
+                                if n42 < 0:
+                                    v41 = None
+                                else:
+                                    end = pos + n42
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n42)
+                                    v41 = buf[pos:end].decode()
+                                    pos = end
                             # partitions
                             n44 = buf[pos]
                             if n44 < 0x80:
@@ -487,13 +530,12 @@ def decode_response_v1(buf, pos):
                         pos += 1
                     append19(x20)
             # authorized_operations
-            v45, = _U4(buf, pos)
-            pos += 4
+            v45, count46 = _U7(buf, pos)
             x5 = {'error_code': v6, 'error_message': v7, 'group_id': v9, 'group_state': v11, 'group_epoch': v13, 'assignment_epoch': v14, 'assignor_name': v15, 'members': v17, 'authorized_operations': v45}
-            if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS3, x5)
+            if count46:
+                pos = read_tags(buf, pos + 4, _TAGS3, x5)
             else:  # no tagged fields: the common case
-                pos += 1
+                pos += 5
             append4(x5)
     out = {'throttle_time_ms': v1, 'groups': v2}
     if buf[pos]:
@@ -504,11 +546,12 @@ def decode_response_v1(buf, pos):
 
 
 _WTAGS1 = ()
-_U2 = _struct.Struct('>?').unpack_from
+_U2 = _struct.Struct('>?B').unpack_from
 _TAGS3 = {}
 _U4 = _struct.Struct('>i').unpack_from
 _U5 = _struct.Struct('>h').unpack_from
 _U6 = _struct.Struct('>ii').unpack_from
+_U7 = _struct.Struct('>iB').unpack_from
 
 SHARE_GROUP_DESCRIBE: Api[ShareGroupDescribeResponse] = Api(
     77, 'ShareGroupDescribe', versions=(1, 1), flexible_from=0, route=COORDINATOR,

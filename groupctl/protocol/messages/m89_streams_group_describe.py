@@ -153,28 +153,31 @@ def decode_request_v0(buf, pos):
         append3 = v1.append
         for _ in range(n2):
             n5 = buf[pos]
-            if n5 < 0x80:
+            if n5 == 1:
+                x4 = ''
                 pos += 1
             else:
-                n5, pos = uvarint(buf, pos)
-            n5 -= 1
-            if n5 < 0:
-                x4 = None
-            else:
-                end = pos + n5
-                if end > len(buf):
-                    raise overrun(buf, pos, n5)
-                x4 = buf[pos:end].decode()
-                pos = end
+                if n5 < 0x80:
+                    pos += 1
+                else:
+                    n5, pos = uvarint(buf, pos)
+                n5 -= 1
+                if n5 < 0:
+                    x4 = None
+                else:
+                    end = pos + n5
+                    if end > len(buf):
+                        raise overrun(buf, pos, n5)
+                    x4 = buf[pos:end].decode()
+                    pos = end
             append3(x4)
     # include_authorized_operations
-    v6, = _U2(buf, pos)
-    pos += 1
+    v6, count7 = _U2(buf, pos)
     out = {'group_ids': v1, 'include_authorized_operations': v6, 'include_topology_description': False}
-    if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS3, out)
+    if count7:
+        pos = read_tags(buf, pos + 1, _TAGS3, out)
     else:  # no tagged fields: the common case
-        pos += 1
+        pos += 2
     return out, pos
 
 
@@ -445,19 +448,23 @@ def decode_response_v0_groups_topology(buf, pos):
         for _ in range(n3):
             # subtopology_id
             n7 = buf[pos]
-            if n7 < 0x80:
+            if n7 == 1:
+                v6 = ''
                 pos += 1
             else:
-                n7, pos = uvarint(buf, pos)
-            n7 -= 1
-            if n7 < 0:
-                v6 = None
-            else:
-                end = pos + n7
-                if end > len(buf):
-                    raise overrun(buf, pos, n7)
-                v6 = buf[pos:end].decode()
-                pos = end
+                if n7 < 0x80:
+                    pos += 1
+                else:
+                    n7, pos = uvarint(buf, pos)
+                n7 -= 1
+                if n7 < 0:
+                    v6 = None
+                else:
+                    end = pos + n7
+                    if end > len(buf):
+                        raise overrun(buf, pos, n7)
+                    v6 = buf[pos:end].decode()
+                    pos = end
             # source_topics
             n9 = buf[pos]
             if n9 < 0x80:
@@ -477,19 +484,23 @@ def decode_response_v0_groups_topology(buf, pos):
                 append10 = v8.append
                 for _ in range(n9):
                     n12 = buf[pos]
-                    if n12 < 0x80:
+                    if n12 == 1:
+                        x11 = ''
                         pos += 1
                     else:
-                        n12, pos = uvarint(buf, pos)
-                    n12 -= 1
-                    if n12 < 0:
-                        x11 = None
-                    else:
-                        end = pos + n12
-                        if end > len(buf):
-                            raise overrun(buf, pos, n12)
-                        x11 = buf[pos:end].decode()
-                        pos = end
+                        if n12 < 0x80:
+                            pos += 1
+                        else:
+                            n12, pos = uvarint(buf, pos)
+                        n12 -= 1
+                        if n12 < 0:
+                            x11 = None
+                        else:
+                            end = pos + n12
+                            if end > len(buf):
+                                raise overrun(buf, pos, n12)
+                            x11 = buf[pos:end].decode()
+                            pos = end
                     append10(x11)
             # repartition_sink_topics
             n14 = buf[pos]
@@ -510,19 +521,23 @@ def decode_response_v0_groups_topology(buf, pos):
                 append15 = v13.append
                 for _ in range(n14):
                     n17 = buf[pos]
-                    if n17 < 0x80:
+                    if n17 == 1:
+                        x16 = ''
                         pos += 1
                     else:
-                        n17, pos = uvarint(buf, pos)
-                    n17 -= 1
-                    if n17 < 0:
-                        x16 = None
-                    else:
-                        end = pos + n17
-                        if end > len(buf):
-                            raise overrun(buf, pos, n17)
-                        x16 = buf[pos:end].decode()
-                        pos = end
+                        if n17 < 0x80:
+                            pos += 1
+                        else:
+                            n17, pos = uvarint(buf, pos)
+                        n17 -= 1
+                        if n17 < 0:
+                            x16 = None
+                        else:
+                            end = pos + n17
+                            if end > len(buf):
+                                raise overrun(buf, pos, n17)
+                            x16 = buf[pos:end].decode()
+                            pos = end
                     append15(x16)
             # state_changelog_topics
             n19 = buf[pos]
@@ -544,19 +559,23 @@ def decode_response_v0_groups_topology(buf, pos):
                 for _ in range(n19):
                     # name
                     n23 = buf[pos]
-                    if n23 < 0x80:
+                    if n23 == 1:
+                        v22 = ''
                         pos += 1
                     else:
-                        n23, pos = uvarint(buf, pos)
-                    n23 -= 1
-                    if n23 < 0:
-                        v22 = None
-                    else:
-                        end = pos + n23
-                        if end > len(buf):
-                            raise overrun(buf, pos, n23)
-                        v22 = buf[pos:end].decode()
-                        pos = end
+                        if n23 < 0x80:
+                            pos += 1
+                        else:
+                            n23, pos = uvarint(buf, pos)
+                        n23 -= 1
+                        if n23 < 0:
+                            v22 = None
+                        else:
+                            end = pos + n23
+                            if end > len(buf):
+                                raise overrun(buf, pos, n23)
+                            v22 = buf[pos:end].decode()
+                            pos = end
                     # partitions, replication_factor
                     v24, v25, = _U7(buf, pos)
                     pos += 6
@@ -580,34 +599,42 @@ def decode_response_v0_groups_topology(buf, pos):
                         for _ in range(n27):
                             # key
                             n31 = buf[pos]
-                            if n31 < 0x80:
+                            if n31 == 1:
+                                v30 = ''
                                 pos += 1
                             else:
-                                n31, pos = uvarint(buf, pos)
-                            n31 -= 1
-                            if n31 < 0:
-                                v30 = None
-                            else:
-                                end = pos + n31
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n31)
-                                v30 = buf[pos:end].decode()
-                                pos = end
+                                if n31 < 0x80:
+                                    pos += 1
+                                else:
+                                    n31, pos = uvarint(buf, pos)
+                                n31 -= 1
+                                if n31 < 0:
+                                    v30 = None
+                                else:
+                                    end = pos + n31
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n31)
+                                    v30 = buf[pos:end].decode()
+                                    pos = end
                             # value
                             n33 = buf[pos]
-                            if n33 < 0x80:
+                            if n33 == 1:
+                                v32 = ''
                                 pos += 1
                             else:
-                                n33, pos = uvarint(buf, pos)
-                            n33 -= 1
-                            if n33 < 0:
-                                v32 = None
-                            else:
-                                end = pos + n33
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n33)
-                                v32 = buf[pos:end].decode()
-                                pos = end
+                                if n33 < 0x80:
+                                    pos += 1
+                                else:
+                                    n33, pos = uvarint(buf, pos)
+                                n33 -= 1
+                                if n33 < 0:
+                                    v32 = None
+                                else:
+                                    end = pos + n33
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n33)
+                                    v32 = buf[pos:end].decode()
+                                    pos = end
                             x29 = {'key': v30, 'value': v32}
                             if buf[pos]:
                                 pos = read_tags(buf, pos, _TAGS3, x29)
@@ -640,19 +667,23 @@ def decode_response_v0_groups_topology(buf, pos):
                 for _ in range(n35):
                     # name
                     n39 = buf[pos]
-                    if n39 < 0x80:
+                    if n39 == 1:
+                        v38 = ''
                         pos += 1
                     else:
-                        n39, pos = uvarint(buf, pos)
-                    n39 -= 1
-                    if n39 < 0:
-                        v38 = None
-                    else:
-                        end = pos + n39
-                        if end > len(buf):
-                            raise overrun(buf, pos, n39)
-                        v38 = buf[pos:end].decode()
-                        pos = end
+                        if n39 < 0x80:
+                            pos += 1
+                        else:
+                            n39, pos = uvarint(buf, pos)
+                        n39 -= 1
+                        if n39 < 0:
+                            v38 = None
+                        else:
+                            end = pos + n39
+                            if end > len(buf):
+                                raise overrun(buf, pos, n39)
+                            v38 = buf[pos:end].decode()
+                            pos = end
                     # partitions, replication_factor
                     v40, v41, = _U7(buf, pos)
                     pos += 6
@@ -676,34 +707,42 @@ def decode_response_v0_groups_topology(buf, pos):
                         for _ in range(n43):
                             # key
                             n47 = buf[pos]
-                            if n47 < 0x80:
+                            if n47 == 1:
+                                v46 = ''
                                 pos += 1
                             else:
-                                n47, pos = uvarint(buf, pos)
-                            n47 -= 1
-                            if n47 < 0:
-                                v46 = None
-                            else:
-                                end = pos + n47
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n47)
-                                v46 = buf[pos:end].decode()
-                                pos = end
+                                if n47 < 0x80:
+                                    pos += 1
+                                else:
+                                    n47, pos = uvarint(buf, pos)
+                                n47 -= 1
+                                if n47 < 0:
+                                    v46 = None
+                                else:
+                                    end = pos + n47
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n47)
+                                    v46 = buf[pos:end].decode()
+                                    pos = end
                             # value
                             n49 = buf[pos]
-                            if n49 < 0x80:
+                            if n49 == 1:
+                                v48 = ''
                                 pos += 1
                             else:
-                                n49, pos = uvarint(buf, pos)
-                            n49 -= 1
-                            if n49 < 0:
-                                v48 = None
-                            else:
-                                end = pos + n49
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n49)
-                                v48 = buf[pos:end].decode()
-                                pos = end
+                                if n49 < 0x80:
+                                    pos += 1
+                                else:
+                                    n49, pos = uvarint(buf, pos)
+                                n49 -= 1
+                                if n49 < 0:
+                                    v48 = None
+                                else:
+                                    end = pos + n49
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n49)
+                                    v48 = buf[pos:end].decode()
+                                    pos = end
                             x45 = {'key': v46, 'value': v48}
                             if buf[pos]:
                                 pos = read_tags(buf, pos, _TAGS3, x45)
@@ -733,27 +772,30 @@ def decode_response_v0_groups_topology(buf, pos):
 def decode_response_v0_groups_members_user_endpoint(buf, pos):
     # host
     n2 = buf[pos]
-    if n2 < 0x80:
+    if n2 == 1:
+        v1 = ''
         pos += 1
     else:
-        n2, pos = uvarint(buf, pos)
-    n2 -= 1
-    if n2 < 0:
-        v1 = None
-    else:
-        end = pos + n2
-        if end > len(buf):
-            raise overrun(buf, pos, n2)
-        v1 = buf[pos:end].decode()
-        pos = end
+        if n2 < 0x80:
+            pos += 1
+        else:
+            n2, pos = uvarint(buf, pos)
+        n2 -= 1
+        if n2 < 0:
+            v1 = None
+        else:
+            end = pos + n2
+            if end > len(buf):
+                raise overrun(buf, pos, n2)
+            v1 = buf[pos:end].decode()
+            pos = end
     # port
-    v3, = _U8(buf, pos)
-    pos += 2
+    v3, count4 = _U8(buf, pos)
     out = {'host': v1, 'port': v3}
-    if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS3, out)
+    if count4:
+        pos = read_tags(buf, pos + 2, _TAGS3, out)
     else:  # no tagged fields: the common case
-        pos += 1
+        pos += 3
     return out, pos
 
 
@@ -784,49 +826,61 @@ def decode_response_v0(buf, pos):
             pos += 2
             # error_message
             n8 = buf[pos]
-            if n8 < 0x80:
+            if n8 == 1:
+                v7 = ''
                 pos += 1
             else:
-                n8, pos = uvarint(buf, pos)
-            n8 -= 1
-            if n8 < 0:
-                v7 = None
-            else:
-                end = pos + n8
-                if end > len(buf):
-                    raise overrun(buf, pos, n8)
-                v7 = buf[pos:end].decode()
-                pos = end
+                if n8 < 0x80:
+                    pos += 1
+                else:
+                    n8, pos = uvarint(buf, pos)
+                n8 -= 1
+                if n8 < 0:
+                    v7 = None
+                else:
+                    end = pos + n8
+                    if end > len(buf):
+                        raise overrun(buf, pos, n8)
+                    v7 = buf[pos:end].decode()
+                    pos = end
             # group_id
             n10 = buf[pos]
-            if n10 < 0x80:
+            if n10 == 1:
+                v9 = ''
                 pos += 1
             else:
-                n10, pos = uvarint(buf, pos)
-            n10 -= 1
-            if n10 < 0:
-                v9 = None
-            else:
-                end = pos + n10
-                if end > len(buf):
-                    raise overrun(buf, pos, n10)
-                v9 = buf[pos:end].decode()
-                pos = end
+                if n10 < 0x80:
+                    pos += 1
+                else:
+                    n10, pos = uvarint(buf, pos)
+                n10 -= 1
+                if n10 < 0:
+                    v9 = None
+                else:
+                    end = pos + n10
+                    if end > len(buf):
+                        raise overrun(buf, pos, n10)
+                    v9 = buf[pos:end].decode()
+                    pos = end
             # group_state
             n12 = buf[pos]
-            if n12 < 0x80:
+            if n12 == 1:
+                v11 = ''
                 pos += 1
             else:
-                n12, pos = uvarint(buf, pos)
-            n12 -= 1
-            if n12 < 0:
-                v11 = None
-            else:
-                end = pos + n12
-                if end > len(buf):
-                    raise overrun(buf, pos, n12)
-                v11 = buf[pos:end].decode()
-                pos = end
+                if n12 < 0x80:
+                    pos += 1
+                else:
+                    n12, pos = uvarint(buf, pos)
+                n12 -= 1
+                if n12 < 0:
+                    v11 = None
+                else:
+                    end = pos + n12
+                    if end > len(buf):
+                        raise overrun(buf, pos, n12)
+                    v11 = buf[pos:end].decode()
+                    pos = end
             # group_epoch, assignment_epoch
             v13, v14, = _U6(buf, pos)
             pos += 8
@@ -856,100 +910,124 @@ def decode_response_v0(buf, pos):
                 for _ in range(n17):
                     # member_id
                     n21 = buf[pos]
-                    if n21 < 0x80:
+                    if n21 == 1:
+                        v20 = ''
                         pos += 1
                     else:
-                        n21, pos = uvarint(buf, pos)
-                    n21 -= 1
-                    if n21 < 0:
-                        v20 = None
-                    else:
-                        end = pos + n21
-                        if end > len(buf):
-                            raise overrun(buf, pos, n21)
-                        v20 = buf[pos:end].decode()
-                        pos = end
+                        if n21 < 0x80:
+                            pos += 1
+                        else:
+                            n21, pos = uvarint(buf, pos)
+                        n21 -= 1
+                        if n21 < 0:
+                            v20 = None
+                        else:
+                            end = pos + n21
+                            if end > len(buf):
+                                raise overrun(buf, pos, n21)
+                            v20 = buf[pos:end].decode()
+                            pos = end
                     # member_epoch
                     v22, = _U4(buf, pos)
                     pos += 4
                     # instance_id
                     n24 = buf[pos]
-                    if n24 < 0x80:
+                    if n24 == 1:
+                        v23 = ''
                         pos += 1
                     else:
-                        n24, pos = uvarint(buf, pos)
-                    n24 -= 1
-                    if n24 < 0:
-                        v23 = None
-                    else:
-                        end = pos + n24
-                        if end > len(buf):
-                            raise overrun(buf, pos, n24)
-                        v23 = buf[pos:end].decode()
-                        pos = end
+                        if n24 < 0x80:
+                            pos += 1
+                        else:
+                            n24, pos = uvarint(buf, pos)
+                        n24 -= 1
+                        if n24 < 0:
+                            v23 = None
+                        else:
+                            end = pos + n24
+                            if end > len(buf):
+                                raise overrun(buf, pos, n24)
+                            v23 = buf[pos:end].decode()
+                            pos = end
                     # rack_id
                     n26 = buf[pos]
-                    if n26 < 0x80:
+                    if n26 == 1:
+                        v25 = ''
                         pos += 1
                     else:
-                        n26, pos = uvarint(buf, pos)
-                    n26 -= 1
-                    if n26 < 0:
-                        v25 = None
-                    else:
-                        end = pos + n26
-                        if end > len(buf):
-                            raise overrun(buf, pos, n26)
-                        v25 = buf[pos:end].decode()
-                        pos = end
+                        if n26 < 0x80:
+                            pos += 1
+                        else:
+                            n26, pos = uvarint(buf, pos)
+                        n26 -= 1
+                        if n26 < 0:
+                            v25 = None
+                        else:
+                            end = pos + n26
+                            if end > len(buf):
+                                raise overrun(buf, pos, n26)
+                            v25 = buf[pos:end].decode()
+                            pos = end
                     # client_id
                     n28 = buf[pos]
-                    if n28 < 0x80:
+                    if n28 == 1:
+                        v27 = ''
                         pos += 1
                     else:
-                        n28, pos = uvarint(buf, pos)
-                    n28 -= 1
-                    if n28 < 0:
-                        v27 = None
-                    else:
-                        end = pos + n28
-                        if end > len(buf):
-                            raise overrun(buf, pos, n28)
-                        v27 = buf[pos:end].decode()
-                        pos = end
+                        if n28 < 0x80:
+                            pos += 1
+                        else:
+                            n28, pos = uvarint(buf, pos)
+                        n28 -= 1
+                        if n28 < 0:
+                            v27 = None
+                        else:
+                            end = pos + n28
+                            if end > len(buf):
+                                raise overrun(buf, pos, n28)
+                            v27 = buf[pos:end].decode()
+                            pos = end
                     # client_host
                     n30 = buf[pos]
-                    if n30 < 0x80:
+                    if n30 == 1:
+                        v29 = ''
                         pos += 1
                     else:
-                        n30, pos = uvarint(buf, pos)
-                    n30 -= 1
-                    if n30 < 0:
-                        v29 = None
-                    else:
-                        end = pos + n30
-                        if end > len(buf):
-                            raise overrun(buf, pos, n30)
-                        v29 = buf[pos:end].decode()
-                        pos = end
+                        if n30 < 0x80:
+                            pos += 1
+                        else:
+                            n30, pos = uvarint(buf, pos)
+                        n30 -= 1
+                        if n30 < 0:
+                            v29 = None
+                        else:
+                            end = pos + n30
+                            if end > len(buf):
+                                raise overrun(buf, pos, n30)
+                            v29 = buf[pos:end].decode()
+                            pos = end
                     # topology_epoch
                     v31, = _U4(buf, pos)
                     pos += 4
                     # process_id
                     n33 = buf[pos]
-                    if n33 < 0x80:
+                    if n33 == 1:
+                        v32 = ''
                         pos += 1
                     else:
-                        n33, pos = uvarint(buf, pos)
-                    n33 -= 1
-                    if n33 < 0:
-                        v32 = None
-                    else:
-                        end = pos + n33
-                        if end > len(buf):
-                            raise overrun(buf, pos, n33)
-                        v32 = buf[pos:end].decode()
-                        pos = end
+                        if n33 < 0x80:
+                            pos += 1
+                        else:
+                            n33, pos = uvarint(buf, pos)
+                        n33 -= 1
+                        if n33 < 0:
+                            v32 = None
+                        else:
+                            end = pos + n33
+                            if end > len(buf):
+                                raise overrun(buf, pos, n33)
+                            v32 = buf[pos:end].decode()
+                            pos = end
                     # user_endpoint
                     if buf[pos] & 0x80:  # int8 marker: -1 null, 1 present
                         v34 = None
@@ -976,34 +1054,42 @@ def decode_response_v0(buf, pos):
                         for _ in range(n36):
                             # key
                             n40 = buf[pos]
-                            if n40 < 0x80:
+                            if n40 == 1:
+                                v39 = ''
                                 pos += 1
                             else:
-                                n40, pos = uvarint(buf, pos)
-                            n40 -= 1
-                            if n40 < 0:
-                                v39 = None
-                            else:
-                                end = pos + n40
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n40)
-                                v39 = buf[pos:end].decode()
-                                pos = end
+                                if n40 < 0x80:
+                                    pos += 1
+                                else:
+                                    n40, pos = uvarint(buf, pos)
+                                n40 -= 1
+                                if n40 < 0:
+                                    v39 = None
+                                else:
+                                    end = pos + n40
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n40)
+                                    v39 = buf[pos:end].decode()
+                                    pos = end
                             # value
                             n42 = buf[pos]
-                            if n42 < 0x80:
+                            if n42 == 1:
+                                v41 = ''
                                 pos += 1
                             else:
-                                n42, pos = uvarint(buf, pos)
-                            n42 -= 1
-                            if n42 < 0:
-                                v41 = None
-                            else:
-                                end = pos + n42
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n42)
-                                v41 = buf[pos:end].decode()
-                                pos = end
+                                if n42 < 0x80:
+                                    pos += 1
+                                else:
+                                    n42, pos = uvarint(buf, pos)
+                                n42 -= 1
+                                if n42 < 0:
+                                    v41 = None
+                                else:
+                                    end = pos + n42
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n42)
+                                    v41 = buf[pos:end].decode()
+                                    pos = end
                             x38 = {'key': v39, 'value': v41}
                             if buf[pos]:
                                 pos = read_tags(buf, pos, _TAGS3, x38)
@@ -1030,423 +1116,451 @@ def decode_response_v0(buf, pos):
                         for _ in range(n44):
                             # subtopology_id
                             n48 = buf[pos]
-                            if n48 < 0x80:
+                            if n48 == 1:
+                                v47 = ''
                                 pos += 1
                             else:
-                                n48, pos = uvarint(buf, pos)
-                            n48 -= 1
-                            if n48 < 0:
-                                v47 = None
-                            else:
-                                end = pos + n48
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n48)
-                                v47 = buf[pos:end].decode()
-                                pos = end
+                                if n48 < 0x80:
+                                    pos += 1
+                                else:
+                                    n48, pos = uvarint(buf, pos)
+                                n48 -= 1
+                                if n48 < 0:
+                                    v47 = None
+                                else:
+                                    end = pos + n48
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n48)
+                                    v47 = buf[pos:end].decode()
+                                    pos = end
                             # partition, offset
-                            v49, v50, = _U9(buf, pos)
-                            pos += 12
+                            v49, v50, count51 = _U9(buf, pos)
                             x46 = {'subtopology_id': v47, 'partition': v49, 'offset': v50}
-                            if buf[pos]:
-                                pos = read_tags(buf, pos, _TAGS3, x46)
+                            if count51:
+                                pos = read_tags(buf, pos + 12, _TAGS3, x46)
                             else:  # no tagged fields: the common case
-                                pos += 1
+                                pos += 13
                             append45(x46)
                     # task_end_offsets
-                    n52 = buf[pos]
-                    if n52 < 0x80:
+                    n53 = buf[pos]
+                    if n53 < 0x80:
                         pos += 1
                     else:
-                        n52, pos = uvarint(buf, pos)
-                    n52 -= 1
-                    if n52 < 0:
-                        v51 = None
+                        n53, pos = uvarint(buf, pos)
+                    n53 -= 1
+                    if n53 < 0:
+                        v52 = None
                     else:
-                        if n52 > len(buf) - pos:  # every element takes at least one byte
-                            raise too_many(n52, len(buf) - pos)
-                        budget[0] -= n52
+                        if n53 > len(buf) - pos:  # every element takes at least one byte
+                            raise too_many(n53, len(buf) - pos)
+                        budget[0] -= n53
                         if budget[0] < 0:
                             raise over_budget()
-                        v51 = []
-                        append53 = v51.append
-                        for _ in range(n52):
+                        v52 = []
+                        append54 = v52.append
+                        for _ in range(n53):
                             # subtopology_id
-                            n56 = buf[pos]
-                            if n56 < 0x80:
+                            n57 = buf[pos]
+                            if n57 == 1:
+                                v56 = ''
                                 pos += 1
                             else:
-                                n56, pos = uvarint(buf, pos)
-                            n56 -= 1
-                            if n56 < 0:
-                                v55 = None
-                            else:
-                                end = pos + n56
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n56)
-                                v55 = buf[pos:end].decode()
-                                pos = end
+                                if n57 < 0x80:
+                                    pos += 1
+                                else:
+                                    n57, pos = uvarint(buf, pos)
+                                n57 -= 1
+                                if n57 < 0:
+                                    v56 = None
+                                else:
+                                    end = pos + n57
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n57)
+                                    v56 = buf[pos:end].decode()
+                                    pos = end
                             # partition, offset
-                            v57, v58, = _U9(buf, pos)
-                            pos += 12
-                            x54 = {'subtopology_id': v55, 'partition': v57, 'offset': v58}
-                            if buf[pos]:
-                                pos = read_tags(buf, pos, _TAGS3, x54)
+                            v58, v59, count60 = _U9(buf, pos)
+                            x55 = {'subtopology_id': v56, 'partition': v58, 'offset': v59}
+                            if count60:
+                                pos = read_tags(buf, pos + 12, _TAGS3, x55)
                             else:  # no tagged fields: the common case
-                                pos += 1
-                            append53(x54)
+                                pos += 13
+                            append54(x55)
                     # assignment
                     # active_tasks
-                    n61 = buf[pos]
-                    if n61 < 0x80:
+                    n63 = buf[pos]
+                    if n63 < 0x80:
                         pos += 1
                     else:
-                        n61, pos = uvarint(buf, pos)
-                    n61 -= 1
-                    if n61 < 0:
-                        v60 = None
+                        n63, pos = uvarint(buf, pos)
+                    n63 -= 1
+                    if n63 < 0:
+                        v62 = None
                     else:
-                        if n61 > len(buf) - pos:  # every element takes at least one byte
-                            raise too_many(n61, len(buf) - pos)
-                        budget[0] -= n61
+                        if n63 > len(buf) - pos:  # every element takes at least one byte
+                            raise too_many(n63, len(buf) - pos)
+                        budget[0] -= n63
                         if budget[0] < 0:
                             raise over_budget()
-                        v60 = []
-                        append62 = v60.append
-                        for _ in range(n61):
+                        v62 = []
+                        append64 = v62.append
+                        for _ in range(n63):
                             # subtopology_id
-                            n65 = buf[pos]
-                            if n65 < 0x80:
-                                pos += 1
-                            else:
-                                n65, pos = uvarint(buf, pos)
-                            n65 -= 1
-                            if n65 < 0:
-                                v64 = None
-                            else:
-                                end = pos + n65
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n65)
-                                v64 = buf[pos:end].decode()
-                                pos = end
-                            # partitions
                             n67 = buf[pos]
-                            if n67 < 0x80:
+                            if n67 == 1:
+                                v66 = ''
                                 pos += 1
                             else:
-                                n67, pos = uvarint(buf, pos)
-                            n67 -= 1
-                            if n67 < 0:
-                                v66 = None
+                                if n67 < 0x80:
+                                    pos += 1
+                                else:
+                                    n67, pos = uvarint(buf, pos)
+                                n67 -= 1
+                                if n67 < 0:
+                                    v66 = None
+                                else:
+                                    end = pos + n67
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n67)
+                                    v66 = buf[pos:end].decode()
+                                    pos = end
+                            # partitions
+                            n69 = buf[pos]
+                            if n69 < 0x80:
+                                pos += 1
                             else:
-                                end = pos + n67 * 4
+                                n69, pos = uvarint(buf, pos)
+                            n69 -= 1
+                            if n69 < 0:
+                                v68 = None
+                            else:
+                                end = pos + n69 * 4
                                 if end > len(buf):
-                                    raise overrun(buf, pos, n67 * 4)
-                                v66 = list(unpack_from(">%di" % n67, buf, pos))
+                                    raise overrun(buf, pos, n69 * 4)
+                                v68 = list(unpack_from(">%di" % n69, buf, pos))
                                 pos = end
-                            x63 = {'subtopology_id': v64, 'partitions': v66}
+                            x65 = {'subtopology_id': v66, 'partitions': v68}
                             if buf[pos]:
-                                pos = read_tags(buf, pos, _TAGS3, x63)
+                                pos = read_tags(buf, pos, _TAGS3, x65)
                             else:  # no tagged fields: the common case
                                 pos += 1
-                            append62(x63)
+                            append64(x65)
                     # standby_tasks
-                    n69 = buf[pos]
-                    if n69 < 0x80:
+                    n71 = buf[pos]
+                    if n71 < 0x80:
                         pos += 1
                     else:
-                        n69, pos = uvarint(buf, pos)
-                    n69 -= 1
-                    if n69 < 0:
-                        v68 = None
+                        n71, pos = uvarint(buf, pos)
+                    n71 -= 1
+                    if n71 < 0:
+                        v70 = None
                     else:
-                        if n69 > len(buf) - pos:  # every element takes at least one byte
-                            raise too_many(n69, len(buf) - pos)
-                        budget[0] -= n69
+                        if n71 > len(buf) - pos:  # every element takes at least one byte
+                            raise too_many(n71, len(buf) - pos)
+                        budget[0] -= n71
                         if budget[0] < 0:
                             raise over_budget()
-                        v68 = []
-                        append70 = v68.append
-                        for _ in range(n69):
+                        v70 = []
+                        append72 = v70.append
+                        for _ in range(n71):
                             # subtopology_id
-                            n73 = buf[pos]
-                            if n73 < 0x80:
-                                pos += 1
-                            else:
-                                n73, pos = uvarint(buf, pos)
-                            n73 -= 1
-                            if n73 < 0:
-                                v72 = None
-                            else:
-                                end = pos + n73
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n73)
-                                v72 = buf[pos:end].decode()
-                                pos = end
-                            # partitions
                             n75 = buf[pos]
-                            if n75 < 0x80:
+                            if n75 == 1:
+                                v74 = ''
                                 pos += 1
                             else:
-                                n75, pos = uvarint(buf, pos)
-                            n75 -= 1
-                            if n75 < 0:
-                                v74 = None
+                                if n75 < 0x80:
+                                    pos += 1
+                                else:
+                                    n75, pos = uvarint(buf, pos)
+                                n75 -= 1
+                                if n75 < 0:
+                                    v74 = None
+                                else:
+                                    end = pos + n75
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n75)
+                                    v74 = buf[pos:end].decode()
+                                    pos = end
+                            # partitions
+                            n77 = buf[pos]
+                            if n77 < 0x80:
+                                pos += 1
                             else:
-                                end = pos + n75 * 4
+                                n77, pos = uvarint(buf, pos)
+                            n77 -= 1
+                            if n77 < 0:
+                                v76 = None
+                            else:
+                                end = pos + n77 * 4
                                 if end > len(buf):
-                                    raise overrun(buf, pos, n75 * 4)
-                                v74 = list(unpack_from(">%di" % n75, buf, pos))
+                                    raise overrun(buf, pos, n77 * 4)
+                                v76 = list(unpack_from(">%di" % n77, buf, pos))
                                 pos = end
-                            x71 = {'subtopology_id': v72, 'partitions': v74}
+                            x73 = {'subtopology_id': v74, 'partitions': v76}
                             if buf[pos]:
-                                pos = read_tags(buf, pos, _TAGS3, x71)
+                                pos = read_tags(buf, pos, _TAGS3, x73)
                             else:  # no tagged fields: the common case
                                 pos += 1
-                            append70(x71)
+                            append72(x73)
                     # warmup_tasks
-                    n77 = buf[pos]
-                    if n77 < 0x80:
+                    n79 = buf[pos]
+                    if n79 < 0x80:
                         pos += 1
                     else:
-                        n77, pos = uvarint(buf, pos)
-                    n77 -= 1
-                    if n77 < 0:
-                        v76 = None
+                        n79, pos = uvarint(buf, pos)
+                    n79 -= 1
+                    if n79 < 0:
+                        v78 = None
                     else:
-                        if n77 > len(buf) - pos:  # every element takes at least one byte
-                            raise too_many(n77, len(buf) - pos)
-                        budget[0] -= n77
+                        if n79 > len(buf) - pos:  # every element takes at least one byte
+                            raise too_many(n79, len(buf) - pos)
+                        budget[0] -= n79
                         if budget[0] < 0:
                             raise over_budget()
-                        v76 = []
-                        append78 = v76.append
-                        for _ in range(n77):
+                        v78 = []
+                        append80 = v78.append
+                        for _ in range(n79):
                             # subtopology_id
-                            n81 = buf[pos]
-                            if n81 < 0x80:
-                                pos += 1
-                            else:
-                                n81, pos = uvarint(buf, pos)
-                            n81 -= 1
-                            if n81 < 0:
-                                v80 = None
-                            else:
-                                end = pos + n81
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n81)
-                                v80 = buf[pos:end].decode()
-                                pos = end
-                            # partitions
                             n83 = buf[pos]
-                            if n83 < 0x80:
+                            if n83 == 1:
+                                v82 = ''
                                 pos += 1
                             else:
-                                n83, pos = uvarint(buf, pos)
-                            n83 -= 1
-                            if n83 < 0:
-                                v82 = None
+                                if n83 < 0x80:
+                                    pos += 1
+                                else:
+                                    n83, pos = uvarint(buf, pos)
+                                n83 -= 1
+                                if n83 < 0:
+                                    v82 = None
+                                else:
+                                    end = pos + n83
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n83)
+                                    v82 = buf[pos:end].decode()
+                                    pos = end
+                            # partitions
+                            n85 = buf[pos]
+                            if n85 < 0x80:
+                                pos += 1
                             else:
-                                end = pos + n83 * 4
+                                n85, pos = uvarint(buf, pos)
+                            n85 -= 1
+                            if n85 < 0:
+                                v84 = None
+                            else:
+                                end = pos + n85 * 4
                                 if end > len(buf):
-                                    raise overrun(buf, pos, n83 * 4)
-                                v82 = list(unpack_from(">%di" % n83, buf, pos))
+                                    raise overrun(buf, pos, n85 * 4)
+                                v84 = list(unpack_from(">%di" % n85, buf, pos))
                                 pos = end
-                            x79 = {'subtopology_id': v80, 'partitions': v82}
+                            x81 = {'subtopology_id': v82, 'partitions': v84}
                             if buf[pos]:
-                                pos = read_tags(buf, pos, _TAGS3, x79)
+                                pos = read_tags(buf, pos, _TAGS3, x81)
                             else:  # no tagged fields: the common case
                                 pos += 1
-                            append78(x79)
-                    v59 = {'active_tasks': v60, 'standby_tasks': v68, 'warmup_tasks': v76}
+                            append80(x81)
+                    v61 = {'active_tasks': v62, 'standby_tasks': v70, 'warmup_tasks': v78}
                     if buf[pos]:
-                        pos = read_tags(buf, pos, _TAGS3, v59)
+                        pos = read_tags(buf, pos, _TAGS3, v61)
                     else:  # no tagged fields: the common case
                         pos += 1
                     # target_assignment
                     # active_tasks
-                    n86 = buf[pos]
-                    if n86 < 0x80:
+                    n88 = buf[pos]
+                    if n88 < 0x80:
                         pos += 1
                     else:
-                        n86, pos = uvarint(buf, pos)
-                    n86 -= 1
-                    if n86 < 0:
-                        v85 = None
+                        n88, pos = uvarint(buf, pos)
+                    n88 -= 1
+                    if n88 < 0:
+                        v87 = None
                     else:
-                        if n86 > len(buf) - pos:  # every element takes at least one byte
-                            raise too_many(n86, len(buf) - pos)
-                        budget[0] -= n86
+                        if n88 > len(buf) - pos:  # every element takes at least one byte
+                            raise too_many(n88, len(buf) - pos)
+                        budget[0] -= n88
                         if budget[0] < 0:
                             raise over_budget()
-                        v85 = []
-                        append87 = v85.append
-                        for _ in range(n86):
+                        v87 = []
+                        append89 = v87.append
+                        for _ in range(n88):
                             # subtopology_id
-                            n90 = buf[pos]
-                            if n90 < 0x80:
-                                pos += 1
-                            else:
-                                n90, pos = uvarint(buf, pos)
-                            n90 -= 1
-                            if n90 < 0:
-                                v89 = None
-                            else:
-                                end = pos + n90
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n90)
-                                v89 = buf[pos:end].decode()
-                                pos = end
-                            # partitions
                             n92 = buf[pos]
-                            if n92 < 0x80:
+                            if n92 == 1:
+                                v91 = ''
                                 pos += 1
                             else:
-                                n92, pos = uvarint(buf, pos)
-                            n92 -= 1
-                            if n92 < 0:
-                                v91 = None
+                                if n92 < 0x80:
+                                    pos += 1
+                                else:
+                                    n92, pos = uvarint(buf, pos)
+                                n92 -= 1
+                                if n92 < 0:
+                                    v91 = None
+                                else:
+                                    end = pos + n92
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n92)
+                                    v91 = buf[pos:end].decode()
+                                    pos = end
+                            # partitions
+                            n94 = buf[pos]
+                            if n94 < 0x80:
+                                pos += 1
                             else:
-                                end = pos + n92 * 4
+                                n94, pos = uvarint(buf, pos)
+                            n94 -= 1
+                            if n94 < 0:
+                                v93 = None
+                            else:
+                                end = pos + n94 * 4
                                 if end > len(buf):
-                                    raise overrun(buf, pos, n92 * 4)
-                                v91 = list(unpack_from(">%di" % n92, buf, pos))
+                                    raise overrun(buf, pos, n94 * 4)
+                                v93 = list(unpack_from(">%di" % n94, buf, pos))
                                 pos = end
-                            x88 = {'subtopology_id': v89, 'partitions': v91}
+                            x90 = {'subtopology_id': v91, 'partitions': v93}
                             if buf[pos]:
-                                pos = read_tags(buf, pos, _TAGS3, x88)
+                                pos = read_tags(buf, pos, _TAGS3, x90)
                             else:  # no tagged fields: the common case
                                 pos += 1
-                            append87(x88)
+                            append89(x90)
                     # standby_tasks
-                    n94 = buf[pos]
-                    if n94 < 0x80:
+                    n96 = buf[pos]
+                    if n96 < 0x80:
                         pos += 1
                     else:
-                        n94, pos = uvarint(buf, pos)
-                    n94 -= 1
-                    if n94 < 0:
-                        v93 = None
+                        n96, pos = uvarint(buf, pos)
+                    n96 -= 1
+                    if n96 < 0:
+                        v95 = None
                     else:
-                        if n94 > len(buf) - pos:  # every element takes at least one byte
-                            raise too_many(n94, len(buf) - pos)
-                        budget[0] -= n94
+                        if n96 > len(buf) - pos:  # every element takes at least one byte
+                            raise too_many(n96, len(buf) - pos)
+                        budget[0] -= n96
                         if budget[0] < 0:
                             raise over_budget()
-                        v93 = []
-                        append95 = v93.append
-                        for _ in range(n94):
+                        v95 = []
+                        append97 = v95.append
+                        for _ in range(n96):
                             # subtopology_id
-                            n98 = buf[pos]
-                            if n98 < 0x80:
-                                pos += 1
-                            else:
-                                n98, pos = uvarint(buf, pos)
-                            n98 -= 1
-                            if n98 < 0:
-                                v97 = None
-                            else:
-                                end = pos + n98
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n98)
-                                v97 = buf[pos:end].decode()
-                                pos = end
-                            # partitions
                             n100 = buf[pos]
-                            if n100 < 0x80:
+                            if n100 == 1:
+                                v99 = ''
                                 pos += 1
                             else:
-                                n100, pos = uvarint(buf, pos)
-                            n100 -= 1
-                            if n100 < 0:
-                                v99 = None
+                                if n100 < 0x80:
+                                    pos += 1
+                                else:
+                                    n100, pos = uvarint(buf, pos)
+                                n100 -= 1
+                                if n100 < 0:
+                                    v99 = None
+                                else:
+                                    end = pos + n100
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n100)
+                                    v99 = buf[pos:end].decode()
+                                    pos = end
+                            # partitions
+                            n102 = buf[pos]
+                            if n102 < 0x80:
+                                pos += 1
                             else:
-                                end = pos + n100 * 4
+                                n102, pos = uvarint(buf, pos)
+                            n102 -= 1
+                            if n102 < 0:
+                                v101 = None
+                            else:
+                                end = pos + n102 * 4
                                 if end > len(buf):
-                                    raise overrun(buf, pos, n100 * 4)
-                                v99 = list(unpack_from(">%di" % n100, buf, pos))
+                                    raise overrun(buf, pos, n102 * 4)
+                                v101 = list(unpack_from(">%di" % n102, buf, pos))
                                 pos = end
-                            x96 = {'subtopology_id': v97, 'partitions': v99}
+                            x98 = {'subtopology_id': v99, 'partitions': v101}
                             if buf[pos]:
-                                pos = read_tags(buf, pos, _TAGS3, x96)
+                                pos = read_tags(buf, pos, _TAGS3, x98)
                             else:  # no tagged fields: the common case
                                 pos += 1
-                            append95(x96)
+                            append97(x98)
                     # warmup_tasks
-                    n102 = buf[pos]
-                    if n102 < 0x80:
+                    n104 = buf[pos]
+                    if n104 < 0x80:
                         pos += 1
                     else:
-                        n102, pos = uvarint(buf, pos)
-                    n102 -= 1
-                    if n102 < 0:
-                        v101 = None
+                        n104, pos = uvarint(buf, pos)
+                    n104 -= 1
+                    if n104 < 0:
+                        v103 = None
                     else:
-                        if n102 > len(buf) - pos:  # every element takes at least one byte
-                            raise too_many(n102, len(buf) - pos)
-                        budget[0] -= n102
+                        if n104 > len(buf) - pos:  # every element takes at least one byte
+                            raise too_many(n104, len(buf) - pos)
+                        budget[0] -= n104
                         if budget[0] < 0:
                             raise over_budget()
-                        v101 = []
-                        append103 = v101.append
-                        for _ in range(n102):
+                        v103 = []
+                        append105 = v103.append
+                        for _ in range(n104):
                             # subtopology_id
-                            n106 = buf[pos]
-                            if n106 < 0x80:
-                                pos += 1
-                            else:
-                                n106, pos = uvarint(buf, pos)
-                            n106 -= 1
-                            if n106 < 0:
-                                v105 = None
-                            else:
-                                end = pos + n106
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n106)
-                                v105 = buf[pos:end].decode()
-                                pos = end
-                            # partitions
                             n108 = buf[pos]
-                            if n108 < 0x80:
+                            if n108 == 1:
+                                v107 = ''
                                 pos += 1
                             else:
-                                n108, pos = uvarint(buf, pos)
-                            n108 -= 1
-                            if n108 < 0:
-                                v107 = None
+                                if n108 < 0x80:
+                                    pos += 1
+                                else:
+                                    n108, pos = uvarint(buf, pos)
+                                n108 -= 1
+                                if n108 < 0:
+                                    v107 = None
+                                else:
+                                    end = pos + n108
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n108)
+                                    v107 = buf[pos:end].decode()
+                                    pos = end
+                            # partitions
+                            n110 = buf[pos]
+                            if n110 < 0x80:
+                                pos += 1
                             else:
-                                end = pos + n108 * 4
+                                n110, pos = uvarint(buf, pos)
+                            n110 -= 1
+                            if n110 < 0:
+                                v109 = None
+                            else:
+                                end = pos + n110 * 4
                                 if end > len(buf):
-                                    raise overrun(buf, pos, n108 * 4)
-                                v107 = list(unpack_from(">%di" % n108, buf, pos))
+                                    raise overrun(buf, pos, n110 * 4)
+                                v109 = list(unpack_from(">%di" % n110, buf, pos))
                                 pos = end
-                            x104 = {'subtopology_id': v105, 'partitions': v107}
+                            x106 = {'subtopology_id': v107, 'partitions': v109}
                             if buf[pos]:
-                                pos = read_tags(buf, pos, _TAGS3, x104)
+                                pos = read_tags(buf, pos, _TAGS3, x106)
                             else:  # no tagged fields: the common case
                                 pos += 1
-                            append103(x104)
-                    v84 = {'active_tasks': v85, 'standby_tasks': v93, 'warmup_tasks': v101}
+                            append105(x106)
+                    v86 = {'active_tasks': v87, 'standby_tasks': v95, 'warmup_tasks': v103}
                     if buf[pos]:
-                        pos = read_tags(buf, pos, _TAGS3, v84)
+                        pos = read_tags(buf, pos, _TAGS3, v86)
                     else:  # no tagged fields: the common case
                         pos += 1
                     # is_classic
-                    v109, = _U2(buf, pos)
-                    pos += 1
-                    x19 = {'member_id': v20, 'member_epoch': v22, 'instance_id': v23, 'rack_id': v25, 'client_id': v27, 'client_host': v29, 'topology_epoch': v31, 'process_id': v32, 'user_endpoint': v34, 'client_tags': v35, 'task_offsets': v43, 'task_end_offsets': v51, 'assignment': v59, 'target_assignment': v84, 'is_classic': v109}
-                    if buf[pos]:
-                        pos = read_tags(buf, pos, _TAGS3, x19)
+                    v111, count112 = _U2(buf, pos)
+                    x19 = {'member_id': v20, 'member_epoch': v22, 'instance_id': v23, 'rack_id': v25, 'client_id': v27, 'client_host': v29, 'topology_epoch': v31, 'process_id': v32, 'user_endpoint': v34, 'client_tags': v35, 'task_offsets': v43, 'task_end_offsets': v52, 'assignment': v61, 'target_assignment': v86, 'is_classic': v111}
+                    if count112:
+                        pos = read_tags(buf, pos + 1, _TAGS3, x19)
                     else:  # no tagged fields: the common case
-                        pos += 1
+                        pos += 2
                     append18(x19)
             # authorized_operations
-            v110, = _U4(buf, pos)
-            pos += 4
-            x5 = {'error_code': v6, 'error_message': v7, 'group_id': v9, 'group_state': v11, 'group_epoch': v13, 'assignment_epoch': v14, 'topology': v15, 'members': v16, 'authorized_operations': v110, 'topology_description': None, 'topology_description_status': 0, 'assignor_name': None}
-            if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS3, x5)
+            v113, count114 = _U10(buf, pos)
+            x5 = {'error_code': v6, 'error_message': v7, 'group_id': v9, 'group_state': v11, 'group_epoch': v13, 'assignment_epoch': v14, 'topology': v15, 'members': v16, 'authorized_operations': v113, 'topology_description': None, 'topology_description_status': 0, 'assignor_name': None}
+            if count114:
+                pos = read_tags(buf, pos + 4, _TAGS3, x5)
             else:  # no tagged fields: the common case
-                pos += 1
+                pos += 5
             append4(x5)
     out = {'throttle_time_ms': v1, 'groups': v2}
     if buf[pos]:
@@ -1492,28 +1606,31 @@ def decode_request_v1(buf, pos):
         append3 = v1.append
         for _ in range(n2):
             n5 = buf[pos]
-            if n5 < 0x80:
+            if n5 == 1:
+                x4 = ''
                 pos += 1
             else:
-                n5, pos = uvarint(buf, pos)
-            n5 -= 1
-            if n5 < 0:
-                x4 = None
-            else:
-                end = pos + n5
-                if end > len(buf):
-                    raise overrun(buf, pos, n5)
-                x4 = buf[pos:end].decode()
-                pos = end
+                if n5 < 0x80:
+                    pos += 1
+                else:
+                    n5, pos = uvarint(buf, pos)
+                n5 -= 1
+                if n5 < 0:
+                    x4 = None
+                else:
+                    end = pos + n5
+                    if end > len(buf):
+                        raise overrun(buf, pos, n5)
+                    x4 = buf[pos:end].decode()
+                    pos = end
             append3(x4)
     # include_authorized_operations, include_topology_description
-    v6, v7, = _U10(buf, pos)
-    pos += 2
+    v6, v7, count8 = _U11(buf, pos)
     out = {'group_ids': v1, 'include_authorized_operations': v6, 'include_topology_description': v7}
-    if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS3, out)
+    if count8:
+        pos = read_tags(buf, pos + 2, _TAGS3, out)
     else:  # no tagged fields: the common case
-        pos += 1
+        pos += 3
     return out, pos
 
 
@@ -1670,19 +1787,23 @@ def decode_response_v1_groups_topology_description(buf, pos):
         for _ in range(n2):
             # subtopology_id
             n6 = buf[pos]
-            if n6 < 0x80:
+            if n6 == 1:
+                v5 = ''
                 pos += 1
             else:
-                n6, pos = uvarint(buf, pos)
-            n6 -= 1
-            if n6 < 0:
-                v5 = None
-            else:
-                end = pos + n6
-                if end > len(buf):
-                    raise overrun(buf, pos, n6)
-                v5 = buf[pos:end].decode()
-                pos = end
+                if n6 < 0x80:
+                    pos += 1
+                else:
+                    n6, pos = uvarint(buf, pos)
+                n6 -= 1
+                if n6 < 0:
+                    v5 = None
+                else:
+                    end = pos + n6
+                    if end > len(buf):
+                        raise overrun(buf, pos, n6)
+                    v5 = buf[pos:end].decode()
+                    pos = end
             # nodes
             n8 = buf[pos]
             if n8 < 0x80:
@@ -1703,21 +1824,25 @@ def decode_response_v1_groups_topology_description(buf, pos):
                 for _ in range(n8):
                     # name
                     n12 = buf[pos]
-                    if n12 < 0x80:
+                    if n12 == 1:
+                        v11 = ''
                         pos += 1
                     else:
-                        n12, pos = uvarint(buf, pos)
-                    n12 -= 1
-                    if n12 < 0:
-                        v11 = None
-                    else:
-                        end = pos + n12
-                        if end > len(buf):
-                            raise overrun(buf, pos, n12)
-                        v11 = buf[pos:end].decode()
-                        pos = end
+                        if n12 < 0x80:
+                            pos += 1
+                        else:
+                            n12, pos = uvarint(buf, pos)
+                        n12 -= 1
+                        if n12 < 0:
+                            v11 = None
+                        else:
+                            end = pos + n12
+                            if end > len(buf):
+                                raise overrun(buf, pos, n12)
+                            v11 = buf[pos:end].decode()
+                            pos = end
                     # node_type
-                    v13, = _U11(buf, pos)
+                    v13, = _U12(buf, pos)
                     pos += 1
                     # source_topics
                     n15 = buf[pos]
@@ -1738,35 +1863,43 @@ def decode_response_v1_groups_topology_description(buf, pos):
                         append16 = v14.append
                         for _ in range(n15):
                             n18 = buf[pos]
-                            if n18 < 0x80:
+                            if n18 == 1:
+                                x17 = ''
                                 pos += 1
                             else:
-                                n18, pos = uvarint(buf, pos)
-                            n18 -= 1
-                            if n18 < 0:
-                                x17 = None
-                            else:
-                                end = pos + n18
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n18)
-                                x17 = buf[pos:end].decode()
-                                pos = end
+                                if n18 < 0x80:
+                                    pos += 1
+                                else:
+                                    n18, pos = uvarint(buf, pos)
+                                n18 -= 1
+                                if n18 < 0:
+                                    x17 = None
+                                else:
+                                    end = pos + n18
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n18)
+                                    x17 = buf[pos:end].decode()
+                                    pos = end
                             append16(x17)
                     # sink_topic
                     n20 = buf[pos]
-                    if n20 < 0x80:
+                    if n20 == 1:
+                        v19 = ''
                         pos += 1
                     else:
-                        n20, pos = uvarint(buf, pos)
-                    n20 -= 1
-                    if n20 < 0:
-                        v19 = None
-                    else:
-                        end = pos + n20
-                        if end > len(buf):
-                            raise overrun(buf, pos, n20)
-                        v19 = buf[pos:end].decode()
-                        pos = end
+                        if n20 < 0x80:
+                            pos += 1
+                        else:
+                            n20, pos = uvarint(buf, pos)
+                        n20 -= 1
+                        if n20 < 0:
+                            v19 = None
+                        else:
+                            end = pos + n20
+                            if end > len(buf):
+                                raise overrun(buf, pos, n20)
+                            v19 = buf[pos:end].decode()
+                            pos = end
                     # stores
                     n22 = buf[pos]
                     if n22 < 0x80:
@@ -1786,19 +1919,23 @@ def decode_response_v1_groups_topology_description(buf, pos):
                         append23 = v21.append
                         for _ in range(n22):
                             n25 = buf[pos]
-                            if n25 < 0x80:
+                            if n25 == 1:
+                                x24 = ''
                                 pos += 1
                             else:
-                                n25, pos = uvarint(buf, pos)
-                            n25 -= 1
-                            if n25 < 0:
-                                x24 = None
-                            else:
-                                end = pos + n25
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n25)
-                                x24 = buf[pos:end].decode()
-                                pos = end
+                                if n25 < 0x80:
+                                    pos += 1
+                                else:
+                                    n25, pos = uvarint(buf, pos)
+                                n25 -= 1
+                                if n25 < 0:
+                                    x24 = None
+                                else:
+                                    end = pos + n25
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n25)
+                                    x24 = buf[pos:end].decode()
+                                    pos = end
                             append23(x24)
                     # successors
                     n27 = buf[pos]
@@ -1819,19 +1956,23 @@ def decode_response_v1_groups_topology_description(buf, pos):
                         append28 = v26.append
                         for _ in range(n27):
                             n30 = buf[pos]
-                            if n30 < 0x80:
+                            if n30 == 1:
+                                x29 = ''
                                 pos += 1
                             else:
-                                n30, pos = uvarint(buf, pos)
-                            n30 -= 1
-                            if n30 < 0:
-                                x29 = None
-                            else:
-                                end = pos + n30
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n30)
-                                x29 = buf[pos:end].decode()
-                                pos = end
+                                if n30 < 0x80:
+                                    pos += 1
+                                else:
+                                    n30, pos = uvarint(buf, pos)
+                                n30 -= 1
+                                if n30 < 0:
+                                    x29 = None
+                                else:
+                                    end = pos + n30
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n30)
+                                    x29 = buf[pos:end].decode()
+                                    pos = end
                             append28(x29)
                     x10 = {'name': v11, 'node_type': v13, 'source_topics': v14, 'sink_topic': v19, 'stores': v21, 'successors': v26}
                     if buf[pos]:
@@ -1866,21 +2007,25 @@ def decode_response_v1_groups_topology_description(buf, pos):
             # source
             # name
             n37 = buf[pos]
-            if n37 < 0x80:
+            if n37 == 1:
+                v36 = ''
                 pos += 1
             else:
-                n37, pos = uvarint(buf, pos)
-            n37 -= 1
-            if n37 < 0:
-                v36 = None
-            else:
-                end = pos + n37
-                if end > len(buf):
-                    raise overrun(buf, pos, n37)
-                v36 = buf[pos:end].decode()
-                pos = end
+                if n37 < 0x80:
+                    pos += 1
+                else:
+                    n37, pos = uvarint(buf, pos)
+                n37 -= 1
+                if n37 < 0:
+                    v36 = None
+                else:
+                    end = pos + n37
+                    if end > len(buf):
+                        raise overrun(buf, pos, n37)
+                    v36 = buf[pos:end].decode()
+                    pos = end
             # node_type
-            v38, = _U11(buf, pos)
+            v38, = _U12(buf, pos)
             pos += 1
             # source_topics
             n40 = buf[pos]
@@ -1901,35 +2046,43 @@ def decode_response_v1_groups_topology_description(buf, pos):
                 append41 = v39.append
                 for _ in range(n40):
                     n43 = buf[pos]
-                    if n43 < 0x80:
+                    if n43 == 1:
+                        x42 = ''
                         pos += 1
                     else:
-                        n43, pos = uvarint(buf, pos)
-                    n43 -= 1
-                    if n43 < 0:
-                        x42 = None
-                    else:
-                        end = pos + n43
-                        if end > len(buf):
-                            raise overrun(buf, pos, n43)
-                        x42 = buf[pos:end].decode()
-                        pos = end
+                        if n43 < 0x80:
+                            pos += 1
+                        else:
+                            n43, pos = uvarint(buf, pos)
+                        n43 -= 1
+                        if n43 < 0:
+                            x42 = None
+                        else:
+                            end = pos + n43
+                            if end > len(buf):
+                                raise overrun(buf, pos, n43)
+                            x42 = buf[pos:end].decode()
+                            pos = end
                     append41(x42)
             # sink_topic
             n45 = buf[pos]
-            if n45 < 0x80:
+            if n45 == 1:
+                v44 = ''
                 pos += 1
             else:
-                n45, pos = uvarint(buf, pos)
-            n45 -= 1
-            if n45 < 0:
-                v44 = None
-            else:
-                end = pos + n45
-                if end > len(buf):
-                    raise overrun(buf, pos, n45)
-                v44 = buf[pos:end].decode()
-                pos = end
+                if n45 < 0x80:
+                    pos += 1
+                else:
+                    n45, pos = uvarint(buf, pos)
+                n45 -= 1
+                if n45 < 0:
+                    v44 = None
+                else:
+                    end = pos + n45
+                    if end > len(buf):
+                        raise overrun(buf, pos, n45)
+                    v44 = buf[pos:end].decode()
+                    pos = end
             # stores
             n47 = buf[pos]
             if n47 < 0x80:
@@ -1949,19 +2102,23 @@ def decode_response_v1_groups_topology_description(buf, pos):
                 append48 = v46.append
                 for _ in range(n47):
                     n50 = buf[pos]
-                    if n50 < 0x80:
+                    if n50 == 1:
+                        x49 = ''
                         pos += 1
                     else:
-                        n50, pos = uvarint(buf, pos)
-                    n50 -= 1
-                    if n50 < 0:
-                        x49 = None
-                    else:
-                        end = pos + n50
-                        if end > len(buf):
-                            raise overrun(buf, pos, n50)
-                        x49 = buf[pos:end].decode()
-                        pos = end
+                        if n50 < 0x80:
+                            pos += 1
+                        else:
+                            n50, pos = uvarint(buf, pos)
+                        n50 -= 1
+                        if n50 < 0:
+                            x49 = None
+                        else:
+                            end = pos + n50
+                            if end > len(buf):
+                                raise overrun(buf, pos, n50)
+                            x49 = buf[pos:end].decode()
+                            pos = end
                     append48(x49)
             # successors
             n52 = buf[pos]
@@ -1982,19 +2139,23 @@ def decode_response_v1_groups_topology_description(buf, pos):
                 append53 = v51.append
                 for _ in range(n52):
                     n55 = buf[pos]
-                    if n55 < 0x80:
+                    if n55 == 1:
+                        x54 = ''
                         pos += 1
                     else:
-                        n55, pos = uvarint(buf, pos)
-                    n55 -= 1
-                    if n55 < 0:
-                        x54 = None
-                    else:
-                        end = pos + n55
-                        if end > len(buf):
-                            raise overrun(buf, pos, n55)
-                        x54 = buf[pos:end].decode()
-                        pos = end
+                        if n55 < 0x80:
+                            pos += 1
+                        else:
+                            n55, pos = uvarint(buf, pos)
+                        n55 -= 1
+                        if n55 < 0:
+                            x54 = None
+                        else:
+                            end = pos + n55
+                            if end > len(buf):
+                                raise overrun(buf, pos, n55)
+                            x54 = buf[pos:end].decode()
+                            pos = end
                     append53(x54)
             v35 = {'name': v36, 'node_type': v38, 'source_topics': v39, 'sink_topic': v44, 'stores': v46, 'successors': v51}
             if buf[pos]:
@@ -2004,21 +2165,25 @@ def decode_response_v1_groups_topology_description(buf, pos):
             # processor
             # name
             n58 = buf[pos]
-            if n58 < 0x80:
+            if n58 == 1:
+                v57 = ''
                 pos += 1
             else:
-                n58, pos = uvarint(buf, pos)
-            n58 -= 1
-            if n58 < 0:
-                v57 = None
-            else:
-                end = pos + n58
-                if end > len(buf):
-                    raise overrun(buf, pos, n58)
-                v57 = buf[pos:end].decode()
-                pos = end
+                if n58 < 0x80:
+                    pos += 1
+                else:
+                    n58, pos = uvarint(buf, pos)
+                n58 -= 1
+                if n58 < 0:
+                    v57 = None
+                else:
+                    end = pos + n58
+                    if end > len(buf):
+                        raise overrun(buf, pos, n58)
+                    v57 = buf[pos:end].decode()
+                    pos = end
             # node_type
-            v59, = _U11(buf, pos)
+            v59, = _U12(buf, pos)
             pos += 1
             # source_topics
             n61 = buf[pos]
@@ -2039,35 +2204,43 @@ def decode_response_v1_groups_topology_description(buf, pos):
                 append62 = v60.append
                 for _ in range(n61):
                     n64 = buf[pos]
-                    if n64 < 0x80:
+                    if n64 == 1:
+                        x63 = ''
                         pos += 1
                     else:
-                        n64, pos = uvarint(buf, pos)
-                    n64 -= 1
-                    if n64 < 0:
-                        x63 = None
-                    else:
-                        end = pos + n64
-                        if end > len(buf):
-                            raise overrun(buf, pos, n64)
-                        x63 = buf[pos:end].decode()
-                        pos = end
+                        if n64 < 0x80:
+                            pos += 1
+                        else:
+                            n64, pos = uvarint(buf, pos)
+                        n64 -= 1
+                        if n64 < 0:
+                            x63 = None
+                        else:
+                            end = pos + n64
+                            if end > len(buf):
+                                raise overrun(buf, pos, n64)
+                            x63 = buf[pos:end].decode()
+                            pos = end
                     append62(x63)
             # sink_topic
             n66 = buf[pos]
-            if n66 < 0x80:
+            if n66 == 1:
+                v65 = ''
                 pos += 1
             else:
-                n66, pos = uvarint(buf, pos)
-            n66 -= 1
-            if n66 < 0:
-                v65 = None
-            else:
-                end = pos + n66
-                if end > len(buf):
-                    raise overrun(buf, pos, n66)
-                v65 = buf[pos:end].decode()
-                pos = end
+                if n66 < 0x80:
+                    pos += 1
+                else:
+                    n66, pos = uvarint(buf, pos)
+                n66 -= 1
+                if n66 < 0:
+                    v65 = None
+                else:
+                    end = pos + n66
+                    if end > len(buf):
+                        raise overrun(buf, pos, n66)
+                    v65 = buf[pos:end].decode()
+                    pos = end
             # stores
             n68 = buf[pos]
             if n68 < 0x80:
@@ -2087,19 +2260,23 @@ def decode_response_v1_groups_topology_description(buf, pos):
                 append69 = v67.append
                 for _ in range(n68):
                     n71 = buf[pos]
-                    if n71 < 0x80:
+                    if n71 == 1:
+                        x70 = ''
                         pos += 1
                     else:
-                        n71, pos = uvarint(buf, pos)
-                    n71 -= 1
-                    if n71 < 0:
-                        x70 = None
-                    else:
-                        end = pos + n71
-                        if end > len(buf):
-                            raise overrun(buf, pos, n71)
-                        x70 = buf[pos:end].decode()
-                        pos = end
+                        if n71 < 0x80:
+                            pos += 1
+                        else:
+                            n71, pos = uvarint(buf, pos)
+                        n71 -= 1
+                        if n71 < 0:
+                            x70 = None
+                        else:
+                            end = pos + n71
+                            if end > len(buf):
+                                raise overrun(buf, pos, n71)
+                            x70 = buf[pos:end].decode()
+                            pos = end
                     append69(x70)
             # successors
             n73 = buf[pos]
@@ -2120,19 +2297,23 @@ def decode_response_v1_groups_topology_description(buf, pos):
                 append74 = v72.append
                 for _ in range(n73):
                     n76 = buf[pos]
-                    if n76 < 0x80:
+                    if n76 == 1:
+                        x75 = ''
                         pos += 1
                     else:
-                        n76, pos = uvarint(buf, pos)
-                    n76 -= 1
-                    if n76 < 0:
-                        x75 = None
-                    else:
-                        end = pos + n76
-                        if end > len(buf):
-                            raise overrun(buf, pos, n76)
-                        x75 = buf[pos:end].decode()
-                        pos = end
+                        if n76 < 0x80:
+                            pos += 1
+                        else:
+                            n76, pos = uvarint(buf, pos)
+                        n76 -= 1
+                        if n76 < 0:
+                            x75 = None
+                        else:
+                            end = pos + n76
+                            if end > len(buf):
+                                raise overrun(buf, pos, n76)
+                            x75 = buf[pos:end].decode()
+                            pos = end
                     append74(x75)
             v56 = {'name': v57, 'node_type': v59, 'source_topics': v60, 'sink_topic': v65, 'stores': v67, 'successors': v72}
             if buf[pos]:
@@ -2180,49 +2361,61 @@ def decode_response_v1(buf, pos):
             pos += 2
             # error_message
             n8 = buf[pos]
-            if n8 < 0x80:
+            if n8 == 1:
+                v7 = ''
                 pos += 1
             else:
-                n8, pos = uvarint(buf, pos)
-            n8 -= 1
-            if n8 < 0:
-                v7 = None
-            else:
-                end = pos + n8
-                if end > len(buf):
-                    raise overrun(buf, pos, n8)
-                v7 = buf[pos:end].decode()
-                pos = end
+                if n8 < 0x80:
+                    pos += 1
+                else:
+                    n8, pos = uvarint(buf, pos)
+                n8 -= 1
+                if n8 < 0:
+                    v7 = None
+                else:
+                    end = pos + n8
+                    if end > len(buf):
+                        raise overrun(buf, pos, n8)
+                    v7 = buf[pos:end].decode()
+                    pos = end
             # group_id
             n10 = buf[pos]
-            if n10 < 0x80:
+            if n10 == 1:
+                v9 = ''
                 pos += 1
             else:
-                n10, pos = uvarint(buf, pos)
-            n10 -= 1
-            if n10 < 0:
-                v9 = None
-            else:
-                end = pos + n10
-                if end > len(buf):
-                    raise overrun(buf, pos, n10)
-                v9 = buf[pos:end].decode()
-                pos = end
+                if n10 < 0x80:
+                    pos += 1
+                else:
+                    n10, pos = uvarint(buf, pos)
+                n10 -= 1
+                if n10 < 0:
+                    v9 = None
+                else:
+                    end = pos + n10
+                    if end > len(buf):
+                        raise overrun(buf, pos, n10)
+                    v9 = buf[pos:end].decode()
+                    pos = end
             # group_state
             n12 = buf[pos]
-            if n12 < 0x80:
+            if n12 == 1:
+                v11 = ''
                 pos += 1
             else:
-                n12, pos = uvarint(buf, pos)
-            n12 -= 1
-            if n12 < 0:
-                v11 = None
-            else:
-                end = pos + n12
-                if end > len(buf):
-                    raise overrun(buf, pos, n12)
-                v11 = buf[pos:end].decode()
-                pos = end
+                if n12 < 0x80:
+                    pos += 1
+                else:
+                    n12, pos = uvarint(buf, pos)
+                n12 -= 1
+                if n12 < 0:
+                    v11 = None
+                else:
+                    end = pos + n12
+                    if end > len(buf):
+                        raise overrun(buf, pos, n12)
+                    v11 = buf[pos:end].decode()
+                    pos = end
             # group_epoch, assignment_epoch
             v13, v14, = _U6(buf, pos)
             pos += 8
@@ -2252,100 +2445,124 @@ def decode_response_v1(buf, pos):
                 for _ in range(n17):
                     # member_id
                     n21 = buf[pos]
-                    if n21 < 0x80:
+                    if n21 == 1:
+                        v20 = ''
                         pos += 1
                     else:
-                        n21, pos = uvarint(buf, pos)
-                    n21 -= 1
-                    if n21 < 0:
-                        v20 = None
-                    else:
-                        end = pos + n21
-                        if end > len(buf):
-                            raise overrun(buf, pos, n21)
-                        v20 = buf[pos:end].decode()
-                        pos = end
+                        if n21 < 0x80:
+                            pos += 1
+                        else:
+                            n21, pos = uvarint(buf, pos)
+                        n21 -= 1
+                        if n21 < 0:
+                            v20 = None
+                        else:
+                            end = pos + n21
+                            if end > len(buf):
+                                raise overrun(buf, pos, n21)
+                            v20 = buf[pos:end].decode()
+                            pos = end
                     # member_epoch
                     v22, = _U4(buf, pos)
                     pos += 4
                     # instance_id
                     n24 = buf[pos]
-                    if n24 < 0x80:
+                    if n24 == 1:
+                        v23 = ''
                         pos += 1
                     else:
-                        n24, pos = uvarint(buf, pos)
-                    n24 -= 1
-                    if n24 < 0:
-                        v23 = None
-                    else:
-                        end = pos + n24
-                        if end > len(buf):
-                            raise overrun(buf, pos, n24)
-                        v23 = buf[pos:end].decode()
-                        pos = end
+                        if n24 < 0x80:
+                            pos += 1
+                        else:
+                            n24, pos = uvarint(buf, pos)
+                        n24 -= 1
+                        if n24 < 0:
+                            v23 = None
+                        else:
+                            end = pos + n24
+                            if end > len(buf):
+                                raise overrun(buf, pos, n24)
+                            v23 = buf[pos:end].decode()
+                            pos = end
                     # rack_id
                     n26 = buf[pos]
-                    if n26 < 0x80:
+                    if n26 == 1:
+                        v25 = ''
                         pos += 1
                     else:
-                        n26, pos = uvarint(buf, pos)
-                    n26 -= 1
-                    if n26 < 0:
-                        v25 = None
-                    else:
-                        end = pos + n26
-                        if end > len(buf):
-                            raise overrun(buf, pos, n26)
-                        v25 = buf[pos:end].decode()
-                        pos = end
+                        if n26 < 0x80:
+                            pos += 1
+                        else:
+                            n26, pos = uvarint(buf, pos)
+                        n26 -= 1
+                        if n26 < 0:
+                            v25 = None
+                        else:
+                            end = pos + n26
+                            if end > len(buf):
+                                raise overrun(buf, pos, n26)
+                            v25 = buf[pos:end].decode()
+                            pos = end
                     # client_id
                     n28 = buf[pos]
-                    if n28 < 0x80:
+                    if n28 == 1:
+                        v27 = ''
                         pos += 1
                     else:
-                        n28, pos = uvarint(buf, pos)
-                    n28 -= 1
-                    if n28 < 0:
-                        v27 = None
-                    else:
-                        end = pos + n28
-                        if end > len(buf):
-                            raise overrun(buf, pos, n28)
-                        v27 = buf[pos:end].decode()
-                        pos = end
+                        if n28 < 0x80:
+                            pos += 1
+                        else:
+                            n28, pos = uvarint(buf, pos)
+                        n28 -= 1
+                        if n28 < 0:
+                            v27 = None
+                        else:
+                            end = pos + n28
+                            if end > len(buf):
+                                raise overrun(buf, pos, n28)
+                            v27 = buf[pos:end].decode()
+                            pos = end
                     # client_host
                     n30 = buf[pos]
-                    if n30 < 0x80:
+                    if n30 == 1:
+                        v29 = ''
                         pos += 1
                     else:
-                        n30, pos = uvarint(buf, pos)
-                    n30 -= 1
-                    if n30 < 0:
-                        v29 = None
-                    else:
-                        end = pos + n30
-                        if end > len(buf):
-                            raise overrun(buf, pos, n30)
-                        v29 = buf[pos:end].decode()
-                        pos = end
+                        if n30 < 0x80:
+                            pos += 1
+                        else:
+                            n30, pos = uvarint(buf, pos)
+                        n30 -= 1
+                        if n30 < 0:
+                            v29 = None
+                        else:
+                            end = pos + n30
+                            if end > len(buf):
+                                raise overrun(buf, pos, n30)
+                            v29 = buf[pos:end].decode()
+                            pos = end
                     # topology_epoch
                     v31, = _U4(buf, pos)
                     pos += 4
                     # process_id
                     n33 = buf[pos]
-                    if n33 < 0x80:
+                    if n33 == 1:
+                        v32 = ''
                         pos += 1
                     else:
-                        n33, pos = uvarint(buf, pos)
-                    n33 -= 1
-                    if n33 < 0:
-                        v32 = None
-                    else:
-                        end = pos + n33
-                        if end > len(buf):
-                            raise overrun(buf, pos, n33)
-                        v32 = buf[pos:end].decode()
-                        pos = end
+                        if n33 < 0x80:
+                            pos += 1
+                        else:
+                            n33, pos = uvarint(buf, pos)
+                        n33 -= 1
+                        if n33 < 0:
+                            v32 = None
+                        else:
+                            end = pos + n33
+                            if end > len(buf):
+                                raise overrun(buf, pos, n33)
+                            v32 = buf[pos:end].decode()
+                            pos = end
                     # user_endpoint
                     if buf[pos] & 0x80:  # int8 marker: -1 null, 1 present
                         v34 = None
@@ -2372,34 +2589,42 @@ def decode_response_v1(buf, pos):
                         for _ in range(n36):
                             # key
                             n40 = buf[pos]
-                            if n40 < 0x80:
+                            if n40 == 1:
+                                v39 = ''
                                 pos += 1
                             else:
-                                n40, pos = uvarint(buf, pos)
-                            n40 -= 1
-                            if n40 < 0:
-                                v39 = None
-                            else:
-                                end = pos + n40
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n40)
-                                v39 = buf[pos:end].decode()
-                                pos = end
+                                if n40 < 0x80:
+                                    pos += 1
+                                else:
+                                    n40, pos = uvarint(buf, pos)
+                                n40 -= 1
+                                if n40 < 0:
+                                    v39 = None
+                                else:
+                                    end = pos + n40
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n40)
+                                    v39 = buf[pos:end].decode()
+                                    pos = end
                             # value
                             n42 = buf[pos]
-                            if n42 < 0x80:
+                            if n42 == 1:
+                                v41 = ''
                                 pos += 1
                             else:
-                                n42, pos = uvarint(buf, pos)
-                            n42 -= 1
-                            if n42 < 0:
-                                v41 = None
-                            else:
-                                end = pos + n42
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n42)
-                                v41 = buf[pos:end].decode()
-                                pos = end
+                                if n42 < 0x80:
+                                    pos += 1
+                                else:
+                                    n42, pos = uvarint(buf, pos)
+                                n42 -= 1
+                                if n42 < 0:
+                                    v41 = None
+                                else:
+                                    end = pos + n42
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n42)
+                                    v41 = buf[pos:end].decode()
+                                    pos = end
                             x38 = {'key': v39, 'value': v41}
                             if buf[pos]:
                                 pos = read_tags(buf, pos, _TAGS3, x38)
@@ -2426,443 +2651,476 @@ def decode_response_v1(buf, pos):
                         for _ in range(n44):
                             # subtopology_id
                             n48 = buf[pos]
-                            if n48 < 0x80:
+                            if n48 == 1:
+                                v47 = ''
                                 pos += 1
                             else:
-                                n48, pos = uvarint(buf, pos)
-                            n48 -= 1
-                            if n48 < 0:
-                                v47 = None
-                            else:
-                                end = pos + n48
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n48)
-                                v47 = buf[pos:end].decode()
-                                pos = end
+                                if n48 < 0x80:
+                                    pos += 1
+                                else:
+                                    n48, pos = uvarint(buf, pos)
+                                n48 -= 1
+                                if n48 < 0:
+                                    v47 = None
+                                else:
+                                    end = pos + n48
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n48)
+                                    v47 = buf[pos:end].decode()
+                                    pos = end
                             # partition, offset
-                            v49, v50, = _U9(buf, pos)
-                            pos += 12
+                            v49, v50, count51 = _U9(buf, pos)
                             x46 = {'subtopology_id': v47, 'partition': v49, 'offset': v50}
-                            if buf[pos]:
-                                pos = read_tags(buf, pos, _TAGS3, x46)
+                            if count51:
+                                pos = read_tags(buf, pos + 12, _TAGS3, x46)
                             else:  # no tagged fields: the common case
-                                pos += 1
+                                pos += 13
                             append45(x46)
                     # task_end_offsets
-                    n52 = buf[pos]
-                    if n52 < 0x80:
+                    n53 = buf[pos]
+                    if n53 < 0x80:
                         pos += 1
                     else:
-                        n52, pos = uvarint(buf, pos)
-                    n52 -= 1
-                    if n52 < 0:
-                        v51 = None
+                        n53, pos = uvarint(buf, pos)
+                    n53 -= 1
+                    if n53 < 0:
+                        v52 = None
                     else:
-                        if n52 > len(buf) - pos:  # every element takes at least one byte
-                            raise too_many(n52, len(buf) - pos)
-                        budget[0] -= n52
+                        if n53 > len(buf) - pos:  # every element takes at least one byte
+                            raise too_many(n53, len(buf) - pos)
+                        budget[0] -= n53
                         if budget[0] < 0:
                             raise over_budget()
-                        v51 = []
-                        append53 = v51.append
-                        for _ in range(n52):
+                        v52 = []
+                        append54 = v52.append
+                        for _ in range(n53):
                             # subtopology_id
-                            n56 = buf[pos]
-                            if n56 < 0x80:
+                            n57 = buf[pos]
+                            if n57 == 1:
+                                v56 = ''
                                 pos += 1
                             else:
-                                n56, pos = uvarint(buf, pos)
-                            n56 -= 1
-                            if n56 < 0:
-                                v55 = None
-                            else:
-                                end = pos + n56
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n56)
-                                v55 = buf[pos:end].decode()
-                                pos = end
+                                if n57 < 0x80:
+                                    pos += 1
+                                else:
+                                    n57, pos = uvarint(buf, pos)
+                                n57 -= 1
+                                if n57 < 0:
+                                    v56 = None
+                                else:
+                                    end = pos + n57
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n57)
+                                    v56 = buf[pos:end].decode()
+                                    pos = end
                             # partition, offset
-                            v57, v58, = _U9(buf, pos)
-                            pos += 12
-                            x54 = {'subtopology_id': v55, 'partition': v57, 'offset': v58}
-                            if buf[pos]:
-                                pos = read_tags(buf, pos, _TAGS3, x54)
+                            v58, v59, count60 = _U9(buf, pos)
+                            x55 = {'subtopology_id': v56, 'partition': v58, 'offset': v59}
+                            if count60:
+                                pos = read_tags(buf, pos + 12, _TAGS3, x55)
                             else:  # no tagged fields: the common case
-                                pos += 1
-                            append53(x54)
+                                pos += 13
+                            append54(x55)
                     # assignment
                     # active_tasks
-                    n61 = buf[pos]
-                    if n61 < 0x80:
+                    n63 = buf[pos]
+                    if n63 < 0x80:
                         pos += 1
                     else:
-                        n61, pos = uvarint(buf, pos)
-                    n61 -= 1
-                    if n61 < 0:
-                        v60 = None
+                        n63, pos = uvarint(buf, pos)
+                    n63 -= 1
+                    if n63 < 0:
+                        v62 = None
                     else:
-                        if n61 > len(buf) - pos:  # every element takes at least one byte
-                            raise too_many(n61, len(buf) - pos)
-                        budget[0] -= n61
+                        if n63 > len(buf) - pos:  # every element takes at least one byte
+                            raise too_many(n63, len(buf) - pos)
+                        budget[0] -= n63
                         if budget[0] < 0:
                             raise over_budget()
-                        v60 = []
-                        append62 = v60.append
-                        for _ in range(n61):
+                        v62 = []
+                        append64 = v62.append
+                        for _ in range(n63):
                             # subtopology_id
-                            n65 = buf[pos]
-                            if n65 < 0x80:
-                                pos += 1
-                            else:
-                                n65, pos = uvarint(buf, pos)
-                            n65 -= 1
-                            if n65 < 0:
-                                v64 = None
-                            else:
-                                end = pos + n65
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n65)
-                                v64 = buf[pos:end].decode()
-                                pos = end
-                            # partitions
                             n67 = buf[pos]
-                            if n67 < 0x80:
+                            if n67 == 1:
+                                v66 = ''
                                 pos += 1
                             else:
-                                n67, pos = uvarint(buf, pos)
-                            n67 -= 1
-                            if n67 < 0:
-                                v66 = None
+                                if n67 < 0x80:
+                                    pos += 1
+                                else:
+                                    n67, pos = uvarint(buf, pos)
+                                n67 -= 1
+                                if n67 < 0:
+                                    v66 = None
+                                else:
+                                    end = pos + n67
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n67)
+                                    v66 = buf[pos:end].decode()
+                                    pos = end
+                            # partitions
+                            n69 = buf[pos]
+                            if n69 < 0x80:
+                                pos += 1
                             else:
-                                end = pos + n67 * 4
+                                n69, pos = uvarint(buf, pos)
+                            n69 -= 1
+                            if n69 < 0:
+                                v68 = None
+                            else:
+                                end = pos + n69 * 4
                                 if end > len(buf):
-                                    raise overrun(buf, pos, n67 * 4)
-                                v66 = list(unpack_from(">%di" % n67, buf, pos))
+                                    raise overrun(buf, pos, n69 * 4)
+                                v68 = list(unpack_from(">%di" % n69, buf, pos))
                                 pos = end
-                            x63 = {'subtopology_id': v64, 'partitions': v66}
+                            x65 = {'subtopology_id': v66, 'partitions': v68}
                             if buf[pos]:
-                                pos = read_tags(buf, pos, _TAGS3, x63)
+                                pos = read_tags(buf, pos, _TAGS3, x65)
                             else:  # no tagged fields: the common case
                                 pos += 1
-                            append62(x63)
+                            append64(x65)
                     # standby_tasks
-                    n69 = buf[pos]
-                    if n69 < 0x80:
+                    n71 = buf[pos]
+                    if n71 < 0x80:
                         pos += 1
                     else:
-                        n69, pos = uvarint(buf, pos)
-                    n69 -= 1
-                    if n69 < 0:
-                        v68 = None
+                        n71, pos = uvarint(buf, pos)
+                    n71 -= 1
+                    if n71 < 0:
+                        v70 = None
                     else:
-                        if n69 > len(buf) - pos:  # every element takes at least one byte
-                            raise too_many(n69, len(buf) - pos)
-                        budget[0] -= n69
+                        if n71 > len(buf) - pos:  # every element takes at least one byte
+                            raise too_many(n71, len(buf) - pos)
+                        budget[0] -= n71
                         if budget[0] < 0:
                             raise over_budget()
-                        v68 = []
-                        append70 = v68.append
-                        for _ in range(n69):
+                        v70 = []
+                        append72 = v70.append
+                        for _ in range(n71):
                             # subtopology_id
-                            n73 = buf[pos]
-                            if n73 < 0x80:
-                                pos += 1
-                            else:
-                                n73, pos = uvarint(buf, pos)
-                            n73 -= 1
-                            if n73 < 0:
-                                v72 = None
-                            else:
-                                end = pos + n73
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n73)
-                                v72 = buf[pos:end].decode()
-                                pos = end
-                            # partitions
                             n75 = buf[pos]
-                            if n75 < 0x80:
+                            if n75 == 1:
+                                v74 = ''
                                 pos += 1
                             else:
-                                n75, pos = uvarint(buf, pos)
-                            n75 -= 1
-                            if n75 < 0:
-                                v74 = None
+                                if n75 < 0x80:
+                                    pos += 1
+                                else:
+                                    n75, pos = uvarint(buf, pos)
+                                n75 -= 1
+                                if n75 < 0:
+                                    v74 = None
+                                else:
+                                    end = pos + n75
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n75)
+                                    v74 = buf[pos:end].decode()
+                                    pos = end
+                            # partitions
+                            n77 = buf[pos]
+                            if n77 < 0x80:
+                                pos += 1
                             else:
-                                end = pos + n75 * 4
+                                n77, pos = uvarint(buf, pos)
+                            n77 -= 1
+                            if n77 < 0:
+                                v76 = None
+                            else:
+                                end = pos + n77 * 4
                                 if end > len(buf):
-                                    raise overrun(buf, pos, n75 * 4)
-                                v74 = list(unpack_from(">%di" % n75, buf, pos))
+                                    raise overrun(buf, pos, n77 * 4)
+                                v76 = list(unpack_from(">%di" % n77, buf, pos))
                                 pos = end
-                            x71 = {'subtopology_id': v72, 'partitions': v74}
+                            x73 = {'subtopology_id': v74, 'partitions': v76}
                             if buf[pos]:
-                                pos = read_tags(buf, pos, _TAGS3, x71)
+                                pos = read_tags(buf, pos, _TAGS3, x73)
                             else:  # no tagged fields: the common case
                                 pos += 1
-                            append70(x71)
+                            append72(x73)
                     # warmup_tasks
-                    n77 = buf[pos]
-                    if n77 < 0x80:
+                    n79 = buf[pos]
+                    if n79 < 0x80:
                         pos += 1
                     else:
-                        n77, pos = uvarint(buf, pos)
-                    n77 -= 1
-                    if n77 < 0:
-                        v76 = None
+                        n79, pos = uvarint(buf, pos)
+                    n79 -= 1
+                    if n79 < 0:
+                        v78 = None
                     else:
-                        if n77 > len(buf) - pos:  # every element takes at least one byte
-                            raise too_many(n77, len(buf) - pos)
-                        budget[0] -= n77
+                        if n79 > len(buf) - pos:  # every element takes at least one byte
+                            raise too_many(n79, len(buf) - pos)
+                        budget[0] -= n79
                         if budget[0] < 0:
                             raise over_budget()
-                        v76 = []
-                        append78 = v76.append
-                        for _ in range(n77):
+                        v78 = []
+                        append80 = v78.append
+                        for _ in range(n79):
                             # subtopology_id
-                            n81 = buf[pos]
-                            if n81 < 0x80:
-                                pos += 1
-                            else:
-                                n81, pos = uvarint(buf, pos)
-                            n81 -= 1
-                            if n81 < 0:
-                                v80 = None
-                            else:
-                                end = pos + n81
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n81)
-                                v80 = buf[pos:end].decode()
-                                pos = end
-                            # partitions
                             n83 = buf[pos]
-                            if n83 < 0x80:
+                            if n83 == 1:
+                                v82 = ''
                                 pos += 1
                             else:
-                                n83, pos = uvarint(buf, pos)
-                            n83 -= 1
-                            if n83 < 0:
-                                v82 = None
+                                if n83 < 0x80:
+                                    pos += 1
+                                else:
+                                    n83, pos = uvarint(buf, pos)
+                                n83 -= 1
+                                if n83 < 0:
+                                    v82 = None
+                                else:
+                                    end = pos + n83
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n83)
+                                    v82 = buf[pos:end].decode()
+                                    pos = end
+                            # partitions
+                            n85 = buf[pos]
+                            if n85 < 0x80:
+                                pos += 1
                             else:
-                                end = pos + n83 * 4
+                                n85, pos = uvarint(buf, pos)
+                            n85 -= 1
+                            if n85 < 0:
+                                v84 = None
+                            else:
+                                end = pos + n85 * 4
                                 if end > len(buf):
-                                    raise overrun(buf, pos, n83 * 4)
-                                v82 = list(unpack_from(">%di" % n83, buf, pos))
+                                    raise overrun(buf, pos, n85 * 4)
+                                v84 = list(unpack_from(">%di" % n85, buf, pos))
                                 pos = end
-                            x79 = {'subtopology_id': v80, 'partitions': v82}
+                            x81 = {'subtopology_id': v82, 'partitions': v84}
                             if buf[pos]:
-                                pos = read_tags(buf, pos, _TAGS3, x79)
+                                pos = read_tags(buf, pos, _TAGS3, x81)
                             else:  # no tagged fields: the common case
                                 pos += 1
-                            append78(x79)
-                    v59 = {'active_tasks': v60, 'standby_tasks': v68, 'warmup_tasks': v76}
+                            append80(x81)
+                    v61 = {'active_tasks': v62, 'standby_tasks': v70, 'warmup_tasks': v78}
                     if buf[pos]:
-                        pos = read_tags(buf, pos, _TAGS3, v59)
+                        pos = read_tags(buf, pos, _TAGS3, v61)
                     else:  # no tagged fields: the common case
                         pos += 1
                     # target_assignment
                     # active_tasks
-                    n86 = buf[pos]
-                    if n86 < 0x80:
+                    n88 = buf[pos]
+                    if n88 < 0x80:
                         pos += 1
                     else:
-                        n86, pos = uvarint(buf, pos)
-                    n86 -= 1
-                    if n86 < 0:
-                        v85 = None
+                        n88, pos = uvarint(buf, pos)
+                    n88 -= 1
+                    if n88 < 0:
+                        v87 = None
                     else:
-                        if n86 > len(buf) - pos:  # every element takes at least one byte
-                            raise too_many(n86, len(buf) - pos)
-                        budget[0] -= n86
+                        if n88 > len(buf) - pos:  # every element takes at least one byte
+                            raise too_many(n88, len(buf) - pos)
+                        budget[0] -= n88
                         if budget[0] < 0:
                             raise over_budget()
-                        v85 = []
-                        append87 = v85.append
-                        for _ in range(n86):
+                        v87 = []
+                        append89 = v87.append
+                        for _ in range(n88):
                             # subtopology_id
-                            n90 = buf[pos]
-                            if n90 < 0x80:
-                                pos += 1
-                            else:
-                                n90, pos = uvarint(buf, pos)
-                            n90 -= 1
-                            if n90 < 0:
-                                v89 = None
-                            else:
-                                end = pos + n90
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n90)
-                                v89 = buf[pos:end].decode()
-                                pos = end
-                            # partitions
                             n92 = buf[pos]
-                            if n92 < 0x80:
+                            if n92 == 1:
+                                v91 = ''
                                 pos += 1
                             else:
-                                n92, pos = uvarint(buf, pos)
-                            n92 -= 1
-                            if n92 < 0:
-                                v91 = None
+                                if n92 < 0x80:
+                                    pos += 1
+                                else:
+                                    n92, pos = uvarint(buf, pos)
+                                n92 -= 1
+                                if n92 < 0:
+                                    v91 = None
+                                else:
+                                    end = pos + n92
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n92)
+                                    v91 = buf[pos:end].decode()
+                                    pos = end
+                            # partitions
+                            n94 = buf[pos]
+                            if n94 < 0x80:
+                                pos += 1
                             else:
-                                end = pos + n92 * 4
+                                n94, pos = uvarint(buf, pos)
+                            n94 -= 1
+                            if n94 < 0:
+                                v93 = None
+                            else:
+                                end = pos + n94 * 4
                                 if end > len(buf):
-                                    raise overrun(buf, pos, n92 * 4)
-                                v91 = list(unpack_from(">%di" % n92, buf, pos))
+                                    raise overrun(buf, pos, n94 * 4)
+                                v93 = list(unpack_from(">%di" % n94, buf, pos))
                                 pos = end
-                            x88 = {'subtopology_id': v89, 'partitions': v91}
+                            x90 = {'subtopology_id': v91, 'partitions': v93}
                             if buf[pos]:
-                                pos = read_tags(buf, pos, _TAGS3, x88)
+                                pos = read_tags(buf, pos, _TAGS3, x90)
                             else:  # no tagged fields: the common case
                                 pos += 1
-                            append87(x88)
+                            append89(x90)
                     # standby_tasks
-                    n94 = buf[pos]
-                    if n94 < 0x80:
+                    n96 = buf[pos]
+                    if n96 < 0x80:
                         pos += 1
                     else:
-                        n94, pos = uvarint(buf, pos)
-                    n94 -= 1
-                    if n94 < 0:
-                        v93 = None
+                        n96, pos = uvarint(buf, pos)
+                    n96 -= 1
+                    if n96 < 0:
+                        v95 = None
                     else:
-                        if n94 > len(buf) - pos:  # every element takes at least one byte
-                            raise too_many(n94, len(buf) - pos)
-                        budget[0] -= n94
+                        if n96 > len(buf) - pos:  # every element takes at least one byte
+                            raise too_many(n96, len(buf) - pos)
+                        budget[0] -= n96
                         if budget[0] < 0:
                             raise over_budget()
-                        v93 = []
-                        append95 = v93.append
-                        for _ in range(n94):
+                        v95 = []
+                        append97 = v95.append
+                        for _ in range(n96):
                             # subtopology_id
-                            n98 = buf[pos]
-                            if n98 < 0x80:
-                                pos += 1
-                            else:
-                                n98, pos = uvarint(buf, pos)
-                            n98 -= 1
-                            if n98 < 0:
-                                v97 = None
-                            else:
-                                end = pos + n98
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n98)
-                                v97 = buf[pos:end].decode()
-                                pos = end
-                            # partitions
                             n100 = buf[pos]
-                            if n100 < 0x80:
+                            if n100 == 1:
+                                v99 = ''
                                 pos += 1
                             else:
-                                n100, pos = uvarint(buf, pos)
-                            n100 -= 1
-                            if n100 < 0:
-                                v99 = None
+                                if n100 < 0x80:
+                                    pos += 1
+                                else:
+                                    n100, pos = uvarint(buf, pos)
+                                n100 -= 1
+                                if n100 < 0:
+                                    v99 = None
+                                else:
+                                    end = pos + n100
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n100)
+                                    v99 = buf[pos:end].decode()
+                                    pos = end
+                            # partitions
+                            n102 = buf[pos]
+                            if n102 < 0x80:
+                                pos += 1
                             else:
-                                end = pos + n100 * 4
+                                n102, pos = uvarint(buf, pos)
+                            n102 -= 1
+                            if n102 < 0:
+                                v101 = None
+                            else:
+                                end = pos + n102 * 4
                                 if end > len(buf):
-                                    raise overrun(buf, pos, n100 * 4)
-                                v99 = list(unpack_from(">%di" % n100, buf, pos))
+                                    raise overrun(buf, pos, n102 * 4)
+                                v101 = list(unpack_from(">%di" % n102, buf, pos))
                                 pos = end
-                            x96 = {'subtopology_id': v97, 'partitions': v99}
+                            x98 = {'subtopology_id': v99, 'partitions': v101}
                             if buf[pos]:
-                                pos = read_tags(buf, pos, _TAGS3, x96)
+                                pos = read_tags(buf, pos, _TAGS3, x98)
                             else:  # no tagged fields: the common case
                                 pos += 1
-                            append95(x96)
+                            append97(x98)
                     # warmup_tasks
-                    n102 = buf[pos]
-                    if n102 < 0x80:
+                    n104 = buf[pos]
+                    if n104 < 0x80:
                         pos += 1
                     else:
-                        n102, pos = uvarint(buf, pos)
-                    n102 -= 1
-                    if n102 < 0:
-                        v101 = None
+                        n104, pos = uvarint(buf, pos)
+                    n104 -= 1
+                    if n104 < 0:
+                        v103 = None
                     else:
-                        if n102 > len(buf) - pos:  # every element takes at least one byte
-                            raise too_many(n102, len(buf) - pos)
-                        budget[0] -= n102
+                        if n104 > len(buf) - pos:  # every element takes at least one byte
+                            raise too_many(n104, len(buf) - pos)
+                        budget[0] -= n104
                         if budget[0] < 0:
                             raise over_budget()
-                        v101 = []
-                        append103 = v101.append
-                        for _ in range(n102):
+                        v103 = []
+                        append105 = v103.append
+                        for _ in range(n104):
                             # subtopology_id
-                            n106 = buf[pos]
-                            if n106 < 0x80:
-                                pos += 1
-                            else:
-                                n106, pos = uvarint(buf, pos)
-                            n106 -= 1
-                            if n106 < 0:
-                                v105 = None
-                            else:
-                                end = pos + n106
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n106)
-                                v105 = buf[pos:end].decode()
-                                pos = end
-                            # partitions
                             n108 = buf[pos]
-                            if n108 < 0x80:
+                            if n108 == 1:
+                                v107 = ''
                                 pos += 1
                             else:
-                                n108, pos = uvarint(buf, pos)
-                            n108 -= 1
-                            if n108 < 0:
-                                v107 = None
+                                if n108 < 0x80:
+                                    pos += 1
+                                else:
+                                    n108, pos = uvarint(buf, pos)
+                                n108 -= 1
+                                if n108 < 0:
+                                    v107 = None
+                                else:
+                                    end = pos + n108
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n108)
+                                    v107 = buf[pos:end].decode()
+                                    pos = end
+                            # partitions
+                            n110 = buf[pos]
+                            if n110 < 0x80:
+                                pos += 1
                             else:
-                                end = pos + n108 * 4
+                                n110, pos = uvarint(buf, pos)
+                            n110 -= 1
+                            if n110 < 0:
+                                v109 = None
+                            else:
+                                end = pos + n110 * 4
                                 if end > len(buf):
-                                    raise overrun(buf, pos, n108 * 4)
-                                v107 = list(unpack_from(">%di" % n108, buf, pos))
+                                    raise overrun(buf, pos, n110 * 4)
+                                v109 = list(unpack_from(">%di" % n110, buf, pos))
                                 pos = end
-                            x104 = {'subtopology_id': v105, 'partitions': v107}
+                            x106 = {'subtopology_id': v107, 'partitions': v109}
                             if buf[pos]:
-                                pos = read_tags(buf, pos, _TAGS3, x104)
+                                pos = read_tags(buf, pos, _TAGS3, x106)
                             else:  # no tagged fields: the common case
                                 pos += 1
-                            append103(x104)
-                    v84 = {'active_tasks': v85, 'standby_tasks': v93, 'warmup_tasks': v101}
+                            append105(x106)
+                    v86 = {'active_tasks': v87, 'standby_tasks': v95, 'warmup_tasks': v103}
                     if buf[pos]:
-                        pos = read_tags(buf, pos, _TAGS3, v84)
+                        pos = read_tags(buf, pos, _TAGS3, v86)
                     else:  # no tagged fields: the common case
                         pos += 1
                     # is_classic
-                    v109, = _U2(buf, pos)
-                    pos += 1
-                    x19 = {'member_id': v20, 'member_epoch': v22, 'instance_id': v23, 'rack_id': v25, 'client_id': v27, 'client_host': v29, 'topology_epoch': v31, 'process_id': v32, 'user_endpoint': v34, 'client_tags': v35, 'task_offsets': v43, 'task_end_offsets': v51, 'assignment': v59, 'target_assignment': v84, 'is_classic': v109}
-                    if buf[pos]:
-                        pos = read_tags(buf, pos, _TAGS3, x19)
+                    v111, count112 = _U2(buf, pos)
+                    x19 = {'member_id': v20, 'member_epoch': v22, 'instance_id': v23, 'rack_id': v25, 'client_id': v27, 'client_host': v29, 'topology_epoch': v31, 'process_id': v32, 'user_endpoint': v34, 'client_tags': v35, 'task_offsets': v43, 'task_end_offsets': v52, 'assignment': v61, 'target_assignment': v86, 'is_classic': v111}
+                    if count112:
+                        pos = read_tags(buf, pos + 1, _TAGS3, x19)
                     else:  # no tagged fields: the common case
-                        pos += 1
+                        pos += 2
                     append18(x19)
             # authorized_operations
-            v110, = _U4(buf, pos)
+            v113, = _U4(buf, pos)
             pos += 4
             # topology_description
             if buf[pos] & 0x80:  # int8 marker: -1 null, 1 present
-                v111 = None
+                v114 = None
                 pos += 1
             else:
-                v111, pos = decode_response_v1_groups_topology_description(buf, pos + 1)
+                v114, pos = decode_response_v1_groups_topology_description(buf, pos + 1)
             # topology_description_status
-            v112, = _U11(buf, pos)
+            v115, = _U12(buf, pos)
             pos += 1
             # assignor_name
-            n114 = buf[pos]
-            if n114 < 0x80:
+            n117 = buf[pos]
+            if n117 == 1:
+                v116 = ''
                 pos += 1
             else:
-                n114, pos = uvarint(buf, pos)
-            n114 -= 1
-            if n114 < 0:
-                v113 = None
-            else:
-                end = pos + n114
-                if end > len(buf):
-                    raise overrun(buf, pos, n114)
-                v113 = buf[pos:end].decode()
-                pos = end
-            x5 = {'error_code': v6, 'error_message': v7, 'group_id': v9, 'group_state': v11, 'group_epoch': v13, 'assignment_epoch': v14, 'topology': v15, 'members': v16, 'authorized_operations': v110, 'topology_description': v111, 'topology_description_status': v112, 'assignor_name': v113}
+                if n117 < 0x80:
+                    pos += 1
+                else:
+                    n117, pos = uvarint(buf, pos)
+                n117 -= 1
+                if n117 < 0:
+                    v116 = None
+                else:
+                    end = pos + n117
+                    if end > len(buf):
+                        raise overrun(buf, pos, n117)
+                    v116 = buf[pos:end].decode()
+                    pos = end
+            x5 = {'error_code': v6, 'error_message': v7, 'group_id': v9, 'group_state': v11, 'group_epoch': v13, 'assignment_epoch': v14, 'topology': v15, 'members': v16, 'authorized_operations': v113, 'topology_description': v114, 'topology_description_status': v115, 'assignor_name': v116}
             if buf[pos]:
                 pos = read_tags(buf, pos, _TAGS3, x5)
             else:  # no tagged fields: the common case
@@ -2877,16 +3135,17 @@ def decode_response_v1(buf, pos):
 
 
 _WTAGS1 = ()
-_U2 = _struct.Struct('>?').unpack_from
+_U2 = _struct.Struct('>?B').unpack_from
 _TAGS3 = {}
 _U4 = _struct.Struct('>i').unpack_from
 _U5 = _struct.Struct('>h').unpack_from
 _U6 = _struct.Struct('>ii').unpack_from
 _U7 = _struct.Struct('>ih').unpack_from
-_U8 = _struct.Struct('>H').unpack_from
-_U9 = _struct.Struct('>iq').unpack_from
-_U10 = _struct.Struct('>??').unpack_from
-_U11 = _struct.Struct('>b').unpack_from
+_U8 = _struct.Struct('>HB').unpack_from
+_U9 = _struct.Struct('>iqB').unpack_from
+_U10 = _struct.Struct('>iB').unpack_from
+_U11 = _struct.Struct('>??B').unpack_from
+_U12 = _struct.Struct('>b').unpack_from
 
 STREAMS_GROUP_DESCRIBE: Api[StreamsGroupDescribeResponse] = Api(
     89, 'StreamsGroupDescribe', versions=(0, 1), flexible_from=0, route=COORDINATOR,

@@ -111,19 +111,23 @@ def decode_request_v0(buf, pos):
         for _ in range(n2):
             # group_id
             n6 = buf[pos]
-            if n6 < 0x80:
+            if n6 == 1:
+                v5 = ''
                 pos += 1
             else:
-                n6, pos = uvarint(buf, pos)
-            n6 -= 1
-            if n6 < 0:
-                v5 = None
-            else:
-                end = pos + n6
-                if end > len(buf):
-                    raise overrun(buf, pos, n6)
-                v5 = buf[pos:end].decode()
-                pos = end
+                if n6 < 0x80:
+                    pos += 1
+                else:
+                    n6, pos = uvarint(buf, pos)
+                n6 -= 1
+                if n6 < 0:
+                    v5 = None
+                else:
+                    end = pos + n6
+                    if end > len(buf):
+                        raise overrun(buf, pos, n6)
+                    v5 = buf[pos:end].decode()
+                    pos = end
             # topics
             n8 = buf[pos]
             if n8 < 0x80:
@@ -144,19 +148,23 @@ def decode_request_v0(buf, pos):
                 for _ in range(n8):
                     # topic_name
                     n12 = buf[pos]
-                    if n12 < 0x80:
+                    if n12 == 1:
+                        v11 = ''
                         pos += 1
                     else:
-                        n12, pos = uvarint(buf, pos)
-                    n12 -= 1
-                    if n12 < 0:
-                        v11 = None
-                    else:
-                        end = pos + n12
-                        if end > len(buf):
-                            raise overrun(buf, pos, n12)
-                        v11 = buf[pos:end].decode()
-                        pos = end
+                        if n12 < 0x80:
+                            pos += 1
+                        else:
+                            n12, pos = uvarint(buf, pos)
+                        n12 -= 1
+                        if n12 < 0:
+                            v11 = None
+                        else:
+                            end = pos + n12
+                            if end > len(buf):
+                                raise overrun(buf, pos, n12)
+                            v11 = buf[pos:end].decode()
+                            pos = end
                     # partitions
                     n14 = buf[pos]
                     if n14 < 0x80:
@@ -284,19 +292,23 @@ def decode_response_v0(buf, pos):
         for _ in range(n3):
             # group_id
             n7 = buf[pos]
-            if n7 < 0x80:
+            if n7 == 1:
+                v6 = ''
                 pos += 1
             else:
-                n7, pos = uvarint(buf, pos)
-            n7 -= 1
-            if n7 < 0:
-                v6 = None
-            else:
-                end = pos + n7
-                if end > len(buf):
-                    raise overrun(buf, pos, n7)
-                v6 = buf[pos:end].decode()
-                pos = end
+                if n7 < 0x80:
+                    pos += 1
+                else:
+                    n7, pos = uvarint(buf, pos)
+                n7 -= 1
+                if n7 < 0:
+                    v6 = None
+                else:
+                    end = pos + n7
+                    if end > len(buf):
+                        raise overrun(buf, pos, n7)
+                    v6 = buf[pos:end].decode()
+                    pos = end
             # topics
             n9 = buf[pos]
             if n9 < 0x80:
@@ -317,19 +329,23 @@ def decode_response_v0(buf, pos):
                 for _ in range(n9):
                     # topic_name
                     n13 = buf[pos]
-                    if n13 < 0x80:
+                    if n13 == 1:
+                        v12 = ''
                         pos += 1
                     else:
-                        n13, pos = uvarint(buf, pos)
-                    n13 -= 1
-                    if n13 < 0:
-                        v12 = None
-                    else:
-                        end = pos + n13
-                        if end > len(buf):
-                            raise overrun(buf, pos, n13)
-                        v12 = buf[pos:end].decode()
-                        pos = end
+                        if n13 < 0x80:
+                            pos += 1
+                        else:
+                            n13, pos = uvarint(buf, pos)
+                        n13 -= 1
+                        if n13 < 0:
+                            v12 = None
+                        else:
+                            end = pos + n13
+                            if end > len(buf):
+                                raise overrun(buf, pos, n13)
+                            v12 = buf[pos:end].decode()
+                            pos = end
                     # topic_id
                     v14, pos = read_uuid(buf, pos)
                     # partitions
@@ -355,19 +371,23 @@ def decode_response_v0(buf, pos):
                             pos += 18
                             # error_message
                             n24 = buf[pos]
-                            if n24 < 0x80:
+                            if n24 == 1:
+                                v23 = ''
                                 pos += 1
                             else:
-                                n24, pos = uvarint(buf, pos)
-                            n24 -= 1
-                            if n24 < 0:
-                                v23 = None
-                            else:
-                                end = pos + n24
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n24)
-                                v23 = buf[pos:end].decode()
-                                pos = end
+                                if n24 < 0x80:
+                                    pos += 1
+                                else:
+                                    n24, pos = uvarint(buf, pos)
+                                n24 -= 1
+                                if n24 < 0:
+                                    v23 = None
+                                else:
+                                    end = pos + n24
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n24)
+                                    v23 = buf[pos:end].decode()
+                                    pos = end
                             x18 = {'partition_index': v19, 'start_offset': v20, 'leader_epoch': v21, 'lag': -1, 'error_code': v22, 'error_message': v23}
                             if buf[pos]:
                                 pos = read_tags(buf, pos, _TAGS2, x18)
@@ -385,19 +405,23 @@ def decode_response_v0(buf, pos):
             pos += 2
             # error_message
             n27 = buf[pos]
-            if n27 < 0x80:
+            if n27 == 1:
+                v26 = ''
                 pos += 1
             else:
-                n27, pos = uvarint(buf, pos)
-            n27 -= 1
-            if n27 < 0:
-                v26 = None
-            else:
-                end = pos + n27
-                if end > len(buf):
-                    raise overrun(buf, pos, n27)
-                v26 = buf[pos:end].decode()
-                pos = end
+                if n27 < 0x80:
+                    pos += 1
+                else:
+                    n27, pos = uvarint(buf, pos)
+                n27 -= 1
+                if n27 < 0:
+                    v26 = None
+                else:
+                    end = pos + n27
+                    if end > len(buf):
+                        raise overrun(buf, pos, n27)
+                    v26 = buf[pos:end].decode()
+                    pos = end
             x5 = {'group_id': v6, 'topics': v8, 'error_code': v25, 'error_message': v26}
             if buf[pos]:
                 pos = read_tags(buf, pos, _TAGS2, x5)
@@ -507,19 +531,23 @@ def decode_response_v1(buf, pos):
         for _ in range(n3):
             # group_id
             n7 = buf[pos]
-            if n7 < 0x80:
+            if n7 == 1:
+                v6 = ''
                 pos += 1
             else:
-                n7, pos = uvarint(buf, pos)
-            n7 -= 1
-            if n7 < 0:
-                v6 = None
-            else:
-                end = pos + n7
-                if end > len(buf):
-                    raise overrun(buf, pos, n7)
-                v6 = buf[pos:end].decode()
-                pos = end
+                if n7 < 0x80:
+                    pos += 1
+                else:
+                    n7, pos = uvarint(buf, pos)
+                n7 -= 1
+                if n7 < 0:
+                    v6 = None
+                else:
+                    end = pos + n7
+                    if end > len(buf):
+                        raise overrun(buf, pos, n7)
+                    v6 = buf[pos:end].decode()
+                    pos = end
             # topics
             n9 = buf[pos]
             if n9 < 0x80:
@@ -540,19 +568,23 @@ def decode_response_v1(buf, pos):
                 for _ in range(n9):
                     # topic_name
                     n13 = buf[pos]
-                    if n13 < 0x80:
+                    if n13 == 1:
+                        v12 = ''
                         pos += 1
                     else:
-                        n13, pos = uvarint(buf, pos)
-                    n13 -= 1
-                    if n13 < 0:
-                        v12 = None
-                    else:
-                        end = pos + n13
-                        if end > len(buf):
-                            raise overrun(buf, pos, n13)
-                        v12 = buf[pos:end].decode()
-                        pos = end
+                        if n13 < 0x80:
+                            pos += 1
+                        else:
+                            n13, pos = uvarint(buf, pos)
+                        n13 -= 1
+                        if n13 < 0:
+                            v12 = None
+                        else:
+                            end = pos + n13
+                            if end > len(buf):
+                                raise overrun(buf, pos, n13)
+                            v12 = buf[pos:end].decode()
+                            pos = end
                     # topic_id
                     v14, pos = read_uuid(buf, pos)
                     # partitions
@@ -578,19 +610,23 @@ def decode_response_v1(buf, pos):
                             pos += 26
                             # error_message
                             n25 = buf[pos]
-                            if n25 < 0x80:
+                            if n25 == 1:
+                                v24 = ''
                                 pos += 1
                             else:
-                                n25, pos = uvarint(buf, pos)
-                            n25 -= 1
-                            if n25 < 0:
-                                v24 = None
-                            else:
-                                end = pos + n25
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n25)
-                                v24 = buf[pos:end].decode()
-                                pos = end
+                                if n25 < 0x80:
+                                    pos += 1
+                                else:
+                                    n25, pos = uvarint(buf, pos)
+                                n25 -= 1
+                                if n25 < 0:
+                                    v24 = None
+                                else:
+                                    end = pos + n25
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n25)
+                                    v24 = buf[pos:end].decode()
+                                    pos = end
                             x18 = {'partition_index': v19, 'start_offset': v20, 'leader_epoch': v21, 'lag': v22, 'error_code': v23, 'error_message': v24}
                             if buf[pos]:
                                 pos = read_tags(buf, pos, _TAGS2, x18)
@@ -608,19 +644,23 @@ def decode_response_v1(buf, pos):
             pos += 2
             # error_message
             n28 = buf[pos]
-            if n28 < 0x80:
+            if n28 == 1:
+                v27 = ''
                 pos += 1
             else:
-                n28, pos = uvarint(buf, pos)
-            n28 -= 1
-            if n28 < 0:
-                v27 = None
-            else:
-                end = pos + n28
-                if end > len(buf):
-                    raise overrun(buf, pos, n28)
-                v27 = buf[pos:end].decode()
-                pos = end
+                if n28 < 0x80:
+                    pos += 1
+                else:
+                    n28, pos = uvarint(buf, pos)
+                n28 -= 1
+                if n28 < 0:
+                    v27 = None
+                else:
+                    end = pos + n28
+                    if end > len(buf):
+                        raise overrun(buf, pos, n28)
+                    v27 = buf[pos:end].decode()
+                    pos = end
             x5 = {'group_id': v6, 'topics': v8, 'error_code': v26, 'error_message': v27}
             if buf[pos]:
                 pos = read_tags(buf, pos, _TAGS2, x5)

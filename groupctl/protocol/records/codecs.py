@@ -141,27 +141,30 @@ def read_offset_commit_value_v4(buf, pos):
     pos += 12
     # metadata
     n4 = buf[pos]
-    if n4 < 0x80:
+    if n4 == 1:
+        v3 = ''
         pos += 1
     else:
-        n4, pos = uvarint(buf, pos)
-    n4 -= 1
-    if n4 < 0:
-        v3 = None
-    else:
-        end = pos + n4
-        if end > len(buf):
-            raise overrun(buf, pos, n4)
-        v3 = buf[pos:end].decode()
-        pos = end
+        if n4 < 0x80:
+            pos += 1
+        else:
+            n4, pos = uvarint(buf, pos)
+        n4 -= 1
+        if n4 < 0:
+            v3 = None
+        else:
+            end = pos + n4
+            if end > len(buf):
+                raise overrun(buf, pos, n4)
+            v3 = buf[pos:end].decode()
+            pos = end
     # commit_timestamp
-    v5, = _U2(buf, pos)
-    pos += 8
+    v5, count6 = _U5(buf, pos)
     out = {'offset': v1, 'leader_epoch': v2, 'metadata': v3, 'commit_timestamp': v5, 'expire_timestamp': -1, 'topic_id': 'AAAAAAAAAAAAAAAAAAAAAA'}
-    if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS5, out)
+    if count6:
+        pos = read_tags(buf, pos + 8, _TAGS6, out)
     else:  # no tagged fields: the common case
-        pos += 1
+        pos += 9
     return out, pos
 
 
@@ -381,7 +384,7 @@ def read_group_metadata_value_v1(buf, pos):
                 v16 = buf[pos:end].decode()
                 pos = end
             # rebalance_timeout, session_timeout
-            v18, v19, = _U6(buf, pos)
+            v18, v19, = _U7(buf, pos)
             pos += 8
             # subscription
             n21 = I32(buf, pos)[0]
@@ -499,7 +502,7 @@ def read_group_metadata_value_v2(buf, pos):
                 v17 = buf[pos:end].decode()
                 pos = end
             # rebalance_timeout, session_timeout
-            v19, v20, = _U6(buf, pos)
+            v19, v20, = _U7(buf, pos)
             pos += 8
             # subscription
             n22 = I32(buf, pos)[0]
@@ -628,7 +631,7 @@ def read_group_metadata_value_v3(buf, pos):
                 v19 = buf[pos:end].decode()
                 pos = end
             # rebalance_timeout, session_timeout
-            v21, v22, = _U6(buf, pos)
+            v21, v22, = _U7(buf, pos)
             pos += 8
             # subscription
             n24 = I32(buf, pos)[0]
@@ -661,52 +664,64 @@ def read_group_metadata_value_v3(buf, pos):
 def read_group_metadata_value_v4(buf, pos):
     # protocol_type
     n2 = buf[pos]
-    if n2 < 0x80:
+    if n2 == 1:
+        v1 = ''
         pos += 1
     else:
-        n2, pos = uvarint(buf, pos)
-    n2 -= 1
-    if n2 < 0:
-        v1 = None
-    else:
-        end = pos + n2
-        if end > len(buf):
-            raise overrun(buf, pos, n2)
-        v1 = buf[pos:end].decode()
-        pos = end
+        if n2 < 0x80:
+            pos += 1
+        else:
+            n2, pos = uvarint(buf, pos)
+        n2 -= 1
+        if n2 < 0:
+            v1 = None
+        else:
+            end = pos + n2
+            if end > len(buf):
+                raise overrun(buf, pos, n2)
+            v1 = buf[pos:end].decode()
+            pos = end
     # generation
     v3, = _U1(buf, pos)
     pos += 4
     # protocol
     n5 = buf[pos]
-    if n5 < 0x80:
+    if n5 == 1:
+        v4 = ''
         pos += 1
     else:
-        n5, pos = uvarint(buf, pos)
-    n5 -= 1
-    if n5 < 0:
-        v4 = None
-    else:
-        end = pos + n5
-        if end > len(buf):
-            raise overrun(buf, pos, n5)
-        v4 = buf[pos:end].decode()
-        pos = end
+        if n5 < 0x80:
+            pos += 1
+        else:
+            n5, pos = uvarint(buf, pos)
+        n5 -= 1
+        if n5 < 0:
+            v4 = None
+        else:
+            end = pos + n5
+            if end > len(buf):
+                raise overrun(buf, pos, n5)
+            v4 = buf[pos:end].decode()
+            pos = end
     # leader
     n7 = buf[pos]
-    if n7 < 0x80:
+    if n7 == 1:
+        v6 = ''
         pos += 1
     else:
-        n7, pos = uvarint(buf, pos)
-    n7 -= 1
-    if n7 < 0:
-        v6 = None
-    else:
-        end = pos + n7
-        if end > len(buf):
-            raise overrun(buf, pos, n7)
-        v6 = buf[pos:end].decode()
-        pos = end
+        if n7 < 0x80:
+            pos += 1
+        else:
+            n7, pos = uvarint(buf, pos)
+        n7 -= 1
+        if n7 < 0:
+            v6 = None
+        else:
+            end = pos + n7
+            if end > len(buf):
+                raise overrun(buf, pos, n7)
+            v6 = buf[pos:end].decode()
+            pos = end
     # current_state_timestamp
     v8, = _U2(buf, pos)
     pos += 8
@@ -730,106 +745,130 @@ def read_group_metadata_value_v4(buf, pos):
         for _ in range(n10):
             # member_id
             n14 = buf[pos]
-            if n14 < 0x80:
+            if n14 == 1:
+                v13 = ''
                 pos += 1
             else:
-                n14, pos = uvarint(buf, pos)
-            n14 -= 1
-            if n14 < 0:
-                v13 = None
-            else:
-                end = pos + n14
-                if end > len(buf):
-                    raise overrun(buf, pos, n14)
-                v13 = buf[pos:end].decode()
-                pos = end
+                if n14 < 0x80:
+                    pos += 1
+                else:
+                    n14, pos = uvarint(buf, pos)
+                n14 -= 1
+                if n14 < 0:
+                    v13 = None
+                else:
+                    end = pos + n14
+                    if end > len(buf):
+                        raise overrun(buf, pos, n14)
+                    v13 = buf[pos:end].decode()
+                    pos = end
             # group_instance_id
             n16 = buf[pos]
-            if n16 < 0x80:
+            if n16 == 1:
+                v15 = ''
                 pos += 1
             else:
-                n16, pos = uvarint(buf, pos)
-            n16 -= 1
-            if n16 < 0:
-                v15 = None
-            else:
-                end = pos + n16
-                if end > len(buf):
-                    raise overrun(buf, pos, n16)
-                v15 = buf[pos:end].decode()
-                pos = end
+                if n16 < 0x80:
+                    pos += 1
+                else:
+                    n16, pos = uvarint(buf, pos)
+                n16 -= 1
+                if n16 < 0:
+                    v15 = None
+                else:
+                    end = pos + n16
+                    if end > len(buf):
+                        raise overrun(buf, pos, n16)
+                    v15 = buf[pos:end].decode()
+                    pos = end
             # client_id
             n18 = buf[pos]
-            if n18 < 0x80:
+            if n18 == 1:
+                v17 = ''
                 pos += 1
             else:
-                n18, pos = uvarint(buf, pos)
-            n18 -= 1
-            if n18 < 0:
-                v17 = None
-            else:
-                end = pos + n18
-                if end > len(buf):
-                    raise overrun(buf, pos, n18)
-                v17 = buf[pos:end].decode()
-                pos = end
+                if n18 < 0x80:
+                    pos += 1
+                else:
+                    n18, pos = uvarint(buf, pos)
+                n18 -= 1
+                if n18 < 0:
+                    v17 = None
+                else:
+                    end = pos + n18
+                    if end > len(buf):
+                        raise overrun(buf, pos, n18)
+                    v17 = buf[pos:end].decode()
+                    pos = end
             # client_host
             n20 = buf[pos]
-            if n20 < 0x80:
+            if n20 == 1:
+                v19 = ''
                 pos += 1
             else:
-                n20, pos = uvarint(buf, pos)
-            n20 -= 1
-            if n20 < 0:
-                v19 = None
-            else:
-                end = pos + n20
-                if end > len(buf):
-                    raise overrun(buf, pos, n20)
-                v19 = buf[pos:end].decode()
-                pos = end
+                if n20 < 0x80:
+                    pos += 1
+                else:
+                    n20, pos = uvarint(buf, pos)
+                n20 -= 1
+                if n20 < 0:
+                    v19 = None
+                else:
+                    end = pos + n20
+                    if end > len(buf):
+                        raise overrun(buf, pos, n20)
+                    v19 = buf[pos:end].decode()
+                    pos = end
             # rebalance_timeout, session_timeout
-            v21, v22, = _U6(buf, pos)
+            v21, v22, = _U7(buf, pos)
             pos += 8
             # subscription
             n24 = buf[pos]
-            if n24 < 0x80:
+            if n24 == 1:
+                v23 = b''
                 pos += 1
             else:
-                n24, pos = uvarint(buf, pos)
-            n24 -= 1
-            if n24 < 0:
-                v23 = None
-            else:
-                end = pos + n24
-                if end > len(buf):
-                    raise overrun(buf, pos, n24)
-                v23 = buf[pos:end]
-                pos = end
+                if n24 < 0x80:
+                    pos += 1
+                else:
+                    n24, pos = uvarint(buf, pos)
+                n24 -= 1
+                if n24 < 0:
+                    v23 = None
+                else:
+                    end = pos + n24
+                    if end > len(buf):
+                        raise overrun(buf, pos, n24)
+                    v23 = buf[pos:end]
+                    pos = end
             # assignment
             n26 = buf[pos]
-            if n26 < 0x80:
+            if n26 == 1:
+                v25 = b''
                 pos += 1
             else:
-                n26, pos = uvarint(buf, pos)
-            n26 -= 1
-            if n26 < 0:
-                v25 = None
-            else:
-                end = pos + n26
-                if end > len(buf):
-                    raise overrun(buf, pos, n26)
-                v25 = buf[pos:end]
-                pos = end
+                if n26 < 0x80:
+                    pos += 1
+                else:
+                    n26, pos = uvarint(buf, pos)
+                n26 -= 1
+                if n26 < 0:
+                    v25 = None
+                else:
+                    end = pos + n26
+                    if end > len(buf):
+                        raise overrun(buf, pos, n26)
+                    v25 = buf[pos:end]
+                    pos = end
             x12 = {'member_id': v13, 'group_instance_id': v15, 'client_id': v17, 'client_host': v19, 'rebalance_timeout': v21, 'session_timeout': v22, 'subscription': v23, 'assignment': v25}
             if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS7, x12)
+                pos = read_tags(buf, pos, _TAGS8, x12)
             else:  # no tagged fields: the common case
                 pos += 1
             append11(x12)
     out = {'protocol_type': v1, 'generation': v3, 'protocol': v4, 'leader': v6, 'current_state_timestamp': v8, 'members': v9}
     if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS7, out)
+        pos = read_tags(buf, pos, _TAGS8, out)
     else:  # no tagged fields: the common case
         pos += 1
     return out, pos
@@ -859,13 +898,12 @@ def read_consumer_group_metadata_value_v0_metadata_hash_tag(buf, pos):
 
 def read_consumer_group_metadata_value_v0(buf, pos):
     # epoch
-    v1, = _U1(buf, pos)
-    pos += 4
+    v1, count2 = _U9(buf, pos)
     out = {'epoch': v1, 'metadata_hash': 0}
-    if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS8, out)
+    if count2:
+        pos = read_tags(buf, pos + 4, _TAGS10, out)
     else:  # no tagged fields: the common case
-        pos += 1
+        pos += 5
     return out, pos
 
 
@@ -892,19 +930,23 @@ def read_consumer_group_partition_metadata_value_v0(buf, pos):
             v5, pos = read_uuid(buf, pos)
             # topic_name
             n7 = buf[pos]
-            if n7 < 0x80:
+            if n7 == 1:
+                v6 = ''
                 pos += 1
             else:
-                n7, pos = uvarint(buf, pos)
-            n7 -= 1
-            if n7 < 0:
-                v6 = None
-            else:
-                end = pos + n7
-                if end > len(buf):
-                    raise overrun(buf, pos, n7)
-                v6 = buf[pos:end].decode()
-                pos = end
+                if n7 < 0x80:
+                    pos += 1
+                else:
+                    n7, pos = uvarint(buf, pos)
+                n7 -= 1
+                if n7 < 0:
+                    v6 = None
+                else:
+                    end = pos + n7
+                    if end > len(buf):
+                        raise overrun(buf, pos, n7)
+                    v6 = buf[pos:end].decode()
+                    pos = end
             # num_partitions
             v8, = _U1(buf, pos)
             pos += 4
@@ -948,35 +990,39 @@ def read_consumer_group_partition_metadata_value_v0(buf, pos):
                         append16 = v14.append
                         for _ in range(n15):
                             n18 = buf[pos]
-                            if n18 < 0x80:
+                            if n18 == 1:
+                                x17 = ''
                                 pos += 1
                             else:
-                                n18, pos = uvarint(buf, pos)
-                            n18 -= 1
-                            if n18 < 0:
-                                x17 = None
-                            else:
-                                end = pos + n18
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n18)
-                                x17 = buf[pos:end].decode()
-                                pos = end
+                                if n18 < 0x80:
+                                    pos += 1
+                                else:
+                                    n18, pos = uvarint(buf, pos)
+                                n18 -= 1
+                                if n18 < 0:
+                                    x17 = None
+                                else:
+                                    end = pos + n18
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n18)
+                                    x17 = buf[pos:end].decode()
+                                    pos = end
                             append16(x17)
                     x12 = {'partition': v13, 'racks': v14}
                     if buf[pos]:
-                        pos = read_tags(buf, pos, _TAGS7, x12)
+                        pos = read_tags(buf, pos, _TAGS8, x12)
                     else:  # no tagged fields: the common case
                         pos += 1
                     append11(x12)
             x4 = {'topic_id': v5, 'topic_name': v6, 'num_partitions': v8, 'partition_metadata': v9}
             if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS7, x4)
+                pos = read_tags(buf, pos, _TAGS8, x4)
             else:  # no tagged fields: the common case
                 pos += 1
             append3(x4)
     out = {'topics': v1}
     if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS7, out)
+        pos = read_tags(buf, pos, _TAGS8, out)
     else:  # no tagged fields: the common case
         pos += 1
     return out, pos
@@ -1033,43 +1079,51 @@ def read_consumer_group_member_metadata_value_v0_classic_member_metadata(buf, po
         for _ in range(n3):
             # name
             n7 = buf[pos]
-            if n7 < 0x80:
+            if n7 == 1:
+                v6 = ''
                 pos += 1
             else:
-                n7, pos = uvarint(buf, pos)
-            n7 -= 1
-            if n7 < 0:
-                v6 = None
-            else:
-                end = pos + n7
-                if end > len(buf):
-                    raise overrun(buf, pos, n7)
-                v6 = buf[pos:end].decode()
-                pos = end
+                if n7 < 0x80:
+                    pos += 1
+                else:
+                    n7, pos = uvarint(buf, pos)
+                n7 -= 1
+                if n7 < 0:
+                    v6 = None
+                else:
+                    end = pos + n7
+                    if end > len(buf):
+                        raise overrun(buf, pos, n7)
+                    v6 = buf[pos:end].decode()
+                    pos = end
             # metadata
             n9 = buf[pos]
-            if n9 < 0x80:
+            if n9 == 1:
+                v8 = b''
                 pos += 1
             else:
-                n9, pos = uvarint(buf, pos)
-            n9 -= 1
-            if n9 < 0:
-                v8 = None
-            else:
-                end = pos + n9
-                if end > len(buf):
-                    raise overrun(buf, pos, n9)
-                v8 = buf[pos:end]
-                pos = end
+                if n9 < 0x80:
+                    pos += 1
+                else:
+                    n9, pos = uvarint(buf, pos)
+                n9 -= 1
+                if n9 < 0:
+                    v8 = None
+                else:
+                    end = pos + n9
+                    if end > len(buf):
+                        raise overrun(buf, pos, n9)
+                    v8 = buf[pos:end]
+                    pos = end
             x5 = {'name': v6, 'metadata': v8}
             if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS7, x5)
+                pos = read_tags(buf, pos, _TAGS8, x5)
             else:  # no tagged fields: the common case
                 pos += 1
             append4(x5)
     out = {'session_timeout_ms': v1, 'supported_protocols': v2}
     if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS7, out)
+        pos = read_tags(buf, pos, _TAGS8, out)
     else:  # no tagged fields: the common case
         pos += 1
     return out, pos
@@ -1087,64 +1141,80 @@ def read_consumer_group_member_metadata_value_v0_classic_member_metadata_tag(buf
 def read_consumer_group_member_metadata_value_v0(buf, pos):
     # instance_id
     n2 = buf[pos]
-    if n2 < 0x80:
+    if n2 == 1:
+        v1 = ''
         pos += 1
     else:
-        n2, pos = uvarint(buf, pos)
-    n2 -= 1
-    if n2 < 0:
-        v1 = None
-    else:
-        end = pos + n2
-        if end > len(buf):
-            raise overrun(buf, pos, n2)
-        v1 = buf[pos:end].decode()
-        pos = end
+        if n2 < 0x80:
+            pos += 1
+        else:
+            n2, pos = uvarint(buf, pos)
+        n2 -= 1
+        if n2 < 0:
+            v1 = None
+        else:
+            end = pos + n2
+            if end > len(buf):
+                raise overrun(buf, pos, n2)
+            v1 = buf[pos:end].decode()
+            pos = end
     # rack_id
     n4 = buf[pos]
-    if n4 < 0x80:
+    if n4 == 1:
+        v3 = ''
         pos += 1
     else:
-        n4, pos = uvarint(buf, pos)
-    n4 -= 1
-    if n4 < 0:
-        v3 = None
-    else:
-        end = pos + n4
-        if end > len(buf):
-            raise overrun(buf, pos, n4)
-        v3 = buf[pos:end].decode()
-        pos = end
+        if n4 < 0x80:
+            pos += 1
+        else:
+            n4, pos = uvarint(buf, pos)
+        n4 -= 1
+        if n4 < 0:
+            v3 = None
+        else:
+            end = pos + n4
+            if end > len(buf):
+                raise overrun(buf, pos, n4)
+            v3 = buf[pos:end].decode()
+            pos = end
     # client_id
     n6 = buf[pos]
-    if n6 < 0x80:
+    if n6 == 1:
+        v5 = ''
         pos += 1
     else:
-        n6, pos = uvarint(buf, pos)
-    n6 -= 1
-    if n6 < 0:
-        v5 = None
-    else:
-        end = pos + n6
-        if end > len(buf):
-            raise overrun(buf, pos, n6)
-        v5 = buf[pos:end].decode()
-        pos = end
+        if n6 < 0x80:
+            pos += 1
+        else:
+            n6, pos = uvarint(buf, pos)
+        n6 -= 1
+        if n6 < 0:
+            v5 = None
+        else:
+            end = pos + n6
+            if end > len(buf):
+                raise overrun(buf, pos, n6)
+            v5 = buf[pos:end].decode()
+            pos = end
     # client_host
     n8 = buf[pos]
-    if n8 < 0x80:
+    if n8 == 1:
+        v7 = ''
         pos += 1
     else:
-        n8, pos = uvarint(buf, pos)
-    n8 -= 1
-    if n8 < 0:
-        v7 = None
-    else:
-        end = pos + n8
-        if end > len(buf):
-            raise overrun(buf, pos, n8)
-        v7 = buf[pos:end].decode()
-        pos = end
+        if n8 < 0x80:
+            pos += 1
+        else:
+            n8, pos = uvarint(buf, pos)
+        n8 -= 1
+        if n8 < 0:
+            v7 = None
+        else:
+            end = pos + n8
+            if end > len(buf):
+                raise overrun(buf, pos, n8)
+            v7 = buf[pos:end].decode()
+            pos = end
     # subscribed_topic_names
     n10 = buf[pos]
     if n10 < 0x80:
@@ -1164,56 +1234,68 @@ def read_consumer_group_member_metadata_value_v0(buf, pos):
         append11 = v9.append
         for _ in range(n10):
             n13 = buf[pos]
-            if n13 < 0x80:
+            if n13 == 1:
+                x12 = ''
                 pos += 1
             else:
-                n13, pos = uvarint(buf, pos)
-            n13 -= 1
-            if n13 < 0:
-                x12 = None
-            else:
-                end = pos + n13
-                if end > len(buf):
-                    raise overrun(buf, pos, n13)
-                x12 = buf[pos:end].decode()
-                pos = end
+                if n13 < 0x80:
+                    pos += 1
+                else:
+                    n13, pos = uvarint(buf, pos)
+                n13 -= 1
+                if n13 < 0:
+                    x12 = None
+                else:
+                    end = pos + n13
+                    if end > len(buf):
+                        raise overrun(buf, pos, n13)
+                    x12 = buf[pos:end].decode()
+                    pos = end
             append11(x12)
     # subscribed_topic_regex
     n15 = buf[pos]
-    if n15 < 0x80:
+    if n15 == 1:
+        v14 = ''
         pos += 1
     else:
-        n15, pos = uvarint(buf, pos)
-    n15 -= 1
-    if n15 < 0:
-        v14 = None
-    else:
-        end = pos + n15
-        if end > len(buf):
-            raise overrun(buf, pos, n15)
-        v14 = buf[pos:end].decode()
-        pos = end
+        if n15 < 0x80:
+            pos += 1
+        else:
+            n15, pos = uvarint(buf, pos)
+        n15 -= 1
+        if n15 < 0:
+            v14 = None
+        else:
+            end = pos + n15
+            if end > len(buf):
+                raise overrun(buf, pos, n15)
+            v14 = buf[pos:end].decode()
+            pos = end
     # rebalance_timeout_ms
     v16, = _U1(buf, pos)
     pos += 4
     # server_assignor
     n18 = buf[pos]
-    if n18 < 0x80:
+    if n18 == 1:
+        v17 = ''
         pos += 1
     else:
-        n18, pos = uvarint(buf, pos)
-    n18 -= 1
-    if n18 < 0:
-        v17 = None
-    else:
-        end = pos + n18
-        if end > len(buf):
-            raise overrun(buf, pos, n18)
-        v17 = buf[pos:end].decode()
-        pos = end
+        if n18 < 0x80:
+            pos += 1
+        else:
+            n18, pos = uvarint(buf, pos)
+        n18 -= 1
+        if n18 < 0:
+            v17 = None
+        else:
+            end = pos + n18
+            if end > len(buf):
+                raise overrun(buf, pos, n18)
+            v17 = buf[pos:end].decode()
+            pos = end
     out = {'instance_id': v1, 'rack_id': v3, 'client_id': v5, 'client_host': v7, 'subscribed_topic_names': v9, 'subscribed_topic_regex': v14, 'rebalance_timeout_ms': v16, 'server_assignor': v17, 'classic_member_metadata': {'session_timeout_ms': 0, 'supported_protocols': []}}
     if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS9, out)
+        pos = read_tags(buf, pos, _TAGS11, out)
     else:  # no tagged fields: the common case
         pos += 1
     return out, pos
@@ -1221,13 +1303,12 @@ def read_consumer_group_member_metadata_value_v0(buf, pos):
 
 def read_consumer_group_target_assignment_metadata_value_v0(buf, pos):
     # assignment_epoch
-    v1, = _U1(buf, pos)
-    pos += 4
+    v1, count2 = _U9(buf, pos)
     out = {'assignment_epoch': v1, 'assignment_timestamp': 0}
-    if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS10, out)
+    if count2:
+        pos = read_tags(buf, pos + 4, _TAGS12, out)
     else:  # no tagged fields: the common case
-        pos += 1
+        pos += 5
     return out, pos
 
 
@@ -1269,13 +1350,13 @@ def read_consumer_group_target_assignment_member_value_v0(buf, pos):
                 pos = end
             x4 = {'topic_id': v5, 'partitions': v6}
             if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS7, x4)
+                pos = read_tags(buf, pos, _TAGS8, x4)
             else:  # no tagged fields: the common case
                 pos += 1
             append3(x4)
     out = {'topic_partitions': v1}
     if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS7, out)
+        pos = read_tags(buf, pos, _TAGS8, out)
     else:  # no tagged fields: the common case
         pos += 1
     return out, pos
@@ -1301,7 +1382,7 @@ def read_consumer_group_current_member_assignment_value_v0_assigned_partitions_a
 
 def read_consumer_group_current_member_assignment_value_v0(buf, pos):
     # member_epoch, previous_member_epoch, state
-    v1, v2, v3, = _U11(buf, pos)
+    v1, v2, v3, = _U13(buf, pos)
     pos += 9
     # assigned_partitions
     n5 = buf[pos]
@@ -1340,7 +1421,7 @@ def read_consumer_group_current_member_assignment_value_v0(buf, pos):
                 pos = end
             x7 = {'topic_id': v8, 'partitions': v9, 'assignment_epochs': []}
             if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS12, x7)
+                pos = read_tags(buf, pos, _TAGS14, x7)
             else:  # no tagged fields: the common case
                 pos += 1
             append6(x7)
@@ -1381,13 +1462,13 @@ def read_consumer_group_current_member_assignment_value_v0(buf, pos):
                 pos = end
             x14 = {'topic_id': v15, 'partitions': v16, 'assignment_epochs': []}
             if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS12, x14)
+                pos = read_tags(buf, pos, _TAGS14, x14)
             else:  # no tagged fields: the common case
                 pos += 1
             append13(x14)
     out = {'member_epoch': v1, 'previous_member_epoch': v2, 'state': v3, 'assigned_partitions': v4, 'partitions_pending_revocation': v11}
     if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS7, out)
+        pos = read_tags(buf, pos, _TAGS8, out)
     else:  # no tagged fields: the common case
         pos += 1
     return out, pos
@@ -1396,49 +1477,61 @@ def read_consumer_group_current_member_assignment_value_v0(buf, pos):
 def read_share_group_member_metadata_value_v0(buf, pos):
     # rack_id
     n2 = buf[pos]
-    if n2 < 0x80:
+    if n2 == 1:
+        v1 = ''
         pos += 1
     else:
-        n2, pos = uvarint(buf, pos)
-    n2 -= 1
-    if n2 < 0:
-        v1 = None
-    else:
-        end = pos + n2
-        if end > len(buf):
-            raise overrun(buf, pos, n2)
-        v1 = buf[pos:end].decode()
-        pos = end
+        if n2 < 0x80:
+            pos += 1
+        else:
+            n2, pos = uvarint(buf, pos)
+        n2 -= 1
+        if n2 < 0:
+            v1 = None
+        else:
+            end = pos + n2
+            if end > len(buf):
+                raise overrun(buf, pos, n2)
+            v1 = buf[pos:end].decode()
+            pos = end
     # client_id
     n4 = buf[pos]
-    if n4 < 0x80:
+    if n4 == 1:
+        v3 = ''
         pos += 1
     else:
-        n4, pos = uvarint(buf, pos)
-    n4 -= 1
-    if n4 < 0:
-        v3 = None
-    else:
-        end = pos + n4
-        if end > len(buf):
-            raise overrun(buf, pos, n4)
-        v3 = buf[pos:end].decode()
-        pos = end
+        if n4 < 0x80:
+            pos += 1
+        else:
+            n4, pos = uvarint(buf, pos)
+        n4 -= 1
+        if n4 < 0:
+            v3 = None
+        else:
+            end = pos + n4
+            if end > len(buf):
+                raise overrun(buf, pos, n4)
+            v3 = buf[pos:end].decode()
+            pos = end
     # client_host
     n6 = buf[pos]
-    if n6 < 0x80:
+    if n6 == 1:
+        v5 = ''
         pos += 1
     else:
-        n6, pos = uvarint(buf, pos)
-    n6 -= 1
-    if n6 < 0:
-        v5 = None
-    else:
-        end = pos + n6
-        if end > len(buf):
-            raise overrun(buf, pos, n6)
-        v5 = buf[pos:end].decode()
-        pos = end
+        if n6 < 0x80:
+            pos += 1
+        else:
+            n6, pos = uvarint(buf, pos)
+        n6 -= 1
+        if n6 < 0:
+            v5 = None
+        else:
+            end = pos + n6
+            if end > len(buf):
+                raise overrun(buf, pos, n6)
+            v5 = buf[pos:end].decode()
+            pos = end
     # subscribed_topic_names
     n8 = buf[pos]
     if n8 < 0x80:
@@ -1458,23 +1551,27 @@ def read_share_group_member_metadata_value_v0(buf, pos):
         append9 = v7.append
         for _ in range(n8):
             n11 = buf[pos]
-            if n11 < 0x80:
+            if n11 == 1:
+                x10 = ''
                 pos += 1
             else:
-                n11, pos = uvarint(buf, pos)
-            n11 -= 1
-            if n11 < 0:
-                x10 = None
-            else:
-                end = pos + n11
-                if end > len(buf):
-                    raise overrun(buf, pos, n11)
-                x10 = buf[pos:end].decode()
-                pos = end
+                if n11 < 0x80:
+                    pos += 1
+                else:
+                    n11, pos = uvarint(buf, pos)
+                n11 -= 1
+                if n11 < 0:
+                    x10 = None
+                else:
+                    end = pos + n11
+                    if end > len(buf):
+                        raise overrun(buf, pos, n11)
+                    x10 = buf[pos:end].decode()
+                    pos = end
             append9(x10)
     out = {'rack_id': v1, 'client_id': v3, 'client_host': v5, 'subscribed_topic_names': v7}
     if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS7, out)
+        pos = read_tags(buf, pos, _TAGS8, out)
     else:  # no tagged fields: the common case
         pos += 1
     return out, pos
@@ -1482,19 +1579,18 @@ def read_share_group_member_metadata_value_v0(buf, pos):
 
 def read_share_group_metadata_value_v0(buf, pos):
     # epoch, metadata_hash
-    v1, v2, = _U13(buf, pos)
-    pos += 12
+    v1, v2, count3 = _U15(buf, pos)
     out = {'epoch': v1, 'metadata_hash': v2}
-    if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS7, out)
+    if count3:
+        pos = read_tags(buf, pos + 12, _TAGS8, out)
     else:  # no tagged fields: the common case
-        pos += 1
+        pos += 13
     return out, pos
 
 
 def read_share_group_current_member_assignment_value_v0(buf, pos):
     # member_epoch, previous_member_epoch, state
-    v1, v2, v3, = _U11(buf, pos)
+    v1, v2, v3, = _U13(buf, pos)
     pos += 9
     # assigned_partitions
     n5 = buf[pos]
@@ -1533,13 +1629,13 @@ def read_share_group_current_member_assignment_value_v0(buf, pos):
                 pos = end
             x7 = {'topic_id': v8, 'partitions': v9}
             if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS7, x7)
+                pos = read_tags(buf, pos, _TAGS8, x7)
             else:  # no tagged fields: the common case
                 pos += 1
             append6(x7)
     out = {'member_epoch': v1, 'previous_member_epoch': v2, 'state': v3, 'assigned_partitions': v4}
     if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS7, out)
+        pos = read_tags(buf, pos, _TAGS8, out)
     else:  # no tagged fields: the common case
         pos += 1
     return out, pos
@@ -1568,19 +1664,23 @@ def read_share_group_state_partition_metadata_value_v0(buf, pos):
             v5, pos = read_uuid(buf, pos)
             # topic_name
             n7 = buf[pos]
-            if n7 < 0x80:
+            if n7 == 1:
+                v6 = ''
                 pos += 1
             else:
-                n7, pos = uvarint(buf, pos)
-            n7 -= 1
-            if n7 < 0:
-                v6 = None
-            else:
-                end = pos + n7
-                if end > len(buf):
-                    raise overrun(buf, pos, n7)
-                v6 = buf[pos:end].decode()
-                pos = end
+                if n7 < 0x80:
+                    pos += 1
+                else:
+                    n7, pos = uvarint(buf, pos)
+                n7 -= 1
+                if n7 < 0:
+                    v6 = None
+                else:
+                    end = pos + n7
+                    if end > len(buf):
+                        raise overrun(buf, pos, n7)
+                    v6 = buf[pos:end].decode()
+                    pos = end
             # partitions
             n9 = buf[pos]
             if n9 < 0x80:
@@ -1598,7 +1698,7 @@ def read_share_group_state_partition_metadata_value_v0(buf, pos):
                 pos = end
             x4 = {'topic_id': v5, 'topic_name': v6, 'partitions': v8}
             if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS7, x4)
+                pos = read_tags(buf, pos, _TAGS8, x4)
             else:  # no tagged fields: the common case
                 pos += 1
             append3(x4)
@@ -1624,19 +1724,23 @@ def read_share_group_state_partition_metadata_value_v0(buf, pos):
             v14, pos = read_uuid(buf, pos)
             # topic_name
             n16 = buf[pos]
-            if n16 < 0x80:
+            if n16 == 1:
+                v15 = ''
                 pos += 1
             else:
-                n16, pos = uvarint(buf, pos)
-            n16 -= 1
-            if n16 < 0:
-                v15 = None
-            else:
-                end = pos + n16
-                if end > len(buf):
-                    raise overrun(buf, pos, n16)
-                v15 = buf[pos:end].decode()
-                pos = end
+                if n16 < 0x80:
+                    pos += 1
+                else:
+                    n16, pos = uvarint(buf, pos)
+                n16 -= 1
+                if n16 < 0:
+                    v15 = None
+                else:
+                    end = pos + n16
+                    if end > len(buf):
+                        raise overrun(buf, pos, n16)
+                    v15 = buf[pos:end].decode()
+                    pos = end
             # partitions
             n18 = buf[pos]
             if n18 < 0x80:
@@ -1654,7 +1758,7 @@ def read_share_group_state_partition_metadata_value_v0(buf, pos):
                 pos = end
             x13 = {'topic_id': v14, 'topic_name': v15, 'partitions': v17}
             if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS7, x13)
+                pos = read_tags(buf, pos, _TAGS8, x13)
             else:  # no tagged fields: the common case
                 pos += 1
             append12(x13)
@@ -1680,28 +1784,32 @@ def read_share_group_state_partition_metadata_value_v0(buf, pos):
             v23, pos = read_uuid(buf, pos)
             # topic_name
             n25 = buf[pos]
-            if n25 < 0x80:
+            if n25 == 1:
+                v24 = ''
                 pos += 1
             else:
-                n25, pos = uvarint(buf, pos)
-            n25 -= 1
-            if n25 < 0:
-                v24 = None
-            else:
-                end = pos + n25
-                if end > len(buf):
-                    raise overrun(buf, pos, n25)
-                v24 = buf[pos:end].decode()
-                pos = end
+                if n25 < 0x80:
+                    pos += 1
+                else:
+                    n25, pos = uvarint(buf, pos)
+                n25 -= 1
+                if n25 < 0:
+                    v24 = None
+                else:
+                    end = pos + n25
+                    if end > len(buf):
+                        raise overrun(buf, pos, n25)
+                    v24 = buf[pos:end].decode()
+                    pos = end
             x22 = {'topic_id': v23, 'topic_name': v24}
             if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS7, x22)
+                pos = read_tags(buf, pos, _TAGS8, x22)
             else:  # no tagged fields: the common case
                 pos += 1
             append21(x22)
     out = {'initializing_topics': v1, 'initialized_topics': v10, 'deleting_topics': v19}
     if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS7, out)
+        pos = read_tags(buf, pos, _TAGS8, out)
     else:  # no tagged fields: the common case
         pos += 1
     return out, pos
@@ -1754,28 +1862,31 @@ def read_consumer_group_regular_expression_value_v0(buf, pos):
         append3 = v1.append
         for _ in range(n2):
             n5 = buf[pos]
-            if n5 < 0x80:
+            if n5 == 1:
+                x4 = ''
                 pos += 1
             else:
-                n5, pos = uvarint(buf, pos)
-            n5 -= 1
-            if n5 < 0:
-                x4 = None
-            else:
-                end = pos + n5
-                if end > len(buf):
-                    raise overrun(buf, pos, n5)
-                x4 = buf[pos:end].decode()
-                pos = end
+                if n5 < 0x80:
+                    pos += 1
+                else:
+                    n5, pos = uvarint(buf, pos)
+                n5 -= 1
+                if n5 < 0:
+                    x4 = None
+                else:
+                    end = pos + n5
+                    if end > len(buf):
+                        raise overrun(buf, pos, n5)
+                    x4 = buf[pos:end].decode()
+                    pos = end
             append3(x4)
     # version, timestamp
-    v6, v7, = _U3(buf, pos)
-    pos += 16
+    v6, v7, count8 = _U16(buf, pos)
     out = {'topics': v1, 'version': v6, 'timestamp': v7}
-    if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS7, out)
+    if count8:
+        pos = read_tags(buf, pos + 16, _TAGS8, out)
     else:  # no tagged fields: the common case
-        pos += 1
+        pos += 17
     return out, pos
 
 
@@ -1805,37 +1916,45 @@ def read_streams_group_metadata_value_v0_last_assignment_configs_tag(buf, pos):
         for _ in range(n1):
             # key
             n5 = buf[pos]
-            if n5 < 0x80:
+            if n5 == 1:
+                v4 = ''
                 pos += 1
             else:
-                n5, pos = uvarint(buf, pos)
-            n5 -= 1
-            if n5 < 0:
-                v4 = None
-            else:
-                end = pos + n5
-                if end > len(buf):
-                    raise overrun(buf, pos, n5)
-                v4 = buf[pos:end].decode()
-                pos = end
+                if n5 < 0x80:
+                    pos += 1
+                else:
+                    n5, pos = uvarint(buf, pos)
+                n5 -= 1
+                if n5 < 0:
+                    v4 = None
+                else:
+                    end = pos + n5
+                    if end > len(buf):
+                        raise overrun(buf, pos, n5)
+                    v4 = buf[pos:end].decode()
+                    pos = end
             # value
             n7 = buf[pos]
-            if n7 < 0x80:
+            if n7 == 1:
+                v6 = ''
                 pos += 1
             else:
-                n7, pos = uvarint(buf, pos)
-            n7 -= 1
-            if n7 < 0:
-                v6 = None
-            else:
-                end = pos + n7
-                if end > len(buf):
-                    raise overrun(buf, pos, n7)
-                v6 = buf[pos:end].decode()
-                pos = end
+                if n7 < 0x80:
+                    pos += 1
+                else:
+                    n7, pos = uvarint(buf, pos)
+                n7 -= 1
+                if n7 < 0:
+                    v6 = None
+                else:
+                    end = pos + n7
+                    if end > len(buf):
+                        raise overrun(buf, pos, n7)
+                    v6 = buf[pos:end].decode()
+                    pos = end
             x3 = {'key': v4, 'value': v6}
             if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS7, x3)
+                pos = read_tags(buf, pos, _TAGS8, x3)
             else:  # no tagged fields: the common case
                 pos += 1
             append2(x3)
@@ -1844,122 +1963,144 @@ def read_streams_group_metadata_value_v0_last_assignment_configs_tag(buf, pos):
 
 def read_streams_group_metadata_value_v0(buf, pos):
     # epoch, metadata_hash
-    v1, v2, = _U13(buf, pos)
-    pos += 12
+    v1, v2, count3 = _U15(buf, pos)
     out = {'epoch': v1, 'metadata_hash': v2, 'validated_topology_epoch': -1, 'last_assignment_configs': [], 'stored_description_topology_epoch': -1, 'failed_description_topology_epoch': -1}
-    if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS14, out)
+    if count3:
+        pos = read_tags(buf, pos + 12, _TAGS17, out)
     else:  # no tagged fields: the common case
-        pos += 1
+        pos += 13
     return out, pos
 
 
 def read_streams_group_member_metadata_value_v0_user_endpoint(buf, pos):
     # host
     n2 = buf[pos]
-    if n2 < 0x80:
+    if n2 == 1:
+        v1 = ''
         pos += 1
     else:
-        n2, pos = uvarint(buf, pos)
-    n2 -= 1
-    if n2 < 0:
-        v1 = None
-    else:
-        end = pos + n2
-        if end > len(buf):
-            raise overrun(buf, pos, n2)
-        v1 = buf[pos:end].decode()
-        pos = end
+        if n2 < 0x80:
+            pos += 1
+        else:
+            n2, pos = uvarint(buf, pos)
+        n2 -= 1
+        if n2 < 0:
+            v1 = None
+        else:
+            end = pos + n2
+            if end > len(buf):
+                raise overrun(buf, pos, n2)
+            v1 = buf[pos:end].decode()
+            pos = end
     # port
-    v3, = _U15(buf, pos)
-    pos += 2
+    v3, count4 = _U18(buf, pos)
     out = {'host': v1, 'port': v3}
-    if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS7, out)
+    if count4:
+        pos = read_tags(buf, pos + 2, _TAGS8, out)
     else:  # no tagged fields: the common case
-        pos += 1
+        pos += 3
     return out, pos
 
 
 def read_streams_group_member_metadata_value_v0(buf, pos):
     # instance_id
     n2 = buf[pos]
-    if n2 < 0x80:
+    if n2 == 1:
+        v1 = ''
         pos += 1
     else:
-        n2, pos = uvarint(buf, pos)
-    n2 -= 1
-    if n2 < 0:
-        v1 = None
-    else:
-        end = pos + n2
-        if end > len(buf):
-            raise overrun(buf, pos, n2)
-        v1 = buf[pos:end].decode()
-        pos = end
+        if n2 < 0x80:
+            pos += 1
+        else:
+            n2, pos = uvarint(buf, pos)
+        n2 -= 1
+        if n2 < 0:
+            v1 = None
+        else:
+            end = pos + n2
+            if end > len(buf):
+                raise overrun(buf, pos, n2)
+            v1 = buf[pos:end].decode()
+            pos = end
     # rack_id
     n4 = buf[pos]
-    if n4 < 0x80:
+    if n4 == 1:
+        v3 = ''
         pos += 1
     else:
-        n4, pos = uvarint(buf, pos)
-    n4 -= 1
-    if n4 < 0:
-        v3 = None
-    else:
-        end = pos + n4
-        if end > len(buf):
-            raise overrun(buf, pos, n4)
-        v3 = buf[pos:end].decode()
-        pos = end
+        if n4 < 0x80:
+            pos += 1
+        else:
+            n4, pos = uvarint(buf, pos)
+        n4 -= 1
+        if n4 < 0:
+            v3 = None
+        else:
+            end = pos + n4
+            if end > len(buf):
+                raise overrun(buf, pos, n4)
+            v3 = buf[pos:end].decode()
+            pos = end
     # client_id
     n6 = buf[pos]
-    if n6 < 0x80:
+    if n6 == 1:
+        v5 = ''
         pos += 1
     else:
-        n6, pos = uvarint(buf, pos)
-    n6 -= 1
-    if n6 < 0:
-        v5 = None
-    else:
-        end = pos + n6
-        if end > len(buf):
-            raise overrun(buf, pos, n6)
-        v5 = buf[pos:end].decode()
-        pos = end
+        if n6 < 0x80:
+            pos += 1
+        else:
+            n6, pos = uvarint(buf, pos)
+        n6 -= 1
+        if n6 < 0:
+            v5 = None
+        else:
+            end = pos + n6
+            if end > len(buf):
+                raise overrun(buf, pos, n6)
+            v5 = buf[pos:end].decode()
+            pos = end
     # client_host
     n8 = buf[pos]
-    if n8 < 0x80:
+    if n8 == 1:
+        v7 = ''
         pos += 1
     else:
-        n8, pos = uvarint(buf, pos)
-    n8 -= 1
-    if n8 < 0:
-        v7 = None
-    else:
-        end = pos + n8
-        if end > len(buf):
-            raise overrun(buf, pos, n8)
-        v7 = buf[pos:end].decode()
-        pos = end
+        if n8 < 0x80:
+            pos += 1
+        else:
+            n8, pos = uvarint(buf, pos)
+        n8 -= 1
+        if n8 < 0:
+            v7 = None
+        else:
+            end = pos + n8
+            if end > len(buf):
+                raise overrun(buf, pos, n8)
+            v7 = buf[pos:end].decode()
+            pos = end
     # rebalance_timeout_ms, topology_epoch
-    v9, v10, = _U6(buf, pos)
+    v9, v10, = _U7(buf, pos)
     pos += 8
     # process_id
     n12 = buf[pos]
-    if n12 < 0x80:
+    if n12 == 1:
+        v11 = ''
         pos += 1
     else:
-        n12, pos = uvarint(buf, pos)
-    n12 -= 1
-    if n12 < 0:
-        v11 = None
-    else:
-        end = pos + n12
-        if end > len(buf):
-            raise overrun(buf, pos, n12)
-        v11 = buf[pos:end].decode()
-        pos = end
+        if n12 < 0x80:
+            pos += 1
+        else:
+            n12, pos = uvarint(buf, pos)
+        n12 -= 1
+        if n12 < 0:
+            v11 = None
+        else:
+            end = pos + n12
+            if end > len(buf):
+                raise overrun(buf, pos, n12)
+            v11 = buf[pos:end].decode()
+            pos = end
     # user_endpoint
     if buf[pos] & 0x80:  # int8 marker: -1 null, 1 present
         v13 = None
@@ -1986,43 +2127,51 @@ def read_streams_group_member_metadata_value_v0(buf, pos):
         for _ in range(n15):
             # key
             n19 = buf[pos]
-            if n19 < 0x80:
+            if n19 == 1:
+                v18 = ''
                 pos += 1
             else:
-                n19, pos = uvarint(buf, pos)
-            n19 -= 1
-            if n19 < 0:
-                v18 = None
-            else:
-                end = pos + n19
-                if end > len(buf):
-                    raise overrun(buf, pos, n19)
-                v18 = buf[pos:end].decode()
-                pos = end
+                if n19 < 0x80:
+                    pos += 1
+                else:
+                    n19, pos = uvarint(buf, pos)
+                n19 -= 1
+                if n19 < 0:
+                    v18 = None
+                else:
+                    end = pos + n19
+                    if end > len(buf):
+                        raise overrun(buf, pos, n19)
+                    v18 = buf[pos:end].decode()
+                    pos = end
             # value
             n21 = buf[pos]
-            if n21 < 0x80:
+            if n21 == 1:
+                v20 = ''
                 pos += 1
             else:
-                n21, pos = uvarint(buf, pos)
-            n21 -= 1
-            if n21 < 0:
-                v20 = None
-            else:
-                end = pos + n21
-                if end > len(buf):
-                    raise overrun(buf, pos, n21)
-                v20 = buf[pos:end].decode()
-                pos = end
+                if n21 < 0x80:
+                    pos += 1
+                else:
+                    n21, pos = uvarint(buf, pos)
+                n21 -= 1
+                if n21 < 0:
+                    v20 = None
+                else:
+                    end = pos + n21
+                    if end > len(buf):
+                        raise overrun(buf, pos, n21)
+                    v20 = buf[pos:end].decode()
+                    pos = end
             x17 = {'key': v18, 'value': v20}
             if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS7, x17)
+                pos = read_tags(buf, pos, _TAGS8, x17)
             else:  # no tagged fields: the common case
                 pos += 1
             append16(x17)
     out = {'instance_id': v1, 'rack_id': v3, 'client_id': v5, 'client_host': v7, 'rebalance_timeout_ms': v9, 'topology_epoch': v10, 'process_id': v11, 'user_endpoint': v13, 'client_tags': v14}
     if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS7, out)
+        pos = read_tags(buf, pos, _TAGS8, out)
     else:  # no tagged fields: the common case
         pos += 1
     return out, pos
@@ -2049,19 +2198,23 @@ def read_streams_group_target_assignment_member_value_v0(buf, pos):
         for _ in range(n2):
             # subtopology_id
             n6 = buf[pos]
-            if n6 < 0x80:
+            if n6 == 1:
+                v5 = ''
                 pos += 1
             else:
-                n6, pos = uvarint(buf, pos)
-            n6 -= 1
-            if n6 < 0:
-                v5 = None
-            else:
-                end = pos + n6
-                if end > len(buf):
-                    raise overrun(buf, pos, n6)
-                v5 = buf[pos:end].decode()
-                pos = end
+                if n6 < 0x80:
+                    pos += 1
+                else:
+                    n6, pos = uvarint(buf, pos)
+                n6 -= 1
+                if n6 < 0:
+                    v5 = None
+                else:
+                    end = pos + n6
+                    if end > len(buf):
+                        raise overrun(buf, pos, n6)
+                    v5 = buf[pos:end].decode()
+                    pos = end
             # partitions
             n8 = buf[pos]
             if n8 < 0x80:
@@ -2079,7 +2232,7 @@ def read_streams_group_target_assignment_member_value_v0(buf, pos):
                 pos = end
             x4 = {'subtopology_id': v5, 'partitions': v7}
             if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS7, x4)
+                pos = read_tags(buf, pos, _TAGS8, x4)
             else:  # no tagged fields: the common case
                 pos += 1
             append3(x4)
@@ -2103,19 +2256,23 @@ def read_streams_group_target_assignment_member_value_v0(buf, pos):
         for _ in range(n10):
             # subtopology_id
             n14 = buf[pos]
-            if n14 < 0x80:
+            if n14 == 1:
+                v13 = ''
                 pos += 1
             else:
-                n14, pos = uvarint(buf, pos)
-            n14 -= 1
-            if n14 < 0:
-                v13 = None
-            else:
-                end = pos + n14
-                if end > len(buf):
-                    raise overrun(buf, pos, n14)
-                v13 = buf[pos:end].decode()
-                pos = end
+                if n14 < 0x80:
+                    pos += 1
+                else:
+                    n14, pos = uvarint(buf, pos)
+                n14 -= 1
+                if n14 < 0:
+                    v13 = None
+                else:
+                    end = pos + n14
+                    if end > len(buf):
+                        raise overrun(buf, pos, n14)
+                    v13 = buf[pos:end].decode()
+                    pos = end
             # partitions
             n16 = buf[pos]
             if n16 < 0x80:
@@ -2133,7 +2290,7 @@ def read_streams_group_target_assignment_member_value_v0(buf, pos):
                 pos = end
             x12 = {'subtopology_id': v13, 'partitions': v15}
             if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS7, x12)
+                pos = read_tags(buf, pos, _TAGS8, x12)
             else:  # no tagged fields: the common case
                 pos += 1
             append11(x12)
@@ -2157,19 +2314,23 @@ def read_streams_group_target_assignment_member_value_v0(buf, pos):
         for _ in range(n18):
             # subtopology_id
             n22 = buf[pos]
-            if n22 < 0x80:
+            if n22 == 1:
+                v21 = ''
                 pos += 1
             else:
-                n22, pos = uvarint(buf, pos)
-            n22 -= 1
-            if n22 < 0:
-                v21 = None
-            else:
-                end = pos + n22
-                if end > len(buf):
-                    raise overrun(buf, pos, n22)
-                v21 = buf[pos:end].decode()
-                pos = end
+                if n22 < 0x80:
+                    pos += 1
+                else:
+                    n22, pos = uvarint(buf, pos)
+                n22 -= 1
+                if n22 < 0:
+                    v21 = None
+                else:
+                    end = pos + n22
+                    if end > len(buf):
+                        raise overrun(buf, pos, n22)
+                    v21 = buf[pos:end].decode()
+                    pos = end
             # partitions
             n24 = buf[pos]
             if n24 < 0x80:
@@ -2187,13 +2348,13 @@ def read_streams_group_target_assignment_member_value_v0(buf, pos):
                 pos = end
             x20 = {'subtopology_id': v21, 'partitions': v23}
             if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS7, x20)
+                pos = read_tags(buf, pos, _TAGS8, x20)
             else:  # no tagged fields: the common case
                 pos += 1
             append19(x20)
     out = {'active_tasks': v1, 'standby_tasks': v9, 'warmup_tasks': v17}
     if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS7, out)
+        pos = read_tags(buf, pos, _TAGS8, out)
     else:  # no tagged fields: the common case
         pos += 1
     return out, pos
@@ -2201,7 +2362,7 @@ def read_streams_group_target_assignment_member_value_v0(buf, pos):
 
 def read_streams_group_current_member_assignment_value_v0(buf, pos):
     # member_epoch, previous_member_epoch, state
-    v1, v2, v3, = _U11(buf, pos)
+    v1, v2, v3, = _U13(buf, pos)
     pos += 9
     # active_tasks
     n5 = buf[pos]
@@ -2223,19 +2384,23 @@ def read_streams_group_current_member_assignment_value_v0(buf, pos):
         for _ in range(n5):
             # subtopology_id
             n9 = buf[pos]
-            if n9 < 0x80:
+            if n9 == 1:
+                v8 = ''
                 pos += 1
             else:
-                n9, pos = uvarint(buf, pos)
-            n9 -= 1
-            if n9 < 0:
-                v8 = None
-            else:
-                end = pos + n9
-                if end > len(buf):
-                    raise overrun(buf, pos, n9)
-                v8 = buf[pos:end].decode()
-                pos = end
+                if n9 < 0x80:
+                    pos += 1
+                else:
+                    n9, pos = uvarint(buf, pos)
+                n9 -= 1
+                if n9 < 0:
+                    v8 = None
+                else:
+                    end = pos + n9
+                    if end > len(buf):
+                        raise overrun(buf, pos, n9)
+                    v8 = buf[pos:end].decode()
+                    pos = end
             # partitions
             n11 = buf[pos]
             if n11 < 0x80:
@@ -2253,7 +2418,7 @@ def read_streams_group_current_member_assignment_value_v0(buf, pos):
                 pos = end
             x7 = {'subtopology_id': v8, 'partitions': v10, 'assignment_epochs': []}
             if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS12, x7)
+                pos = read_tags(buf, pos, _TAGS14, x7)
             else:  # no tagged fields: the common case
                 pos += 1
             append6(x7)
@@ -2277,19 +2442,23 @@ def read_streams_group_current_member_assignment_value_v0(buf, pos):
         for _ in range(n13):
             # subtopology_id
             n17 = buf[pos]
-            if n17 < 0x80:
+            if n17 == 1:
+                v16 = ''
                 pos += 1
             else:
-                n17, pos = uvarint(buf, pos)
-            n17 -= 1
-            if n17 < 0:
-                v16 = None
-            else:
-                end = pos + n17
-                if end > len(buf):
-                    raise overrun(buf, pos, n17)
-                v16 = buf[pos:end].decode()
-                pos = end
+                if n17 < 0x80:
+                    pos += 1
+                else:
+                    n17, pos = uvarint(buf, pos)
+                n17 -= 1
+                if n17 < 0:
+                    v16 = None
+                else:
+                    end = pos + n17
+                    if end > len(buf):
+                        raise overrun(buf, pos, n17)
+                    v16 = buf[pos:end].decode()
+                    pos = end
             # partitions
             n19 = buf[pos]
             if n19 < 0x80:
@@ -2307,7 +2476,7 @@ def read_streams_group_current_member_assignment_value_v0(buf, pos):
                 pos = end
             x15 = {'subtopology_id': v16, 'partitions': v18, 'assignment_epochs': []}
             if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS12, x15)
+                pos = read_tags(buf, pos, _TAGS14, x15)
             else:  # no tagged fields: the common case
                 pos += 1
             append14(x15)
@@ -2331,19 +2500,23 @@ def read_streams_group_current_member_assignment_value_v0(buf, pos):
         for _ in range(n21):
             # subtopology_id
             n25 = buf[pos]
-            if n25 < 0x80:
+            if n25 == 1:
+                v24 = ''
                 pos += 1
             else:
-                n25, pos = uvarint(buf, pos)
-            n25 -= 1
-            if n25 < 0:
-                v24 = None
-            else:
-                end = pos + n25
-                if end > len(buf):
-                    raise overrun(buf, pos, n25)
-                v24 = buf[pos:end].decode()
-                pos = end
+                if n25 < 0x80:
+                    pos += 1
+                else:
+                    n25, pos = uvarint(buf, pos)
+                n25 -= 1
+                if n25 < 0:
+                    v24 = None
+                else:
+                    end = pos + n25
+                    if end > len(buf):
+                        raise overrun(buf, pos, n25)
+                    v24 = buf[pos:end].decode()
+                    pos = end
             # partitions
             n27 = buf[pos]
             if n27 < 0x80:
@@ -2361,7 +2534,7 @@ def read_streams_group_current_member_assignment_value_v0(buf, pos):
                 pos = end
             x23 = {'subtopology_id': v24, 'partitions': v26, 'assignment_epochs': []}
             if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS12, x23)
+                pos = read_tags(buf, pos, _TAGS14, x23)
             else:  # no tagged fields: the common case
                 pos += 1
             append22(x23)
@@ -2385,19 +2558,23 @@ def read_streams_group_current_member_assignment_value_v0(buf, pos):
         for _ in range(n29):
             # subtopology_id
             n33 = buf[pos]
-            if n33 < 0x80:
+            if n33 == 1:
+                v32 = ''
                 pos += 1
             else:
-                n33, pos = uvarint(buf, pos)
-            n33 -= 1
-            if n33 < 0:
-                v32 = None
-            else:
-                end = pos + n33
-                if end > len(buf):
-                    raise overrun(buf, pos, n33)
-                v32 = buf[pos:end].decode()
-                pos = end
+                if n33 < 0x80:
+                    pos += 1
+                else:
+                    n33, pos = uvarint(buf, pos)
+                n33 -= 1
+                if n33 < 0:
+                    v32 = None
+                else:
+                    end = pos + n33
+                    if end > len(buf):
+                        raise overrun(buf, pos, n33)
+                    v32 = buf[pos:end].decode()
+                    pos = end
             # partitions
             n35 = buf[pos]
             if n35 < 0x80:
@@ -2415,7 +2592,7 @@ def read_streams_group_current_member_assignment_value_v0(buf, pos):
                 pos = end
             x31 = {'subtopology_id': v32, 'partitions': v34, 'assignment_epochs': []}
             if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS12, x31)
+                pos = read_tags(buf, pos, _TAGS14, x31)
             else:  # no tagged fields: the common case
                 pos += 1
             append30(x31)
@@ -2439,19 +2616,23 @@ def read_streams_group_current_member_assignment_value_v0(buf, pos):
         for _ in range(n37):
             # subtopology_id
             n41 = buf[pos]
-            if n41 < 0x80:
+            if n41 == 1:
+                v40 = ''
                 pos += 1
             else:
-                n41, pos = uvarint(buf, pos)
-            n41 -= 1
-            if n41 < 0:
-                v40 = None
-            else:
-                end = pos + n41
-                if end > len(buf):
-                    raise overrun(buf, pos, n41)
-                v40 = buf[pos:end].decode()
-                pos = end
+                if n41 < 0x80:
+                    pos += 1
+                else:
+                    n41, pos = uvarint(buf, pos)
+                n41 -= 1
+                if n41 < 0:
+                    v40 = None
+                else:
+                    end = pos + n41
+                    if end > len(buf):
+                        raise overrun(buf, pos, n41)
+                    v40 = buf[pos:end].decode()
+                    pos = end
             # partitions
             n43 = buf[pos]
             if n43 < 0x80:
@@ -2469,7 +2650,7 @@ def read_streams_group_current_member_assignment_value_v0(buf, pos):
                 pos = end
             x39 = {'subtopology_id': v40, 'partitions': v42, 'assignment_epochs': []}
             if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS12, x39)
+                pos = read_tags(buf, pos, _TAGS14, x39)
             else:  # no tagged fields: the common case
                 pos += 1
             append38(x39)
@@ -2493,19 +2674,23 @@ def read_streams_group_current_member_assignment_value_v0(buf, pos):
         for _ in range(n45):
             # subtopology_id
             n49 = buf[pos]
-            if n49 < 0x80:
+            if n49 == 1:
+                v48 = ''
                 pos += 1
             else:
-                n49, pos = uvarint(buf, pos)
-            n49 -= 1
-            if n49 < 0:
-                v48 = None
-            else:
-                end = pos + n49
-                if end > len(buf):
-                    raise overrun(buf, pos, n49)
-                v48 = buf[pos:end].decode()
-                pos = end
+                if n49 < 0x80:
+                    pos += 1
+                else:
+                    n49, pos = uvarint(buf, pos)
+                n49 -= 1
+                if n49 < 0:
+                    v48 = None
+                else:
+                    end = pos + n49
+                    if end > len(buf):
+                        raise overrun(buf, pos, n49)
+                    v48 = buf[pos:end].decode()
+                    pos = end
             # partitions
             n51 = buf[pos]
             if n51 < 0x80:
@@ -2523,13 +2708,13 @@ def read_streams_group_current_member_assignment_value_v0(buf, pos):
                 pos = end
             x47 = {'subtopology_id': v48, 'partitions': v50, 'assignment_epochs': []}
             if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS12, x47)
+                pos = read_tags(buf, pos, _TAGS14, x47)
             else:  # no tagged fields: the common case
                 pos += 1
             append46(x47)
     out = {'member_epoch': v1, 'previous_member_epoch': v2, 'state': v3, 'active_tasks': v4, 'standby_tasks': v12, 'warmup_tasks': v20, 'active_tasks_pending_revocation': v28, 'standby_tasks_pending_revocation': v36, 'warmup_tasks_pending_revocation': v44}
     if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS7, out)
+        pos = read_tags(buf, pos, _TAGS8, out)
     else:  # no tagged fields: the common case
         pos += 1
     return out, pos
@@ -2559,19 +2744,23 @@ def read_streams_group_topology_value_v0(buf, pos):
         for _ in range(n3):
             # subtopology_id
             n7 = buf[pos]
-            if n7 < 0x80:
+            if n7 == 1:
+                v6 = ''
                 pos += 1
             else:
-                n7, pos = uvarint(buf, pos)
-            n7 -= 1
-            if n7 < 0:
-                v6 = None
-            else:
-                end = pos + n7
-                if end > len(buf):
-                    raise overrun(buf, pos, n7)
-                v6 = buf[pos:end].decode()
-                pos = end
+                if n7 < 0x80:
+                    pos += 1
+                else:
+                    n7, pos = uvarint(buf, pos)
+                n7 -= 1
+                if n7 < 0:
+                    v6 = None
+                else:
+                    end = pos + n7
+                    if end > len(buf):
+                        raise overrun(buf, pos, n7)
+                    v6 = buf[pos:end].decode()
+                    pos = end
             # source_topics
             n9 = buf[pos]
             if n9 < 0x80:
@@ -2591,19 +2780,23 @@ def read_streams_group_topology_value_v0(buf, pos):
                 append10 = v8.append
                 for _ in range(n9):
                     n12 = buf[pos]
-                    if n12 < 0x80:
+                    if n12 == 1:
+                        x11 = ''
                         pos += 1
                     else:
-                        n12, pos = uvarint(buf, pos)
-                    n12 -= 1
-                    if n12 < 0:
-                        x11 = None
-                    else:
-                        end = pos + n12
-                        if end > len(buf):
-                            raise overrun(buf, pos, n12)
-                        x11 = buf[pos:end].decode()
-                        pos = end
+                        if n12 < 0x80:
+                            pos += 1
+                        else:
+                            n12, pos = uvarint(buf, pos)
+                        n12 -= 1
+                        if n12 < 0:
+                            x11 = None
+                        else:
+                            end = pos + n12
+                            if end > len(buf):
+                                raise overrun(buf, pos, n12)
+                            x11 = buf[pos:end].decode()
+                            pos = end
                     append10(x11)
             # source_topic_regex
             n14 = buf[pos]
@@ -2624,19 +2817,23 @@ def read_streams_group_topology_value_v0(buf, pos):
                 append15 = v13.append
                 for _ in range(n14):
                     n17 = buf[pos]
-                    if n17 < 0x80:
+                    if n17 == 1:
+                        x16 = ''
                         pos += 1
                     else:
-                        n17, pos = uvarint(buf, pos)
-                    n17 -= 1
-                    if n17 < 0:
-                        x16 = None
-                    else:
-                        end = pos + n17
-                        if end > len(buf):
-                            raise overrun(buf, pos, n17)
-                        x16 = buf[pos:end].decode()
-                        pos = end
+                        if n17 < 0x80:
+                            pos += 1
+                        else:
+                            n17, pos = uvarint(buf, pos)
+                        n17 -= 1
+                        if n17 < 0:
+                            x16 = None
+                        else:
+                            end = pos + n17
+                            if end > len(buf):
+                                raise overrun(buf, pos, n17)
+                            x16 = buf[pos:end].decode()
+                            pos = end
                     append15(x16)
             # state_changelog_topics
             n19 = buf[pos]
@@ -2658,21 +2855,25 @@ def read_streams_group_topology_value_v0(buf, pos):
                 for _ in range(n19):
                     # name
                     n23 = buf[pos]
-                    if n23 < 0x80:
+                    if n23 == 1:
+                        v22 = ''
                         pos += 1
                     else:
-                        n23, pos = uvarint(buf, pos)
-                    n23 -= 1
-                    if n23 < 0:
-                        v22 = None
-                    else:
-                        end = pos + n23
-                        if end > len(buf):
-                            raise overrun(buf, pos, n23)
-                        v22 = buf[pos:end].decode()
-                        pos = end
+                        if n23 < 0x80:
+                            pos += 1
+                        else:
+                            n23, pos = uvarint(buf, pos)
+                        n23 -= 1
+                        if n23 < 0:
+                            v22 = None
+                        else:
+                            end = pos + n23
+                            if end > len(buf):
+                                raise overrun(buf, pos, n23)
+                            v22 = buf[pos:end].decode()
+                            pos = end
                     # partitions, replication_factor
-                    v24, v25, = _U16(buf, pos)
+                    v24, v25, = _U19(buf, pos)
                     pos += 6
                     # topic_configs
                     n27 = buf[pos]
@@ -2694,43 +2895,51 @@ def read_streams_group_topology_value_v0(buf, pos):
                         for _ in range(n27):
                             # key
                             n31 = buf[pos]
-                            if n31 < 0x80:
+                            if n31 == 1:
+                                v30 = ''
                                 pos += 1
                             else:
-                                n31, pos = uvarint(buf, pos)
-                            n31 -= 1
-                            if n31 < 0:
-                                v30 = None
-                            else:
-                                end = pos + n31
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n31)
-                                v30 = buf[pos:end].decode()
-                                pos = end
+                                if n31 < 0x80:
+                                    pos += 1
+                                else:
+                                    n31, pos = uvarint(buf, pos)
+                                n31 -= 1
+                                if n31 < 0:
+                                    v30 = None
+                                else:
+                                    end = pos + n31
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n31)
+                                    v30 = buf[pos:end].decode()
+                                    pos = end
                             # value
                             n33 = buf[pos]
-                            if n33 < 0x80:
+                            if n33 == 1:
+                                v32 = ''
                                 pos += 1
                             else:
-                                n33, pos = uvarint(buf, pos)
-                            n33 -= 1
-                            if n33 < 0:
-                                v32 = None
-                            else:
-                                end = pos + n33
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n33)
-                                v32 = buf[pos:end].decode()
-                                pos = end
+                                if n33 < 0x80:
+                                    pos += 1
+                                else:
+                                    n33, pos = uvarint(buf, pos)
+                                n33 -= 1
+                                if n33 < 0:
+                                    v32 = None
+                                else:
+                                    end = pos + n33
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n33)
+                                    v32 = buf[pos:end].decode()
+                                    pos = end
                             x29 = {'key': v30, 'value': v32}
                             if buf[pos]:
-                                pos = read_tags(buf, pos, _TAGS7, x29)
+                                pos = read_tags(buf, pos, _TAGS8, x29)
                             else:  # no tagged fields: the common case
                                 pos += 1
                             append28(x29)
                     x21 = {'name': v22, 'partitions': v24, 'replication_factor': v25, 'topic_configs': v26}
                     if buf[pos]:
-                        pos = read_tags(buf, pos, _TAGS7, x21)
+                        pos = read_tags(buf, pos, _TAGS8, x21)
                     else:  # no tagged fields: the common case
                         pos += 1
                     append20(x21)
@@ -2753,19 +2962,23 @@ def read_streams_group_topology_value_v0(buf, pos):
                 append36 = v34.append
                 for _ in range(n35):
                     n38 = buf[pos]
-                    if n38 < 0x80:
+                    if n38 == 1:
+                        x37 = ''
                         pos += 1
                     else:
-                        n38, pos = uvarint(buf, pos)
-                    n38 -= 1
-                    if n38 < 0:
-                        x37 = None
-                    else:
-                        end = pos + n38
-                        if end > len(buf):
-                            raise overrun(buf, pos, n38)
-                        x37 = buf[pos:end].decode()
-                        pos = end
+                        if n38 < 0x80:
+                            pos += 1
+                        else:
+                            n38, pos = uvarint(buf, pos)
+                        n38 -= 1
+                        if n38 < 0:
+                            x37 = None
+                        else:
+                            end = pos + n38
+                            if end > len(buf):
+                                raise overrun(buf, pos, n38)
+                            x37 = buf[pos:end].decode()
+                            pos = end
                     append36(x37)
             # repartition_source_topics
             n40 = buf[pos]
@@ -2787,21 +3000,25 @@ def read_streams_group_topology_value_v0(buf, pos):
                 for _ in range(n40):
                     # name
                     n44 = buf[pos]
-                    if n44 < 0x80:
+                    if n44 == 1:
+                        v43 = ''
                         pos += 1
                     else:
-                        n44, pos = uvarint(buf, pos)
-                    n44 -= 1
-                    if n44 < 0:
-                        v43 = None
-                    else:
-                        end = pos + n44
-                        if end > len(buf):
-                            raise overrun(buf, pos, n44)
-                        v43 = buf[pos:end].decode()
-                        pos = end
+                        if n44 < 0x80:
+                            pos += 1
+                        else:
+                            n44, pos = uvarint(buf, pos)
+                        n44 -= 1
+                        if n44 < 0:
+                            v43 = None
+                        else:
+                            end = pos + n44
+                            if end > len(buf):
+                                raise overrun(buf, pos, n44)
+                            v43 = buf[pos:end].decode()
+                            pos = end
                     # partitions, replication_factor
-                    v45, v46, = _U16(buf, pos)
+                    v45, v46, = _U19(buf, pos)
                     pos += 6
                     # topic_configs
                     n48 = buf[pos]
@@ -2823,43 +3040,51 @@ def read_streams_group_topology_value_v0(buf, pos):
                         for _ in range(n48):
                             # key
                             n52 = buf[pos]
-                            if n52 < 0x80:
+                            if n52 == 1:
+                                v51 = ''
                                 pos += 1
                             else:
-                                n52, pos = uvarint(buf, pos)
-                            n52 -= 1
-                            if n52 < 0:
-                                v51 = None
-                            else:
-                                end = pos + n52
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n52)
-                                v51 = buf[pos:end].decode()
-                                pos = end
+                                if n52 < 0x80:
+                                    pos += 1
+                                else:
+                                    n52, pos = uvarint(buf, pos)
+                                n52 -= 1
+                                if n52 < 0:
+                                    v51 = None
+                                else:
+                                    end = pos + n52
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n52)
+                                    v51 = buf[pos:end].decode()
+                                    pos = end
                             # value
                             n54 = buf[pos]
-                            if n54 < 0x80:
+                            if n54 == 1:
+                                v53 = ''
                                 pos += 1
                             else:
-                                n54, pos = uvarint(buf, pos)
-                            n54 -= 1
-                            if n54 < 0:
-                                v53 = None
-                            else:
-                                end = pos + n54
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n54)
-                                v53 = buf[pos:end].decode()
-                                pos = end
+                                if n54 < 0x80:
+                                    pos += 1
+                                else:
+                                    n54, pos = uvarint(buf, pos)
+                                n54 -= 1
+                                if n54 < 0:
+                                    v53 = None
+                                else:
+                                    end = pos + n54
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n54)
+                                    v53 = buf[pos:end].decode()
+                                    pos = end
                             x50 = {'key': v51, 'value': v53}
                             if buf[pos]:
-                                pos = read_tags(buf, pos, _TAGS7, x50)
+                                pos = read_tags(buf, pos, _TAGS8, x50)
                             else:  # no tagged fields: the common case
                                 pos += 1
                             append49(x50)
                     x42 = {'name': v43, 'partitions': v45, 'replication_factor': v46, 'topic_configs': v47}
                     if buf[pos]:
-                        pos = read_tags(buf, pos, _TAGS7, x42)
+                        pos = read_tags(buf, pos, _TAGS8, x42)
                     else:  # no tagged fields: the common case
                         pos += 1
                     append41(x42)
@@ -2928,19 +3153,19 @@ def read_streams_group_topology_value_v0(buf, pos):
                         pos = end
                     x58 = {'source_topics': v59, 'source_topic_regex': v61, 'repartition_source_topics': v63}
                     if buf[pos]:
-                        pos = read_tags(buf, pos, _TAGS7, x58)
+                        pos = read_tags(buf, pos, _TAGS8, x58)
                     else:  # no tagged fields: the common case
                         pos += 1
                     append57(x58)
             x5 = {'subtopology_id': v6, 'source_topics': v8, 'source_topic_regex': v13, 'state_changelog_topics': v18, 'repartition_sink_topics': v34, 'repartition_source_topics': v39, 'copartition_groups': v55}
             if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS7, x5)
+                pos = read_tags(buf, pos, _TAGS8, x5)
             else:  # no tagged fields: the common case
                 pos += 1
             append4(x5)
     out = {'epoch': v1, 'subtopologies': v2}
     if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS7, out)
+        pos = read_tags(buf, pos, _TAGS8, out)
     else:  # no tagged fields: the common case
         pos += 1
     return out, pos
@@ -2948,13 +3173,12 @@ def read_streams_group_topology_value_v0(buf, pos):
 
 def read_early_consumer_group_metadata_value_v0(buf, pos):
     # epoch
-    v1, = _U1(buf, pos)
-    pos += 4
+    v1, count2 = _U9(buf, pos)
     out = {'epoch': v1}
-    if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS7, out)
+    if count2:
+        pos = read_tags(buf, pos + 4, _TAGS8, out)
     else:  # no tagged fields: the common case
-        pos += 1
+        pos += 5
     return out, pos
 
 
@@ -2984,19 +3208,23 @@ def read_early_consumer_group_partition_metadata_value_v0(buf, pos):
             v6, pos = read_uuid(buf, pos)
             # topic_name
             n8 = buf[pos]
-            if n8 < 0x80:
+            if n8 == 1:
+                v7 = ''
                 pos += 1
             else:
-                n8, pos = uvarint(buf, pos)
-            n8 -= 1
-            if n8 < 0:
-                v7 = None
-            else:
-                end = pos + n8
-                if end > len(buf):
-                    raise overrun(buf, pos, n8)
-                v7 = buf[pos:end].decode()
-                pos = end
+                if n8 < 0x80:
+                    pos += 1
+                else:
+                    n8, pos = uvarint(buf, pos)
+                n8 -= 1
+                if n8 < 0:
+                    v7 = None
+                else:
+                    end = pos + n8
+                    if end > len(buf):
+                        raise overrun(buf, pos, n8)
+                    v7 = buf[pos:end].decode()
+                    pos = end
             # num_partitions
             v9, = _U1(buf, pos)
             pos += 4
@@ -3040,35 +3268,39 @@ def read_early_consumer_group_partition_metadata_value_v0(buf, pos):
                         append17 = v15.append
                         for _ in range(n16):
                             n19 = buf[pos]
-                            if n19 < 0x80:
+                            if n19 == 1:
+                                x18 = ''
                                 pos += 1
                             else:
-                                n19, pos = uvarint(buf, pos)
-                            n19 -= 1
-                            if n19 < 0:
-                                x18 = None
-                            else:
-                                end = pos + n19
-                                if end > len(buf):
-                                    raise overrun(buf, pos, n19)
-                                x18 = buf[pos:end].decode()
-                                pos = end
+                                if n19 < 0x80:
+                                    pos += 1
+                                else:
+                                    n19, pos = uvarint(buf, pos)
+                                n19 -= 1
+                                if n19 < 0:
+                                    x18 = None
+                                else:
+                                    end = pos + n19
+                                    if end > len(buf):
+                                        raise overrun(buf, pos, n19)
+                                    x18 = buf[pos:end].decode()
+                                    pos = end
                             append17(x18)
                     x13 = {'partition': v14, 'racks': v15}
                     if buf[pos]:
-                        pos = read_tags(buf, pos, _TAGS7, x13)
+                        pos = read_tags(buf, pos, _TAGS8, x13)
                     else:  # no tagged fields: the common case
                         pos += 1
                     append12(x13)
             x5 = {'topic_id': v6, 'topic_name': v7, 'num_partitions': v9, 'partition_metadata': v10}
             if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS7, x5)
+                pos = read_tags(buf, pos, _TAGS8, x5)
             else:  # no tagged fields: the common case
                 pos += 1
             append4(x5)
     out = {'epoch': v1, 'topics': v2}
     if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS7, out)
+        pos = read_tags(buf, pos, _TAGS8, out)
     else:  # no tagged fields: the common case
         pos += 1
     return out, pos
@@ -3077,64 +3309,80 @@ def read_early_consumer_group_partition_metadata_value_v0(buf, pos):
 def read_early_consumer_group_member_metadata_value_v0(buf, pos):
     # instance_id
     n2 = buf[pos]
-    if n2 < 0x80:
+    if n2 == 1:
+        v1 = ''
         pos += 1
     else:
-        n2, pos = uvarint(buf, pos)
-    n2 -= 1
-    if n2 < 0:
-        v1 = None
-    else:
-        end = pos + n2
-        if end > len(buf):
-            raise overrun(buf, pos, n2)
-        v1 = buf[pos:end].decode()
-        pos = end
+        if n2 < 0x80:
+            pos += 1
+        else:
+            n2, pos = uvarint(buf, pos)
+        n2 -= 1
+        if n2 < 0:
+            v1 = None
+        else:
+            end = pos + n2
+            if end > len(buf):
+                raise overrun(buf, pos, n2)
+            v1 = buf[pos:end].decode()
+            pos = end
     # rack_id
     n4 = buf[pos]
-    if n4 < 0x80:
+    if n4 == 1:
+        v3 = ''
         pos += 1
     else:
-        n4, pos = uvarint(buf, pos)
-    n4 -= 1
-    if n4 < 0:
-        v3 = None
-    else:
-        end = pos + n4
-        if end > len(buf):
-            raise overrun(buf, pos, n4)
-        v3 = buf[pos:end].decode()
-        pos = end
+        if n4 < 0x80:
+            pos += 1
+        else:
+            n4, pos = uvarint(buf, pos)
+        n4 -= 1
+        if n4 < 0:
+            v3 = None
+        else:
+            end = pos + n4
+            if end > len(buf):
+                raise overrun(buf, pos, n4)
+            v3 = buf[pos:end].decode()
+            pos = end
     # client_id
     n6 = buf[pos]
-    if n6 < 0x80:
+    if n6 == 1:
+        v5 = ''
         pos += 1
     else:
-        n6, pos = uvarint(buf, pos)
-    n6 -= 1
-    if n6 < 0:
-        v5 = None
-    else:
-        end = pos + n6
-        if end > len(buf):
-            raise overrun(buf, pos, n6)
-        v5 = buf[pos:end].decode()
-        pos = end
+        if n6 < 0x80:
+            pos += 1
+        else:
+            n6, pos = uvarint(buf, pos)
+        n6 -= 1
+        if n6 < 0:
+            v5 = None
+        else:
+            end = pos + n6
+            if end > len(buf):
+                raise overrun(buf, pos, n6)
+            v5 = buf[pos:end].decode()
+            pos = end
     # client_host
     n8 = buf[pos]
-    if n8 < 0x80:
+    if n8 == 1:
+        v7 = ''
         pos += 1
     else:
-        n8, pos = uvarint(buf, pos)
-    n8 -= 1
-    if n8 < 0:
-        v7 = None
-    else:
-        end = pos + n8
-        if end > len(buf):
-            raise overrun(buf, pos, n8)
-        v7 = buf[pos:end].decode()
-        pos = end
+        if n8 < 0x80:
+            pos += 1
+        else:
+            n8, pos = uvarint(buf, pos)
+        n8 -= 1
+        if n8 < 0:
+            v7 = None
+        else:
+            end = pos + n8
+            if end > len(buf):
+                raise overrun(buf, pos, n8)
+            v7 = buf[pos:end].decode()
+            pos = end
     # subscribed_topic_names
     n10 = buf[pos]
     if n10 < 0x80:
@@ -3154,53 +3402,65 @@ def read_early_consumer_group_member_metadata_value_v0(buf, pos):
         append11 = v9.append
         for _ in range(n10):
             n13 = buf[pos]
-            if n13 < 0x80:
+            if n13 == 1:
+                x12 = ''
                 pos += 1
             else:
-                n13, pos = uvarint(buf, pos)
-            n13 -= 1
-            if n13 < 0:
-                x12 = None
-            else:
-                end = pos + n13
-                if end > len(buf):
-                    raise overrun(buf, pos, n13)
-                x12 = buf[pos:end].decode()
-                pos = end
+                if n13 < 0x80:
+                    pos += 1
+                else:
+                    n13, pos = uvarint(buf, pos)
+                n13 -= 1
+                if n13 < 0:
+                    x12 = None
+                else:
+                    end = pos + n13
+                    if end > len(buf):
+                        raise overrun(buf, pos, n13)
+                    x12 = buf[pos:end].decode()
+                    pos = end
             append11(x12)
     # subscribed_topic_regex
     n15 = buf[pos]
-    if n15 < 0x80:
+    if n15 == 1:
+        v14 = ''
         pos += 1
     else:
-        n15, pos = uvarint(buf, pos)
-    n15 -= 1
-    if n15 < 0:
-        v14 = None
-    else:
-        end = pos + n15
-        if end > len(buf):
-            raise overrun(buf, pos, n15)
-        v14 = buf[pos:end].decode()
-        pos = end
+        if n15 < 0x80:
+            pos += 1
+        else:
+            n15, pos = uvarint(buf, pos)
+        n15 -= 1
+        if n15 < 0:
+            v14 = None
+        else:
+            end = pos + n15
+            if end > len(buf):
+                raise overrun(buf, pos, n15)
+            v14 = buf[pos:end].decode()
+            pos = end
     # rebalance_timeout_ms
     v16, = _U1(buf, pos)
     pos += 4
     # server_assignor
     n18 = buf[pos]
-    if n18 < 0x80:
+    if n18 == 1:
+        v17 = ''
         pos += 1
     else:
-        n18, pos = uvarint(buf, pos)
-    n18 -= 1
-    if n18 < 0:
-        v17 = None
-    else:
-        end = pos + n18
-        if end > len(buf):
-            raise overrun(buf, pos, n18)
-        v17 = buf[pos:end].decode()
-        pos = end
+        if n18 < 0x80:
+            pos += 1
+        else:
+            n18, pos = uvarint(buf, pos)
+        n18 -= 1
+        if n18 < 0:
+            v17 = None
+        else:
+            end = pos + n18
+            if end > len(buf):
+                raise overrun(buf, pos, n18)
+            v17 = buf[pos:end].decode()
+            pos = end
     # assignors
     n20 = buf[pos]
     if n20 < 0x80:
@@ -3221,46 +3481,54 @@ def read_early_consumer_group_member_metadata_value_v0(buf, pos):
         for _ in range(n20):
             # name
             n24 = buf[pos]
-            if n24 < 0x80:
+            if n24 == 1:
+                v23 = ''
                 pos += 1
             else:
-                n24, pos = uvarint(buf, pos)
-            n24 -= 1
-            if n24 < 0:
-                v23 = None
-            else:
-                end = pos + n24
-                if end > len(buf):
-                    raise overrun(buf, pos, n24)
-                v23 = buf[pos:end].decode()
-                pos = end
+                if n24 < 0x80:
+                    pos += 1
+                else:
+                    n24, pos = uvarint(buf, pos)
+                n24 -= 1
+                if n24 < 0:
+                    v23 = None
+                else:
+                    end = pos + n24
+                    if end > len(buf):
+                        raise overrun(buf, pos, n24)
+                    v23 = buf[pos:end].decode()
+                    pos = end
             # minimum_version, maximum_version, reason, version
-            v25, v26, v27, v28, = _U17(buf, pos)
+            v25, v26, v27, v28, = _U20(buf, pos)
             pos += 7
             # metadata
             n30 = buf[pos]
-            if n30 < 0x80:
+            if n30 == 1:
+                v29 = b''
                 pos += 1
             else:
-                n30, pos = uvarint(buf, pos)
-            n30 -= 1
-            if n30 < 0:
-                v29 = None
-            else:
-                end = pos + n30
-                if end > len(buf):
-                    raise overrun(buf, pos, n30)
-                v29 = buf[pos:end]
-                pos = end
+                if n30 < 0x80:
+                    pos += 1
+                else:
+                    n30, pos = uvarint(buf, pos)
+                n30 -= 1
+                if n30 < 0:
+                    v29 = None
+                else:
+                    end = pos + n30
+                    if end > len(buf):
+                        raise overrun(buf, pos, n30)
+                    v29 = buf[pos:end]
+                    pos = end
             x22 = {'name': v23, 'minimum_version': v25, 'maximum_version': v26, 'reason': v27, 'version': v28, 'metadata': v29}
             if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS7, x22)
+                pos = read_tags(buf, pos, _TAGS8, x22)
             else:  # no tagged fields: the common case
                 pos += 1
             append21(x22)
     out = {'instance_id': v1, 'rack_id': v3, 'client_id': v5, 'client_host': v7, 'subscribed_topic_names': v9, 'subscribed_topic_regex': v14, 'rebalance_timeout_ms': v16, 'server_assignor': v17, 'assignors': v19}
     if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS7, out)
+        pos = read_tags(buf, pos, _TAGS8, out)
     else:  # no tagged fields: the common case
         pos += 1
     return out, pos
@@ -3268,19 +3536,18 @@ def read_early_consumer_group_member_metadata_value_v0(buf, pos):
 
 def read_early_consumer_group_target_assignment_metadata_value_v0(buf, pos):
     # assignment_epoch
-    v1, = _U1(buf, pos)
-    pos += 4
+    v1, count2 = _U9(buf, pos)
     out = {'assignment_epoch': v1}
-    if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS7, out)
+    if count2:
+        pos = read_tags(buf, pos + 4, _TAGS8, out)
     else:  # no tagged fields: the common case
-        pos += 1
+        pos += 5
     return out, pos
 
 
 def read_early_consumer_group_target_assignment_member_value_v0(buf, pos):
     # error
-    v1, = _U18(buf, pos)
+    v1, = _U21(buf, pos)
     pos += 1
     # topic_partitions
     n3 = buf[pos]
@@ -3319,31 +3586,35 @@ def read_early_consumer_group_target_assignment_member_value_v0(buf, pos):
                 pos = end
             x5 = {'topic_id': v6, 'partitions': v7}
             if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS7, x5)
+                pos = read_tags(buf, pos, _TAGS8, x5)
             else:  # no tagged fields: the common case
                 pos += 1
             append4(x5)
     # metadata_version
-    v9, = _U19(buf, pos)
+    v9, = _U22(buf, pos)
     pos += 2
     # metadata_bytes
     n11 = buf[pos]
-    if n11 < 0x80:
+    if n11 == 1:
+        v10 = b''
         pos += 1
     else:
-        n11, pos = uvarint(buf, pos)
-    n11 -= 1
-    if n11 < 0:
-        v10 = None
-    else:
-        end = pos + n11
-        if end > len(buf):
-            raise overrun(buf, pos, n11)
-        v10 = buf[pos:end]
-        pos = end
+        if n11 < 0x80:
+            pos += 1
+        else:
+            n11, pos = uvarint(buf, pos)
+        n11 -= 1
+        if n11 < 0:
+            v10 = None
+        else:
+            end = pos + n11
+            if end > len(buf):
+                raise overrun(buf, pos, n11)
+            v10 = buf[pos:end]
+            pos = end
     out = {'error': v1, 'topic_partitions': v2, 'metadata_version': v9, 'metadata_bytes': v10}
     if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS7, out)
+        pos = read_tags(buf, pos, _TAGS8, out)
     else:  # no tagged fields: the common case
         pos += 1
     return out, pos
@@ -3351,7 +3622,7 @@ def read_early_consumer_group_target_assignment_member_value_v0(buf, pos):
 
 def read_early_consumer_group_current_member_assignment_value_v0(buf, pos):
     # member_epoch, previous_member_epoch, target_member_epoch
-    v1, v2, v3, = _U20(buf, pos)
+    v1, v2, v3, = _U23(buf, pos)
     pos += 12
     # assigned_partitions
     n5 = buf[pos]
@@ -3390,7 +3661,7 @@ def read_early_consumer_group_current_member_assignment_value_v0(buf, pos):
                 pos = end
             x7 = {'topic_id': v8, 'partitions': v9}
             if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS7, x7)
+                pos = read_tags(buf, pos, _TAGS8, x7)
             else:  # no tagged fields: the common case
                 pos += 1
             append6(x7)
@@ -3431,7 +3702,7 @@ def read_early_consumer_group_current_member_assignment_value_v0(buf, pos):
                 pos = end
             x14 = {'topic_id': v15, 'partitions': v16}
             if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS7, x14)
+                pos = read_tags(buf, pos, _TAGS8, x14)
             else:  # no tagged fields: the common case
                 pos += 1
             append13(x14)
@@ -3472,31 +3743,35 @@ def read_early_consumer_group_current_member_assignment_value_v0(buf, pos):
                 pos = end
             x21 = {'topic_id': v22, 'partitions': v23}
             if buf[pos]:
-                pos = read_tags(buf, pos, _TAGS7, x21)
+                pos = read_tags(buf, pos, _TAGS8, x21)
             else:  # no tagged fields: the common case
                 pos += 1
             append20(x21)
     # error, metadata_version
-    v25, v26, = _U21(buf, pos)
+    v25, v26, = _U24(buf, pos)
     pos += 3
     # metadata_bytes
     n28 = buf[pos]
-    if n28 < 0x80:
+    if n28 == 1:
+        v27 = b''
         pos += 1
     else:
-        n28, pos = uvarint(buf, pos)
-    n28 -= 1
-    if n28 < 0:
-        v27 = None
-    else:
-        end = pos + n28
-        if end > len(buf):
-            raise overrun(buf, pos, n28)
-        v27 = buf[pos:end]
-        pos = end
+        if n28 < 0x80:
+            pos += 1
+        else:
+            n28, pos = uvarint(buf, pos)
+        n28 -= 1
+        if n28 < 0:
+            v27 = None
+        else:
+            end = pos + n28
+            if end > len(buf):
+                raise overrun(buf, pos, n28)
+            v27 = buf[pos:end]
+            pos = end
     out = {'member_epoch': v1, 'previous_member_epoch': v2, 'target_member_epoch': v3, 'assigned_partitions': v4, 'partitions_pending_revocation': v11, 'partitions_pending_assignment': v18, 'error': v25, 'metadata_version': v26, 'metadata_bytes': v27}
     if buf[pos]:
-        pos = read_tags(buf, pos, _TAGS7, out)
+        pos = read_tags(buf, pos, _TAGS8, out)
     else:  # no tagged fields: the common case
         pos += 1
     return out, pos
@@ -3506,23 +3781,26 @@ _U1 = _struct.Struct('>i').unpack_from
 _U2 = _struct.Struct('>q').unpack_from
 _U3 = _struct.Struct('>qq').unpack_from
 _U4 = _struct.Struct('>qi').unpack_from
-_TAGS5 = {0: ('topic_id', read_offset_commit_value_v4_topic_id_tag)}
-_U6 = _struct.Struct('>ii').unpack_from
-_TAGS7 = {}
-_TAGS8 = {0: ('metadata_hash', read_consumer_group_metadata_value_v0_metadata_hash_tag)}
-_TAGS9 = {0: ('classic_member_metadata', read_consumer_group_member_metadata_value_v0_classic_member_metadata_tag)}
-_TAGS10 = {0: ('assignment_timestamp', read_consumer_group_metadata_value_v0_metadata_hash_tag)}
-_U11 = _struct.Struct('>iib').unpack_from
-_TAGS12 = {0: ('assignment_epochs', read_consumer_group_current_member_assignment_value_v0_assigned_partitions_assignment_epochs_tag)}
-_U13 = _struct.Struct('>iq').unpack_from
-_TAGS14 = {0: ('validated_topology_epoch', read_streams_group_metadata_value_v0_validated_topology_epoch_tag), 1: ('last_assignment_configs', read_streams_group_metadata_value_v0_last_assignment_configs_tag), 2: ('stored_description_topology_epoch', read_streams_group_metadata_value_v0_validated_topology_epoch_tag), 3: ('failed_description_topology_epoch', read_streams_group_metadata_value_v0_validated_topology_epoch_tag)}
-_U15 = _struct.Struct('>H').unpack_from
-_U16 = _struct.Struct('>ih').unpack_from
-_U17 = _struct.Struct('>hhbh').unpack_from
-_U18 = _struct.Struct('>b').unpack_from
-_U19 = _struct.Struct('>h').unpack_from
-_U20 = _struct.Struct('>iii').unpack_from
-_U21 = _struct.Struct('>bh').unpack_from
+_U5 = _struct.Struct('>qB').unpack_from
+_TAGS6 = {0: ('topic_id', read_offset_commit_value_v4_topic_id_tag)}
+_U7 = _struct.Struct('>ii').unpack_from
+_TAGS8 = {}
+_U9 = _struct.Struct('>iB').unpack_from
+_TAGS10 = {0: ('metadata_hash', read_consumer_group_metadata_value_v0_metadata_hash_tag)}
+_TAGS11 = {0: ('classic_member_metadata', read_consumer_group_member_metadata_value_v0_classic_member_metadata_tag)}
+_TAGS12 = {0: ('assignment_timestamp', read_consumer_group_metadata_value_v0_metadata_hash_tag)}
+_U13 = _struct.Struct('>iib').unpack_from
+_TAGS14 = {0: ('assignment_epochs', read_consumer_group_current_member_assignment_value_v0_assigned_partitions_assignment_epochs_tag)}
+_U15 = _struct.Struct('>iqB').unpack_from
+_U16 = _struct.Struct('>qqB').unpack_from
+_TAGS17 = {0: ('validated_topology_epoch', read_streams_group_metadata_value_v0_validated_topology_epoch_tag), 1: ('last_assignment_configs', read_streams_group_metadata_value_v0_last_assignment_configs_tag), 2: ('stored_description_topology_epoch', read_streams_group_metadata_value_v0_validated_topology_epoch_tag), 3: ('failed_description_topology_epoch', read_streams_group_metadata_value_v0_validated_topology_epoch_tag)}
+_U18 = _struct.Struct('>HB').unpack_from
+_U19 = _struct.Struct('>ih').unpack_from
+_U20 = _struct.Struct('>hhbh').unpack_from
+_U21 = _struct.Struct('>b').unpack_from
+_U22 = _struct.Struct('>h').unpack_from
+_U23 = _struct.Struct('>iii').unpack_from
+_U24 = _struct.Struct('>bh').unpack_from
 
 # record type -> its key's decoder
 KEYS = {
