@@ -21,9 +21,13 @@ Measured, each beside its target (issue 34, at 100,000 groups) and its floor:
 - a lag round (observe.sources.lag.fetch_lag) against librdkafka's AdminClient (bench/lag.py's
   peer), same groups, same figures checked, ratio;
 - `describe --all` against the franz-go kadm peer (bench/describe_fleet.py builds it),
-  wall, CPU and RSS, ratio.
+  wall, CPU and RSS, ratio;
+- `describe` of one fleet group against its import floor (bench/describe_one.py), ratio.
 
-    .venv/bin/python bench/fleet.py --groups 2000 [--churn 20] [--seconds 20] [-b HOST:PORT]
+    .venv/bin/python bench/fleet.py --groups 2000,20000,100000 [--churn 20] [--seconds 20]
+
+Each size of `--groups` on a fresh lab of its own, one after the other, in one run; the
+tables printed as each ends and again together at the end. With -b, one size.
 """
 from __future__ import annotations
 
@@ -52,7 +56,7 @@ from fleet_requests import Fleet  # noqa: E402
 TOPIC = "fleet-topic"
 PARTITIONS = 10
 TARGETS = {"catch_up_s": 30.0, "cpu_core": 0.5, "rss_mb": 1024.0, "scrape_s": 1.0,
-           "describe_ratio": 1.5}
+           "describe_ratio": 1.5, "describe_one_ratio": 1.25}
 
 
 def kinds(n: int) -> dict[str, list[str]]:
@@ -219,6 +223,28 @@ def describe_vs_peer(bootstrap: str, fleet: set[str], runs: int) -> dict:
             "ratio": round(w / pw, 2), "cpu_ratio": round(c / pc, 2)}
 
 
+def describe_one_vs_floor(bootstrap: str, group: str, runs: int) -> dict:
+    """`describe GROUP` (table and -o json) against `python -c 'import typer, rich,
+    asyncio, ssl'`, alternated (bench/describe_one.py's measure)."""
+    from describe_one import measured
+
+    me = [*groupctl_cmd(), "-b", bootstrap]
+    tools = {"floor": [sys.executable, "-c", "import typer, rich, asyncio, ssl"],
+             "table": [*me, "describe", group], "json": [*me, "-o", "json", "describe", group]}
+    for cmd in tools.values():
+        measured(cmd)
+    got: dict[str, list] = {k: [] for k in tools}
+    for _ in range(runs):
+        for name, cmd in tools.items():
+            got[name].append(measured(cmd))
+    med = {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v))
+           for k, v in got.items()}
+    fw, fc = med["floor"]
+    return {"floor_ms": round(fw * 1000, 1), **{
+        f"{k}_{what}": round(v, 2) for k in ("table", "json")
+        for what, v in (("ratio", med[k][0] / fw), ("cpu_ratio", med[k][1] / fc))}}
+
+
 def lag_vs_librdkafka(bootstrap: str, groups: list[str], runs: int) -> dict:
     from lag import Peer, ours  # bench/lag.py
 
@@ -326,7 +352,9 @@ def run(bootstrap: str, n: int, churn: float, seconds: float, runs: int,
             ("lag", lambda: lag_vs_librdkafka(bootstrap, by_kind["commits"] + by_kind["classic"],
                                               runs)),
             ("describe", lambda: describe_vs_peer(bootstrap, set(sum(by_kind.values(), [])),
-                                                  runs))):
+                                                  runs)),
+            ("describe_one", lambda: describe_one_vs_floor(bootstrap, by_kind["classic"][0],
+                                                          max(runs, 9)))):
         if name in skip:
             out[name] = {"error": "skipped"}
             continue
@@ -339,7 +367,10 @@ def run(bootstrap: str, n: int, churn: float, seconds: float, runs: int,
 
 
 def table(r: dict) -> str:
-    t, f, d, lag = TARGETS, r["floor"], r["describe"], r["lag"]
+    t, f, d, lag, one = TARGETS, r["floor"], r["describe"], r["lag"], r["describe_one"]
+    if "error" in one:
+        one = dict.fromkeys(("floor_ms", "table_ratio", "table_cpu_ratio", "json_ratio",
+                             "json_cpu_ratio"), one["error"])
     if "error" in lag:
         lag = dict.fromkeys(("groupctl_s", "librdkafka_s", "ratio"), lag["error"])
     if "error" in d:
@@ -365,6 +396,10 @@ def table(r: dict) -> str:
          f"<= {t['describe_ratio']}x kadm, RSS <= kadm's",
          f"kadm {d['peer_wall_s']} s, {d['peer_cpu_s']} s CPU, {d['peer_rss_mb']} MB: "
          f"{d['ratio']}x wall, {d['cpu_ratio']}x CPU"),
+        ("describe one group", f"table {one['table_ratio']}x wall ({one['table_cpu_ratio']}x "
+         f"CPU), json {one['json_ratio']}x ({one['json_cpu_ratio']}x)",
+         f"<= {t['describe_one_ratio']}x the import floor",
+         f"python -c 'import typer, rich, asyncio, ssl' {one['floor_ms']} ms"),
     ]
     head = (f"{r['groups']} groups; load {r['load_before'][0]:.1f} before, "
             f"{r['load_after'][0]:.1f} after, on {os.cpu_count()} cores")
@@ -373,7 +408,8 @@ def table(r: dict) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--groups", type=int, default=2000)
+    ap.add_argument("--groups", default="2000",
+                    help="sizes, comma-separated (default 2000): each on a fresh lab")
     ap.add_argument("--churn", type=float, default=20, help="rounds a second (default 20)")
     ap.add_argument("--seconds", type=float, default=20, help="of churn (default 20)")
     ap.add_argument("--runs", type=int, default=3)
@@ -382,26 +418,34 @@ def main() -> None:
     ap.add_argument("--data-dir", type=Path, help="with -b: its log.dirs (bytes on disk)")
     ap.add_argument("--made", action="store_true",
                     help="with -b: the fleet is there already (an earlier run made it)")
-    ap.add_argument("--skip", action="append", default=[], choices=("lag", "describe"),
+    ap.add_argument("--skip", action="append", default=[], choices=("lag", "describe", "describe_one"),
                     help="leave this figure out (repeatable)")
     ap.add_argument("--per-group", choices=("all", "default"), default="all",
                     help="the watch's per-group series: every group (--metrics-regex '.*', "
                     "the default here) or the watch's default selection")
     args = ap.parse_args()
+    sizes = [int(n) for n in args.groups.split(",")]
+    if args.bootstrap_server and len(sizes) > 1:
+        raise SystemExit("with -b: one size (a fleet is made once on a cluster)")
     build_peer(PEER)
-    if args.bootstrap_server:
-        r = run(args.bootstrap_server, args.groups, args.churn, args.seconds, args.runs,
-                args.broker_log, args.data_dir, args.made, frozenset(args.skip),
-                args.per_group)
-    else:
-        from groupctl.lab.cluster import throwaway
+    tables = []
+    for size in sizes:
+        if args.bootstrap_server:
+            r = run(args.bootstrap_server, size, args.churn, args.seconds, args.runs,
+                    args.broker_log, args.data_dir, args.made, frozenset(args.skip),
+                    args.per_group)
+        else:
+            from groupctl.lab.cluster import throwaway
 
-        with throwaway(f"bench-fleet-{uuid.uuid4().hex[:6]}") as lab:
-            r = run(lab.bootstrap, args.groups, args.churn, args.seconds, args.runs,
-                    lab.log_file, Path(lab.nodes[0].data_dir), skip=frozenset(args.skip),
-                    per_group=args.per_group)
-    print(json.dumps(r))
-    print(table(r))
+            with throwaway(f"bench-fleet-{uuid.uuid4().hex[:6]}") as lab:
+                r = run(lab.bootstrap, size, args.churn, args.seconds, args.runs,
+                        lab.log_file, Path(lab.nodes[0].data_dir), skip=frozenset(args.skip),
+                        per_group=args.per_group)
+        print(json.dumps(r), flush=True)
+        tables.append(table(r))
+        print(tables[-1], flush=True)
+    if len(tables) > 1:
+        print("\n" + "\n\n".join(tables))
 
 
 if __name__ == "__main__":
