@@ -25,8 +25,9 @@ A records or client episode with no generation (a watcher that could not know it
 unless a better witness's episode of the same group overlaps it in time, or ends up to
 LOOK_SLACK_MS before the earliest start it allows (a look sees a round's end up to one
 describe interval late). A record's own duration stands (null when unknown: never the 0
-of an unknown start); one the best witness lacks is the next best's of the same round
-(a describe watch's interval for a classic round the records alone cannot time).
+of an unknown start). Each figure of a round (duration, unowned time, slowest member,
+members before / after, moved partitions, reason) is then the best any witness of the
+same round has, whole from one witness (BEST_FIGURE), its witness in `<field>_source`.
 """
 from __future__ import annotations
 
