@@ -25,17 +25,18 @@ A records or client episode with no generation (a watcher that could not know it
 unless a better witness's episode of the same group overlaps it in time, or ends up to
 LOOK_SLACK_MS before the earliest start it allows (a look sees a round's end up to one
 describe interval late). A record's own duration stands (null when unknown: never the 0
-of an unknown start); one the best witness lacks is the next best's of the same round
-(a describe watch's interval for a classic round the records alone cannot time).
+of an unknown start). Each figure of a round (duration, unowned time, slowest member,
+members before / after, moved partitions, reason) is then the best any witness of the
+same round has, whole from one witness (BEST_FIGURE), its witness in `<field>_source`.
 """
 from __future__ import annotations
 
 from functools import reduce
 
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from .schema import COST_COLUMNS, EPISODE_COLUMNS
+from .schema import COST_COLUMNS, EPISODE_COLUMNS, FIGURE_SOURCE_COLUMNS
 from .transforms import broker_episodes, finish_episodes, trigger_member
 
 WITNESSES = ("coordinator-records", "broker-log", "records", "client-log")   # best first
@@ -46,6 +47,36 @@ RECORD_TYPE_HINT = {"epoch_bumped": "consumer", "generation": "classic"}
 CLASSIC_START = ("joining", "rejoin_requested", "rebalance_started")
 CLASSIC_END = ("synced", "assigned")
 LOOK_SLACK_MS = 1000   # watch's default describe interval
+BROKER_AND_RECORDS = "broker-log+coordinator-records"   # the log's start, the records' end
+
+# The best figure of each field of a round (docs/commands/analyze.md, "The best figure"):
+# field -> (its columns, taken together from one witness; the witnesses asked, best first).
+# Of the witnesses asked that have the figure, the one whose basis ranks best (BASIS_ORDER,
+# by the last column) wins, then the first in this order, then the earliest start.
+BEST_FIGURE: dict[str, tuple[tuple[str, ...], tuple[int, ...]]] = {
+    # exact over an interval over a bound: the records' exact figure, or the broker log's
+    # start to the records' end (with_broker_reasons), before a describe watch's interval;
+    # never the clients' span (rejoining to assigned: another figure)
+    "duration": (("duration_ms", "started"), (EXACT, BROKER, OTHER_RECORDS)),
+    # only groupctl's records measure it; the broker log and the clients' coordinator lines
+    # do not (the clients' own figure is client_unowned_*, apart)
+    "unowned": (("unowned_partition_ms", "unowned_partitions_max_ms", "unowned_basis"),
+                (EXACT, OTHER_RECORDS)),
+    "slowest_member": (("slowest_member", "slowest_member_ms"), (EXACT, OTHER_RECORDS)),
+    "members_before": (("members_before",), (EXACT, BROKER, OTHER_RECORDS)),
+    "members_after": (("members_after",), (EXACT, BROKER, OTHER_RECORDS)),
+    # the broker log's is the records' (classic_episodes): last
+    "moved_partitions": (("moved_partitions",), (EXACT, OTHER_RECORDS, BROKER)),
+    # the broker's own words first (KIP-800: the client's reason with them)
+    "reason": (("reason", "reason_kind", "trigger_member", "trigger_client"),
+               (BROKER, EXACT, OTHER_RECORDS, CLIENTS)),
+}
+# basis -> rank (lower is better; a basis not named ranks after these). Unowned time: a
+# measured figure over a bound; an upper and a lower bound rank alike (the table holds one
+# figure: the better witness's, the coordinator records' sync phase, a lower bound, over a
+# describe watch's window of looks, an upper bound)
+BASIS_ORDER = {"unowned": {"measured": 0, "upper_bound": 1, "lower_bound": 1}}
+FROM_COLUMNS = tuple(f"_from_{field}" for field in BEST_FIGURE)
 
 
 def record_episodes(events: DataFrame) -> DataFrame:
@@ -108,7 +139,9 @@ def with_broker_reasons(exact: DataFrame, broker: DataFrame) -> DataFrame:
                          keep=("_from_broker", "_rec_ms"))
     # a start from neither the records nor the broker log: the record's own figure
     return ep.withColumn("duration_ms", F.when(F.col("_from_broker"), F.col("duration_ms"))
-                         .otherwise(F.col("_rec_ms"))).select(*EPISODE_COLUMNS)
+                         .otherwise(F.col("_rec_ms"))).select(
+        *EPISODE_COLUMNS, F.when(F.col("_from_broker"), F.lit(BROKER_AND_RECORDS))
+        .alias("_duration_from"))
 
 
 def _classic_client_rounds(events: DataFrame) -> DataFrame:
@@ -180,35 +213,64 @@ def witnessed(events: DataFrame, records_given: bool = True,
                 others.withColumn("_witness", F.lit(OTHER_RECORDS))]
     if client_logs_given:
         told.append(client_episodes(events).withColumn("_witness", F.lit(CLIENTS)))
+    # `_duration_from`: a duration of two witnesses (the broker log's start, the records' end)
+    told = [t if "_duration_from" in t.columns
+            else t.withColumn("_duration_from", F.lit(None).cast("string")) for t in told]
     return reduce(DataFrame.unionByName, told)
 
 
+def _best_figures(known: DataFrame) -> DataFrame:
+    """Each round's rows with every field of BEST_FIGURE from the witness that has its best
+    figure (all its columns together: never a sum, never a null made 0), and `_from_<field>`
+    the witness it came from; a field no witness asked has keeps the row's own."""
+    key = Window.partitionBy("group", "to_generation", "group_type")
+    every_col: dict[str, Column] = {}
+    for field, (columns, asked) in BEST_FIGURE.items():
+        place = F.array_position(F.array(*[F.lit(w) for w in asked]), F.col("_witness"))
+        basis = F.lit(0) if field not in BASIS_ORDER else F.coalesce(F.element_at(
+            F.create_map(*[F.lit(x) for kv in BASIS_ORDER[field].items() for x in kv]),
+            F.col(columns[-1])), F.lit(len(BASIS_ORDER[field])))
+        best = F.min(F.when(F.col(columns[0]).isNotNull() & (place > 0), F.struct(
+            basis.alias("_b"), place.alias("_p"), F.col("started").alias("_s"),
+            F.col("ended").alias("_e"), F.col("_witness").alias("_w"),
+            F.col("_duration_from").alias("_d"), *[F.col(c).alias(c) for c in columns])))
+        best = best.over(key)
+        for c in columns:
+            every_col[c] = F.when(best.isNotNull(), best[c]).otherwise(F.col(c))
+        own = F.when(F.col("_witness") == EXACT, F.col("_duration_from")) \
+            if field == "duration" else F.lit(None).cast("string")
+        every_col[f"_from_{field}"] = F.when(best.isNotNull(), F.coalesce(
+            best["_d"] if field == "duration" else F.lit(None).cast("string"),
+            F.element_at(F.array(*map(F.lit, WITNESSES)), best["_w"] + 1))) \
+            .otherwise(F.coalesce(own, F.element_at(F.array(*map(F.lit, WITNESSES)),
+                                                    F.col("_witness") + 1)))
+    return known.withColumns(every_col)
+
+
+def _with_sources(episodes: DataFrame) -> DataFrame:
+    """`<field>_source`: the witness its figure came from, null with the figure."""
+    return episodes.withColumns({
+        f"{field}_source": F.when(F.col(columns[0]).isNotNull(), F.col(f"_from_{field}"))
+        for field, (columns, _) in BEST_FIGURE.items()})
+
+
 def once(every: DataFrame) -> DataFrame:
-    """Every rebalance once (the module's rule), ordered by group, start, generation."""
+    """Every rebalance once (the module's rule), ordered by group, start, generation, with
+    each figure the best any witness of the round has (BEST_FIGURE)."""
     key = Window.partitionBy("group", "to_generation")
     order = key.orderBy("_witness", "started", "ended", "reason", "members_after")
     typed = Window.partitionBy("group", "to_generation", "group_type").orderBy(
         "_witness", "started", "ended", "reason", "members_after")
-    # a duration the best witness lacks (a classic round from the records alone): the
-    # next best witness's figure of the same round, with its start (not the clients': their
-    # span from rejoining to assigned is another figure)
-    timed = F.when(F.col("duration_ms").isNotNull() & (F.col("_witness") < CLIENTS),
-                   F.col("_witness"))
     known = every.filter(F.col("to_generation").isNotNull()).withColumns({
         "_best": F.min("_witness").over(key), "_n": F.row_number().over(order),
-        "_n_typed": F.row_number().over(typed),
-        "_other_ms": F.min_by("duration_ms", timed).over(key),
-        "_other_started": F.min_by("started", timed).over(key)})
-    lacking = F.col("duration_ms").isNull() & F.col("_other_ms").isNotNull()
+        "_n_typed": F.row_number().over(typed)})
     # the coordinator's records' and the broker log's episodes all stand, once per type (a
     # group converted between classic and consumer may hold generation N and epoch N; two
     # history files may hold the same round); any other witness once per key
-    known = known.filter((F.col("_witness") == F.col("_best")) & F.when(
-        F.col("_witness") == EXACT, F.col("_n_typed") == 1)
-        .when(F.col("_witness") == BROKER, F.lit(True)).otherwise(F.col("_n") == 1)) \
-        .withColumns({"started": F.when(lacking, F.col("_other_started"))
-                      .otherwise(F.col("started")),
-                      "duration_ms": F.coalesce("duration_ms", "_other_ms")})
+    keep = (F.col("_witness") == F.col("_best")) & F.when(
+        F.col("_witness") == EXACT, F.col("_n_typed") == 1) \
+        .when(F.col("_witness") == BROKER, F.lit(True)).otherwise(F.col("_n") == 1)
+    known = _best_figures(known).filter(keep)
     unknown = every.filter(F.col("to_generation").isNull() & (F.col("_witness") > BROKER))
     better = known.select("group", F.col("started").alias("_s"), F.col("ended").alias("_e"),
                           F.col("_witness").alias("_w"))
@@ -221,6 +283,10 @@ def once(every: DataFrame) -> DataFrame:
                            & (unknown["ended"] >= better["_s"]), "left_anti")
     broker_unknown = every.filter(F.col("to_generation").isNull()
                                   & (F.col("_witness") <= BROKER))
-    out = known.select(*EPISODE_COLUMNS).unionByName(unknown.select(*EPISODE_COLUMNS)) \
-        .unionByName(broker_unknown.select(*EPISODE_COLUMNS))
-    return out.orderBy("group", "started", "to_generation")
+    own = F.element_at(F.array(*map(F.lit, WITNESSES)), F.col("_witness") + 1)
+    alone = unknown.unionByName(broker_unknown).withColumns({
+        f"_from_{field}": own for field in BEST_FIGURE})
+    out = known.select(*EPISODE_COLUMNS, *FROM_COLUMNS) \
+        .unionByName(alone.select(*EPISODE_COLUMNS, *FROM_COLUMNS))
+    return _with_sources(out).select(*EPISODE_COLUMNS, *FIGURE_SOURCE_COLUMNS) \
+        .orderBy("group", "started", "to_generation")

@@ -76,8 +76,14 @@ EPISODE_COLUMNS = (
     "members_before", "members_after", "moved_partitions", "outcome", "broker",
     *COST_COLUMNS,   # from groupctl's records only; null from the other witnesses
 )
-# the episodes table as written: each witness's columns, then the clients' figures
-EPISODE_TABLE_COLUMNS = (*EPISODE_COLUMNS, *CLIENT_COST_COLUMNS)
+# which witness each figure of a round came from (observed.BEST_FIGURE, one per field:
+# coordinator-records, broker-log, records, client-log; null with the figure)
+FIGURE_SOURCE_COLUMNS = (
+    "duration_source", "unowned_source", "slowest_member_source", "members_before_source",
+    "members_after_source", "moved_partitions_source", "reason_source")
+# the episodes table as written: each witness's columns, where each figure came from, then
+# the clients' figures
+EPISODE_TABLE_COLUMNS = (*EPISODE_COLUMNS, *FIGURE_SOURCE_COLUMNS, *CLIENT_COST_COLUMNS)
 GROUP_METRIC_COLUMNS = (
     "group", "type", "rebalances", "failed_members", "left_members", "duration_ms_p50",
     "duration_ms_p95", "duration_ms_max", "storms", "top_reason", "rebalances_per_hour",

@@ -84,3 +84,101 @@ def test_a_duration_the_records_lack_is_the_describe_watchs_of_the_same_round(sp
     rows = [r.asDict() for r in once(witnessed(events, client_logs_given=False)).collect()]
     assert [(r["to_generation"], r["duration_ms"]) for r in rows] == [(2, 950), (3, None)]
     assert rows[0]["started"] == at(9.1) and rows[0]["ended"] == at(10.0)   # the records' end
+
+
+def _at(s: float):
+    from datetime import datetime, timezone
+    return datetime.fromtimestamp(1_800_000_000 + s, timezone.utc).replace(tzinfo=None)
+
+
+def _event(**fields):
+    from groupctl.analytics.schema import EVENT_SCHEMA
+    names = [f.name for f in EVENT_SCHEMA.fields]
+    row = dict.fromkeys(names)
+    row.update(group="g", group_type="classic", **fields)
+    return tuple(row[n] for n in names)
+
+
+def _rebalance(source, gen, end, **fields):
+    fields.setdefault("members", 2)
+    return _event(source=source, kind="rebalance", generation=gen, from_generation=gen - 1,
+                  ts=_at(end), **fields)
+
+
+def _rounds(spark, rows, client_logs=False):
+    from groupctl.analytics.observed import once, witnessed
+    from groupctl.analytics.schema import EVENT_SCHEMA
+    events = spark.createDataFrame(rows, EVENT_SCHEMA)
+    return {r["to_generation"]: r.asDict()
+            for r in once(witnessed(events, client_logs_given=client_logs)).collect()}
+
+
+def test_each_figure_of_a_round_is_its_best_witnesss_never_a_sum(spark):
+    """history (the coordinator's records) and a describe watch of the same classic rounds:
+    per field the best figure either has, whole (figure and basis from one witness), and
+    the witness named; a null from every witness stays null."""
+    unowned = ("unowned_partition_ms", "unowned_partitions_max_ms", "unowned_basis")
+    rows = _rounds(spark, [
+        # 2: the records' sync phase (a lower bound) vs the watch's measured figure
+        _rebalance("records", 2, 10.0, unowned_partition_ms=300,
+                   unowned_partitions_max_ms=100, unowned_basis="lower_bound"),
+        _rebalance("describe", 2, 10.4, unowned_partition_ms=1200,
+                   unowned_partitions_max_ms=400, unowned_basis="measured",
+                   members_before=1, moved_partitions=3),
+        # 3: the records know nothing of it; the watch, an upper bound
+        _rebalance("records", 3, 20.0),
+        _rebalance("describe", 3, 20.3, unowned_partition_ms=3000,
+                   unowned_partitions_max_ms=1000, unowned_basis="upper_bound"),
+        # 4: two bounds: the better witness's (the records' lower bound), not both summed
+        _rebalance("records", 4, 30.0, unowned_partition_ms=500,
+                   unowned_partitions_max_ms=250, unowned_basis="lower_bound"),
+        _rebalance("describe", 4, 30.2, unowned_partition_ms=2500,
+                   unowned_partitions_max_ms=900, unowned_basis="upper_bound"),
+        # 5: no witness knows: null, never 0
+        _rebalance("records", 5, 40.0),
+        _rebalance("describe", 5, 40.2),
+    ])
+    assert sorted(rows) == [2, 3, 4, 5]   # each round once
+    assert {g: tuple(rows[g][c] for c in unowned) for g in rows} == {
+        2: (1200, 400, "measured"), 3: (3000, 1000, "upper_bound"),
+        4: (500, 250, "lower_bound"), 5: (None, None, None)}
+    assert {g: rows[g]["unowned_source"] for g in rows} == {
+        2: "records", 3: "records", 4: "coordinator-records", 5: None}
+    # the records' first round holds no members before it; the watch's does
+    assert (rows[2]["members_before"], rows[2]["members_before_source"]) == (1, "records")
+    assert (rows[2]["moved_partitions"], rows[2]["moved_partitions_source"]) == (3, "records")
+    assert (rows[2]["members_after"], rows[2]["members_after_source"]) == (
+        2, "coordinator-records")
+    assert rows[5]["duration_ms"] is None and rows[5]["duration_source"] is None
+
+
+def test_the_broker_logs_round_keeps_what_a_watch_measured_of_it(spark):
+    """The broker log (its Preparing / Stabilized lines: start, end, members, reason) and a
+    describe watch of the same generation: the log's round with the log's figures and the
+    watch's unowned time and moved partitions, which the log cannot see."""
+    rows = _rounds(spark, [
+        _event(source="broker-log", kind="prepare", generation=6, ts=_at(50.0), broker=1,
+               reason="Adding new member c-1 with group instance id null"),
+        _event(source="broker-log", kind="stabilized", generation=7, ts=_at(50.6), broker=1,
+               members=3),
+        _rebalance("describe", 7, 51.0, started=_at(49.8), duration_ms=1000,
+                   duration_max_ms=1200, duration_basis="interval", members=2,
+                   members_before=2, unowned_partition_ms=1800,
+                   unowned_partitions_max_ms=600, unowned_basis="upper_bound",
+                   moved_partitions=4, reason="member joined"),
+    ])
+    r = rows[7]
+    assert (r["unowned_partition_ms"], r["unowned_basis"], r["members_before"]) == (
+        1800, "upper_bound", 2)
+    assert (r["duration_ms"], r["started"], r["duration_source"]) == (600, _at(50.0),
+                                                                       "broker-log")
+    assert (r["members_after"], r["members_after_source"]) == (3, "broker-log")
+    assert r["reason"].startswith("Adding new member") and r["reason_source"] == "broker-log"
+    assert (r["unowned_source"], r["members_before_source"]) == ("records", "records")
+    assert (r["moved_partitions"], r["moved_partitions_source"]) == (4, "records")
+
+
+def test_each_field_of_the_rule_names_its_source_column():
+    from groupctl.analytics.observed import BEST_FIGURE
+    from groupctl.analytics.schema import FIGURE_SOURCE_COLUMNS
+    assert tuple(f"{field}_source" for field in BEST_FIGURE) == FIGURE_SOURCE_COLUMNS

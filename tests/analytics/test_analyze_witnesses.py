@@ -110,9 +110,11 @@ def test_broker_log_records_and_clients_together_count_each_rebalance_once(
     # the broker log's episodes stand (its start, reason, trigger), with the records'
     # moved partitions and the clients' own figure (issue 19, test_analyze_handover.py);
     # nothing from the records or the clients comes twice
-    added = {"moved_partitions", *CLIENT_COST_COLUMNS}
+    added = {"moved_partitions", "moved_partitions_source", *CLIENT_COST_COLUMNS}
     assert [{k: v for k, v in e.items() if k not in added} for e in classic(mixed)] \
         == [{k: v for k, v in e.items() if k not in added} for e in classic(alone)]
+    assert {e["moved_partitions_source"] for e in classic(mixed)
+            if e["moved_partitions"] is not None} == {"records"}
     # the Java member handed partition 3 over in generation 4 (2005 ms; 4 and 5 went to the
     # librdkafka member, whose log names none); the librdkafka member's own revoke ->
     # assign in generation 5 (8 ms, for its 2 partitions); its leave gives up 3 that no
