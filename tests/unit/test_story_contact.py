@@ -145,3 +145,36 @@ def test_a_groups_looks_name_the_gap_before_each():
     assert looks.blind and looks.look(20.0) == Gap.LOST and looks.last == 20.0
     looks.lost()
     assert looks.look(None) == Gap.LOST and looks.last == 20.0   # found missing
+
+
+def _classic(state, *members):
+    return GroupDescription("g", type="classic", state=state, protocol_type="consumer",
+                            protocol="range", members=list(members))
+
+
+def _m(mid, *parts):
+    return Member(mid, client_id=f"c-{mid}", host="h",
+                  assignment=[TopicPartitions("t", list(parts))] if parts else None)
+
+
+def test_a_round_the_restart_undid_across_a_late_look_is_no_rebalance():
+    """broker-restart/eager in the full matrix ("gen 2 told 2x"): a member's join began a
+    round (PreparingRebalance seen at 2.0), the broker stopped 60 ms later and came back
+    with the group loaded from its last stored generation; the describe asked at 2.5 was
+    held through the restart and answered at 4.1 (late, no lost contact), showing the
+    very members and assignments of before the round. The broker logged no Stabilized
+    line: no generation came of the round, as after a lost contact."""
+    from groupctl.observe.sources.observations import Seen
+    from groupctl.observe.story.story import RebalanceStory
+
+    story = RebalanceStory("g", clock=lambda: 0.0)
+    before = (_m("a", 0, 1), _m("b", 2, 3))
+    story.feed(Seen("g", 1.0, "describe", _classic("Stable", *before)))
+    story.feed(Seen("g", 2.0, "describe", _classic("PreparingRebalance", *before)))
+    story.feed(ContactLate(None, 4.1, "describe", 2.5))
+    told = story.feed(Seen("g", 4.1, "describe", _classic("Stable", *before)))
+    assert [e.KIND for e in told] == ["state"]   # Stable again, no round
+    # the same look with no gap before it is a round that moved nothing, told as one
+    story.feed(Seen("g", 5.0, "describe", _classic("PreparingRebalance", *before)))
+    told = story.feed(Seen("g", 5.5, "describe", _classic("Stable", *before)))
+    assert [e.KIND for e in told].count("rebalance") == 1

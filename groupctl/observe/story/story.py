@@ -190,11 +190,13 @@ class RebalanceStory:
             return events
         now = members
         mark = desc.group_epoch if desc.group_epoch is not None else desc.generation
-        if blind and self._round.state == RoundState.SEEN_STARTING and self._undone(now, mark):
-            # a round seen starting, then a gap in contact, then the group as it was before
-            # the round: the coordinator went (stopped, moved) mid-round and the next one
-            # loaded the group from its last stored generation. No generation came of the
-            # round (the broker logs no Stabilized line): nothing to tell but the states.
+        if gap in (Gap.LOST, Gap.LATE) and self._round.state == RoundState.SEEN_STARTING \
+                and self._undone(now, mark):
+            # a round seen starting, then a gap in contact (lost, or a round held through a
+            # restart), then the group as it was before the round: the coordinator went
+            # (stopped, moved) mid-round and the next one loaded the group from its last
+            # stored generation. No generation came of the round (the broker logs no
+            # Stabilized line): nothing to tell but the states.
             self._round.undo()
             return events
         if self._generation is None and self._members is None and not self._round.under_way:
