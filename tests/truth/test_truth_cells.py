@@ -364,3 +364,30 @@ def test_analyze_ends_a_classic_round_at_its_leaders_assignment():
     late = judge([{"to_generation": "2", "ended": iso(T0 + 3400), "duration_ms": "3400"}], summary,
                  truth, has_start=True)
     assert late.problems == ["gen 2 3400 ms (broker 819 ms)"]
+
+
+def test_an_upper_bound_over_looks_held_through_a_restart_is_unknowable_not_wrong():
+    """broker-restart/eager: a describe held 3.9 s through the restart; the round (400 ms
+    by the broker) was told under way at 2100 and over at 6000, its unowned upper bound
+    over the looks' window (5900 ms from the look before its start). No look answered in
+    between: describe cannot narrow it. A bound past that window still disagrees."""
+    held = [rebalance(1, T0 + 60), rebalance(3, T0 + 5110),
+            rebalance(2, T0 + 6000, 3000, 2, started=iso(T0 + 2100), duration_max_ms=5900,
+                      duration_min_ms=0, duration_basis="interval",
+                      unowned_partitions_max_ms=5850, unowned_basis="upper_bound")]
+    cell = rounds_cell(held, TRUTH, interval_s=0.5, reads_generation=True)
+    assert cell.verdict == "cannot know" and "spans its looks' window 5900 ms" in cell.text
+    held[2]["unowned_partitions_max_ms"] = 7000
+    cell = rounds_cell(held, TRUTH, interval_s=0.5, reads_generation=True)
+    assert cell.problems == ["gen 2 unowned 7000 ms > round bound 1900 ms"]
+
+
+def test_a_generation_left_at_a_round_a_restart_dropped_lived_until_that_round_began():
+    """broker-restart/coop: gen 2 Stabilized at 2400 and the next round's Preparing came 5 ms
+    later; the broker restarted, reloaded the group and began that round again at 4000.
+    Gen 2 lived 5 ms (not 1600): a describe every 500 ms cannot see it."""
+    truth = LogTruth(rounds=[Round(1, T0 + 50, T0, 1), Round(2, T0 + 2400, T0 + 2000, 2),
+                             Round(3, T0 + 4300, T0 + 4000, 2, begun_ms=T0 + 2405)])
+    cell = rounds_cell([rebalance(None, T0 + 400), rebalance(None, T0 + 4500, 300, 2)], truth,
+                       interval_s=0.5, reads_generation=False)
+    assert cell.verdict == "cannot know" and "gen 2 lived 5 ms" in cell.text

@@ -81,7 +81,9 @@ def describe_blind(rounds: list[Round], i: int, interval_ms: float, reads_genera
         return f"{name(r)} never Stable (no leader's assignment before the next round)"
     if nxt is not None:
         since = (settled or {}).get(r.key) if r.kind != "classic" else r.synced_ms
-        lived = (nxt.start_ms or nxt.end_ms) - (since or r.end_ms)
+        # the group left this generation at the next round's first Preparing line, also
+        # when a restart dropped that round and a reload began it again (begun_ms)
+        lived = (nxt.begun_ms or nxt.start_ms or nxt.end_ms) - (since or r.end_ms)
         if lived < 0:   # its members reached its target after the next bump: never Stable
             if r.kind == "classic":
                 return f"{name(r)}: its leader's assignment came {-lived} ms after the next round began (never Stable)"
@@ -219,10 +221,31 @@ def _durations(cell: Cell, e: dict, r: Round, interval_ms: float,
         # a member may hold nothing for longer than the broker's round (it revoked, then the
         # broker restarted): the clients' own longest handover counts too
         bound = max(longest_truth or truth, clients_ms or 0) + 2 * interval_ms + SYNC_MS
-        if longest > bound:
+        window = _looks_window(e, interval_ms)
+        if longest > bound and e.get("unowned_basis") == "upper_bound" and window is not None \
+                and longest <= window + SYNC_MS:
+            # an upper bound over the looks' own window around the round, wider than the
+            # round because no look answered in between (a describe held through a broker
+            # restart): the witness could not narrow it
+            cell.figures_unknowable.append(
+                f"{name(r)} unowned bound {longest} ms spans its looks' window {window} ms "
+                f"(broker's round {truth} ms): no look answered in between")
+        elif longest > bound:
             cell.problems.append(f"{name(r)} unowned {longest} ms > round bound {bound:.0f} ms")
     if e.get("unowned_basis") is None and e.get("unowned_partition_ms") == 0:
         cell.problems.append(f"{name(r)} unowned 0 ms with no basis")
+
+
+def _looks_window(e: dict, interval_ms: float) -> int | None:
+    """The window the looks around a told round leave open: its duration's upper bound,
+    else from the first look that showed it under way to its end, plus the interval before
+    that look."""
+    if e.get("duration_max_ms") is not None:
+        return int(e["duration_max_ms"])
+    started, ended = ms(e.get("started")), ms(e.get("ended"))
+    if started is None or ended is None or not interval_ms:
+        return None
+    return int(ended - started + interval_ms)
 
 
 def _handover(cell: Cell, e: dict, r: Round, clients_ms: int, interval_ms: float,
