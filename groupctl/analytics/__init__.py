@@ -6,7 +6,9 @@ when a module here is, and only `groupctl analyze` imports them.
     patterns.py   the log lines read, as regexes (shared with bench/analyze.py)
     schema.py     the event schema and every output table's columns (the contracts)
     extract.py    broker logs, client logs, event records -> events
-    transforms.py events -> episodes, storms, flapping, member outcomes, hourly, metrics
+    episodes.py   events -> the broker log's rounds;  observed.py every witness's, each
+                  round once with its best figures
+    transforms.py episodes -> storms, flapping, member outcomes, moves, hourly, metrics
     pipeline.py   inputs -> tables (the job)
     load.py       tables -> Parquet + CSV + rows;  report.py rows -> report.html
     session.py    the SparkSession (quiet log, progress, master check, Ctrl-C)

@@ -1,7 +1,7 @@
 """Episodes from what the members and groupctl saw, and one episode per rebalance.
 
 Three witnesses can tell the same rebalance:
-- the broker log (transforms.classic_episodes / consumer_episodes): the coordinator's own
+- the broker log (episodes.classic_episodes / consumer_episodes): the coordinator's own
   lines, the whole round;
 - groupctl's event records (`watch` / `join --watch --record`): one `rebalance` record per
   round the observer saw settle, with its own started / ended / members / reason;
@@ -37,7 +37,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from .schema import COST_COLUMNS, EPISODE_COLUMNS, FIGURE_SOURCE_COLUMNS
-from .transforms import broker_episodes, finish_episodes, trigger_member
+from .episodes import broker_episodes, finish_episodes, trigger_member
 
 WITNESSES = ("coordinator-records", "broker-log", "records", "client-log")   # best first
 COORDINATOR_RECORDS = "records"   # the `source` of `history`'s events (events.Source.RECORDS)

@@ -1,43 +1,20 @@
-"""Pure transforms: event DataFrame -> result DataFrames. No I/O, no Python UDFs; each
-is tested on small fixtures (tests/unit/test_analytics_transforms.py).
-
-Episodes (one row per rebalance):
-- classic: `Preparing to rebalance ... old generation N` -> `Stabilized group ... generation
-  N+1` (or `is now empty`) -> `Assignment received from leader ... generation N+1` (the
-  leader's SyncGroup: members have their assignment). started = the first Preparing line
-  of the round, ended = the assignment (else the Stabilized line). The reason is the first
-  Preparing line's (KIP-800: the broker's words and the client's own reason).
-- consumer (KIP-848), share (KIP-932) and streams (KIP-1071) groups: `Bumped group epoch`
-  ... -> `Computed a new target assignment for epoch E`. Bumps that arrive before the
-  target is computed fold into one episode; the member that joined, left or was fenced
-  first in it is the trigger. An episode that ends with the group empty has no target
-  assignment: outcome `empty`. Share and streams groups log no bump when a member leaves
-  (the target's epoch, or the last known epoch + 1 when the group is left empty, stands in).
-The from/to columns hold generations for classic groups and group epochs for consumer
-groups. `outcome` is `stable` for a rebalance that ended in an assignment, `empty` for one
-that left the group with no member (the broker counts it as a generation or epoch too:
-`rebalances` counts both, as the broker log, the records and the watch tell every round
-once) and `open` for one whose end the input does not hold (counted nowhere).
+"""Pure transforms: event DataFrame -> result DataFrames (storms, flapping members, member
+outcomes, coordinator moves, hourly rows, per-group metrics). No I/O, no Python UDFs; each
+is tested on small fixtures (tests/analytics/test_analyze_transforms.py). The episodes, one
+row per rebalance, come from episodes.py (the broker log's) and observed.py (every witness's).
 """
 from __future__ import annotations
-
-from functools import reduce
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from . import patterns as P
-from .schema import (COST_FIELDS, EPISODE_COLUMNS, FLAPPING_COLUMNS, GROUP_METRIC_COLUMNS,
-                     HOURLY_COLUMNS, MEMBER_COLUMNS, MOVE_COLUMNS, STORM_COLUMNS)
+from .episodes import MEMBER_CHANGE_KINDS, client_of
+from .schema import (FLAPPING_COLUMNS, GROUP_METRIC_COLUMNS, HOURLY_COLUMNS, MEMBER_COLUMNS,
+                     MOVE_COLUMNS, STORM_COLUMNS)
 
-MEMBER_CHANGE_KINDS = ("member_joined", "member_left", "member_fenced", "member_failed")
 # the outcomes of a round the broker counts (a generation or an epoch): the group figures,
 # storms and hourly rows count these; `open` (no end in the input) is not a round yet
 ROUND_OUTCOMES = ("stable", "empty")
-
-
-def _millis(col: Column) -> Column:
-    return F.unix_millis(col)
 
 
 def filter_events(events: DataFrame, since=None, until=None, group_regex=None) -> DataFrame:
@@ -50,181 +27,6 @@ def filter_events(events: DataFrame, since=None, until=None, group_regex=None) -
     if group_regex:
         cond &= F.col("group").rlike(group_regex)
     return events.filter(cond & F.col("group").isNotNull() & F.col("ts").isNotNull())
-
-
-def trigger_member(reason: Column) -> Column:
-    groups = P.TRIGGER_MEMBER.count("(\\S+") + P.TRIGGER_MEMBER.count("(\\S+?)")
-    return F.coalesce(*[F.when(F.regexp_extract(reason, P.TRIGGER_MEMBER, i) != "",
-                               F.regexp_extract(reason, P.TRIGGER_MEMBER, i))
-                        for i in range(1, groups + 1)])
-
-
-def client_of(member: Column) -> Column:
-    client = F.regexp_extract(member, P.CLIENT_OF_MEMBER, 1)
-    return F.when(client != "", client)
-
-
-def reason_kind(reason: Column) -> Column:
-    chain = reduce(lambda acc, kv: acc.when(reason.rlike(kv[1]), F.lit(kv[0])),
-                   P.REASON_KINDS[1:], F.when(reason.rlike(P.REASON_KINDS[0][1]),
-                                              F.lit(P.REASON_KINDS[0][0])))
-    return F.when(reason.isNull(), F.lit("unknown")).otherwise(chain.otherwise(F.lit("other")))
-
-
-def classic_episodes(events: DataFrame) -> DataFrame:
-    broker = events.filter(F.col("source") == "broker-log")
-    prepares = (broker.filter(F.col("kind") == "prepare")
-                .groupBy("group", (F.col("generation") + 1).alias("to_generation"))
-                .agg(F.min("ts").alias("started"), F.min_by("reason", "ts").alias("reason"),
-                     F.min_by("broker", "ts").alias("prep_broker"),
-                     F.min("generation").alias("from_generation")))
-    ends = (broker.filter(F.col("kind").isin("stabilized", "empty"))
-            .groupBy("group", F.col("generation").alias("to_generation"))
-            .agg(F.min("ts").alias("stabilized"), F.min_by("members", "ts").alias("members_after"),
-                 F.min_by("kind", "ts").alias("end_kind"), F.min_by("broker", "ts").alias("broker")))
-    synced = (broker.filter(F.col("kind") == "assignment_received")
-              .groupBy("group", F.col("generation").alias("to_generation"))
-              .agg(F.min("ts").alias("synced")))
-    moved = (events.filter((F.col("kind") == "rebalance") & F.col("generation").isNotNull())
-             .groupBy("group", F.col("generation").alias("to_generation"))
-             .agg(F.max("moved_partitions").alias("moved_partitions")))
-    ep = (ends.join(prepares, ["group", "to_generation"], "left")
-          .join(synced, ["group", "to_generation"], "left")
-          .join(moved, ["group", "to_generation"], "left"))
-    by_gen = Window.partitionBy("group").orderBy("to_generation")
-    ep = ep.withColumns({
-        "group_type": F.lit("classic"),
-        "started": F.coalesce("started", "stabilized"),
-        "ended": F.when(F.col("end_kind") == "empty", F.col("stabilized"))
-                  .otherwise(F.coalesce("synced", "stabilized")),
-        "members_before": F.lag("members_after").over(by_gen),
-        "outcome": F.when(F.col("end_kind") == "empty", F.lit("empty")).otherwise(F.lit("stable")),
-        "broker": F.coalesce("broker", "prep_broker"),
-        "members_after": F.when(F.col("end_kind") == "empty", F.lit(0))
-                          .otherwise(F.col("members_after")),
-    })
-    return finish_episodes(ep)
-
-
-def finish_episodes(ep: DataFrame, keep: tuple[str, ...] = ()) -> DataFrame:
-    ep = ep.withColumns({
-        "duration_ms": _millis(F.col("ended")) - _millis(F.col("started")),
-        "reason_kind": reason_kind(F.col("reason")),
-        "trigger_member": F.coalesce(F.col("trigger_member"), trigger_member(F.col("reason")))
-        if "trigger_member" in ep.columns else trigger_member(F.col("reason")),
-    })
-    ep = ep.withColumn("trigger_client", client_of(F.col("trigger_member")))
-    typed = {f.name: f.dataType for f in COST_FIELDS}   # typed: the witnesses' union
-    return ep.select(*[F.col(c) if c in ep.columns else (
-        F.lit(None).cast(typed[c]) if c in typed else F.lit(None)).alias(c)
-        for c in EPISODE_COLUMNS], *keep)
-
-
-def consumer_episodes(events: DataFrame) -> DataFrame:
-    broker = events.filter((F.col("source") == "broker-log") & (
-        F.col("kind").isin("epoch_bumped", "target_computed", "member_fenced")
-        | (F.col("kind").isin("member_joined", "member_left") & F.col("group_type").isNotNull())))
-    consumer_groups = broker.filter(F.col("kind") == "epoch_bumped").select("group").distinct()
-    ev = broker.join(consumer_groups, "group", "left_semi")
-    # consumer, share or streams: what the group's member (or streams bump) lines say
-    types = (ev.filter(F.col("group_type").isin("consumer", "share", "streams"))
-             .groupBy("group").agg(F.max("group_type").alias("declared_type")))
-    # order within a millisecond: member change, then bump, then target
-    rank = (F.when(F.col("kind") == "target_computed", 2)
-            .when(F.col("kind") == "epoch_bumped", 1).otherwise(0))
-    order = Window.partitionBy("group").orderBy("ts", rank)
-    ev = _without_rejected_joins(ev, order)
-    # ... and within a millisecond, by the epoch each line belongs to (a member change:
-    # its bump's): a join and a leave in one millisecond logged the first epoch's target
-    # after the leave, and the two episodes both ended at the second epoch
-    next_bump = F.first(F.when(F.col("kind") == "epoch_bumped", F.col("epoch")),
-                        ignorenulls=True).over(order.rowsBetween(0, Window.unboundedFollowing))
-    ev = ev.withColumn("_epoch_of", F.coalesce(F.col("epoch"), next_bump))
-    order = Window.partitionBy("group").orderBy("ts", "_epoch_of", rank)
-    before = order.rowsBetween(Window.unboundedPreceding, -1)
-    upto = order.rowsBetween(Window.unboundedPreceding, 0)
-    delta = (F.when(F.col("kind") == "member_joined", 1)
-             .when(F.col("kind").isin("member_left", "member_fenced", "member_failed"), -1)
-             .otherwise(0))
-    ev = ev.withColumns({
-        "episode": F.coalesce(F.sum((F.col("kind") == "target_computed").cast("int")).over(before),
-                              F.lit(0)),
-        "live": F.sum(delta).over(upto),
-        "known": F.max("epoch").over(upto),
-        "seq": F.row_number().over(order),   # ties within a millisecond: the window's order
-    })
-    change = F.col("kind").isin(*MEMBER_CHANGE_KINDS)
-    change_text = F.concat(F.lit("member "), F.col("member"), F.lit(" "), F.element_at(
-        F.create_map(F.lit("member_joined"), F.lit("joined the group"),
-                     F.lit("member_left"), F.lit("left the group"),
-                     F.lit("member_fenced"), F.lit("fenced: "),
-                     F.lit("member_failed"), F.lit("failed")), F.col("kind")),
-        F.coalesce(F.col("reason"), F.lit("")))
-    ep = (ev.groupBy("group", "episode").agg(
-        F.min("ts").alias("started"),
-        F.max(F.when(F.col("kind") == "target_computed", F.col("ts"))).alias("target_ts"),
-        F.max(F.when(F.col("kind") == "epoch_bumped", F.col("ts"))).alias("last_bump"),
-        # a share group's leave bumps its epoch without a line: the target's epoch then
-        F.coalesce(F.min(F.when(F.col("kind") == "epoch_bumped", F.col("epoch"))),
-                   F.min(F.when(F.col("kind") == "target_computed", F.col("epoch"))))
-         .alias("first_epoch"),
-        F.max("known").alias("known_epoch"),
-        F.sum(F.col("kind").isin("member_left", "member_fenced", "member_failed").cast("int"))
-         .alias("departures"),
-        F.max("ts").alias("last_ts"),
-        F.max(F.when(F.col("kind").isin("epoch_bumped", "target_computed"), F.col("epoch")))
-         .alias("to_generation"),
-        F.min_by(F.when(change, change_text), F.when(change, F.col("ts"))).alias("reason"),
-        F.min_by(F.when(change, F.col("member")), F.when(change, F.col("ts")))
-         .alias("trigger_member"),
-        F.max_by("live", "seq").alias("members_after"),
-        F.min_by(F.col("live") - delta, "seq").alias("members_before"),
-        F.min_by("broker", "ts").alias("broker"),
-    ).filter(F.col("first_epoch").isNotNull()
-             # share / streams groups log no bump when their last member leaves
-             | ((F.col("members_after") <= 0) & F.col("known_epoch").isNotNull())))
-    ep = ep.join(types, "group", "left").withColumns({
-        "group_type": F.coalesce("declared_type", F.lit("consumer")),
-        "from_generation": F.coalesce(F.col("first_epoch") - 1, F.col("known_epoch")),
-        # (the silent bump: +1 per departure, as their `Unloaded ... group epoch` lines and
-        # their records show: two members leaving at once are two epochs)
-        "to_generation": F.coalesce("to_generation", F.col("known_epoch")
-                                    + F.greatest(F.col("departures"), F.lit(1))),
-        "outcome": F.when(F.col("target_ts").isNotNull(), F.lit("stable"))
-                    .when(F.col("members_after") <= 0, F.lit("empty")).otherwise(F.lit("open")),
-        "ended": F.coalesce("target_ts", F.when(F.col("members_after") <= 0,
-                                                F.coalesce("last_bump", "last_ts"))),
-        "moved_partitions": F.lit(None).cast("int"),
-    })
-    return finish_episodes(ep)
-
-
-def _without_rejected_joins(ev: DataFrame, order) -> DataFrame:
-    """A member's join line the broker followed with no epoch bump (the join it refused:
-    INVALID_REGULAR_EXPRESSION, an unknown assignor, ...) before the group's next member
-    or target line: no member joined, no round began (it became a 16 s "rebalance" from
-    the refused join to the next real round, blamed on the refused member). Joins within
-    one millisecond sort before their bumps: a join's own bump may follow another's."""
-    after = order.rowsBetween(1, Window.unboundedFollowing)
-    ev = ev.withColumn("_seq", F.row_number().over(order))
-    kind = F.col("kind")
-    first = lambda cond: F.min(F.when(cond, F.col("_seq"))).over(after)  # noqa: E731
-    ev = ev.withColumns({
-        "_next_bump": first(kind == "epoch_bumped"),
-        "_next_other": first(kind.isin("member_left", "member_fenced", "member_failed",
-                                       "target_computed")),
-        "_next_join": F.min(F.when(kind == "member_joined", F.struct("_seq", "ts"))).over(after),
-    })
-    bump, other, join = F.col("_next_bump"), F.col("_next_other"), F.col("_next_join")
-    refused = (kind == "member_joined") & (
-        bump.isNull() | (other.isNotNull() & (other < bump))
-        | (join.isNotNull() & (join["_seq"] < bump) & (join["ts"] > F.col("ts"))))
-    return ev.filter(~refused).drop("_seq", "_next_bump", "_next_other", "_next_join")
-
-
-def broker_episodes(events: DataFrame) -> DataFrame:
-    """The broker log's episodes (observed.witnessed adds the records' and the clients')."""
-    return classic_episodes(events).unionByName(consumer_episodes(events))
 
 
 def member_outcomes(events: DataFrame) -> DataFrame:

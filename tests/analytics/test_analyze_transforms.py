@@ -6,6 +6,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from groupctl.analytics import episodes as E
 from groupctl.analytics import transforms as X
 from groupctl.analytics.schema import EPISODE_COLUMNS, EVENT_SCHEMA
 
@@ -99,8 +100,8 @@ def test_reason_kind_and_trigger_member(spark, reason, kind, member):
     from pyspark.sql import functions as F
 
     df = spark.createDataFrame([(reason,)], "reason string")
-    row = df.select(X.reason_kind(F.col("reason")).alias("k"),
-                    X.trigger_member(F.col("reason")).alias("m")).first()
+    row = df.select(E.reason_kind(F.col("reason")).alias("k"),
+                    E.trigger_member(F.col("reason")).alias("m")).first()
     assert (row["k"], row["m"]) == (kind, member)
 
 
@@ -154,7 +155,32 @@ def test_members_leaving_at_once_bump_a_share_groups_epoch_once_each(spark):
             dict(group="s", ts=t(1002), kind="target_computed", epoch=3),
             dict(group="s", ts=t(5000), kind="member_left", member="b", group_type="share"),
             dict(group="s", ts=t(5400), kind="member_left", member="a", group_type="share")]
-    eps = sorted((r.asDict() for r in X.consumer_episodes(_events(spark, rows)).collect()),
+    eps = sorted((r.asDict() for r in E.consumer_episodes(_events(spark, rows)).collect()),
                  key=lambda e: e["ended"] or e["started"])
     assert [(e["from_generation"], e["to_generation"], e["outcome"]) for e in eps] == [
         (1, 2, "stable"), (2, 3, "stable"), (3, 5, "empty")]
+
+
+def test_a_round_a_restart_dropped_is_not_the_start_of_a_generation_made_later(spark):
+    """broker-restart/coop in the truth matrix, as the broker logged it: generation 2 made
+    and synced but not written, a round toward 3 begun (Preparing, old generation 2), the
+    broker restarted and reloaded the group at generation 1, made 2 again (20.1 -> 21.8 s)
+    and later 3 (22.3 -> 22.9 s). analyze gave 2 96 ms and 3 5425 ms (from the dropped
+    round's Preparing line); generation 2 is the one made last, begun at the round's first
+    Preparing line (17.4 s: its members rebalanced from then), generation 3 at 22.3 s."""
+    def at(seconds, kind, generation, **more):
+        return dict(group="g", ts=T0 + timedelta(seconds=seconds), kind=kind,
+                    generation=generation, broker=1, **more)
+
+    rows = [at(16.413, "prepare", 0, reason="join"), at(16.414, "stabilized", 1, members=2),
+            at(16.418, "assignment_received", 1),
+            at(17.436, "prepare", 1, reason="metadata"), at(17.500, "stabilized", 2, members=2),
+            at(17.510, "assignment_received", 2), at(17.530, "prepare", 2, reason="dropped"),
+            at(20.106, "prepare", 1, reason="metadata"), at(21.837, "stabilized", 2, members=2),
+            at(21.840, "assignment_received", 2),
+            at(22.284, "prepare", 2, reason="join"), at(22.859, "stabilized", 3, members=3),
+            at(22.861, "assignment_received", 3)]
+    eps = {r["to_generation"]: r.asDict() for r in E.classic_episodes(_events(spark, rows)).collect()}
+    assert {g: (e["duration_ms"], e["reason"]) for g, e in eps.items()} == {
+        1: (5, "join"), 2: (4404, "metadata"), 3: (577, "join")}
+    assert eps[3]["started"] == T0 + timedelta(seconds=22.284)
