@@ -38,6 +38,19 @@ def measured(cmd: list[str]) -> tuple[float, float]:
     return wall, usage.ru_utime + usage.ru_stime
 
 
+def alternated(tools: dict[str, list[str]], runs: int) -> dict[str, tuple[float, float]]:
+    """Each command once to warm (the page cache, the broker), then all in turn `runs`
+    times: per command its median (wall s, CPU s)."""
+    got: dict[str, list[tuple[float, float]]] = {k: [] for k in tools}
+    for cmd in tools.values():
+        measured(cmd)
+    for _ in range(runs):
+        for name, cmd in tools.items():
+            got[name].append(measured(cmd))
+    return {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v))
+            for k, v in got.items()}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-b", "--bootstrap-server", required=True)
@@ -58,15 +71,8 @@ def main() -> None:
         before = str(Path(args.before) / ".venv" / "bin" / "groupctl")
         tools["before (table)"] = [before, "-b", b, "describe", group]
         tools["before -o json"] = [before, "-b", b, "-o", "json", "describe", group]
-    got: dict[str, list[tuple[float, float]]] = {k: [] for k in tools}
     load = os.getloadavg()[0]
-    for cmd in tools.values():
-        measured(cmd)   # warm: the page cache, the broker
-    for _ in range(args.runs):
-        for name, cmd in tools.items():
-            got[name].append(measured(cmd))
-    med = {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v))
-           for k, v in got.items()}
+    med = alternated(tools, args.runs)
     fw, fc = med["floor"]
     print(f"load average {load:.1f} before, {os.getloadavg()[0]:.1f} after, on "
           f"{os.cpu_count()} cores; median of {args.runs}; target <= {TARGET}x the floor")

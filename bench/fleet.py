@@ -226,19 +226,12 @@ def describe_vs_peer(bootstrap: str, fleet: set[str], runs: int) -> dict:
 def describe_one_vs_floor(bootstrap: str, group: str, runs: int) -> dict:
     """`describe GROUP` (table and -o json) against `python -c 'import typer, rich,
     asyncio, ssl'`, alternated (bench/describe_one.py's measure)."""
-    from describe_one import measured
+    from describe_one import alternated
 
     me = [*groupctl_cmd(), "-b", bootstrap]
-    tools = {"floor": [sys.executable, "-c", "import typer, rich, asyncio, ssl"],
-             "table": [*me, "describe", group], "json": [*me, "-o", "json", "describe", group]}
-    for cmd in tools.values():
-        measured(cmd)
-    got: dict[str, list] = {k: [] for k in tools}
-    for _ in range(runs):
-        for name, cmd in tools.items():
-            got[name].append(measured(cmd))
-    med = {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v))
-           for k, v in got.items()}
+    med = alternated({"floor": [sys.executable, "-c", "import typer, rich, asyncio, ssl"],
+                      "table": [*me, "describe", group],
+                      "json": [*me, "-o", "json", "describe", group]}, runs)
     fw, fc = med["floor"]
     return {"floor_ms": round(fw * 1000, 1), **{
         f"{k}_{what}": round(v, 2) for k in ("table", "json")
