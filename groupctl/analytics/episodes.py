@@ -138,7 +138,7 @@ def consumer_episodes(events: DataFrame) -> DataFrame:
     rank = (F.when(F.col("kind") == "target_computed", 2)
             .when(F.col("kind") == "epoch_bumped", 1).otherwise(0))
     order = Window.partitionBy("group").orderBy("ts", rank)
-    ev = _without_rejected_joins(ev, order)
+    ev = _without_rejected_joins(ev, rank)
     # ... and within a millisecond, by the epoch each line belongs to (a member change:
     # its bump's): a join and a leave in one millisecond logged the first epoch's target
     # after the leave, and the two episodes both ended at the second epoch
@@ -204,27 +204,33 @@ def consumer_episodes(events: DataFrame) -> DataFrame:
     return finish_episodes(ep)
 
 
-def _without_rejected_joins(ev: DataFrame, order) -> DataFrame:
+def _without_rejected_joins(ev: DataFrame, rank: Column) -> DataFrame:
     """A member's join line the broker followed with no epoch bump (the join it refused:
-    INVALID_REGULAR_EXPRESSION, an unknown assignor, ...) before the group's next member
-    or target line: no member joined, no round began (it became a 16 s "rebalance" from
-    the refused join to the next real round, blamed on the refused member). Joins within
-    one millisecond sort before their bumps: a join's own bump may follow another's."""
-    after = order.rowsBetween(1, Window.unboundedFollowing)
-    ev = ev.withColumn("_seq", F.row_number().over(order))
+    INVALID_REGULAR_EXPRESSION, an unknown assignor, ...): no member joined, no round began
+    (it became a 16 s "rebalance" from the refused join to the next real round, blamed on
+    the refused member). A bumping join logs its bump in the same coordinator event, so
+    nothing comes between them in the file; but lines are ordered here by their millisecond,
+    joins before bumps within one. Between two leave / fence / target lines, each bump is
+    the latest unmatched join's before it (a join's bump follows it; a later join's bump
+    follows that join): a join with no bump of its own was refused. Ordering by the first
+    later bump instead refused a real join whose bump fell in the millisecond of the next
+    member's join (`joins` .588, `Bumped` .589, next `joins` .589)."""
     kind = F.col("kind")
-    first = lambda cond: F.min(F.when(cond, F.col("_seq"))).over(after)  # noqa: E731
-    ev = ev.withColumns({
-        "_next_bump": first(kind == "epoch_bumped"),
-        "_next_other": first(kind.isin("member_left", "member_fenced", "member_failed",
-                                       "target_computed")),
-        "_next_join": F.min(F.when(kind == "member_joined", F.struct("_seq", "ts"))).over(after),
-    })
-    bump, other, join = F.col("_next_bump"), F.col("_next_other"), F.col("_next_join")
-    refused = (kind == "member_joined") & (
-        bump.isNull() | (other.isNotNull() & (other < bump))
-        | (join.isNotNull() & (join["_seq"] < bump) & (join["ts"] > F.col("ts"))))
-    return ev.filter(~refused).drop("_seq", "_next_bump", "_next_other", "_next_join")
+    upto = Window.partitionBy("group").orderBy("ts", rank).rowsBetween(
+        Window.unboundedPreceding, 0)
+    ev = ev.withColumn("_segment", F.sum(kind.isin(
+        "member_left", "member_fenced", "member_failed", "target_computed").cast("int")).over(upto))
+    by_segment = Window.partitionBy("group", "_segment").orderBy("ts", rank)
+    step = F.when(kind == "member_joined", 1).when(kind == "epoch_bumped", -1).otherwise(0)
+    ev = ev.withColumn("_open", F.sum(step).over(
+        by_segment.rowsBetween(Window.unboundedPreceding, 0)))
+    # a join is matched when a later bump of the segment closes it: the running count of
+    # unmatched joins falls below its own
+    ev = ev.withColumn("_closed", F.min("_open").over(
+        by_segment.rowsBetween(1, Window.unboundedFollowing)))
+    closed = F.col("_closed")
+    refused = (kind == "member_joined") & (closed.isNull() | (closed >= F.col("_open")))
+    return ev.filter(~refused).drop("_segment", "_open", "_closed")
 
 
 def broker_episodes(events: DataFrame) -> DataFrame:

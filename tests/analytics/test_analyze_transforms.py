@@ -184,3 +184,35 @@ def test_a_round_a_restart_dropped_is_not_the_start_of_a_generation_made_later(s
     assert {g: (e["duration_ms"], e["reason"]) for g, e in eps.items()} == {
         1: (5, "join"), 2: (4404, "metadata"), 3: (577, "join")}
     assert eps[3]["started"] == T0 + timedelta(seconds=22.284)
+
+
+def test_a_join_whose_bump_shares_the_next_joins_millisecond_is_not_refused(spark):
+    """The full suite on a loaded machine, KIP-848 group scaled 1 -> 3 -> 1, as the broker
+    logged it: member b's `joins` at .588 and its `Bumped ... 3` at .589, member c's
+    `joins` also at .589 (its bump at .590). Ordered by millisecond (joins before bumps),
+    c's join came between b's join and b's bump and b's join was taken for one the broker
+    refused: the group's last epoch had 0 members after it where ConsumerGroupCommand
+    showed 1."""
+    t = lambda ms: T0 + timedelta(milliseconds=ms)  # noqa: E731
+    rows = [dict(group="k", ts=t(499), kind="member_joined", member="a", group_type="consumer"),
+            dict(group="k", ts=t(511), kind="epoch_bumped", epoch=2),
+            dict(group="k", ts=t(519), kind="target_computed", epoch=2),
+            dict(group="k", ts=t(588), kind="member_joined", member="b", group_type="consumer"),
+            dict(group="k", ts=t(589), kind="epoch_bumped", epoch=3),
+            dict(group="k", ts=t(589), kind="member_joined", member="c", group_type="consumer"),
+            dict(group="k", ts=t(590), kind="epoch_bumped", epoch=4),
+            dict(group="k", ts=t(1529), kind="target_computed", epoch=4),
+            dict(group="k", ts=t(1630), kind="member_left", member="c", group_type="consumer"),
+            dict(group="k", ts=t(1631), kind="epoch_bumped", epoch=5),
+            dict(group="k", ts=t(1731), kind="member_left", member="b", group_type="consumer"),
+            dict(group="k", ts=t(1731), kind="epoch_bumped", epoch=6),
+            dict(group="k", ts=t(2533), kind="target_computed", epoch=6),
+            # a join the broker refused: no bump before the next target line
+            dict(group="k", ts=t(3000), kind="member_joined", member="r", group_type="consumer"),
+            dict(group="k", ts=t(3500), kind="member_joined", member="d", group_type="consumer"),
+            dict(group="k", ts=t(3500), kind="epoch_bumped", epoch=7),
+            dict(group="k", ts=t(3502), kind="target_computed", epoch=7)]
+    eps = sorted((r.asDict() for r in E.consumer_episodes(_events(spark, rows)).collect()),
+                 key=lambda e: e["to_generation"])
+    assert [(e["to_generation"], e["members_before"], e["members_after"], e["trigger_member"])
+            for e in eps] == [(2, 0, 1, "a"), (4, 1, 3, "b"), (6, 3, 1, "c"), (7, 1, 2, "d")]
