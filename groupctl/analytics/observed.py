@@ -292,6 +292,42 @@ def unowned_interval(rows: DataFrame, per_round: bool = True) -> DataFrame:
                              "unowned_min_source": low["w"], "unowned_max_source": high["w"]})
 
 
+def _rounds(known: DataFrame) -> DataFrame:
+    """Episodes with a generation, as _same_round matches them."""
+    return known.select(F.col("group").alias("_g"), F.col("to_generation").alias("_gen"),
+                        F.col("group_type").alias("_type"), F.col("started").alias("_s"),
+                        F.col("ended").alias("_e"), F.col("_witness").alias("_w"))
+
+
+def _same_round(unknown: DataFrame) -> Column:
+    """An episode with no generation (`unknown`'s) is the same round as a better witness's
+    episode of its group (_rounds) that it overlaps in time, or that ends up to
+    LOOK_SLACK_MS before the earliest start it allows (a look sees a round's end up to one
+    describe interval after it; records written before a look's interval was told give no
+    earlier start)."""
+    seen_from = F.timestamp_millis(F.unix_millis(unknown["started"]) - LOOK_SLACK_MS)
+    return ((unknown["group"] == F.col("_g")) & (F.col("_w") < unknown["_witness"])
+            & (seen_from <= F.col("_e")) & (unknown["ended"] >= F.col("_s")))
+
+
+def _lent_unowned(unknown: DataFrame, known: DataFrame) -> DataFrame:
+    """The rows of `unknown` that told unowned time, each given the round (ROUND_KEY) of
+    the one better witness's round it is the same round as (_same_round): a describe watch
+    of a classic group (DescribeGroups tells no generation) bounds the unowned time of the
+    round the coordinator's records or the broker log name. A row that is the same round
+    as several (a window of looks over two rounds) bounds none: which one it saw is not
+    known."""
+    told = unknown.filter(F.col("unowned_partition_ms").isNotNull()).withColumn(
+        "_id", F.monotonically_increasing_id())
+    pairs = told.join(_rounds(known.filter(F.col("_witness") <= BROKER)), _same_round(told))
+    one = Window.partitionBy("_id")
+    pairs = pairs.withColumns({
+        "_matched": F.size(F.collect_set(F.struct("_gen", "_type")).over(one)),
+        "_pick": F.row_number().over(one.orderBy("_w", "_s"))})
+    return pairs.filter((F.col("_matched") == 1) & (F.col("_pick") == 1)).withColumns({
+        "to_generation": F.col("_gen"), "group_type": F.col("_type")}).select(*unknown.columns)
+
+
 def once(every: DataFrame) -> DataFrame:
     """Every rebalance once (the module's rule), ordered by group, start, generation, with
     each figure the best any witness of the round has (BEST_FIGURE)."""
@@ -308,17 +344,14 @@ def once(every: DataFrame) -> DataFrame:
     keep = (F.col("_witness") == F.col("_best")) & F.when(
         F.col("_witness") == EXACT, F.col("_n_typed") == 1) \
         .when(F.col("_witness") == BROKER, F.lit(True)).otherwise(F.col("_n") == 1)
-    known = _best_figures(unowned_interval(known)).filter(keep)
     unknown = every.filter(F.col("to_generation").isNull() & (F.col("_witness") > BROKER))
-    better = known.select("group", F.col("started").alias("_s"), F.col("ended").alias("_e"),
-                          F.col("_witness").alias("_w"))
-    # a look sees a round's end up to one describe interval after it (records written
-    # before a look's interval was told give no earlier start)
-    seen_from = F.timestamp_millis(F.unix_millis(unknown["started"]) - LOOK_SLACK_MS)
-    unknown = unknown.join(better, (unknown["group"] == better["group"])
-                           & (better["_w"] < unknown["_witness"])
-                           & (seen_from <= better["_e"])
-                           & (unknown["ended"] >= better["_s"]), "left_anti")
+    lent = _lent_unowned(unknown, known).withColumns({
+        "_best": F.lit(None).cast("int"), "_n": F.lit(None).cast("int"),
+        "_n_typed": F.lit(None).cast("int"), "_lent": F.lit(True)})
+    known = unowned_interval(known.withColumn("_lent", F.lit(False)).unionByName(lent)) \
+        .filter(~F.col("_lent"))
+    known = _best_figures(known).filter(keep)
+    unknown = unknown.join(_rounds(known), _same_round(unknown), "left_anti")
     broker_unknown = every.filter(F.col("to_generation").isNull()
                                   & (F.col("_witness") <= BROKER))
     own = F.element_at(F.array(*map(F.lit, WITNESSES)), F.col("_witness") + 1)

@@ -183,7 +183,8 @@ def test_unowned_time_is_the_interval_every_witness_of_the_round_proves(spark):
     a measured figure) of the same classic rounds: the round's unowned time at least the
     largest lower bound and at most the smallest upper bound, each end's witness named; a
     measured figure is both ends (another witness's measured figure bounds nothing); where
-    the witnesses contradict each other both ends stay as told; null stays null."""
+    the witnesses contradict each other both ends stay as told; null stays null; a watch
+    that could not tell the generation bounds the one round it overlaps in time."""
     def cost(ms, basis):
         return dict(unowned_partition_ms=ms, unowned_partitions_max_ms=ms // 2,
                     unowned_basis=basis)
@@ -208,6 +209,16 @@ def test_unowned_time_is_the_interval_every_witness_of_the_round_proves(spark):
         _rebalance("records", 7, 60.0),
         _rebalance("describe", 7, 60.2, **cost(800, "upper_bound")),
         _rebalance("records", 8, 70.0),
+        # 9: a describe watch of a classic group tells no generation: its round is the
+        # records' round it overlaps in time; 10 and 11: a window of looks over two rounds
+        # bounds neither (which one it saw is not known)
+        _rebalance("records", 9, 80.0, **cost(40, "lower_bound")),
+        _event(source="describe", kind="rebalance", ts=_at(80.3), started=_at(79.5),
+               members=2, **cost(700, "upper_bound")),
+        _rebalance("records", 10, 90.0, **cost(10, "lower_bound")),
+        _rebalance("records", 11, 90.1, **cost(20, "lower_bound")),
+        _event(source="describe", kind="rebalance", ts=_at(90.4), started=_at(89.8),
+               members=2, **cost(100, "upper_bound")),
     ])
     interval = ("unowned_min_ms", "unowned_max_ms", "unowned_min_source", "unowned_max_source")
     coord, watch = "coordinator-records", "records"
@@ -215,7 +226,8 @@ def test_unowned_time_is_the_interval_every_witness_of_the_round_proves(spark):
         2: (120, 900, coord, watch), 3: (500, 2500, coord, watch),
         4: (1200, 1200, watch, watch), 5: (500, 500, coord, coord),
         6: (1000, 900, coord, watch), 7: (None, 800, None, watch),
-        8: (None, None, None, None)}
+        8: (None, None, None, None), 9: (40, 700, coord, watch), 10: (10, None, coord, None),
+        11: (20, None, coord, None)}
     # the one best figure of the round stays as it was, whole from one witness
     assert [(rows[g]["unowned_partition_ms"], rows[g]["unowned_basis"]) for g in (2, 4, 8)] \
         == [(120, "lower_bound"), (1200, "measured"), (None, None)]
