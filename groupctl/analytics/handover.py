@@ -37,8 +37,7 @@ from pyspark.sql import types as T
 
 from . import patterns as P
 from .extract import rdkafka_group_context
-from .schema import (CLIENT_COST_FIELDS, EPISODE_COLUMNS, EPISODE_TABLE_COLUMNS,
-                     FIGURE_SOURCE_COLUMNS)
+from .schema import CLIENT_COST_FIELDS, EPISODE_TABLE_COLUMNS, ROUND_COLUMNS
 
 MEASURED = "client_logs"                  # per partition, named by the clients' lines
 PER_MEMBER = "client_logs_per_member"     # partitions not named: each member's own gap
@@ -216,7 +215,7 @@ def with_client_cost(episodes: DataFrame, cost: Optional[DataFrame]) -> DataFram
     """`episodes` with the clients' figures of their classic round (null elsewhere, and
     every column null when no client logs were given)."""
     if cost is None:
-        return episodes.select(*EPISODE_COLUMNS, *FIGURE_SOURCE_COLUMNS, *[
+        return episodes.select(*ROUND_COLUMNS, *[
             F.lit(None).cast(f.dataType).alias(f.name) for f in CLIENT_COST_FIELDS])
     joined = episodes.join(cost, ["group", "group_type", "to_generation"], how="left")
     return joined.select(*EPISODE_TABLE_COLUMNS)

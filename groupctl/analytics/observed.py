@@ -27,7 +27,9 @@ LOOK_SLACK_MS before the earliest start it allows (a look sees a round's end up 
 describe interval late). A record's own duration stands (null when unknown: never the 0
 of an unknown start). Each figure of a round (duration, unowned time, slowest member,
 members before / after, moved partitions, reason) is then the best any witness of the
-same round has, whole from one witness (BEST_FIGURE), its witness in `<field>_source`.
+same round has, whole from one witness (BEST_FIGURE), its witness in `<field>_source`;
+unowned time is also the interval every witness of the round together proves
+(unowned_interval: a lower bound of one and an upper bound of another both kept).
 """
 from __future__ import annotations
 
@@ -36,7 +38,8 @@ from functools import reduce
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from .schema import COST_COLUMNS, EPISODE_COLUMNS, FIGURE_SOURCE_COLUMNS
+from .schema import (COST_COLUMNS, EPISODE_COLUMNS, ROUND_COLUMNS, UNOWNED_INTERVAL_COLUMNS,
+                     UNOWNED_INTERVAL_SOURCE_COLUMNS)
 from .episodes import broker_episodes, finish_episodes, trigger_member
 
 WITNESSES = ("coordinator-records", "broker-log", "records", "client-log")   # best first
@@ -47,6 +50,7 @@ RECORD_TYPE_HINT = {"epoch_bumped": "consumer", "generation": "classic"}
 CLASSIC_START = ("joining", "rejoin_requested", "rebalance_started")
 CLASSIC_END = ("synced", "assigned")
 LOOK_SLACK_MS = 1000   # watch's default describe interval
+ROUND_KEY = ("group", "to_generation", "group_type")   # one round's witnesses
 BROKER_AND_RECORDS = "broker-log+coordinator-records"   # the log's start, the records' end
 
 # The best figure of each field of a round (docs/commands/analyze.md, "The best figure"):
@@ -72,11 +76,14 @@ BEST_FIGURE: dict[str, tuple[tuple[str, ...], tuple[int, ...]]] = {
                (BROKER, EXACT, OTHER_RECORDS, CLIENTS)),
 }
 # basis -> rank (lower is better; a basis not named ranks after these). Unowned time: a
-# measured figure over a bound; an upper and a lower bound rank alike (the table holds one
-# figure: the better witness's, the coordinator records' sync phase, a lower bound, over a
-# describe watch's window of looks, an upper bound)
+# measured figure over a bound; an upper and a lower bound rank alike (the figure is the
+# better witness's, the coordinator records' sync phase, a lower bound, over a describe
+# watch's window of looks, an upper bound; both bounds stay in unowned_interval's columns)
 BASIS_ORDER = {"unowned": {"measured": 0, "upper_bound": 1, "lower_bound": 1}}
 FROM_COLUMNS = tuple(f"_from_{field}" for field in BEST_FIGURE)
+# unowned time's basis -> which ends of the round's interval its figure proves (lower, upper)
+UNOWNED_ENDS = {"measured": (True, True), "lower_bound": (True, False),
+                "upper_bound": (False, True)}
 
 
 def record_episodes(events: DataFrame) -> DataFrame:
@@ -223,7 +230,7 @@ def _best_figures(known: DataFrame) -> DataFrame:
     """Each round's rows with every field of BEST_FIGURE from the witness that has its best
     figure (all its columns together: never a sum, never a null made 0), and `_from_<field>`
     the witness it came from; a field no witness asked has keeps the row's own."""
-    key = Window.partitionBy("group", "to_generation", "group_type")
+    key = Window.partitionBy(*ROUND_KEY)
     every_col: dict[str, Column] = {}
     for field, (columns, asked) in BEST_FIGURE.items():
         place = F.array_position(F.array(*[F.lit(w) for w in asked]), F.col("_witness"))
@@ -254,6 +261,73 @@ def _with_sources(episodes: DataFrame) -> DataFrame:
         for field, (columns, _) in BEST_FIGURE.items()})
 
 
+def unowned_interval(rows: DataFrame, per_round: bool = True) -> DataFrame:
+    """`rows` with UNOWNED_INTERVAL_COLUMNS and their witnesses (`unowned_min_source`,
+    `unowned_max_source`): the tightest interval every witness of the round together
+    proves of its unowned time (per_round; else each row's own figure's). The lower end is
+    the largest lower bound or measured figure, the upper end the smallest upper bound or
+    measured figure, each from the witness that gave it (a tie: the better witness). Of
+    several measured figures only the best witness's counts (BEST_FIGURE's order: they
+    measured the same time, each to its own precision, and are no bounds of each other).
+    An end no witness proves is null, never 0; where witnesses contradict each other
+    (lower end > upper end) both ends stay as told: neither is picked."""
+    ms, basis = F.col("unowned_partition_ms"), F.col("unowned_basis")
+    asked = BEST_FIGURE["unowned"][1]
+    place = F.array_position(F.array(*[F.lit(w) for w in asked]), F.col("_witness"))
+    told = ms.isNotNull() & (place > 0)
+    proves = {end: told & basis.isin(*[b for b, ends in UNOWNED_ENDS.items() if ends[end]])
+              for end in (0, 1)}
+    measured = told & (basis == "measured")
+    if per_round:
+        first = F.row_number().over(Window.partitionBy(*ROUND_KEY, measured).orderBy(
+            place, "started", "ended"))
+        proves = {end: p & (~measured | (first == 1)) for end, p in proves.items()}
+    who = F.element_at(F.array(*map(F.lit, WITNESSES)), F.col("_witness") + 1)
+    low = F.when(proves[0], F.struct(ms.alias("ms"), (-place).alias("p"), who.alias("w")))
+    high = F.when(proves[1], F.struct(ms.alias("ms"), place.alias("p"), who.alias("w")))
+    if per_round:
+        low, high = (F.max(low).over(Window.partitionBy(*ROUND_KEY)),
+                     F.min(high).over(Window.partitionBy(*ROUND_KEY)))
+    return rows.withColumns({"unowned_min_ms": low["ms"], "unowned_max_ms": high["ms"],
+                             "unowned_min_source": low["w"], "unowned_max_source": high["w"]})
+
+
+def _rounds(known: DataFrame) -> DataFrame:
+    """Episodes with a generation, as _same_round matches them."""
+    return known.select(F.col("group").alias("_g"), F.col("to_generation").alias("_gen"),
+                        F.col("group_type").alias("_type"), F.col("started").alias("_s"),
+                        F.col("ended").alias("_e"), F.col("_witness").alias("_w"))
+
+
+def _same_round(unknown: DataFrame) -> Column:
+    """An episode with no generation (`unknown`'s) is the same round as a better witness's
+    episode of its group (_rounds) that it overlaps in time, or that ends up to
+    LOOK_SLACK_MS before the earliest start it allows (a look sees a round's end up to one
+    describe interval after it; records written before a look's interval was told give no
+    earlier start)."""
+    seen_from = F.timestamp_millis(F.unix_millis(unknown["started"]) - LOOK_SLACK_MS)
+    return ((unknown["group"] == F.col("_g")) & (F.col("_w") < unknown["_witness"])
+            & (seen_from <= F.col("_e")) & (unknown["ended"] >= F.col("_s")))
+
+
+def _lent_unowned(unknown: DataFrame, known: DataFrame) -> DataFrame:
+    """The rows of `unknown` that told unowned time, each given the round (ROUND_KEY) of
+    the one better witness's round it is the same round as (_same_round): a describe watch
+    of a classic group (DescribeGroups tells no generation) bounds the unowned time of the
+    round the coordinator's records or the broker log name. A row that is the same round
+    as several (a window of looks over two rounds) bounds none: which one it saw is not
+    known."""
+    told = unknown.filter(F.col("unowned_partition_ms").isNotNull()).withColumn(
+        "_id", F.monotonically_increasing_id())
+    pairs = told.join(_rounds(known.filter(F.col("_witness") <= BROKER)), _same_round(told))
+    one = Window.partitionBy("_id")
+    pairs = pairs.withColumns({
+        "_matched": F.size(F.collect_set(F.struct("_gen", "_type")).over(one)),
+        "_pick": F.row_number().over(one.orderBy("_w", "_s"))})
+    return pairs.filter((F.col("_matched") == 1) & (F.col("_pick") == 1)).withColumns({
+        "to_generation": F.col("_gen"), "group_type": F.col("_type")}).select(*unknown.columns)
+
+
 def once(every: DataFrame) -> DataFrame:
     """Every rebalance once (the module's rule), ordered by group, start, generation, with
     each figure the best any witness of the round has (BEST_FIGURE)."""
@@ -270,23 +344,21 @@ def once(every: DataFrame) -> DataFrame:
     keep = (F.col("_witness") == F.col("_best")) & F.when(
         F.col("_witness") == EXACT, F.col("_n_typed") == 1) \
         .when(F.col("_witness") == BROKER, F.lit(True)).otherwise(F.col("_n") == 1)
-    known = _best_figures(known).filter(keep)
     unknown = every.filter(F.col("to_generation").isNull() & (F.col("_witness") > BROKER))
-    better = known.select("group", F.col("started").alias("_s"), F.col("ended").alias("_e"),
-                          F.col("_witness").alias("_w"))
-    # a look sees a round's end up to one describe interval after it (records written
-    # before a look's interval was told give no earlier start)
-    seen_from = F.timestamp_millis(F.unix_millis(unknown["started"]) - LOOK_SLACK_MS)
-    unknown = unknown.join(better, (unknown["group"] == better["group"])
-                           & (better["_w"] < unknown["_witness"])
-                           & (seen_from <= better["_e"])
-                           & (unknown["ended"] >= better["_s"]), "left_anti")
+    lent = _lent_unowned(unknown, known).withColumns({
+        "_best": F.lit(None).cast("int"), "_n": F.lit(None).cast("int"),
+        "_n_typed": F.lit(None).cast("int"), "_lent": F.lit(True)})
+    known = unowned_interval(known.withColumn("_lent", F.lit(False)).unionByName(lent)) \
+        .filter(~F.col("_lent"))
+    known = _best_figures(known).filter(keep)
+    unknown = unknown.join(_rounds(known), _same_round(unknown), "left_anti")
     broker_unknown = every.filter(F.col("to_generation").isNull()
                                   & (F.col("_witness") <= BROKER))
     own = F.element_at(F.array(*map(F.lit, WITNESSES)), F.col("_witness") + 1)
-    alone = unknown.unionByName(broker_unknown).withColumns({
-        f"_from_{field}": own for field in BEST_FIGURE})
-    out = known.select(*EPISODE_COLUMNS, *FROM_COLUMNS) \
-        .unionByName(alone.select(*EPISODE_COLUMNS, *FROM_COLUMNS))
-    return _with_sources(out).select(*EPISODE_COLUMNS, *FIGURE_SOURCE_COLUMNS) \
+    alone = unowned_interval(unknown.unionByName(broker_unknown).withColumns({
+        f"_from_{field}": own for field in BEST_FIGURE}), per_round=False)
+    figures = (*EPISODE_COLUMNS, *FROM_COLUMNS, *UNOWNED_INTERVAL_COLUMNS,
+               *UNOWNED_INTERVAL_SOURCE_COLUMNS)
+    out = known.select(*figures).unionByName(alone.select(*figures))
+    return _with_sources(out).select(*ROUND_COLUMNS) \
         .orderBy("group", "started", "to_generation")

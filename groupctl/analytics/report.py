@@ -1,6 +1,7 @@
 """report.html: one self-contained page (plotly's JS inlined, no network) with
 - a timeline: one trace per group, one bar per rebalance from start to end, coloured by
-  reason, hover text with generations/epochs, trigger member and duration;
+  reason, hover text with generations/epochs, trigger member, duration, members, moved
+  partitions and unowned time, each figure with the witness it came from;
 - a histogram of rebalance durations;
 - the storms table, the coordinator moves and the per-group metrics.
 Built from the collected rows (load.rows), not from Spark.
@@ -67,20 +68,72 @@ def _span_ms(episodes: list[dict]) -> float:
 
 
 def _hover(e: dict) -> str:
-    span = f"{e['from_generation']} → {e['to_generation']}"
+    """A round's figures, each with the witness it came from (the `*_source` columns) in
+    brackets, a bound as a bound, and `-` for what no witness knew."""
+    span = f"{_dash(e['from_generation'])} → {_dash(e['to_generation'])}"
     return "<br>".join(html.escape(str(x)) for x in (
         f"{e['group']} ({e['group_type']}) {span}", f"{e['started']} .. {e['ended']}",
-        f"{e['duration_ms']} ms, {e['reason_kind']}", f"trigger: {e['trigger_member']}",
-        f"reason: {(e['reason'] or '')[:160]}", *_cost(e)))
+        f"{_dash(e['duration_ms'], ' ms')}{_from(e, 'duration')}, {e['reason_kind']}",
+        f"trigger: {_dash(e['trigger_member'])}",
+        f"reason: {(e['reason'] or '-')[:160]}{_from(e, 'reason')}",
+        _members(e), *_cost(e)))
+
+
+def _dash(value, unit: str = "") -> str:
+    return "-" if value is None else f"{value}{unit}"
+
+
+def _members(e: dict) -> str:
+    """Members before → after and the partitions moved, one witness named once."""
+    before, after = e.get("members_before_source"), e.get("members_after_source")
+    members = f"members {_dash(e.get('members_before'))} → {_dash(e.get('members_after'))}" + (
+        _from(e, "members_after") if before == after or before is None else
+        f" ({before} → {after or '-'})")
+    return (f"{members}, moved partitions {_dash(e.get('moved_partitions'))}"
+            f"{_from(e, 'moved_partitions')}")
+
+
+def _from(e: dict, field: str) -> str:
+    """` (witness)` of a figure, from its `<field>_source` column; nothing when unnamed."""
+    source = e.get(f"{field}_source")
+    return f" ({source})" if source else ""
+
+
+def unowned_text(e: dict) -> str:
+    """A round's unowned time as its witnesses together prove it (unowned_min_ms ..
+    unowned_max_ms, each end's witness: `≥` a lower end's, `≤` an upper end's), the longest
+    partition's from the best figure; two witnesses that contradict each other are both
+    shown, neither picked."""
+    low, high = e.get("unowned_min_ms"), e.get("unowned_max_ms")
+    by_low, by_high = e.get("unowned_min_source"), e.get("unowned_max_source")
+    if low is None and high is None:
+        if e.get("unowned_partition_ms") is None:
+            return "unowned -"
+        # a figure of no known basis bounds nothing: shown as told
+        return (f"unowned {e['unowned_partition_ms']} ms ({e.get('unowned_basis') or 'basis -'})"
+                f"{_from(e, 'unowned')}")
+    if low is not None and high is not None and low > high:
+        text = (f"unowned: the witnesses disagree, ≥ {low} ms ({by_low}) but ≤ {high} ms "
+                f"({by_high})")
+    elif low == high:
+        text = (f"unowned {low} ms measured ({by_low})" if by_low == by_high else
+                f"unowned {low} ms ({by_low} ≥, {by_high} ≤)")
+    elif high is None:
+        text = f"unowned ≥ {low} ms ({by_low} ≥)"
+    elif low is None:
+        text = f"unowned ≤ {high} ms ({by_high} ≤)"
+    else:
+        text = f"unowned {low}-{high} ms ({by_low} ≥, {by_high} ≤)"
+    longest = e.get("unowned_partitions_max_ms")
+    return text + ("" if longest is None else
+                   f", longest partition {longest} ms ({e.get('unowned_basis')}"
+                   f"{', ' + e['unowned_source'] if e.get('unowned_source') else ''})")
 
 
 def _cost(e: dict) -> list[str]:
-    """Issue 19: what the rebalance cost and who held it up, when its record told it, and
-    the clients' own figure when their logs were given."""
-    out = []
-    if e.get("unowned_partition_ms") is not None:
-        out.append(f"partitions unowned {e['unowned_partition_ms']} ms in all "
-                   f"({e.get('unowned_basis')}), longest {e.get('unowned_partitions_max_ms')} ms")
+    """Issue 19: what the rebalance cost and who held it up, each figure with its witness,
+    and the clients' own figure when their logs were given."""
+    out = [unowned_text(e)]
     if e.get("client_unowned_partition_ms") is not None:
         out.append(f"clients' own figure: partitions unowned {e['client_unowned_partition_ms']}"
                    f" ms in all over {e.get('client_unowned_partitions')} handover(s) "
@@ -89,7 +142,8 @@ def _cost(e: dict) -> list[str]:
                    + (f", {e['client_unassigned_partitions']} never taken up again"
                       if e.get("client_unassigned_partitions") else ""))
     if e.get("slowest_member") is not None:
-        out.append(f"slowest member {e['slowest_member']}: {e.get('slowest_member_ms')} ms")
+        out.append(f"slowest member {e['slowest_member']}: {_dash(e.get('slowest_member_ms'), ' ms')}"
+                   f"{_from(e, 'slowest_member')}")
     return out
 
 
@@ -131,7 +185,8 @@ def write_report(path: Path, collected: dict[str, list[dict]], title: str) -> Pa
                    "left_or_failed_members", "duration_ms_p50", "duration_ms_p95",
                    "duration_ms_max", "storms", "top_reason", "rebalances_per_hour",
                    "time_rebalancing_ms", "rebalances_untimed",
-                   "unowned_partition_ms_total", "client_unowned_partition_ms_total"]
+                   "unowned_partition_ms_total", "unowned_min_ms_total",
+                   "unowned_max_ms_total", "client_unowned_partition_ms_total"]
     storm_cols = ["group", "storm", "started", "ended", "rebalances", "top_reason"]
     move_cols = ["group", "ts", "from_broker", "to_broker", "last_on_old", "members"]
     page = f"""<!DOCTYPE html>

@@ -76,20 +76,31 @@ EPISODE_COLUMNS = (
     "members_before", "members_after", "moved_partitions", "outcome", "broker",
     *COST_COLUMNS,   # from groupctl's records only; null from the other witnesses
 )
+# the round's unowned time (unowned_partition_ms, the sum over partitions) as every witness
+# of it together proves it (observed.unowned_interval): at least `unowned_min_ms` (the
+# largest lower bound or the measured figure), at most `unowned_max_ms` (the smallest upper
+# bound or the measured figure); null where no witness proves that end, never 0; min > max
+# when two witnesses contradict each other (both kept as told)
+UNOWNED_INTERVAL_COLUMNS = ("unowned_min_ms", "unowned_max_ms")
 # which witness each figure of a round came from (observed.BEST_FIGURE, one per field:
 # coordinator-records, broker-log, records, client-log; null with the figure)
 FIGURE_SOURCE_COLUMNS = (
     "duration_source", "unowned_source", "slowest_member_source", "members_before_source",
     "members_after_source", "moved_partitions_source", "reason_source")
-# the episodes table as written: each witness's columns, where each figure came from, then
-# the clients' figures
-EPISODE_TABLE_COLUMNS = (*EPISODE_COLUMNS, *FIGURE_SOURCE_COLUMNS, *CLIENT_COST_COLUMNS)
+UNOWNED_INTERVAL_SOURCE_COLUMNS = ("unowned_min_source", "unowned_max_source")
+# one row per round (observed.once): each witness's columns, the unowned interval, where
+# each figure came from
+ROUND_COLUMNS = (*EPISODE_COLUMNS, *UNOWNED_INTERVAL_COLUMNS, *FIGURE_SOURCE_COLUMNS,
+                 *UNOWNED_INTERVAL_SOURCE_COLUMNS)
+# the episodes table as written: the rounds, then the clients' figures
+EPISODE_TABLE_COLUMNS = (*ROUND_COLUMNS, *CLIENT_COST_COLUMNS)
 GROUP_METRIC_COLUMNS = (
     "group", "type", "rebalances", "failed_members", "left_members", "duration_ms_p50",
     "duration_ms_p95", "duration_ms_max", "storms", "top_reason", "rebalances_per_hour",
     "time_rebalancing_ms", "flapping_members", "group_epoch", "max_generation",
     "first_seen", "last_seen", "errors", "unowned_partition_ms_total",
     "client_unowned_partition_ms_total", "rebalances_untimed", "left_or_failed_members",
+    "unowned_min_ms_total", "unowned_max_ms_total",
 )
 HOURLY_COLUMNS = ("group", "hour", "rebalances", "duration_ms_p50", "duration_ms_p95",
                   "duration_ms_max", "time_rebalancing_ms", "rebalances_untimed")

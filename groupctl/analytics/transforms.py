@@ -141,13 +141,28 @@ def _duration_figures() -> list[Column]:
             F.sum(F.col("duration_ms").isNull().cast("int")).alias("rebalances_untimed")]
 
 
+def _unowned_totals() -> list[Column]:
+    """A set of rounds' unowned time summed, each end of its interval apart (a sum of
+    bounds is a bound, never a measured figure): `unowned_min_ms_total`, at least (the
+    rounds' proven lower ends; a round without one adds nothing to what is proven, null
+    when no round has one); `unowned_max_ms_total`, at most (null unless every round is
+    bounded above); `unowned_partition_ms_total`, the total measured (null unless every
+    round's lower and upper ends are one figure). A round whose witnesses contradict each
+    other (lower end > upper end) proves neither end."""
+    low, high = F.col("unowned_min_ms"), F.col("unowned_max_ms")
+    agree = ~F.coalesce(low > high, F.lit(False))
+    every = lambda rounds: F.min(F.coalesce(rounds, F.lit(False)).cast("int")) == 1  # noqa: E731
+    return [F.when(every(low == high), F.sum(low)).alias("unowned_partition_ms_total"),
+            F.sum(F.when(agree, low)).alias("unowned_min_ms_total"),
+            F.when(every(high.isNotNull() & agree), F.sum(high)).alias("unowned_max_ms_total")]
+
+
 def group_metrics(events: DataFrame, episodes_df: DataFrame, storms_df: DataFrame,
                   flapping_df: DataFrame, outcomes_df: DataFrame) -> DataFrame:
     """One row per group: the fields of docs/commands/analyze.md first, then the extra metrics."""
     done = episodes_df.filter(F.col("outcome").isin(*ROUND_OUTCOMES))
     per = done.groupBy("group").agg(
-        *_duration_figures(),
-        F.sum("unowned_partition_ms").alias("unowned_partition_ms_total"),
+        *_duration_figures(), *_unowned_totals(),
         F.sum("client_unowned_partition_ms").alias("client_unowned_partition_ms_total"))
     reasons = done.groupBy("group", "reason_kind").count()
     top = (reasons.withColumn("r", F.row_number().over(

@@ -38,6 +38,13 @@ def summary_table(console, data: dict, wide: bool) -> None:
                         + ")" for m in by_time[:5] if m["time_rebalancing_ms"])
         if top:
             console.print(f"Most time rebalancing: {top}")
+        # groupctl's records: each end of the rounds' unowned intervals summed apart
+        bounded = sorted((m for m in metrics if m.get("unowned_min_ms_total") is not None
+                          or m.get("unowned_max_ms_total") is not None),
+                         key=lambda m: (-(m.get("unowned_min_ms_total") or 0), m["group"]))
+        if bounded:
+            console.print("Partitions unowned, as groupctl's records bound it: " + ", ".join(
+                f"{m['group']} ({unowned_total(m)})" for m in bounded[:5]))
         # issue 19: the clients' own revoke -> assign figure (--client-logs)
         by_cost = sorted((m for m in metrics if m.get("client_unowned_partition_ms_total")),
                          key=lambda m: (-m["client_unowned_partition_ms_total"], m["group"]))
@@ -57,3 +64,16 @@ def summary_table(console, data: dict, wide: bool) -> None:
             for m in moves[:5]) + (f" (+{len(moves) - 5} more, see moves.csv)"
                                     if len(moves) > 5 else ""))
     console.print(f"Output: {data['out']} (report: {data['report']})")
+
+
+def unowned_total(m: dict) -> str:
+    """A group's unowned time over its rebalances as proven: measured, an interval, or one
+    bound (the other end not known: said, never 0)."""
+    low, high = m.get("unowned_min_ms_total"), m.get("unowned_max_ms_total")
+    if low is not None and low == high:
+        return f"{low} ms"
+    if high is None:
+        return f"at least {low} ms"
+    if low is None:
+        return f"at most {high} ms"
+    return f"{low}-{high} ms"

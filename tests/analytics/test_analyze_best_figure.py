@@ -178,6 +178,61 @@ def test_the_broker_logs_round_keeps_what_a_watch_measured_of_it(spark):
     assert (r["moved_partitions"], r["moved_partitions_source"]) == (4, "records")
 
 
+def test_unowned_time_is_the_interval_every_witness_of_the_round_proves(spark):
+    """history (the coordinator's records: a lower bound) and describe watches (upper bounds,
+    a measured figure) of the same classic rounds: the round's unowned time at least the
+    largest lower bound and at most the smallest upper bound, each end's witness named; a
+    measured figure is both ends (another witness's measured figure bounds nothing); where
+    the witnesses contradict each other both ends stay as told; null stays null; a watch
+    that could not tell the generation bounds the one round it overlaps in time."""
+    def cost(ms, basis):
+        return dict(unowned_partition_ms=ms, unowned_partitions_max_ms=ms // 2,
+                    unowned_basis=basis)
+    rows = _rounds(spark, [
+        # 2: the records' lower bound and a watch's upper bound: both kept
+        _rebalance("records", 2, 10.0, **cost(120, "lower_bound")),
+        _rebalance("describe", 2, 10.4, **cost(900, "upper_bound")),
+        # 3: two watches' upper bounds: the smaller; the records' lower bound
+        _rebalance("records", 3, 20.0, **cost(500, "lower_bound")),
+        _rebalance("describe", 3, 20.3, **cost(3000, "upper_bound")),
+        _rebalance("describe", 3, 20.5, **cost(2500, "upper_bound")),
+        # 4: a watch's measured figure within the records' lower bound: both ends
+        _rebalance("records", 4, 30.0, **cost(300, "lower_bound")),
+        _rebalance("describe", 4, 30.2, **cost(1200, "measured")),
+        # 5: the records' measured figure, a watch's too: the better witness's
+        _rebalance("records", 5, 40.0, **cost(500, "measured")),
+        _rebalance("describe", 5, 40.2, **cost(520, "measured")),
+        # 6: the witnesses contradict each other: both figures, neither picked
+        _rebalance("records", 6, 50.0, **cost(1000, "lower_bound")),
+        _rebalance("describe", 6, 50.2, **cost(900, "upper_bound")),
+        # 7: only an upper bound: no lower end (null, not 0); 8: no witness knows
+        _rebalance("records", 7, 60.0),
+        _rebalance("describe", 7, 60.2, **cost(800, "upper_bound")),
+        _rebalance("records", 8, 70.0),
+        # 9: a describe watch of a classic group tells no generation: its round is the
+        # records' round it overlaps in time; 10 and 11: a window of looks over two rounds
+        # bounds neither (which one it saw is not known)
+        _rebalance("records", 9, 80.0, **cost(40, "lower_bound")),
+        _event(source="describe", kind="rebalance", ts=_at(80.3), started=_at(79.5),
+               members=2, **cost(700, "upper_bound")),
+        _rebalance("records", 10, 90.0, **cost(10, "lower_bound")),
+        _rebalance("records", 11, 90.1, **cost(20, "lower_bound")),
+        _event(source="describe", kind="rebalance", ts=_at(90.4), started=_at(89.8),
+               members=2, **cost(100, "upper_bound")),
+    ])
+    interval = ("unowned_min_ms", "unowned_max_ms", "unowned_min_source", "unowned_max_source")
+    coord, watch = "coordinator-records", "records"
+    assert {g: tuple(rows[g][c] for c in interval) for g in rows} == {
+        2: (120, 900, coord, watch), 3: (500, 2500, coord, watch),
+        4: (1200, 1200, watch, watch), 5: (500, 500, coord, coord),
+        6: (1000, 900, coord, watch), 7: (None, 800, None, watch),
+        8: (None, None, None, None), 9: (40, 700, coord, watch), 10: (10, None, coord, None),
+        11: (20, None, coord, None)}
+    # the one best figure of the round stays as it was, whole from one witness
+    assert [(rows[g]["unowned_partition_ms"], rows[g]["unowned_basis"]) for g in (2, 4, 8)] \
+        == [(120, "lower_bound"), (1200, "measured"), (None, None)]
+
+
 def test_each_field_of_the_rule_names_its_source_column():
     from groupctl.analytics.observed import BEST_FIGURE
     from groupctl.analytics.schema import FIGURE_SOURCE_COLUMNS

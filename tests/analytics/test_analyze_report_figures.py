@@ -55,3 +55,49 @@ def test_the_timeline_has_one_trace_per_group_with_its_timed_rounds():
     keys = [t["name"] for t in data if t["type"] == "scatter"]
     kinds = {e["reason_kind"] for e in episodes if e["started"] and e["ended"]}
     assert keys == [k for k in report.REASON_COLOURS if k in kinds]
+
+
+def _round(gen: int, **fields) -> dict:
+    base = dict.fromkeys(("duration_ms", "reason", "trigger_member", "members_before",
+                          "members_after", "moved_partitions", "unowned_partition_ms",
+                          "unowned_partitions_max_ms", "unowned_basis", "unowned_min_ms",
+                          "unowned_max_ms"))
+    return {**base, "group": "g", "group_type": "classic", "from_generation": gen - 1,
+            "to_generation": gen, "started": f"2026-11-24T10:0{gen}:00.000Z",
+            "ended": f"2026-11-24T10:0{gen}:01.000Z", "reason_kind": "join",
+            "outcome": "stable", **fields}
+
+
+def test_a_rounds_hover_names_each_figures_witness_and_shows_bounds_as_bounds():
+    rounds = [
+        _round(2, duration_ms=600, duration_source="broker-log", reason="Adding new member",
+               reason_source="broker-log", trigger_member="m", members_before=1,
+               members_before_source="records", members_after=2,
+               members_after_source="broker-log", moved_partitions=2,
+               moved_partitions_source="records", unowned_partition_ms=120,
+               unowned_partitions_max_ms=60, unowned_basis="lower_bound",
+               unowned_source="coordinator-records", unowned_min_ms=120, unowned_max_ms=900,
+               unowned_min_source="coordinator-records", unowned_max_source="records"),
+        _round(3, unowned_partition_ms=1000, unowned_basis="lower_bound",
+               unowned_source="coordinator-records", unowned_min_ms=1000, unowned_max_ms=900,
+               unowned_min_source="coordinator-records", unowned_max_source="records"),
+        _round(4, unowned_partition_ms=800, unowned_basis="upper_bound",
+               unowned_source="records", unowned_max_ms=800, unowned_max_source="records"),
+        _round(5, unowned_partition_ms=50, unowned_basis="measured", unowned_source="records",
+               unowned_min_ms=50, unowned_max_ms=50, unowned_min_source="records",
+               unowned_max_source="records"),
+        _round(6),   # the broker log alone: no witness of the figures
+    ]
+    (bar,) = [t for t in report.timeline_figure(rounds)["data"] if t["type"] == "bar"]
+    hover = [text.split("<br>") for text in bar["hovertext"]]
+    assert "600 ms (broker-log), join" in hover[0]
+    assert "members 1 → 2 (records → broker-log), moved partitions 2 (records)" in hover[0]
+    assert ("unowned 120-900 ms (coordinator-records ≥, records ≤), longest partition 60 ms "
+            "(lower_bound, coordinator-records)") in hover[0]
+    # two witnesses that contradict each other: both shown, neither picked
+    assert ("unowned: the witnesses disagree, ≥ 1000 ms (coordinator-records) but ≤ 900 ms "
+            "(records)") in hover[1]
+    assert "unowned ≤ 800 ms (records ≤)" in hover[2]
+    assert "unowned 50 ms measured (records)" in hover[3]
+    # what no witness knows is "-", never 0
+    assert {"-, join", "unowned -", "members - → -, moved partitions -"} <= set(hover[4])

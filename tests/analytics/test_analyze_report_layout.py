@@ -53,3 +53,17 @@ def test_the_summary_in_a_pipe_is_not_cut_to_80_columns():
     header = next(line for line in lines if line.lstrip("│┃ ").startswith("GROUP"))
     assert "TIME MS" in header and "TOP REASON" in header and "…" not in out.getvalue()
     assert REASON in out.getvalue() and "12345678" in out.getvalue()
+
+
+def test_the_summary_tells_the_unowned_totals_as_bounds():
+    rows = [{**m, "group": g, "unowned_min_ms_total": low, "unowned_max_ms_total": high}
+            for m, (g, low, high) in zip(metrics(4), (("a", 66, None), ("b", 320, 1600),
+                                                      ("c", None, 900), ("d", 50, 50)))]
+    rows.append({**metrics(1)[0], "group": "e", "unowned_min_ms_total": None,
+                 "unowned_max_ms_total": None})
+    out = io.StringIO()
+    summary_table(Console(file=out, force_terminal=False, no_color=True, width=400),
+                  {"metrics": rows, "episodes": [], "storms": [], "out": "o",
+                   "report": "o/report.html"}, False)
+    assert ("Partitions unowned, as groupctl's records bound it: b (320-1600 ms), "
+            "a (at least 66 ms), d (50 ms), c (at most 900 ms)") in out.getvalue()

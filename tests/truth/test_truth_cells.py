@@ -366,6 +366,20 @@ def test_analyze_ends_a_classic_round_at_its_leaders_assignment():
     assert late.problems == ["gen 2 3400 ms (broker 819 ms)"]
 
 
+def test_analyze_witnesses_that_contradict_each_others_unowned_bounds_disagree():
+    """The records' lower bound above a watch's upper bound of the same round: analyze keeps
+    both (unowned_min_ms > unowned_max_ms), and the judge says so."""
+    from truth_analyze import judge
+
+    truth = LogTruth(rounds=[Round(2, T0 + 819, T0, 2, synced_ms=T0 + 820)])
+    episode = {"to_generation": "2", "ended": iso(T0 + 820), "duration_ms": "820",
+               "unowned_min_ms": "120", "unowned_max_ms": "900"}
+    assert judge([episode], {"rebalances": 1}, truth, has_start=True).verdict == "agree"
+    episode.update(unowned_min_ms="1000")
+    assert judge([episode], {"rebalances": 1}, truth, has_start=True).problems == [
+        "gen 2 unowned witnesses disagree (>= 1000 ms, <= 900 ms)"]
+
+
 def test_an_upper_bound_over_looks_held_through_a_restart_is_unknowable_not_wrong():
     """broker-restart/eager: a describe held 3.9 s through the restart; the round (400 ms
     by the broker) was told under way at 2100 and over at 6000, its unowned upper bound

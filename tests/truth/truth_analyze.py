@@ -7,7 +7,8 @@ A cell holds analyze's `episodes` table for the group against the broker's round
 round once, in order, no phantom; durations within SYNC_MS of the broker's, which ends a
 classic round at "Stabilized" where analyze ends it at the leader's assignment, "Assignment
 received from leader", 540-820 ms later with a starting Java leader; null, never
-0, where the input holds no start) and its per-group metrics (`rebalances`; a duration it
+0, where the input holds no start; its unowned interval not contradicted by its own
+witnesses) and its per-group metrics (`rebalances`; a duration it
 cannot know is null, never 0).
 """
 from __future__ import annotations
@@ -114,6 +115,13 @@ def judge(episodes: list[dict], summary: dict | None, truth, has_start: bool,
                 r.duration_ms - SYNC_MS <= d
                 <= (r.synced_ms or r.end_ms) - (r.begun_ms or r.start_ms or 0) + SYNC_MS):
             cell.problems.append(f"gen {r.key} {d} ms (broker {r.duration_ms} ms)")
+    # the round's unowned time as its witnesses together prove it: a lower end above the
+    # upper end is two witnesses contradicting each other (analyze keeps both)
+    for e in episodes:
+        low, high = _int(e.get("unowned_min_ms")), _int(e.get("unowned_max_ms"))
+        if low is not None and high is not None and low > high:
+            cell.problems.append(f"gen {_int(e['to_generation'])} unowned witnesses disagree "
+                                 f"(>= {low} ms, <= {high} ms)")
     if no_start:
         gens = ",".join(str(k) for k, _ in no_start)
         times = sorted({d for _, d in no_start})
