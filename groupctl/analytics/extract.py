@@ -295,6 +295,7 @@ RECORD_SCHEMA = T.StructType([
     T.StructField("members_before", T.ArrayType(T.StringType())),
     T.StructField("members_after", T.ArrayType(T.StringType())),
     T.StructField("members", T.ArrayType(T.StringType())),
+    T.StructField("seen", T.BooleanType()),
     T.StructField("_corrupt_record", T.StringType()),
 ])
 RECORD_KINDS = {"member_joined": "member_joined", "member_left": "member_left",

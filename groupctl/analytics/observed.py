@@ -115,10 +115,12 @@ def record_episodes(events: DataFrame) -> DataFrame:
         # its duration exact (records written before the basis was told: a duration
         # known was exact): a broker log's start cannot better it
         (F.col("duration_ms").isNotNull()
-         & (F.coalesce("duration_basis", F.lit("exact")) == "exact")).alias("_rec_exact"))
+         & (F.coalesce("duration_basis", F.lit("exact")) == "exact")).alias("_rec_exact"),
+        # a round its observer found over between two looks: its end is not its `ended`
+        F.coalesce("seen", F.lit(True)).alias("_seen"))
     # the record's own duration: exact, the middle of its looks' interval, a lower bound,
     # or null (unknown: never the 0 its start and end would give)
-    return finish_episodes(ep, keep=("_exact", "_rec_exact", "_rec_ms")) \
+    return finish_episodes(ep, keep=("_exact", "_rec_exact", "_rec_ms", "_seen")) \
         .withColumn("duration_ms", F.col("_rec_ms"))
 
 
@@ -129,26 +131,32 @@ def with_broker_reasons(exact: DataFrame, broker: DataFrame) -> DataFrame:
     said = broker.select(
         "group", "group_type", "to_generation", F.col("reason").alias("_b_reason"),
         F.col("trigger_member").alias("_b_trigger"), F.col("broker").alias("_b_broker"),
-        F.col("started").alias("_b_started"))
+        F.col("started").alias("_b_started"), F.col("ended").alias("_b_ended"))
     ep = exact.join(said, ["group", "group_type", "to_generation"], "left")
     # the best figure of each round: the records' exact duration, else the broker log's
     # start (exact) before the records' own interval, bound or unknown
-    from_broker = ~F.col("_rec_exact") & F.coalesce(F.col("_b_started") <= F.col("ended"),
-                                                    F.lit(False))
+    from_broker = ~F.col("_rec_exact") & F.col("_seen") & F.coalesce(
+        F.col("_b_started") <= F.col("ended"), F.lit(False))
+    # a round the records jumped over: its `ended` is the record after it (generation 1,
+    # superseded 1 ms after its Stabilized line, was 1931 ms long, to generation 2's
+    # record): the broker log's round whole, where it has it
+    jumped = ~F.col("_seen") & F.col("_b_started").isNotNull()
     ep = ep.withColumns({
         "reason": F.coalesce("_b_reason", "reason"),
         "trigger_member": F.coalesce("_b_trigger", trigger_member(F.col("reason"))),
         "broker": F.coalesce("_b_broker", "broker"),
-        "started": F.when(from_broker, F.col("_b_started")).otherwise(F.col("started")),
-        "_from_broker": from_broker,
+        "started": F.when(from_broker | jumped, F.col("_b_started")).otherwise(F.col("started")),
+        "ended": F.when(jumped, F.col("_b_ended")).otherwise(F.col("ended")),
+        "_from_broker": from_broker, "_jumped": jumped,
     })
     ep = finish_episodes(ep.drop("duration_ms", "reason_kind", "trigger_client"),
-                         keep=("_from_broker", "_rec_ms"))
+                         keep=("_from_broker", "_jumped", "_rec_ms"))
     # a start from neither the records nor the broker log: the record's own figure
-    return ep.withColumn("duration_ms", F.when(F.col("_from_broker"), F.col("duration_ms"))
+    return ep.withColumn("duration_ms", F.when(F.col("_from_broker") | F.col("_jumped"),
+                                               F.col("duration_ms"))
                          .otherwise(F.col("_rec_ms"))).select(
         *EPISODE_COLUMNS, F.when(F.col("_from_broker"), F.lit(BROKER_AND_RECORDS))
-        .alias("_duration_from"))
+        .when(F.col("_jumped"), F.lit(WITNESSES[BROKER])).alias("_duration_from"))
 
 
 def _classic_client_rounds(events: DataFrame) -> DataFrame:

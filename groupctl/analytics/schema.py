@@ -64,6 +64,9 @@ EVENT_SCHEMA = T.StructType([
     T.StructField("members_before", T.IntegerType()),
     # issue 19: what a recorded rebalance cost and who held it up (events.py `rebalance`)
     *COST_FIELDS,
+    # a `rebalance` record's `seen`: false for a round its observer found over between two
+    # looks (its `ended` is when it was found over, not when it ended)
+    T.StructField("seen", T.BooleanType()),
 ])
 EVENT_COLUMNS = tuple(f.name for f in EVENT_SCHEMA.fields)
 

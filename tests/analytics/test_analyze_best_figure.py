@@ -237,3 +237,28 @@ def test_each_field_of_the_rule_names_its_source_column():
     from groupctl.analytics.observed import BEST_FIGURE
     from groupctl.analytics.schema import FIGURE_SOURCE_COLUMNS
     assert tuple(f"{field}_source" for field in BEST_FIGURE) == FIGURE_SOURCE_COLUMNS
+
+
+def test_a_generation_the_records_jumped_over_keeps_the_broker_logs_own_end(spark, fixture_dir):
+    """A real lab run (librdkafka range group): generation 1 Stabilized 3 ms after its
+    Preparing line and was superseded 1 ms later, before any SyncGroup; the records hold
+    generation 2 only, so history told generation 1 as a round it did not see (`seen`
+    false, `ended` the record of generation 2). With the broker log, analyze gave
+    generation 1 the log's start and that record's time: 1931 ms for a round of 3 ms."""
+    from groupctl.analytics import load
+    from groupctl.analytics.pipeline import Inputs, analyze
+
+    tables = analyze(spark, Inputs(events=[str(fixture_dir / "superseded-history.ndjson")],
+                                   broker_logs=[str(fixture_dir / "superseded-server.log")]))
+    try:
+        eps = {e["to_generation"]: e for e in load.rows(tables.named()["episodes"])}
+    finally:
+        tables.release()
+    assert sorted(eps) == [1, 2, 3]
+    # the broker's own: Preparing .529 -> Stabilized .532 (no leader's assignment)
+    assert (eps[1]["started"], eps[1]["ended"], eps[1]["duration_ms"]) == (
+        "2026-11-27T05:41:04.529Z", "2026-11-27T05:41:04.532Z", 3)
+    assert eps[1]["duration_source"] == "broker-log"
+    # generation 2: from its Preparing line to its record (the leader's assignment)
+    assert (eps[2]["started"], eps[2]["ended"], eps[2]["duration_ms"]) == (
+        "2026-11-27T05:41:04.533Z", "2026-11-27T05:41:06.460Z", 1927)
