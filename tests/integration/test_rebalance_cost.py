@@ -83,14 +83,26 @@ def told_between(watch, first: dict, last: dict) -> list[dict]:
     return rebalances[rebalances.index(first):rebalances.index(last) + 1]
 
 
-def check_measured(rebalances: list[dict], real: tuple[float, int]) -> dict:
+def check_measured(rebalances: list[dict], real: tuple[float, int], *,
+                   unseen_ok: bool = False) -> dict:
+    """Measured: within one poll per moved partition of the callbacks' truth. `unseen_ok`:
+    a partition may go from one member to the next between two looks (a KIP-848 member
+    heartbeats at any moment), none showing it unowned: its round is then an upper bound,
+    each partition from the look that showed it held to the one that showed it held again
+    (at most two polls and the describe round trips more than the truth)."""
     seconds, moved = real
     told = sum(r["unowned_partition_ms"] for r in rebalances)
-    assert all(r["unowned_basis"] == "measured" for r in rebalances), rebalances
+    bases = {r["unowned_basis"] for r in rebalances}
+    assert bases <= ({"measured", "upper_bound"} if unseen_ok else {"measured"}), rebalances
     assert moved > 0
-    assert abs(told - seconds * 1000) <= moved * POLL_S * 1000, (told, seconds, moved)
+    if bases == {"measured"}:
+        assert abs(told - seconds * 1000) <= moved * POLL_S * 1000, (told, seconds, moved)
+    else:
+        assert -moved * POLL_S * 1000 <= told - seconds * 1000 <= moved * (2 * POLL_S + 0.2) * 1000, \
+            (told, seconds, moved, rebalances)
     assert max(r["unowned_partitions_max_ms"] for r in rebalances) <= told
-    return {"told_ms": told, "truth_ms": round(seconds * 1000), "moved": moved}
+    return {"told_ms": told, "truth_ms": round(seconds * 1000), "moved": moved,
+            "bases": sorted(bases)}
 
 
 FIGURES: dict[str, dict] = {}
@@ -118,7 +130,7 @@ def test_kip848_join_and_leave_unowned_time(kafka, topic_factory, consumer_facto
                                  "the rebalance b joined")
         wait_balanced([a, b, c], every)
         join_truth = truth([a, b, c], marks)
-        FIGURES["kip848 join"] = check_measured([joined], join_truth)
+        FIGURES["kip848 join"] = check_measured([joined], join_truth, unseen_ok=True)
 
         marks = {x.name: len(x.events) for x in (a, b, c)}
         gone = c.member_id
@@ -127,7 +139,7 @@ def test_kip848_join_and_leave_unowned_time(kafka, topic_factory, consumer_facto
                                and gone not in (e["members_after"] or ()), "the rebalance c left")
         wait_balanced([a, b], every)
         leave_truth = truth([a, b, c], marks)
-        FIGURES["kip848 leave"] = check_measured([left], leave_truth)
+        FIGURES["kip848 leave"] = check_measured([left], leave_truth, unseen_ok=True)
         assert left["unowned_unsubscribed"] == []
     finally:
         assert watch.stop() == 0, watch.stderr()
@@ -159,10 +171,13 @@ def history(kafka, group) -> list[dict]:
 
 def test_cooperative_sticky_unowned_from_revoking_to_giving_generation(
         kafka, topic_factory, unique_group):
+    """b joins (the revoking generation held Stable 1 s: measured), then leaves (issue 30:
+    a round shorter than the poll, its partitions handed on in one generation)."""
     g, topic = unique_group, topic_factory(6)
     every = [(topic, p) for p in range(6)]
+    # no commit on close: b's LeaveGroup follows its revoke callback at once
     made = [Recorded(kafka.bootstrap, g, [topic], assignor="cooperative-sticky",
-                     name=f"{g}-{n}") for n in "acb"]
+                     name=f"{g}-{n}", config=QUICK_CLOSE) for n in "acb"]
     a, c, b = made
     try:
         a.start(), c.start()
@@ -180,13 +195,48 @@ def test_cooperative_sticky_unowned_from_revoking_to_giving_generation(
         FIGURES["cooperative join"] = {**check_measured(rounds, truth(made, marks)),
                                        "rebalances": len(rounds)}
         assert rounds[-1]["unowned_partition_ms"] > 0
+        left = leave_told(watch, made, every)
         assert watch.stop() == 0, watch.stderr()
     finally:
         for x in made:
             x.begin_close()
         for x in made:
             x.close()
+    # the coordinator's records of the same generation: at least its sync phase (b's
+    # partitions went to a and c in it); describe's bound is no less
+    (rec,) = [e for e in history(kafka, g) if e["event"] == "rebalance"
+              and e["to_generation"] == left["to_generation"]]
+    assert rec["unowned_basis"] == "lower_bound", rec
+    assert rec["unowned_partitions_max_ms"] <= left["unowned_partitions_max_ms"], (rec, left)
+    FIGURES["cooperative leave"]["records_at_least_ms"] = rec["unowned_partitions_max_ms"]
     report()
+
+
+def leave_told(watch, made, every) -> dict:
+    """b leaves: its partitions reach a and c in the one generation after it, so no look
+    shows them unowned. Describe cannot measure their time, only bound it by the looks
+    around the round: an upper bound no less than the callbacks' revoke -> assign, never
+    "0 ms measured" (issue 30)."""
+    a, c, b = made
+    a.hold_s = c.hold_s = 0.0
+    marks = {x.name: len(x.events) for x in made}
+    gone, held = b.member_id, sorted(p for _, p in b.assignment)
+    b.close()
+    r = rebalance_after(watch, lambda e: gone in (e["members_before"] or ())
+                        and gone not in (e["members_after"] or ()), "the rebalance b left")
+    wait_balanced([a, c], every)
+    seconds, moved = truth(made, marks)
+    assert (r["unowned_basis"], moved) == ("upper_bound", len(held)), r
+    assert sorted(x["partition"] for x in r["unowned_longest"]) == held, r
+    # at least the callbacks' own handover (less the moment between b's revoke callback
+    # and its LeaveGroup, when a look still showed b holding them), at most the window
+    # the looks left around the round
+    assert r["unowned_partition_ms"] >= seconds * 1000 - moved * 100, (r, seconds)
+    assert r["unowned_partitions_max_ms"] <= r["duration_max_ms"] + 1, r
+    FIGURES["cooperative leave"] = {"upper_bound_ms": r["unowned_partition_ms"],
+                                    "truth_ms": round(seconds * 1000), "moved": moved,
+                                    "window_ms": r["duration_max_ms"]}
+    return r
 
 
 def test_eager_range_upper_bound(kafka, topic_factory, consumer_factory, unique_group):

@@ -303,3 +303,82 @@ def test_repeated_looks_mid_round_do_not_narrow_a_cooperative_bound():
     (unseen, r) = rebalances(look(s, classic("Stable", 5, coop, km("a", [0, 1, 2]), km("b", [])),
                                   at=12.0))
     assert (r.unowned_partitions_max_ms, r.unowned_basis) == (2000, "upper_bound")
+
+
+def test_cooperative_leave_between_two_looks_is_an_upper_bound_not_a_measured_0():
+    """Issue 30 (Kafka 4.4.0, cooperative-sticky, describe at 0.5 s): b left and the
+    broker's round (2 ms) fell between two looks that both showed the group Stable. Its
+    partitions went to a in that one generation, so no look showed them unowned: the watch
+    said "0 ms measured" where the coordinator's records proved at least 2 ms. Each was
+    unowned at most from the last look that showed b holding it (10.0: a repeat of the
+    look before counts) to the one that showed a holding it (10.5)."""
+    s = story()
+    coop = "cooperative-sticky"
+    for at in (9.5, 10.0):
+        look(s, classic("Stable", 3, coop, km("a", [0, 1]), km("b", [2, 3])), at=at)
+    (r,) = rebalances(look(s, classic("Stable", 4, coop, km("a", [0, 1, 2, 3])), at=10.5))
+    assert (r.unowned_partition_ms, r.unowned_partitions_max_ms, r.unowned_basis) == (
+        1000, 500, "upper_bound")
+    assert [(x["partition"], x["ms"]) for x in r.unowned_longest] == [(2, 500), (3, 500)]
+    assert r.duration_max_ms == 500   # the same window holds the round
+
+
+def test_consumer_group_partition_moved_unseen_bounds_the_whole_round():
+    """A consumer group: c left (epoch 4); a got t-2 before the next look (no look showed
+    it unowned: at most 9.0 -> 9.5), t-3 was seen unowned at 9.5 and held at 10.0. The
+    round is an upper bound, t-3 counted from the last look that showed it held (9.0): 1 s."""
+    s = story()
+    look(s, consumer("Stable", 3, 3, cm("a", [0], [0], 3), cm("b", [1], [1], 3),
+                     cm("c", [2, 3], [2, 3], 3)), at=9.0)
+    look(s, consumer("Reconciling", 4, 4, cm("a", [0, 2], [0, 2], 4),
+                     cm("b", [1], [1, 3], 4)), at=9.5)
+    (r,) = rebalances(look(s, consumer("Stable", 4, 4, cm("a", [0, 2], [0, 2], 4),
+                                       cm("b", [1, 3], [1, 3], 4)), at=10.0))
+    assert (r.unowned_partition_ms, r.unowned_partitions_max_ms, r.unowned_basis) == (
+        1500, 1000, "upper_bound")
+    assert [(x["partition"], x["ms"]) for x in r.unowned_longest] == [(3, 1000), (2, 500)]
+
+
+def test_a_static_members_restart_is_no_move_of_its_partitions():
+    """b (instance ib) restarts under a new member id, no rebalance: its partition did
+    not go to another member, and the next round (c joins, nothing moves) is no bound."""
+    s = story()
+    coop = "cooperative-sticky"
+
+    def static(mid, parts):
+        return Member(mid, client_id="c-b", instance_id="ib", subscription={"topics": ["t"]},
+                      assignment=[TopicPartitions("t", parts)])
+
+    look(s, classic("Stable", 3, coop, km("a", [0]), static("b1", [1])), at=1.0)
+    assert rebalances(look(s, classic("Stable", 3, coop, km("a", [0]), static("b2", [1])),
+                           at=2.0)) == []
+    (r,) = rebalances(look(s, classic("Stable", 4, coop, km("a", [0]), static("b2", [1]),
+                                      km("c", [])), at=2.5))
+    assert (r.unowned_partition_ms, r.unowned_basis) == (0, "measured")
+
+
+def test_records_looks_come_with_a_change_so_a_move_between_two_is_no_window():
+    """The records (a consumer group's writes, at the broker's times): t-1 left a and
+    reached b in one write; the time since the write before is no bound of anything."""
+    def written(*a):
+        d = consumer(*a)
+        d.extra["assignment_timestamp_ms"] = 1000
+        return d
+
+    s = story()
+    look(s, written("Stable", 3, 3, cm("a", [0, 1], [0, 1], 3), cm("b", [], [], 3)), at=1.0)
+    (r,) = rebalances(look(s, written("Stable", 4, 4, cm("a", [0], [0], 4),
+                                      cm("b", [1], [1], 4)), at=30.0))
+    assert (r.unowned_partition_ms, r.unowned_basis) == (0, "measured")
+
+
+def test_a_move_unseen_in_a_round_after_lost_contact_stays_a_lower_bound():
+    """Contact lost: the round is a lower bound; a partition that moved unseen adds at
+    least nothing to it (its window is no lower bound), and never makes it an upper one."""
+    s = story()
+    look(s, consumer("Stable", 3, 3, cm("a", [0, 1], [0, 1], 3)), at=1.0)
+    look(s, consumer("Reconciling", 4, 4, cm("a", [0, 1], [0], 3), cm("b", [], [1], 4)), at=2.0)
+    s.feed(ContactLost("g", 2.5, "describe", OSError("down")))
+    (r,) = rebalances(look(s, consumer("Stable", 4, 4, cm("a", [0], [0], 4),
+                                       cm("b", [1], [1], 4)), at=6.0))
+    assert (r.unowned_partition_ms, r.unowned_basis) == (0, "lower_bound")

@@ -22,9 +22,13 @@ The story (observe/story.py) hands every look whose assignments are all known to
     which no observer sees: every partition given out counts as unowned for the whole
     window the observer knows holds the round (from the last look before it to the look
     that showed it over). `analyze` gives the clients' own figure from their logs;
-    cooperative groups' partitions that changed owner between two looks with no Stable
-    generation between them (a revoking generation shorter than a poll, or a member that
-    left): at most that window;
+    any other group whose partition went from one member to another between two looks
+    (no look showed it unowned: a cooperative generation that revoked it shorter than a
+    poll, a leaver's partitions handed on in one generation, a consumer group's round
+    shorter than the interval): it was unowned for at most that window, and so is the
+    round, each of its other gaps then counted from the last look that showed the
+    partition held to the first that showed it held again (a witness measures a gap
+    only when its looks saw both ends: a partition never seen unowned is no measured 0);
   * "lower_bound" for eager classic groups read from the coordinator's records: they hold
     no start of a round (the looks are the generations themselves, so the window between
     two looks is the time between two rounds, no bound of either). What they hold is the
@@ -46,7 +50,9 @@ The story (observe/story.py) hands every look whose assignments are all known to
   list, and dropped: they are not summed forever.
 
 A partition the looks never showed unowned (it moved from one member to the next between
-two looks) counts 0: the describe source's error is at most one poll interval each.
+two looks) is no 0: an upper bound over those looks (above), except from the records,
+whose looks come only with a change (the move was at the write: the records' own rules
+above tell what they hold). A static member's restart under a new member id is no move.
 """
 from __future__ import annotations
 
@@ -92,6 +98,20 @@ def _held(members) -> dict[TP, frozenset[str]] | None:
     return {tp: frozenset(ms) for tp, ms in out.items()}
 
 
+def _holders(members) -> dict[str, str]:
+    """Each member id's holder: a static member (its instance id) holds its partitions
+    across the member ids of its restarts."""
+    return {mid: s.instance_id or mid for mid, s in members.items()}
+
+
+def _from_records(desc) -> bool:
+    """A look of the coordinator's records (observe/reads/replay.py): a classic
+    generation's record (its join end, JOINED) or a consumer, share or streams group's
+    write (its target's timestamp). Their looks come only with a change: a partition that
+    went from one member to another between two looks did so at the write."""
+    return desc is not None and (JOINED in desc.extra or "assignment_timestamp_ms" in desc.extra)
+
+
 def _subscribed(members) -> set[str] | None:
     """Topics some member subscribes to; None when any member's subscription is unknown."""
     if members is None or any(s.topics is None for s in members.values()):
@@ -114,7 +134,8 @@ class UnownedPartitions:
     def __init__(self):
         self._held: dict[TP, frozenset[str]] | None = None   # holders, at the last look
                                                  # with every assignment known
-        self._bounded: dict[TP, float] = {}     # moved while unseen this round: at most this
+        self._who: dict[str, str] = {}           # ... each one's holder (_holders)
+        self._bounded: dict[TP, float] = {}     # moved between two looks this round: at most
         self._since: dict[TP, float] = {}       # unowned since the first look that showed it
         self._held_at: dict[TP, float] = {}     # ... and the last look that showed it held
         self._opened_after: dict[TP, Gap] = {}  # opened at a look after lost contact / late
@@ -161,16 +182,18 @@ class UnownedPartitions:
                 after = self._opened_after.pop(tp, None)
                 self._late = self._late or after == Gap.LATE
                 self._round_blind = self._round_blind or after == Gap.LOST
-            if (self._before_round is not None or gap == Gap.LATE) and self._known_at is not None:
-                # assignments were unknown since the last look (a classic round), or this
-                # look came late: a partition that changed holders meanwhile was unowned
-                # for at most that long
+            if self._known_at is not None:
+                # held at both looks, by other members: it went from one to the next with
+                # no look between that showed it unowned (a round shorter than the
+                # interval, a classic round's unknown assignments, a late look). Unowned
+                # for at most the window between the two looks, never a measured 0
+                who = _holders(members)
                 for tp in set(held) & set(self._held):
-                    if held[tp] != self._held[tp] and tp not in self._gaps:
-                        self._bounded[tp] = at - self._known_at
+                    if not {who[m] for m in held[tp]} & {self._who[m] for m in self._held[tp]}:
+                        self._bounded[tp] = self._bounded.get(tp, 0.0) + at - self._known_at
         if at != self._known_at or held != self._held:   # (a record's looks may share a ms)
             self._known_before, self._held_prior = self._known_at, self._held
-        self._held, self._known_at = held, at
+        self._held, self._known_at, self._who = held, at, _holders(members)
         self._round_blind = self._round_blind or self._blind
         self._blind = False
 
@@ -196,10 +219,16 @@ class UnownedPartitions:
         basis = MEASURED if seen_whole and not blind else LOWER_BOUND
         if self._held is None:
             return UnownedFigures(unsubscribed=apart)
+        if _from_records(desc):   # looks only with a change: a move between two is at once
+            bounded = {}
         if late and basis == MEASURED:   # a gap's end at a late look: the whole window
             basis, gaps = UPPER_BOUND, upper
-        if bounded:   # a cooperative generation that revoked them was not seen Stable
-            basis, gaps = UPPER_BOUND, {**gaps, **bounded}
+        if bounded and basis != LOWER_BOUND:
+            # a partition no look showed unowned is bounded by its looks' window, and so is
+            # every other one of the round: each from the look that showed it held to the
+            # one that showed it held again (a lower bound stays one: those add at least 0)
+            basis, gaps = UPPER_BOUND, {tp: upper.get(tp, 0.0) + bounded.get(tp, 0.0)
+                                        for tp in {*upper, *bounded}}
         if desc is not None and JOINED in desc.extra:   # cooperative, from the records
             handed = self._from_leavers(self._held_prior, self._known_before, members, at,
                                         desc.extra[JOINED], gaps)
