@@ -178,9 +178,11 @@ def _rebalances(v: GroupView) -> Iterator[Sample]:
 
 @group_family("groupctl_group_unowned_partition_seconds", "counter",
               "Partition-seconds without an owner during the group's rebalances, summed "
-              "over partitions, by the figure's basis (measured; upper_bound: eager classic "
-              "groups, counted for the whole round; lower_bound: part of the round unseen; "
-              "the events reference: What a rebalance cost)")
+              "over partitions, by the figure's basis (measured; upper_bound: the time a "
+              "partition may have been unowned, as the looks around the round bound it "
+              "(an eager classic group's whole round, a move between two looks); "
+              "lower_bound: part of the round unseen; the events reference: What a "
+              "rebalance cost)")
 def _unowned(v: GroupView) -> Iterator[Sample]:
     for (kind, basis), seconds in sorted(list(v.counts.unowned_seconds.items())):
         yield "_total", (("type", kind), ("basis", basis)), seconds
