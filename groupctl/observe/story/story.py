@@ -53,7 +53,7 @@ from ..reads.model import (CLASSIC, CONSUMER, DEAD, REBALANCING_STATES, SETTLED_
 from .story_stale import (DEFER, RESTORE, SETTLE_HELD, Kept, StaleView, coordinator_id,
                           shape)
 from .probe_sync import ProbeSync
-from .telling import Tell, Was, told_envelope
+from .telling import Tell, Telling, Was
 from .reasons import explain
 from .round import RoundClock, RoundState, SettledRound, unseen_generations, unseen_round
 from .unowned import UnownedPartitions
@@ -72,12 +72,8 @@ class RebalanceStory:
         self._group = group
         self._clock = clock
         self._elsewhere = frozenset(EventKind(k) for k in told_elsewhere)
-        # the group as told: state, type, epochs, members... changed only by the fold of
-        # the events told (GroupStatus.apply); a Watcher's reducer holds this very object
-        self.status = status if status is not None else GroupStatus(group)
-        self._tell = tell or told_envelope
-        self.told: list[dict] = []   # the last feed's events as told (envelopes), in order
-        self._feeding: obs.Observation | None = None
+        # the group as told (`status`): changed only by the fold of the events told
+        self._told = Telling(group, GroupStatus(group) if status is None else status, tell)
         # the last settled round, the point the next one is told from (a look after a gap
         # retells the group, not the round): its members and generation / epoch
         self._members: dict[str, MemberSnapshot] | None = None
@@ -101,18 +97,19 @@ class RebalanceStory:
             raise TypeError(f"not an observation the story knows: {o!r}")
         if type(o) is not obs.Seen:
             self._same_as = None   # anything else may move the story: read the next look whole
-        self.told, self._feeding = [], o
+        self._told.begin(o)
         return handler(self, o)
 
-    def _fold(self, events: list[Event]) -> list[Event]:
-        """Told: each event into its envelope and through the one fold, in order."""
-        o = self._feeding
-        assert o is not None
-        for event in events:
-            told = self._tell(event, o, self._group)
-            self.status.apply(told)
-            self.told.append(told)
-        return events
+    @property
+    def status(self) -> GroupStatus:
+        """The group as told: state, type, generation or epochs, members... (state/reducer.py);
+        a Watcher's reducer holds this very object."""
+        return self._told.status
+
+    @property
+    def told(self) -> list[dict]:
+        """The last feed's events as told (their envelopes), in order."""
+        return self._told.told
 
     # ---- what a look shows -----------------------------------------------------------------
     def _seen(self, o: obs.Seen) -> list[Event]:
@@ -125,7 +122,7 @@ class RebalanceStory:
             self._unowned.same_look(at)
             return []
         was = Was(self.status)   # the group as told before this look's snapshot
-        events = self._fold(self._snapshot(desc, at))
+        events = self._told(self._snapshot(desc, at))
         cid = coordinator_id(desc)
         self._moved = None not in (cid, self._coordinator) and cid != self._coordinator
         self._coordinator = cid if cid is not None else self._coordinator
@@ -191,10 +188,10 @@ class RebalanceStory:
             events += self._epoch(desc, at, () if changed_type else was.epochs)
             self._behind.observe(desc, at, gap)
             if desc.type in (SHARE, STREAMS) and EventKind.ASSIGNMENT not in self._elsewhere:
-                events += self._fold(self._holding.observe(desc, self._behind, self._members))
+                events += self._told(self._holding.observe(desc, self._behind, self._members))
         if told:   # each member as it converges, with its reconciliation time
             self._convergence.seed(self._members)
-            events += self._fold(self._convergence.observe(desc, at))
+            events += self._told(self._convergence.observe(desc, at))
         over = reached_before_next(desc) if self._round.changes_only else None   # records
         if over is not None and self._generation is not None and over > self._generation:
             events += self._settle(desc, replace(self._round_of(desc, over, at, told),
@@ -226,7 +223,7 @@ class RebalanceStory:
             self._members = now   # joins and leaves without a new epoch were told already
         elif self._members is not None and _replaced_in_place(self._members, now):
             joined, left = joins_and_leaves(self._members, now)
-            events += self._fold(left + list(joined.values()))
+            events += self._told(left + list(joined.values()))
             self._members = now
         return events
 
@@ -264,7 +261,7 @@ class RebalanceStory:
         of the new type are told."""
         if previous is None or desc.type is None or desc.type == previous:
             return []
-        return self._fold([TypeChanged(desc.type, previous)])
+        return self._told([TypeChanged(desc.type, previous)])
 
     def _epoch(self, desc: GroupDescription, at: float, previous: tuple | None) -> list[Event]:
         """`previous`: the epochs told before this look (None: none yet, the look's
@@ -274,7 +271,7 @@ class RebalanceStory:
             return []
         if not self._round.under_way:
             self._round.start(at)   # the epoch moved between two looks
-        return self._fold([EpochChanged(*epochs)])
+        return self._told([EpochChanged(*epochs)])
 
     def _change_state(self, state: str | None, at: float, member_state: str | None = None,
                       *, rounds: bool = True, previous: Any = False) -> list[Event]:
@@ -288,7 +285,7 @@ class RebalanceStory:
         if rounds and (state == "PreparingRebalance" or (
                 state in REBALANCING_STATES and previous not in REBALANCING_STATES)):
             self._round.start(at)
-        return self._fold([StateChanged(state, previous, member_state)])
+        return self._told([StateChanged(state, previous, member_state)])
 
     # ---- the probe's own member --------------------------------------------------------------
     def _before_join(self, o: obs.BeforeJoin) -> list[Event]:
@@ -296,7 +293,7 @@ class RebalanceStory:
         members are the baseline of the first generation; an epoch group's epoch is the
         one the probe's join moves on from."""
         desc = o.desc
-        events = self._fold(self._snapshot(desc, o.at))
+        events = self._told(self._snapshot(desc, o.at))
         if desc is not None and desc.state != DEAD:
             self._round.look(o.at, after_gap=self._looks.look(o.at) == Gap.LOST)
             self._unowned.look(members_of(desc), o.at)
@@ -368,7 +365,7 @@ class RebalanceStory:
         self._generation, self._members = r.mark, after
         if r.reason is None:
             self._probe.reason = None
-        return self._fold(events)
+        return self._told(events)
 
     def _cost(self, desc: GroupDescription | None, after, ended: float, unseen: bool) -> dict:
         """What the round cost (observe.unowned) and, for epoch groups, who held it up

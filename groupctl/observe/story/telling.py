@@ -22,5 +22,29 @@ class Was:
 Tell = Callable[[Event, obs.Observation, str], dict]
 
 
+class Telling:
+    """One story's telling: `begin` at each observation, then each list of events it
+    decides, through `__call__`, into envelopes folded into `status` in order."""
+    __slots__ = ("group", "status", "told", "_tell", "_o")
+
+    def __init__(self, group: str, status: GroupStatus, tell: Tell | None = None):
+        self.group, self.status = group, status
+        self._tell = tell or told_envelope
+        self.told: list[dict] = []   # the envelopes told since `begin`
+        self._o: obs.Observation | None = None
+
+    def begin(self, o: obs.Observation) -> None:
+        self.told, self._o = [], o
+
+    def __call__(self, events: list[Event]) -> list[Event]:
+        o = self._o
+        assert o is not None
+        for event in events:
+            told = self._tell(event, o, self.group)
+            self.status.apply(told)
+            self.told.append(told)
+        return events
+
+
 def told_envelope(event: Event, o: obs.Observation, group: str) -> dict:
     return envelope(event, group=group, cluster=None, source=o.source, at=o.at)
