@@ -23,6 +23,8 @@ class _Pending:
 
 
 class ProbeSync:
+    __slots__ = ("reason", "_pending")   # one per story: 100,000 at fleet size
+
     def __init__(self) -> None:
         self.reason: str | None = None   # how the member noticed the round under way
         self._pending: _Pending | None = None

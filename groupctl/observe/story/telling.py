@@ -22,6 +22,9 @@ class Was:
 Tell = Callable[[Event, obs.Observation, str], dict]
 
 
+_NONE: list[dict] = []   # told nothing since `begin` (shared, never appended to)
+
+
 class Telling:
     """One story's telling: `begin` at each observation, then each list of events it
     decides, through `__call__`, into envelopes folded into `status` in order."""
@@ -30,15 +33,17 @@ class Telling:
     def __init__(self, group: str, status: GroupStatus, tell: Tell | None = None):
         self.group, self.status = group, status
         self._tell = tell or told_envelope
-        self.told: list[dict] = []   # the envelopes told since `begin`
+        self.told: list[dict] = _NONE   # the envelopes told since `begin`
         self._o: obs.Observation | None = None
 
     def begin(self, o: obs.Observation) -> None:
-        self.told, self._o = [], o
+        self.told, self._o = _NONE, o   # no list per look: a fleet's looks mostly tell nothing
 
     def __call__(self, events: list[Event]) -> list[Event]:
         o = self._o
         assert o is not None
+        if events and self.told is _NONE:
+            self.told = []
         for event in events:
             told = self._tell(event, o, self.group)
             self.status.apply(told)
