@@ -170,7 +170,7 @@ class Watcher:
                 self._missing_at_start(group)
         story = self._follow(group)
         story.feed(o)
-        self._tell(group, story.told)
+        self._tell(group, story.take_told())
         if not self.source.follows(group):
             del self.stories[group]   # --all: gone and unlisted; followed again if listed
 

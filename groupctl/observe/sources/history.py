@@ -186,7 +186,7 @@ async def _replay_partition(reader, read: PartitionRead, start, end, tell_from, 
         seen.add(desc.group)
         story = stories[desc.group]
         story.feed(Seen(desc.group, at, RECORDS, desc))
-        events = list(story.told)
+        events = story.take_told()
         events += member_transitions(desc, events, members.setdefault(desc.group, {}),
                                      cluster.cluster_id, at)
         if tell_from is not None and current[0] < tell_from:

@@ -79,7 +79,7 @@ class RecordsPast:
                 story.feed(Missing(group, at, RECORDS))
                 continue
             story.feed(Seen(group, at, RECORDS, desc))
-            recent.extend(e for e in story.told if e["event"] == EventKind.REBALANCE)
+            recent.extend(e for e in story.take_told() if e["event"] == EventKind.REBALANCE)
         return list(recent)
 
     def clear(self) -> None:

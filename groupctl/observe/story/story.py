@@ -2,7 +2,7 @@
 docs/reference/events.md. `story.feed(Seen("orders", at, "describe", desc))` returns the new
 events ([Event], maybe []); `feed` is the only entry. The group's state (state, type,
 generation or epochs, members as told...) is `story.status`, a GroupStatus (state/reducer.py)
-changed only by folding the events the story tells, in order (`story.told`: their
+changed only by folding the events the story tells, in order (`story.take_told()`: their
 envelopes): a replay of them gives the same state, and a Watcher's reducer holds that very
 object. The story keeps only the round: the last settled round it is told from, the round
 clock and the witnesses of the looks. The
@@ -98,7 +98,9 @@ class RebalanceStory:
         if type(o) is not obs.Seen:
             self._same_as = None   # anything else may move the story: read the next look whole
         self._told.begin(o)
-        return handler(self, o)
+        events = handler(self, o)
+        self._told.end()
+        return events
 
     @property
     def status(self) -> GroupStatus:
@@ -106,10 +108,10 @@ class RebalanceStory:
         a Watcher's reducer holds this very object."""
         return self._told.status
 
-    @property
-    def told(self) -> list[dict]:
-        """The last feed's events as told (their envelopes), in order."""
-        return self._told.told
+    def take_told(self) -> list[dict]:
+        """The last feed's events as told (their envelopes, folded), in order; a second
+        take gives []."""
+        return self._told.take()
 
     # ---- what a look shows -----------------------------------------------------------------
     def _seen(self, o: obs.Seen) -> list[Event]:

@@ -33,11 +33,20 @@ class Telling:
     def __init__(self, group: str, status: GroupStatus, tell: Tell | None = None):
         self.group, self.status = group, status
         self._tell = tell or told_envelope
-        self.told: list[dict] = _NONE   # the envelopes told since `begin`
+        self.told: list[dict] = _NONE   # the envelopes told since `begin`, until taken
         self._o: obs.Observation | None = None
 
     def begin(self, o: obs.Observation) -> None:
         self.told, self._o = _NONE, o   # no list per look: a fleet's looks mostly tell nothing
+
+    def end(self) -> None:
+        self._o = None
+
+    def take(self) -> list[dict]:
+        """The envelopes told, forgotten here (a records watch's story may hear nothing
+        more for hours: what it told last is not kept)."""
+        told, self.told = self.told, _NONE
+        return [] if told is _NONE else told   # the shared list never leaves
 
     def __call__(self, events: list[Event]) -> list[Event]:
         o = self._o
