@@ -161,7 +161,18 @@ class Event:
         return EventKind(self.KIND)
 
     def to_dict(self) -> dict:
-        return {"event": str(self.KIND), **{f.name: getattr(self, f.name) for f in fields(self)}}
+        cls = type(self)
+        known = _SHAPES.get(cls)
+        if known is None:   # each type's fields, read once (every told event comes here)
+            known = _SHAPES[cls] = (str(cls.KIND), tuple(f.name for f in fields(self)))
+        kind, names = known
+        out = {"event": kind}
+        for name in names:
+            out[name] = getattr(self, name)
+        return out
+
+
+_SHAPES: dict[type, tuple[str, tuple[str, ...]]] = {}
 
 
 @dataclass(frozen=True)
