@@ -161,15 +161,27 @@ class Event:
         return EventKind(self.KIND)
 
     def to_dict(self) -> dict:
-        return {"event": str(self.KIND), **{f.name: getattr(self, f.name) for f in fields(self)}}
+        cls = type(self)
+        known = _SHAPES.get(cls)
+        if known is None:   # each type's fields, read once (every told event comes here)
+            known = _SHAPES[cls] = (str(cls.KIND), tuple(f.name for f in fields(self)))
+        kind, names = known
+        out = {"event": kind}
+        for name in names:
+            out[name] = getattr(self, name)
+        return out
+
+
+_SHAPES: dict[type, tuple[str, tuple[str, ...]]] = {}
 
 
 @dataclass(frozen=True)
 class Snapshot(Event):
-    """The group in full as first seen by a watch or probe, and again after a gap in
-    contact: its members [{member_id, instance_id, client_id, host, assignment,
-    target_assignment}] (streams members add `tasks`). `gap_ms` (an extra field): null on
-    the first look, after a gap the time since the last look before it."""
+    """The group in full as first seen by a watch or probe, again after a gap in contact,
+    and when a group that was gone (`state` Dead) is there again: its members [{member_id,
+    instance_id, client_id, host, assignment, target_assignment}] (streams members add
+    `tasks`). `gap_ms` (an extra field): null on the first look, otherwise the time since
+    the last look that showed the group."""
     KIND: ClassVar[str] = EventKind.SNAPSHOT
     state: str | None
     type: str | None = None

@@ -68,15 +68,14 @@ class Look:
     @classmethod
     def of(cls, desc, at: float = 0.0) -> "Look":
         """One description (None: missing) folded on its own, as a first look."""
-        from ..events import envelope
         from .sources.observations import Missing, Seen
         from .story.story import RebalanceStory
 
         name = getattr(desc, "group", "?")
-        status = GroupStatus(name)
         o = Missing(name, at, "describe") if desc is None else Seen(name, at, "describe", desc)
-        for event in RebalanceStory(name, clock=lambda: at).feed(o):
-            status.apply(envelope(event, group=name, cluster=None, source="describe", at=at))
+        story = RebalanceStory(name, clock=lambda: at)
+        story.feed(o)
+        status = story.status   # what the story told, folded
         return cls(status if status.exists else None,
                    None if desc is None else desc.lag_total)
 
@@ -230,7 +229,6 @@ async def wait_for(cluster: ClusterLike, group: str, cond: Condition, *, interva
     """Follow the group (the one source -> story -> reducer) every `interval` s until
     `cond` holds or `deadline` (a client Deadline) passes; NotFoundError at once for a
     missing group under --must-exist."""
-    from ..events import envelope
     from .sources.observations import ContactLost, Missing, Seen
     from .sources.poller import DescribePoller
     from .story.story import RebalanceStory
@@ -239,7 +237,8 @@ async def wait_for(cluster: ClusterLike, group: str, cond: Condition, *, interva
     started = clock()
     source = DescribePoller(cluster, [group], interval=interval, offsets=cond.needs_offsets,
                             deadline=deadline)
-    story, status, lag = RebalanceStory(group), GroupStatus(group), None
+    story, lag = RebalanceStory(group), None
+    status = story.status   # the group as the story told it (its one fold)
     async for o in source.observations():
         if isinstance(o, ContactLost):
             # a poll cut short by the deadline (while still connecting, it surfaces as
@@ -253,8 +252,7 @@ async def wait_for(cluster: ClusterLike, group: str, cond: Condition, *, interva
             raise NotFoundError(f"group {group!r} does not exist (--must-exist)")
         if isinstance(o, Seen):
             check_state_of_type(cond.state, o.desc.type, group)
-        for event in story.feed(o):
-            status.apply(envelope(event, group=group, cluster=None, source=o.source, at=o.at))
+        story.feed(o)
         lag = o.desc.lag_total if isinstance(o, Seen) else None
         now = clock()
         verdict = tracker.observe(Look(status if status.exists else None, lag), now)

@@ -8,14 +8,16 @@ The pipeline of observe/ (see its package doc): the describe poller (source.py; 
 relisting, back-off), or with `source="records"` the tail of the coordinator's records
 (records_tail.py), or with `source="auto"` both (sources/auto.py: the records' rounds,
 describe's states and starts; describe alone where the records may not be read) -> one
-RebalanceStory per group (story.py) -> event envelopes (source "describe" or "records") -> `emit` and the reducer (reducer.py), whose per-group state
-gives the summary and --max-rebalances. A group that disappears is told as `state` Dead once and then
+RebalanceStory per group (story.py) -> event envelopes (source "describe" or "records") -> `emit`.
+Each story folds what it tells into its group's GroupStatus (reducer.py), and the Watcher's
+reducer holds those very objects: one state per group, which gives the summary and
+--max-rebalances. A group that disappears is told as `state` Dead once and then
 forgotten (with --all) or watched for a comeback.
 
 `--lag` (settings.lag_interval): a second source beside the describe poller, the lag
 poller (lag.py, its own interval), whose reads the reducer holds (per group and topic) and
 which gives each `rebalance` its `lag_before` / `lag_after` (lag_rounds.py; a rebalance is
-held until the lag read after its end is in). OffsetFetch, Metadata and ListOffsets only.
+held until the lag read after its end is in, and counts for --max-rebalances once told). OffsetFetch, Metadata and ListOffsets only.
 
 Observation only: DescribeGroups, ConsumerGroupDescribe, ShareGroupDescribe,
 StreamsGroupDescribe, FindCoordinator, ListGroups, Metadata (the records tail: Metadata,
@@ -37,7 +39,7 @@ from typing import Callable
 
 from ..client.interface import ClusterLike
 from ..errors import GroupctlError
-from ..events import Source, envelope
+from ..events import Event, Source, envelope
 from ..exitcodes import ExitCode
 from .sources.auto import AUTO, AutoSource
 from .sources.lag import LagPoller
@@ -117,7 +119,7 @@ class Watcher:
                                         interval=settings.lag_interval,
                                         on_round=self._lag_round, clock=self.clock,
                                         poll_deadline=poll_deadline)
-            self.lag = LagRounds(self.reducer, deliver=self._deliver,
+            self.lag = LagRounds(self.reducer, deliver=lambda told: self.emit(told),
                                  hurry=self.lag_source.hurry)
         for g in settings.groups:
             self._follow(g)
@@ -167,7 +169,8 @@ class Watcher:
             if isinstance(o, Missing):
                 self._missing_at_start(group)
         story = self._follow(group)
-        self._tell(o, group, story.feed(o))
+        story.feed(o)
+        self._tell(group, story.take_told())
         if not self.source.follows(group):
             del self.stories[group]   # --all: gone and unlisted; followed again if listed
 
@@ -182,26 +185,27 @@ class Watcher:
 
     # ---- per group -------------------------------------------------------------------
     def _follow(self, group: str) -> RebalanceStory:
-        if group not in self.stories:
-            self.stories[group] = RebalanceStory(group, clock=self.clock)
-            self.reducer.groups.setdefault(group, GroupStatus(group))
+        if group not in self.stories:   # the story folds into the reducer's own status
+            status = self.reducer.groups.setdefault(group, GroupStatus(group))
+            self.stories[group] = RebalanceStory(group, clock=self.clock, status=status,
+                                                 tell=self._envelope)
         return self.stories[group]
 
-    def _tell(self, o: Observation, group: str, events) -> None:
-        for event in events:
-            told = envelope(event, group=group, source=o.source, at=o.at,
-                            cluster=getattr(self.cluster, "cluster_id", None))
-            if isinstance(o, Seen):
-                told = self.source.amend(told, o.desc)   # what the source cannot say: null
-            if self.lag is None:
-                self._deliver(told)
-            else:
-                self.lag.route(told)   # a rebalance waits for the lag after it
-        self._check_limit(group)
+    def _envelope(self, event: Event, o: Observation, group: str) -> dict:
+        told = envelope(event, group=group, source=o.source, at=o.at,
+                        cluster=getattr(self.cluster, "cluster_id", None))
+        if isinstance(o, Seen):
+            told = self.source.amend(told, o.desc)   # what the source cannot say: null
+        return told
 
-    def _deliver(self, told: dict) -> None:
-        self.reducer.apply(told)
-        self.emit(told)
+    def _tell(self, group: str, told: list[dict]) -> None:
+        """The story's events, folded already, to the sinks."""
+        for event in told:
+            if self.lag is None:
+                self.emit(event)
+            else:
+                self.lag.route(event)   # a rebalance waits for the lag after it
+        self._check_limit(group)
 
     def _lag_round(self, asked_at: float, lags: dict) -> None:
         assert self.lag is not None
@@ -212,6 +216,8 @@ class Watcher:
                 self._check_limit(group)   # a held rebalance told now counts now
 
     def _check_limit(self, group: str) -> None:
+        if self.lag is not None and group in self.lag.held:
+            return   # a rebalance held for its lag read counts once told
         status = self.reducer.groups[group]
         limit = self.settings.max_rebalances
         if limit is not None and status.rebalances > limit:

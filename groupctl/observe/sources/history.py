@@ -149,7 +149,7 @@ async def _replay_partition(reader, read: PartitionRead, start, end, tell_from, 
                             emit, cluster) -> None:
     gaps = GapTracker()
     groups = set(read.groups)
-    stories = {g: RebalanceStory(g) for g in groups}
+    stories = {g: RebalanceStory(g, tell=told_from_records(cluster.cluster_id)) for g in groups}
     seen: set[str] = set()
     members: dict[str, dict] = {}   # group -> member id -> (member epoch, state) last told
     kept: list[tuple[int, bool, list]] = []   # (last offset, complete so far, group records)
@@ -184,10 +184,9 @@ async def _replay_partition(reader, read: PartitionRead, start, end, tell_from, 
             # (its events are not told: the story only learns where the group started)
             stories[desc.group].feed(Seen(desc.group, at, RECORDS, created_from_nothing(desc)))
         seen.add(desc.group)
-        events = [unowned_unknown(amend_from_records(envelope(
-                      event, group=desc.group, cluster=cluster.cluster_id, source=RECORDS, at=at),
-                      desc), desc)
-                  for event in stories[desc.group].feed(Seen(desc.group, at, RECORDS, desc))]
+        story = stories[desc.group]
+        story.feed(Seen(desc.group, at, RECORDS, desc))
+        events = story.take_told()
         events += member_transitions(desc, events, members.setdefault(desc.group, {}),
                                      cluster.cluster_id, at)
         if tell_from is not None and current[0] < tell_from:
@@ -289,6 +288,15 @@ def member_transitions(desc, told: list[dict], last: dict, cluster: str | None,
     for gone in set(last) - {m.member_id for m in desc.members}:
         del last[gone]
     return out
+
+
+def told_from_records(cluster_id: str | None) -> Callable:
+    """A story's events as the records tell them (RebalanceStory's `tell`): the envelope,
+    amended with what the records know and do not (amend_from_records, unowned_unknown)."""
+    def tell(event, o: Seen, group: str) -> dict:
+        return unowned_unknown(amend_from_records(envelope(
+            event, group=group, cluster=cluster_id, source=RECORDS, at=o.at), o.desc), o.desc)
+    return tell
 
 
 def unowned_unknown(event: dict, desc) -> dict:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from ...events import EventKind, envelope
+from ...events import EventKind
 from ..reads.model import DEAD
 from .observations import Missing, Seen
 from ..state.reducer import TIMELINE
@@ -66,9 +66,9 @@ class RecordsPast:
         kept = self._kept.pop(group, None)
         if not kept:
             return []   # no write kept (most of a fleet: commits only): no story to run
-        from .history import amend_from_records, created_from_nothing, unowned_unknown
+        from .history import created_from_nothing, told_from_records
 
-        story = RebalanceStory(group)
+        story = RebalanceStory(group, tell=told_from_records(self.cluster_id))
         recent: deque[dict] = deque(maxlen=TIMELINE)
         for at, records in kept:
             desc = describe(group, records, names, assignors)
@@ -78,11 +78,8 @@ class RecordsPast:
             if desc.state == DEAD:
                 story.feed(Missing(group, at, RECORDS))
                 continue
-            for event in story.feed(Seen(group, at, RECORDS, desc)):
-                if event.KIND == EventKind.REBALANCE:
-                    recent.append(unowned_unknown(amend_from_records(envelope(
-                        event, group=group, cluster=self.cluster_id, source=RECORDS, at=at),
-                        desc), desc))
+            story.feed(Seen(group, at, RECORDS, desc))
+            recent.extend(e for e in story.take_told() if e["event"] == EventKind.REBALANCE)
         return list(recent)
 
     def clear(self) -> None:

@@ -14,10 +14,11 @@ REBALANCE_WINDOW_S (`rebalances_within`), members behind their target, and the p
 own member (its id, member state, member epoch) when a probe tells the story.
 
 A `snapshot` replaces everything it tells; a `state` Dead empties the group (gone).
-It decides nothing the story decides: what a group is, was and did is the story's, told
-(observe/story/story.py); the reducer owns only the fold, which must work from events
-alone (the live view and `join --watch` fold what they are told, `--lag` holds a
-rebalance and what follows it until its lag read).
+`GroupStatus.apply` is the one code path that changes a group's state: a story
+(observe/story/story.py) folds each event it tells into its group's GroupStatus before it
+decides the next, and a Watcher's Reducer holds those very statuses. It decides nothing
+the story decides, and works from events alone (the live view and `join --watch` fold
+what they are told, as does a replay of recorded events).
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """`watch --lag`: the lag source's rounds into the reducer, and each `rebalance` event's lag
 when its round started and when it ended (docs/reference/events.md: `lag_before` / `lag_after`).
 
-    rounds = LagRounds(reducer, deliver=watcher.deliver, hurry=poller.hurry)
+    rounds = LagRounds(reducer, deliver=watcher.emit, hurry=poller.hurry)
     rounds.route(event)              # every told event: delivered now, or held (below)
     rounds.round_done(asked_at, lags)   # the lag poller's rounds (LagPoller.on_round)
     rounds.flush()                   # the end of the watch: nothing held is lost
@@ -15,6 +15,8 @@ when its round started and when it ended (docs/reference/events.md: `lag_before`
   lag source is asked for it at once, and the `rebalance` event (with the group's later
   events behind it, so their order stays) is held until that read is in: one lag round
   (tens of milliseconds), or the lag source's deadline when a broker does not answer.
+  Only the telling waits: the story folded the rebalance into its group's status when it
+  told it (the same dict, which gets its lag fields here).
 - Either is null when unknown: no lag read yet (the round began before the first lag
   round), the group commits no offsets (nothing to measure; share groups commit none), or
   the read failed (coordinator moving, brokers down, not authorized for the group).

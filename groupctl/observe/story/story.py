@@ -1,6 +1,11 @@
 """One rebalance story: observations of a group (sources/observations.py) -> the events of
 docs/reference/events.md. `story.feed(Seen("orders", at, "describe", desc))` returns the new
-events ([Event], maybe []); `feed` is the only entry, the story's state is its own. The
+events ([Event], maybe []); `feed` is the only entry. The group's state (state, type,
+generation or epochs, members as told...) is `story.status`, a GroupStatus (state/reducer.py)
+changed only by folding the events the story tells, in order (`story.take_told()`: their
+envelopes): a replay of them gives the same state, and a Watcher's reducer holds that very
+object. The story keeps only the round: the last settled round it is told from, the round
+clock and the witnesses of the looks. The
 passive watch, `wait`, the KIP-848 probe (snapshots: Seen) and the classic probe (its
 member's observations: BeforeJoin, MemberState, RebalanceNoticed, MemberSynced,
 GenerationDescribed) all feed a RebalanceStory, so they tell the same story the same way:
@@ -33,7 +38,7 @@ member tells its own `generation` events (told_elsewhere) and assignment (Member
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Callable, Iterable
 
 from ...events import (
@@ -41,11 +46,14 @@ from ...events import (
 )
 from ..sources import observations as obs
 from ..sources.contact import Gap, Looks
+from ..state.reducer import GroupStatus
 from .convergence import Behind, Convergence, HoldingUp
 from ..reads.model import (CLASSIC, CONSUMER, DEAD, REBALANCING_STATES, SETTLED_STATES, SHARE,
                     STREAMS, GroupDescription)
 from .story_stale import (DEFER, RESTORE, SETTLE_HELD, Kept, StaleView, coordinator_id,
                           shape)
+from .probe_sync import ProbeSync
+from .telling import Tell, Telling, Was
 from .reasons import explain
 from .round import RoundClock, RoundState, SettledRound, unseen_generations, unseen_round
 from .unowned import UnownedPartitions
@@ -55,38 +63,28 @@ from .story_data import (  # noqa: F401 - MemberSnapshot, task_set, task_dict re
 )
 
 
-@dataclass(frozen=True)
-class _Pending:
-    """A generation the probe's member synced, waiting for its describe."""
-    generation: int
-    started: float | None
-    ended: float
-    reason: str | None
-    leader_view: GroupDescription | None
-    own_id: str | None
-
-
 class RebalanceStory:
     """Follows one group from observation to observation; `feed` returns the new events."""
 
     def __init__(self, group: str, *, clock: Callable[[], float] = time.time,
-                 told_elsewhere: Iterable[EventKind] = frozenset()):
+                 told_elsewhere: Iterable[EventKind] = frozenset(),
+                 status: GroupStatus | None = None, tell: Tell | None = None):
         self._group = group
         self._clock = clock
         self._elsewhere = frozenset(EventKind(k) for k in told_elsewhere)
-        self._members: dict[str, MemberSnapshot] | None = None   # as of the last settled one
-        self._generation: int | None = None       # the last settled generation / epoch
-        self._state: str | None = None
+        # the group as told (`status`): changed only by the fold of the events told
+        self._told = Telling(group, GroupStatus(group) if status is None else status, tell)
+        # the last settled round, the point the next one is told from (a look after a gap
+        # retells the group, not the round): its members and generation / epoch
+        self._members: dict[str, MemberSnapshot] | None = None
+        self._generation: int | None = None
         self._round = RoundClock()                # the round under way (observe.round)
-        self._reason: str | None = None
-        self._epochs: tuple | None = None         # epoch groups: (group, assignment)
         self._convergence = Convergence()
         self._unowned = UnownedPartitions()   # what each round cost (observe.unowned)
         self._behind = Behind()               # epoch groups: who held each round up
         self._holding = HoldingUp()           # share, streams: members told holding it up
-        self._type: str | None = None             # the type last seen
         self._looks = Looks()           # the looks and the gap before each (sources/contact)
-        self._pending: _Pending | None = None
+        self._probe = ProbeSync()   # the classic probe's own member (story/probe_sync)
         self._same_as: GroupDescription | None = None   # the last look, while nothing else came
         self._stale = StaleView()     # a new coordinator's view of the past (story_stale)
         self._coordinator: Any = None   # the last look's coordinator id
@@ -99,7 +97,21 @@ class RebalanceStory:
             raise TypeError(f"not an observation the story knows: {o!r}")
         if type(o) is not obs.Seen:
             self._same_as = None   # anything else may move the story: read the next look whole
-        return handler(self, o)
+        self._told.begin(o)
+        events = handler(self, o)
+        self._told.end()
+        return events
+
+    @property
+    def status(self) -> GroupStatus:
+        """The group as told: state, type, generation or epochs, members... (state/reducer.py);
+        a Watcher's reducer holds this very object."""
+        return self._told.status
+
+    def take_told(self) -> list[dict]:
+        """The last feed's events as told (their envelopes, folded), in order; a second
+        take gives []."""
+        return self._told.take()
 
     # ---- what a look shows -----------------------------------------------------------------
     def _seen(self, o: obs.Seen) -> list[Event]:
@@ -111,20 +123,22 @@ class RebalanceStory:
             self._round.look(at, changes_only=o.source == Source.RECORDS)
             self._unowned.same_look(at)
             return []
-        events = self._snapshot(desc, at)
+        was = Was(self.status)   # the group as told before this look's snapshot
+        events = self._told(self._snapshot(desc, at))
         cid = coordinator_id(desc)
         self._moved = None not in (cid, self._coordinator) and cid != self._coordinator
         self._coordinator = cid if cid is not None else self._coordinator
         gap = self._looks.look(at)
         self._round.look(at, changes_only=o.source == Source.RECORDS, after_gap=gap == Gap.LOST)
-        events += self._observe(desc, at, gap)
+        events += self._observe(desc, at, gap, was)
         self._same_as = desc if self._stale.held is None else None   # a held look: re-judged
         return events
 
     def _snapshot(self, desc: GroupDescription | None, at: float) -> list[Event]:
         last = self._looks.last
-        if desc is None or desc.state == DEAD or (last is not None and not self._looks.blind):
-            return []
+        if desc is None or desc.state == DEAD or (
+                last is not None and not self._looks.blind and self.status.state != DEAD):
+            return []   # told in full: the first look, after a gap, a group created again
         gap = None if last is None else int(round((at - last) * 1000))
         return [Snapshot(desc.state, desc.type, desc.generation, desc.group_epoch,
                          desc.assignment_epoch, desc.protocol, snapshot_members(desc), gap)]
@@ -133,13 +147,13 @@ class RebalanceStory:
         gap = self._looks.look(None)
         # no group: a round of one created again begins after it
         self._round.look(o.at, after_gap=gap == Gap.LOST)
-        events = self._change_state(DEAD, o.at)   # as describe answers a missing group
         kept = self._kept()   # kept, should its members show again (story_stale)
-        if kept is not None and self._type == CLASSIC and self._coordinator is not None:
+        if kept is not None and self.status.type == CLASSIC and self._coordinator is not None:
             self._stale.forgot(kept)
+        events = self._change_state(DEAD, o.at)   # as describe answers a missing group
         # known to be empty: a group created again is told from nothing (its first
         # generation a rebalance whose members all joined), and may be of another type
-        self._members, self._generation, self._epochs, self._type = {}, None, None, None
+        self._members, self._generation = {}, None
         self._unowned, self._behind, self._holding = UnownedPartitions(), Behind(), HoldingUp()
         return events
 
@@ -153,7 +167,7 @@ class RebalanceStory:
         (self._looks.lost if type(o) is obs.ContactLost else self._looks.late)()
         return []
 
-    def _observe(self, desc: GroupDescription, at: float, gap: Gap) -> list[Event]:
+    def _observe(self, desc: GroupDescription, at: float, gap: Gap, was: Was) -> list[Event]:
         """A look's state; for epoch groups each new (group, assignment) epoch and each
         member as it converges; and a settled generation / epoch when new (classic:
         Stable or Empty with a generation not seen yet, or other members after a
@@ -164,21 +178,22 @@ class RebalanceStory:
         members = members_of(desc) or {}   # a description: never None
         verdict = self._stale.judge(desc, members, at, self._moved, self._kept())
         events = self._stale_verdict(verdict, told)
-        events += self._type_of(desc)
-        events += self._change_state(desc.state, at)
+        changed_type = self._type_of(desc, was.type)
+        events += changed_type
+        events += self._change_state(desc.state, at, previous=was.state)
         if verdict == DEFER:
             return events   # its state told; its round not yet (observe.story_stale)
         # a classic look mid-round shows the last generation's assignments, or no member
         self._unowned.look(None if desc.group_epoch is None and desc.state in REBALANCING_STATES
                            else members, at, gap)
         if desc.type == CONSUMER or desc.group_epoch is not None:
-            events += self._epoch(desc, at)
+            events += self._epoch(desc, at, () if changed_type else was.epochs)
             self._behind.observe(desc, at, gap)
             if desc.type in (SHARE, STREAMS) and EventKind.ASSIGNMENT not in self._elsewhere:
-                events += self._holding.observe(desc, self._behind, self._members)
+                events += self._told(self._holding.observe(desc, self._behind, self._members))
         if told:   # each member as it converges, with its reconciliation time
             self._convergence.seed(self._members)
-            events += self._convergence.observe(desc, at)
+            events += self._told(self._convergence.observe(desc, at))
         over = reached_before_next(desc) if self._round.changes_only else None   # records
         if over is not None and self._generation is not None and over > self._generation:
             events += self._settle(desc, replace(self._round_of(desc, over, at, told),
@@ -210,7 +225,7 @@ class RebalanceStory:
             self._members = now   # joins and leaves without a new epoch were told already
         elif self._members is not None and _replaced_in_place(self._members, now):
             joined, left = joins_and_leaves(self._members, now)
-            events += left + list(joined.values())
+            events += self._told(left + list(joined.values()))
             self._members = now
         return events
 
@@ -221,8 +236,7 @@ class RebalanceStory:
             members_told=told)
 
     def _kept(self) -> Kept | None:
-        return None if self._members is None else Kept(
-            self._members, self._generation, self._epochs, self._type)
+        return None if self._members is None else Kept(self._members, self._generation)
 
     def _stale_verdict(self, verdict: str, told: bool) -> list[Event]:
         """RESTORE: the group as before a new coordinator's view of its past (story_stale);
@@ -230,7 +244,6 @@ class RebalanceStory:
         if verdict == RESTORE:
             kept = self._stale.take_kept()
             self._members, self._generation = kept.members, kept.generation
-            self._epochs, self._type = kept.epochs, kept.type
         elif verdict == SETTLE_HELD:
             held = self._stale.take_held()
             return self._settle(held.desc, self._round_of(held.desc, held.desc.generation,
@@ -243,39 +256,38 @@ class RebalanceStory:
         kept = self._kept()
         return kept is not None and shape(now, mark) == kept.shape
 
-    def _type_of(self, desc: GroupDescription) -> list[Event]:
-        """type_changed when the group is seen with another type than before (not on the
-        first look, nor after it was gone: a group created again is a new group). The
-        epochs start over: the first ones of the new type are told."""
-        previous, self._type = self._type, desc.type or self._type
+    def _type_of(self, desc: GroupDescription, previous: str | None) -> list[Event]:
+        """type_changed when the group is seen with another type than `previous`, the type
+        told before this look (not on the first look, nor after it was gone: a group created
+        again is a new group, told by its snapshot). The epochs start over: the first ones
+        of the new type are told."""
         if previous is None or desc.type is None or desc.type == previous:
             return []
-        self._epochs = ()
-        return [TypeChanged(desc.type, previous)]
+        return self._told([TypeChanged(desc.type, previous)])
 
-    def _epoch(self, desc: GroupDescription, at: float) -> list[Event]:
+    def _epoch(self, desc: GroupDescription, at: float, previous: tuple | None) -> list[Event]:
+        """`previous`: the epochs told before this look (None: none yet, the look's
+        snapshot tells them; (): a new type, whose first epochs are told)."""
         epochs = (desc.group_epoch, desc.assignment_epoch)
-        if epochs == self._epochs:
-            return []
-        first, self._epochs = self._epochs is None, epochs
-        if first:
+        if previous is None or epochs == previous:
             return []
         if not self._round.under_way:
             self._round.start(at)   # the epoch moved between two looks
-        return [EpochChanged(*epochs)]
+        return self._told([EpochChanged(*epochs)])
 
     def _change_state(self, state: str | None, at: float, member_state: str | None = None,
-                      *, rounds: bool = True) -> list[Event]:
-        if state is None or state == self._state:
+                      *, rounds: bool = True, previous: Any = False) -> list[Event]:
+        """`previous`: the state told before this look (its snapshot retells the state);
+        not given: the state told."""
+        previous = self.status.state if previous is False else previous
+        if state is None or state == previous:
             return []
         # a round starts on entering PreparingRebalance (again: a failed SyncGroup sends the
         # probe back to joining), or on any rebalancing state first seen (not `rounds`: StateSeen)
         if rounds and (state == "PreparingRebalance" or (
-                state in REBALANCING_STATES and self._state not in REBALANCING_STATES)):
+                state in REBALANCING_STATES and previous not in REBALANCING_STATES)):
             self._round.start(at)
-        event = StateChanged(state, self._state, member_state)
-        self._state = state
-        return [event]
+        return self._told([StateChanged(state, previous, member_state)])
 
     # ---- the probe's own member --------------------------------------------------------------
     def _before_join(self, o: obs.BeforeJoin) -> list[Event]:
@@ -283,7 +295,7 @@ class RebalanceStory:
         members are the baseline of the first generation; an epoch group's epoch is the
         one the probe's join moves on from."""
         desc = o.desc
-        events = self._snapshot(desc, o.at)
+        events = self._told(self._snapshot(desc, o.at))
         if desc is not None and desc.state != DEAD:
             self._round.look(o.at, after_gap=self._looks.look(o.at) == Gap.LOST)
             self._unowned.look(members_of(desc), o.at)
@@ -300,31 +312,16 @@ class RebalanceStory:
         return self._change_state(o.group_state, o.at, o.member_state)
 
     def _noticed(self, o: obs.RebalanceNoticed) -> list[Event]:
-        if o.reason:
-            self._reason = o.reason
+        self._probe.noticed(o)
         return []
 
     def _synced(self, o: obs.MemberSynced) -> list[Event]:
-        self._pending = _Pending(o.generation, self._round.first_look if self._round.under_way
-                                 else None, o.at,
-                                 self._reason or o.reason_if_unnoticed, o.leader_view,
-                                 o.member_id or None)
-        self._reason = None
+        self._probe.synced(o, self._round.first_look if self._round.under_way else None)
         return []
 
     def _described(self, o: obs.GenerationDescribed) -> list[Event]:
-        p = self._pending
-        if p is None or p.generation != o.generation:
-            return []
-        self._pending = None
-        after, leader = o.desc if o.desc is not None else p.leader_view, p.leader_view
-        if o.desc is not None and leader is not None:
-            exact = {m.member_id: m.assignment for m in leader.members}
-            after = replace(o.desc, members=[  # the leader's view of assignments is exact
-                replace(m, assignment=exact[m.member_id]) if m.member_id in exact else m
-                for m in o.desc.members])
-        return self._settle(after, SettledRound(o.generation, started=p.started, ended=p.ended,
-                                          reason=p.reason, own_id=p.own_id, keep_round=True))
+        settled = self._probe.described(o)
+        return [] if settled is None else self._settle(*settled)
 
     # ---- a settled round ---------------------------------------------------------------------
     def _settle(self, desc: GroupDescription | None, r: SettledRound) -> list[Event]:
@@ -347,7 +344,7 @@ class RebalanceStory:
         if EventKind.ASSIGNMENT not in self._elsewhere and after is not None and not r.members_told:
             events += [e for e in _assignment_changes(before or {}, after, r.mark)
                        if r.own_id is None or getattr(e, "member_id", None) != r.own_id]
-        reason = explain(before, after, r.reason if r.reason is not None else self._reason)
+        reason = explain(before, after, r.reason if r.reason is not None else self._probe.reason)
         hidden = [] if r.epochs is not None or r.keep_round else unseen_generations(
             self._generation, r.mark)
         if hidden:   # rounds the broker completed between two looks: told, figures unknown
@@ -369,8 +366,8 @@ class RebalanceStory:
             events.append(Rebalanced(**summary))
         self._generation, self._members = r.mark, after
         if r.reason is None:
-            self._reason = None
-        return events
+            self._probe.reason = None
+        return self._told(events)
 
     def _cost(self, desc: GroupDescription | None, after, ended: float, unseen: bool) -> dict:
         """What the round cost (observe.unowned) and, for epoch groups, who held it up

@@ -60,8 +60,6 @@ class Kept:
     """What the story held before a look it could not trust yet."""
     members: dict
     generation: Any
-    epochs: tuple | None
-    type: str | None
 
     @property
     def shape(self) -> tuple:

@@ -1,0 +1,130 @@
+"""One owner of each group's state (observe/story/story.py, observe/state/reducer.py): the
+story changes its group's GroupStatus only by folding the events it tells, a replay of them
+gives the same state, and a Watcher's reducer holds the stories' very statuses."""
+from __future__ import annotations
+
+import asyncio
+
+from groupctl.errors import UnreachableError
+from groupctl.observe.reads.model import GroupDescription, Member, TopicPartitions
+from groupctl.observe.sources.observations import ContactLost, Missing, Seen
+from groupctl.observe.state.reducer import Reducer
+from groupctl.observe.story.story import RebalanceStory
+from groupctl.observe.watch import Watcher, WatchSettings
+
+
+def m(mid, *parts, target=None, epoch=None):
+    return Member(mid, client_id=f"c-{mid}", host="h", subscription={"topics": ["t"]},
+                  assignment=[TopicPartitions(t, list(p)) for t, p in parts],
+                  target_assignment=None if target is None else [
+                      TopicPartitions(t, list(p)) for t, p in target],
+                  member_epoch=epoch)
+
+
+def classic(state, gen, *members):
+    return GroupDescription("g", type="classic", state=state, protocol="range",
+                            generation=gen, members=list(members))
+
+
+def consumer(state, epoch, assignment_epoch, *members):
+    return GroupDescription("g", type="consumer", state=state, protocol="uniform",
+                            group_epoch=epoch, assignment_epoch=assignment_epoch,
+                            members=list(members))
+
+
+def fingerprint(status) -> tuple:
+    """What a group's state says of it, members with their assignments and targets."""
+    return (status.state, status.type, status.generation, status.epochs, status.protocol,
+            status.rebalances, status.rebalancing_ms_total, status.changes,
+            {mid: (s.assignment, s.target, s.tasks) for mid, s in status.members.items()})
+
+
+FAULT = UnreachableError("no broker reachable")
+
+# a classic group through a round, a round while contact was lost, its going, and the
+# group created again as a consumer group whose epochs move and converge
+OBSERVATIONS = [
+    Seen("g", 1.0, "describe", classic("Stable", 3, m("a", ("t", [0, 1])))),
+    Seen("g", 2.0, "describe", classic("PreparingRebalance", 3, m("a", ("t", [0, 1])))),
+    Seen("g", 3.0, "describe", classic("Stable", 4, m("a", ("t", [0])), m("b", ("t", [1])))),
+    ContactLost(None, 4.0, "describe", FAULT),
+    Seen("g", 6.0, "describe", classic("Stable", 6, m("b", ("t", [0, 1])))),
+    Missing("g", 7.0, "describe"),
+    Seen("g", 8.0, "describe", consumer("Stable", 1, 1, m("c", ("t", [0, 1]),
+                                                            target=[("t", [0, 1])], epoch=1))),
+    Seen("g", 9.0, "describe", consumer("Reconciling", 2, 2,
+                                        m("c", ("t", [0, 1]), target=[("t", [0])], epoch=2),
+                                        m("d", target=[("t", [1])], epoch=2))),
+    Seen("g", 10.0, "describe", consumer("Stable", 2, 2,
+                                         m("c", ("t", [0]), target=[("t", [0])], epoch=2),
+                                         m("d", ("t", [1]), target=[("t", [1])], epoch=2))),
+]
+
+
+def test_a_replay_of_the_told_events_gives_the_storys_state_after_every_observation():
+    story = RebalanceStory("g", clock=lambda: 0.0)
+    replayed = Reducer()
+    for o in OBSERVATIONS:
+        events = story.feed(o)
+        told = story.take_told()
+        assert [e["event"] for e in told] == [e.KIND for e in events]
+        assert story.take_told() == []
+        for e in told:
+            replayed.apply(e)
+        assert fingerprint(replayed.groups["g"]) == fingerprint(story.status), o
+    # gen 4; 5 (unseen) and 6 across the lost contact; the group created again: epoch 1
+    # (every member joined), epoch 2
+    assert story.status.rebalances == 5
+
+
+def test_a_group_created_again_is_told_in_full():
+    """Gone (Missing), then there again as another type: its first look is told as a
+    snapshot, so the fold of the told events alone knows its type, epochs and members."""
+    story = RebalanceStory("g", clock=lambda: 0.0)
+    for o in OBSERVATIONS[:6]:
+        story.feed(o)
+    assert story.status.state == "Dead" and story.status.type is None
+    kinds = [e.KIND for e in story.feed(OBSERVATIONS[6])]
+    assert kinds[0] == "snapshot"
+    status = story.status
+    assert (status.state, status.type, status.epochs) == ("Stable", "consumer", (1, 1))
+    assert list(status.members) == ["c"]
+    assert status.members["c"].assignment == [{"topic": "t", "partitions": [0, 1]}]
+
+
+class Listed:
+    """A source of the test's own (sources/interface.py)."""
+    label = "describe"
+    first_round = None
+    resumes_exactly = False
+
+    def __init__(self, observations):
+        self._observations, self.groups = observations, {"g": None}
+
+    async def observations(self, *, until=None):
+        for o in self._observations:
+            yield o
+
+    def follows(self, group):
+        return group in self.groups
+
+    def amend(self, event, desc):
+        return event
+
+
+def test_the_watchers_reducer_holds_each_storys_state():
+    """One state per group: the Watcher's reducer holds the story's own GroupStatus, which
+    is the fold of what the Watcher emitted."""
+    events: list[dict] = []
+    watcher = Watcher(None, WatchSettings(groups=["g"]), emit=events.append,
+                      clock=lambda: 0.0, source=Listed(OBSERVATIONS))
+    assert asyncio.run(watcher.run()) == 0
+    status = watcher.reducer.groups["g"]
+    # the group created again as a consumer group: told in full, so the fold knows its type
+    assert (status.type, status.epochs, sorted(status.members)) == ("consumer", (2, 2), ["c", "d"])
+    assert status is watcher.stories["g"].status
+    replayed = Reducer()
+    for e in events:
+        replayed.apply(e)
+    assert fingerprint(replayed.groups["g"]) == fingerprint(status)
+    assert watcher.summaries()[0]["rebalances"] == 5
