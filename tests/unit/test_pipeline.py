@@ -4,6 +4,7 @@ the event vocabulary tied to what analytics reads."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 import pytest
 from described_cluster import DescribedCluster
@@ -271,8 +272,10 @@ def test_analytics_reads_the_event_vocabulary_of_events_py():
     kinds_ = {k.value for k in EventKind}
     assert set(RECORD_KINDS) <= kinds_, set(RECORD_KINDS) - kinds_
     assert kinds_ - set(RECORD_KINDS) <= passed_by, kinds_ - set(RECORD_KINDS)
+    from groupctl.events import Rebalanced
     known = set(ENVELOPE) | {f for fs in EVENT_FIELDS.values() for f in fs} | {
-        "member_epoch", "_corrupt_record", "member_state"}
+        "member_epoch", "_corrupt_record", "member_state"} | {
+        f.name for f in dataclasses.fields(Rebalanced)}   # with its extras (`seen`)
     read = {f.name for f in RECORD_SCHEMA.fields}
     assert read <= known, read - known
 
