@@ -7,7 +7,7 @@ from story_support import look
 from groupctl.events import envelope
 from groupctl.observe.story.convergence import behind_target, pending_revocation
 from groupctl.observe.reads.model import GroupDescription, Member, TopicPartitions
-from groupctl.observe.sources.observations import ContactLost
+from groupctl.observe.sources.observations import ContactLost, Seen
 from groupctl.observe.story.story import RebalanceStory
 
 
@@ -365,10 +365,13 @@ def test_records_looks_come_with_a_change_so_a_move_between_two_is_no_window():
         d.extra["assignment_timestamp_ms"] = 1000
         return d
 
+    def record(desc, at):
+        return s.feed(Seen(desc.group, at, "records", desc))
+
     s = story()
-    look(s, written("Stable", 3, 3, cm("a", [0, 1], [0, 1], 3), cm("b", [], [], 3)), at=1.0)
-    (r,) = rebalances(look(s, written("Stable", 4, 4, cm("a", [0], [0], 4),
-                                      cm("b", [1], [1], 4)), at=30.0))
+    record(written("Stable", 3, 3, cm("a", [0, 1], [0, 1], 3), cm("b", [], [], 3)), at=1.0)
+    (r,) = rebalances(record(written("Stable", 4, 4, cm("a", [0], [0], 4),
+                                     cm("b", [1], [1], 4)), at=30.0))
     assert (r.unowned_partition_ms, r.unowned_basis) == (0, "measured")
 
 

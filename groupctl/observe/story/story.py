@@ -375,7 +375,8 @@ class RebalanceStory:
         epochs = desc is not None and desc.group_epoch is not None
         eager = not epochs and "cooperative" not in ((desc.protocol if desc else None) or "")
         figures = self._unowned.settle(after, ended, eager=eager, converged=epochs,
-                                       seen_whole=not unseen, desc=desc)
+                                       seen_whole=not unseen, desc=desc,
+                                       changes_only=self._round.changes_only)
         slowest, after_ms, held_ms = self._behind.settle() if epochs else (None, None, None)
         return {**figures.fields(), "slowest_member": slowest, "slowest_member_ms": after_ms,
                 "slowest_member_held_ms": held_ms}

@@ -104,14 +104,6 @@ def _holders(members) -> dict[str, str]:
     return {mid: s.instance_id or mid for mid, s in members.items()}
 
 
-def _from_records(desc) -> bool:
-    """A look of the coordinator's records (observe/reads/replay.py): a classic
-    generation's record (its join end, JOINED) or a consumer, share or streams group's
-    write (its target's timestamp). Their looks come only with a change: a partition that
-    went from one member to another between two looks did so at the write."""
-    return desc is not None and (JOINED in desc.extra or "assignment_timestamp_ms" in desc.extra)
-
-
 def _subscribed(members) -> set[str] | None:
     """Topics some member subscribes to; None when any member's subscription is unknown."""
     if members is None or any(s.topics is None for s in members.values()):
@@ -198,11 +190,14 @@ class UnownedPartitions:
         self._blind = False
 
     def settle(self, members, at: float, *, eager: bool, converged: bool,
-               seen_whole: bool, desc=None) -> UnownedFigures:
+               seen_whole: bool, desc=None, changes_only: bool = False) -> UnownedFigures:
         """The figures of the round settled at `at` with `members`, and a new round.
         `converged`: every member is at its target (epoch groups), so a partition nobody
         holds is one nobody is meant to; `seen_whole`: the round's start was seen; `desc`:
-        the look that settled it (a record's tells its sync phase: module doc)."""
+        the look that settled it (a record's tells its sync phase: module doc);
+        `changes_only`: looks come only with a change (the coordinator's records), so a
+        partition that went from one member to another between two looks did so at the
+        write, and the time between the looks bounds nothing."""
         # eager: the round lies after the last look that showed the assignments before it
         self.look(members, at)
         started = self._before_round if self._before_round is not None else self._known_before
@@ -219,7 +214,7 @@ class UnownedPartitions:
         basis = MEASURED if seen_whole and not blind else LOWER_BOUND
         if self._held is None:
             return UnownedFigures(unsubscribed=apart)
-        if _from_records(desc):   # looks only with a change: a move between two is at once
+        if changes_only:
             bounded = {}
         if late and basis == MEASURED:   # a gap's end at a late look: the whole window
             basis, gaps = UPPER_BOUND, upper
