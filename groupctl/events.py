@@ -294,8 +294,10 @@ class Rebalanced(Event):
     What it cost: `unowned_partition_ms` (the sum over
     partitions of the time between leaving one member and reaching the next),
     `unowned_partitions_max_ms` (the longest single partition's), `unowned_basis`
-    ("measured", "upper_bound" for eager classic groups, "lower_bound" when part of the
-    round was unseen; null with the figures when not known), and the extra fields
+    ("measured" when a witness saw both ends; "upper_bound" when the looks around the
+    round bound it: an eager classic group's round, a partition that moved between two
+    looks; "lower_bound" when part of the round was unseen; null with the figures when not
+    known), and the extra fields
     `unowned_longest` ([{topic, partition, ms}], the longest first) and
     `unowned_unsubscribed` (tp_list: left unowned, no live member subscribes to them,
     reported apart). Who held it up (consumer, share, streams groups): `slowest_member`,
