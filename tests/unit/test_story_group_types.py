@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from described_cluster import DescribedCluster
 from rich.console import Console
-from story_support import look
+from story_support import classic, consumer, look
 from groupctl.events import envelope
 from groupctl.observe.state.holdings import moved_partitions
 from groupctl.observe.reads.model import GroupDescription, Member, TopicPartitions
@@ -148,16 +148,6 @@ def test_streams_standby_tasks_count_for_convergence_and_assignment_events():
 
 
 # ---- classic <-> consumer conversion ----------------------------------------------------------
-
-def classic(state, gen, *members):
-    return GroupDescription("g", type="classic", state=state, protocol="range",
-                            generation=gen, members=list(members))
-
-
-def consumer(state, epoch, assignment_epoch, *members):
-    return GroupDescription("g", type="consumer", state=state, protocol="uniform",
-                            group_epoch=epoch, assignment_epoch=assignment_epoch,
-                            members=list(members))
 
 
 def cm(mid, protocol, *parts):

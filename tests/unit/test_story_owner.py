@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import asyncio
 
+from story_support import ListedSource, classic, consumer
 from groupctl.errors import UnreachableError
-from groupctl.observe.reads.model import GroupDescription, Member, TopicPartitions
+from groupctl.observe.reads.model import Member, TopicPartitions
 from groupctl.observe.sources.observations import ContactLost, Missing, Seen
 from groupctl.observe.state.reducer import Reducer
 from groupctl.observe.story.story import RebalanceStory
@@ -20,16 +21,6 @@ def m(mid, *parts, target=None, epoch=None):
                       TopicPartitions(t, list(p)) for t, p in target],
                   member_epoch=epoch)
 
-
-def classic(state, gen, *members):
-    return GroupDescription("g", type="classic", state=state, protocol="range",
-                            generation=gen, members=list(members))
-
-
-def consumer(state, epoch, assignment_epoch, *members):
-    return GroupDescription("g", type="consumer", state=state, protocol="uniform",
-                            group_epoch=epoch, assignment_epoch=assignment_epoch,
-                            members=list(members))
 
 
 def fingerprint(status) -> tuple:
@@ -92,32 +83,12 @@ def test_a_group_created_again_is_told_in_full():
     assert status.members["c"].assignment == [{"topic": "t", "partitions": [0, 1]}]
 
 
-class Listed:
-    """A source of the test's own (sources/interface.py)."""
-    label = "describe"
-    first_round = None
-    resumes_exactly = False
-
-    def __init__(self, observations):
-        self._observations, self.groups = observations, {"g": None}
-
-    async def observations(self, *, until=None):
-        for o in self._observations:
-            yield o
-
-    def follows(self, group):
-        return group in self.groups
-
-    def amend(self, event, desc):
-        return event
-
-
 def test_the_watchers_reducer_holds_each_storys_state():
     """One state per group: the Watcher's reducer holds the story's own GroupStatus, which
     is the fold of what the Watcher emitted."""
     events: list[dict] = []
     watcher = Watcher(None, WatchSettings(groups=["g"]), emit=events.append,
-                      clock=lambda: 0.0, source=Listed(OBSERVATIONS))
+                      clock=lambda: 0.0, source=ListedSource(OBSERVATIONS))
     assert asyncio.run(watcher.run()) == 0
     status = watcher.reducer.groups["g"]
     # the group created again as a consumer group: told in full, so the fold knows its type

@@ -8,6 +8,7 @@ import asyncio
 
 import pytest
 from described_cluster import DescribedCluster
+import story_support
 from story_support import look
 from groupctl.errors import NotFoundError, UnreachableError
 from groupctl.observe.reads.describe import DescribeResult
@@ -224,22 +225,7 @@ def deque_of():
 
 
 
-class ListedSource:
-    """A source of the test's own: the Watcher asks it only what sources/interface.py says."""
-    label = "describe"   # a source events may name
-    first_round = None
-
-    def __init__(self, observations, resumes_exactly):
-        self._observations, self.resumes_exactly = observations, resumes_exactly
-        self.groups = {"g": None}
-
-    async def observations(self, *, until=None):
-        for o in self._observations:
-            yield o
-
-    def follows(self, group):
-        return group in self.groups
-
+class ListedSource(story_support.ListedSource):
     def amend(self, event, desc):
         return {**event, "amended_by": type(self).__name__}
 
