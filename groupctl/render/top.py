@@ -20,6 +20,8 @@
   `/` assignment epoch; rebalances that ended in the last WINDOW_S; the last rebalance's
   age; members whose assignment is not yet their target (consumer and streams groups);
   with watch --lag, LAG: the group's total lag as last read. Every unknown is `-`.
+- Names and states from the cluster are made visible (render/visible.py) as they are drawn:
+  the statuses hold them as the cluster wrote them.
 - COORD (a describe watch): the broker that last described the group, `3!` (red) when the
   last round got no description of it (its coordinator stopped answering, or its groups
   are moving); the title then says which coordinators and for how many groups.
@@ -37,7 +39,7 @@ from rich.text import Text
 
 from ..observe.state.reducer import REBALANCE_WINDOW_S, GroupStatus
 from .notation import ELLIPSIS, show
-from .visible import cut_head
+from .visible import cut_head, visible
 
 WINDOW_S = REBALANCE_WINDOW_S    # the REBAL column's sliding window
 WINDOW = f"{WINDOW_S / 60:g}m" if WINDOW_S % 60 == 0 else f"{WINDOW_S:g}s"   # its name
@@ -83,6 +85,12 @@ def _seconds(iso: str | None) -> float | None:
         return None
 
 
+def _shown(value) -> str:
+    """A name or state from the cluster as drawn: `-` when unknown, made visible (the
+    statuses hold them as the cluster wrote them)."""
+    return visible(show(value))
+
+
 def _numbers(s: GroupStatus, now: float) -> str:
     """A classic generation; the group / assignment epochs of the others."""
     if not s.exists:
@@ -107,8 +115,8 @@ def _nonzero(style: str) -> Callable[[GroupStatus, str], str]:
 
 
 COLUMNS: tuple[Column, ...] = (
-    Column("STATE", lambda s, now: show(s.state), 0, left=True, style=_state_style),
-    Column("TYPE", lambda s, now: show(s.type), 6, left=True),
+    Column("STATE", lambda s, now: _shown(s.state), 0, left=True, style=_state_style),
+    Column("TYPE", lambda s, now: _shown(s.type), 6, left=True),
     Column("MEMBERS", lambda s, now: str(len(s.members)) if s.exists else "-", 3),
     Column("GEN/EPOCH", _numbers, 5),
     Column(f"REBAL/{WINDOW}",
@@ -203,7 +211,9 @@ def title_line(statuses: list[GroupStatus], now: float,
                coordinator_of: CoordinatorOf | None = None) -> str:
     """What the fleet is now: its groups by state, its rebalances in the window, the
     coordinators that did not answer for groups, the time."""
-    states = Counter(show(s.state) for s in statuses)
+    states: Counter = Counter()
+    for state, n in Counter(s.state for s in statuses).items():   # made visible once each
+        states[_shown(state)] += n
     counted = ", ".join(f"{n} {state}" for state, n in
                         sorted(states.items(), key=lambda kv: (-kv[1], kv[0])))
     window = sum(s.rebalances_within(WINDOW_S, now) for s in statuses if s.rebalance_ends)
@@ -227,7 +237,7 @@ def render_top(statuses: Iterable[GroupStatus], now: float, width: int, height: 
     cells = [{c.title: c.cell(s, now) for c in shown} for s in rows]
     widths = {c.title: max([cell_len(c.title)] + [cell_len(r[c.title]) for r in cells])
               for c in shown}
-    names = [show(s.group) for s in rows]
+    names = [_shown(s.group) for s in rows]
     longest = max([cell_len("GROUP")] + [cell_len(n) for n in names])
     kept, name_width = fit_columns(widths, longest, width, shown)
 
