@@ -38,8 +38,8 @@ from rich.cells import cell_len, set_cell_size
 from rich.text import Text
 
 from ..observe.state.reducer import REBALANCE_WINDOW_S, GroupStatus
-from .notation import ELLIPSIS, show
-from .visible import cut_head, visible
+from .notation import ELLIPSIS, show, shown
+from .visible import cut_head
 
 WINDOW_S = REBALANCE_WINDOW_S    # the REBAL column's sliding window
 WINDOW = f"{WINDOW_S / 60:g}m" if WINDOW_S % 60 == 0 else f"{WINDOW_S:g}s"   # its name
@@ -85,12 +85,6 @@ def _seconds(iso: str | None) -> float | None:
         return None
 
 
-def _shown(value) -> str:
-    """A name or state from the cluster as drawn: `-` when unknown, made visible (the
-    statuses hold them as the cluster wrote them)."""
-    return visible(show(value))
-
-
 def _numbers(s: GroupStatus, now: float) -> str:
     """A classic generation; the group / assignment epochs of the others."""
     if not s.exists:
@@ -115,8 +109,8 @@ def _nonzero(style: str) -> Callable[[GroupStatus, str], str]:
 
 
 COLUMNS: tuple[Column, ...] = (
-    Column("STATE", lambda s, now: _shown(s.state), 0, left=True, style=_state_style),
-    Column("TYPE", lambda s, now: _shown(s.type), 6, left=True),
+    Column("STATE", lambda s, now: shown(s.state), 0, left=True, style=_state_style),
+    Column("TYPE", lambda s, now: shown(s.type), 6, left=True),
     Column("MEMBERS", lambda s, now: str(len(s.members)) if s.exists else "-", 3),
     Column("GEN/EPOCH", _numbers, 5),
     Column(f"REBAL/{WINDOW}",
@@ -213,7 +207,7 @@ def title_line(statuses: list[GroupStatus], now: float,
     coordinators that did not answer for groups, the time."""
     states: Counter = Counter()
     for state, n in Counter(s.state for s in statuses).items():   # made visible once each
-        states[_shown(state)] += n
+        states[shown(state)] += n
     counted = ", ".join(f"{n} {state}" for state, n in
                         sorted(states.items(), key=lambda kv: (-kv[1], kv[0])))
     window = sum(s.rebalances_within(WINDOW_S, now) for s in statuses if s.rebalance_ends)
@@ -231,15 +225,15 @@ def render_top(statuses: Iterable[GroupStatus], now: float, width: int, height: 
     the terminal stays free: a full screen would scroll); `lag`: watch --lag's column;
     `coordinator_of`: the COORD column's (a describe watch's)."""
     every = list(statuses)
-    shown = columns(lag, coordinator_of)
+    every_column = columns(lag, coordinator_of)
     rows = by_activity(every, limit=max(1, height - 1 - CHROME))
     hidden = len(every) - len(rows)
-    cells = [{c.title: c.cell(s, now) for c in shown} for s in rows]
+    cells = [{c.title: c.cell(s, now) for c in every_column} for s in rows]
     widths = {c.title: max([cell_len(c.title)] + [cell_len(r[c.title]) for r in cells])
-              for c in shown}
-    names = [_shown(s.group) for s in rows]
+              for c in every_column}
+    names = [shown(s.group) for s in rows]
     longest = max([cell_len("GROUP")] + [cell_len(n) for n in names])
-    kept, name_width = fit_columns(widths, longest, width, shown)
+    kept, name_width = fit_columns(widths, longest, width, every_column)
 
     out = Text(no_wrap=True, overflow="crop")
     out.append(_cut(title_line(every, now, coordinator_of), width), style="bold")

@@ -14,15 +14,10 @@ partitions, reason cut at a word boundary). The probe's view is the passive one:
 other members' `assignment` events fill the members table; its own fill its own pane.
 Partitions are written as describe writes them (render.notation: `orders:0-1`).
 
-Whose state it draws: where the process tells the story, the one fold of it: `watch`'s
-Watcher (its reducer's statuses are its stories' own) and `join --watch`'s probe (its
-GroupView's status, which folds the story's events and its member's own). The view keeps
-only what is not the group's state: the probe's own assignment diffs and the errors it
-met. Where no story runs in the process (docs/tools/pictures.py draws recorded events), the
-view's own fold of the events is the only one.
-
-Names from the cluster (group, member and client ids, topics, states, reasons, errors) are
-untrusted: every one is made visible (render/visible.py) as it is drawn, not when folded.
+The group's state is its one fold in the process (`_LiveSink.read_from`: `watch`'s Watcher
+reducer, `join --watch`'s probe view); the view keeps only the probe's own diffs and the
+errors it met. With no story in the process (docs/tools/pictures.py) it folds the events.
+Names from the cluster are made visible (render/visible.py) as drawn, not when folded.
 """
 from __future__ import annotations
 
@@ -32,7 +27,7 @@ from typing import Mapping
 
 from ..observe.state.reducer import GroupStatus
 from ..protocol.errors import ErrorCode
-from .notation import clip, partitions_text, show
+from .notation import clip, partitions_text, show, shown
 from .visible import visible
 from .watch_lines import UNKNOWN_GENERATION, _tasks, plain_line, summary_line  # noqa: F401
 
@@ -44,10 +39,6 @@ def _tps(assignment: list[dict] | None) -> str:
     """describe's notation (orders:0-1), its topic names made visible."""
     return visible(partitions_text(assignment))
 
-
-def _shown(value) -> str:
-    """A name or state from the cluster as drawn: `-` when unknown, made visible."""
-    return visible(show(value))
 
 REASON_WIDTH = 120       # the timeline's reason column, cut at a word boundary
 
@@ -155,18 +146,18 @@ def header_text(m: WatchModel, now: float | None = None) -> str:
     if counts_epochs(m):
         numbers = (f"group epoch {show(m.group_epoch)}  assignment epoch "
                    f"{show(m.assignment_epoch)}")
-        protocol = f"assignor {_shown(m.protocol)}"
+        protocol = f"assignor {shown(m.protocol)}"
     else:
         numbers = f"generation {_classic_generation(m)}"
-        protocol = f"protocol {_shown(m.protocol)}"
-    probe = (f" (probe {_shown(m.member_state)})" if m.member_id or m.member_state else "")
-    line = (f"group {_shown(m.group)}  " + (f"type {_shown(m.type)}  " if m.type else "")
-            + f"{numbers}  state {_shown(m.state)}{probe}  members {len(m.members)}  "
+        protocol = f"protocol {shown(m.protocol)}"
+    probe = (f" (probe {shown(m.member_state)})" if m.member_id or m.member_state else "")
+    line = (f"group {shown(m.group)}  " + (f"type {shown(m.type)}  " if m.type else "")
+            + f"{numbers}  state {shown(m.state)}{probe}  members {len(m.members)}  "
             f"{protocol}  last rebalance {_since(m.last_rebalance, now)}")
     if m.member_id:
         line += f"\nprobe {visible(m.member_id)}"
         if not counts_epochs(m):   # the broker assigns in epoch groups: no leader
-            line += f"  leader {_shown(m.leader)}"
+            line += f"  leader {shown(m.leader)}"
         if m.member_epoch is not None:
             line += f"  member epoch {m.member_epoch}"
     return line
@@ -189,7 +180,7 @@ def timeline_row(r: dict, reason_width: int = REASON_WIDTH) -> list[str]:
     ended = r.get("ended")
     reason = r.get("reason")
     return [show(r.get("from_generation")), show(r.get("to_generation")),
-            _shown(ended[11:23] if ended else None), _took(r),
+            shown(ended[11:23] if ended else None), _took(r),
             show(None if members is None else len(members)), show(r.get("moved_partitions")),
             clip(None if reason is None else visible(str(reason)), reason_width)]
 
@@ -293,11 +284,11 @@ def render_models(models: dict, now: float | None = None, lag: bool = False,
     from rich.console import Group
     from rich.text import Text
 
-    shown = sorted(models)[:MAX_LIVE_GROUPS]
-    parts = [render_model(models[g], now, lag, width) for g in shown]
+    in_full = sorted(models)[:MAX_LIVE_GROUPS]
+    parts = [render_model(models[g], now, lag, width) for g in in_full]
     rest = sorted(models)[MAX_LIVE_GROUPS:]
     if rest:
-        parts.append(Text("\n".join(f"group {visible(g)}  state {_shown(models[g].state)}  members "
+        parts.append(Text("\n".join(f"group {visible(g)}  state {shown(models[g].state)}  members "
                                      f"{len(models[g].members)}  rebalances {len(models[g].timeline)}"
                                      + (f"  lag {show(models[g].status.lag)}" if lag else "")
                                      for g in rest)))
@@ -308,15 +299,11 @@ VIEWS = ("auto", "top", "full")   # watch --view
 
 
 class _LiveSink:
-    """The live view on a terminal: each event noted in its group's model, the screen
-    drawn by `draw()`, which the command calls on its tick (a few times a second): at once
-    after events, and once a second without any, so `last rebalance N s ago` counts on in
-    a calm group. Not drawn from rich's own refresh thread: the models and the statuses
-    they read are the event loop's alone.
-
-    Each group's state is read from its one owner in the process (`read_from`: the
-    Watcher's reducer, the probe's view), which folded each event before it came here;
-    a sink given none folds the events itself (the module doc).
+    """The live view on a terminal: each event noted in its group's model (whose status
+    is its owner's, `read_from`), the screen drawn by `draw()`, which the command calls on
+    its tick (a few times a second): at once after events, and once a second without any,
+    so `last rebalance N s ago` counts on in a calm group. Not drawn from rich's own
+    refresh thread: the models and statuses are the event loop's alone.
 
     `view`: "full" each group in full (render_models); "top" one row per group
     (render/top.py, fitted to the terminal's size at each draw); "auto" the top view for
