@@ -284,14 +284,14 @@ def render_models(models: dict, now: float | None = None, lag: bool = False,
     from rich.console import Group
     from rich.text import Text
 
-    in_full = sorted(models)[:MAX_LIVE_GROUPS]
-    parts = [render_model(models[g], now, lag, width) for g in in_full]
-    rest = sorted(models)[MAX_LIVE_GROUPS:]
+    names = sorted(models)
+    parts = [render_model(models[g], now, lag, width) for g in names[:MAX_LIVE_GROUPS]]
+    rest = [(g, models[g].status) for g in names[MAX_LIVE_GROUPS:]]
     if rest:
-        parts.append(Text("\n".join(f"group {visible(g)}  state {shown(models[g].state)}  members "
-                                     f"{len(models[g].members)}  rebalances {len(models[g].timeline)}"
-                                     + (f"  lag {show(models[g].status.lag)}" if lag else "")
-                                     for g in rest)))
+        parts.append(Text("\n".join(f"group {visible(g)}  state {shown(s.state)}  members "
+                                     f"{len(s.members)}  rebalances {len(s.timeline)}"
+                                     + (f"  lag {show(s.lag)}" if lag else "")
+                                     for g, s in rest)))
     return Group(*parts)
 
 
