@@ -245,8 +245,10 @@ def _watch(env, settings, duration: float | None, record_file) -> int:
     async def main():
         async with make_cluster(env) as cluster:
             with open_sinks(env, record_file) as sinks:
-                await follow(sinks, Probe(cluster, settings, emit=sinks, clock=env.clock).watch(
-                    duration_s=duration))
+                probe = Probe(cluster, settings, emit=sinks, clock=env.clock)
+                if sinks.live is not None:   # the view draws the probe's one fold of the group
+                    sinks.live.read_from({settings.group: probe.view.status})
+                await follow(sinks, probe.watch(duration_s=duration))
 
     try:
         run_async(env, main(), timeout=None, signal_stops_cleanly=True)

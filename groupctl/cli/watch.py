@@ -246,8 +246,9 @@ def _run(env, settings, record: str | None,
                 watcher = box["watcher"] = Watcher(cluster, settings, emit=emit, clock=env.clock.wall,
                                                    notice=notice,
                                                    poll_deadline=env.settings.timeout)
-                if sinks.live is not None and watcher.lag_source is not None:
-                    sinks.live.show_lag(watcher.reducer)   # --lag in the terminal's view
+                if sinks.live is not None:   # the view draws the stories' own statuses
+                    sinks.live.read_from(watcher.reducer.groups,
+                                         lag=watcher.lag_source is not None)
                 if sinks.live is not None and hasattr(watcher.source, "coordinator"):
                     sinks.live.coordinator_of = watcher.source.coordinator   # COORD column
                 if server is not None:

@@ -4,7 +4,7 @@ the plain lines of `watch` / `join --watch`), so `orders:0-1` means the same on 
 """
 from __future__ import annotations
 
-from .visible import cut_head
+from .visible import cut_head, visible
 
 ELLIPSIS = "…"
 
@@ -12,6 +12,12 @@ ELLIPSIS = "…"
 def show(value) -> str:
     """A value as text; unknown (None or "") is `-`."""
     return "-" if value is None or value == "" else str(value)
+
+
+def shown(value) -> str:
+    """A name or state from the cluster as a view draws it: show(), made visible (the
+    statuses and events hold names as the cluster wrote them)."""
+    return visible(show(value))
 
 
 def ranges(parts) -> str:

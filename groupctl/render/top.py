@@ -20,6 +20,8 @@
   `/` assignment epoch; rebalances that ended in the last WINDOW_S; the last rebalance's
   age; members whose assignment is not yet their target (consumer and streams groups);
   with watch --lag, LAG: the group's total lag as last read. Every unknown is `-`.
+- Names and states from the cluster are made visible (render/visible.py) as they are drawn:
+  the statuses hold them as the cluster wrote them.
 - COORD (a describe watch): the broker that last described the group, `3!` (red) when the
   last round got no description of it (its coordinator stopped answering, or its groups
   are moving); the title then says which coordinators and for how many groups.
@@ -36,7 +38,7 @@ from rich.cells import cell_len, set_cell_size
 from rich.text import Text
 
 from ..observe.state.reducer import REBALANCE_WINDOW_S, GroupStatus
-from .notation import ELLIPSIS, show
+from .notation import ELLIPSIS, show, shown
 from .visible import cut_head
 
 WINDOW_S = REBALANCE_WINDOW_S    # the REBAL column's sliding window
@@ -107,8 +109,8 @@ def _nonzero(style: str) -> Callable[[GroupStatus, str], str]:
 
 
 COLUMNS: tuple[Column, ...] = (
-    Column("STATE", lambda s, now: show(s.state), 0, left=True, style=_state_style),
-    Column("TYPE", lambda s, now: show(s.type), 6, left=True),
+    Column("STATE", lambda s, now: shown(s.state), 0, left=True, style=_state_style),
+    Column("TYPE", lambda s, now: shown(s.type), 6, left=True),
     Column("MEMBERS", lambda s, now: str(len(s.members)) if s.exists else "-", 3),
     Column("GEN/EPOCH", _numbers, 5),
     Column(f"REBAL/{WINDOW}",
@@ -203,7 +205,9 @@ def title_line(statuses: list[GroupStatus], now: float,
                coordinator_of: CoordinatorOf | None = None) -> str:
     """What the fleet is now: its groups by state, its rebalances in the window, the
     coordinators that did not answer for groups, the time."""
-    states = Counter(show(s.state) for s in statuses)
+    states: Counter = Counter()
+    for state, n in Counter(s.state for s in statuses).items():   # made visible once each
+        states[shown(state)] += n
     counted = ", ".join(f"{n} {state}" for state, n in
                         sorted(states.items(), key=lambda kv: (-kv[1], kv[0])))
     window = sum(s.rebalances_within(WINDOW_S, now) for s in statuses if s.rebalance_ends)
@@ -221,15 +225,15 @@ def render_top(statuses: Iterable[GroupStatus], now: float, width: int, height: 
     the terminal stays free: a full screen would scroll); `lag`: watch --lag's column;
     `coordinator_of`: the COORD column's (a describe watch's)."""
     every = list(statuses)
-    shown = columns(lag, coordinator_of)
+    every_column = columns(lag, coordinator_of)
     rows = by_activity(every, limit=max(1, height - 1 - CHROME))
     hidden = len(every) - len(rows)
-    cells = [{c.title: c.cell(s, now) for c in shown} for s in rows]
+    cells = [{c.title: c.cell(s, now) for c in every_column} for s in rows]
     widths = {c.title: max([cell_len(c.title)] + [cell_len(r[c.title]) for r in cells])
-              for c in shown}
-    names = [show(s.group) for s in rows]
+              for c in every_column}
+    names = [shown(s.group) for s in rows]
     longest = max([cell_len("GROUP")] + [cell_len(n) for n in names])
-    kept, name_width = fit_columns(widths, longest, width, shown)
+    kept, name_width = fit_columns(widths, longest, width, every_column)
 
     out = Text(no_wrap=True, overflow="crop")
     out.append(_cut(title_line(every, now, coordinator_of), width), style="bold")

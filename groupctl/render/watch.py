@@ -13,31 +13,42 @@ not an error), and a timeline of rebalances (time, from -> to, duration, members
 partitions, reason cut at a word boundary). The probe's view is the passive one: the
 other members' `assignment` events fill the members table; its own fill its own pane.
 Partitions are written as describe writes them (render.notation: `orders:0-1`).
+
+The group's state is its one fold in the process (`_LiveSink.read_from`: `watch`'s Watcher
+reducer, `join --watch`'s probe view); the view keeps only the probe's own diffs and the
+errors it met. With no story in the process (docs/tools/pictures.py) it folds the events.
+Names from the cluster are made visible (render/visible.py) as drawn, not when folded.
 """
 from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Mapping
 
-from ..observe.state.reducer import GroupStatus, Reducer
+from ..observe.state.reducer import GroupStatus
 from ..protocol.errors import ErrorCode
-from .notation import clip, partitions_text, show
-from .visible import visible_data
+from .notation import clip, partitions_text, show, shown
+from .visible import visible
 from .watch_lines import UNKNOWN_GENERATION, _tasks, plain_line, summary_line  # noqa: F401
 
 # answers a member meets in every rebalance: steps of the protocol, not errors to show
 ROUTINE_ERRORS = (ErrorCode.REBALANCE_IN_PROGRESS.name, ErrorCode.MEMBER_ID_REQUIRED.name)
 
 
-_tps = partitions_text   # describe's notation: orders:0-1
+def _tps(assignment: list[dict] | None) -> str:
+    """describe's notation (orders:0-1), its topic names made visible."""
+    return visible(partitions_text(assignment))
+
+
 REASON_WIDTH = 120       # the timeline's reason column, cut at a word boundary
 
 
 @dataclass
 class WatchModel:
-    """What the live view shows: the group's state as the one reducer folds it
-    (observe/state/reducer.py GroupStatus), plus what only the view keeps: the probe's own
-    assignment diffs and the errors it met."""
+    """What the live view shows: the group's state, a GroupStatus (observe/state/reducer.py)
+    folded by its one owner in the process (the module doc), plus what only the view keeps:
+    the probe's own assignment diffs and the errors it met (`note`). `apply`: the view's
+    own fold, where no story in the process holds the group."""
 
     status: GroupStatus = field(default_factory=lambda: GroupStatus(None))
     diffs: deque = field(default_factory=lambda: deque(maxlen=6))
@@ -83,8 +94,13 @@ class WatchModel:
         return {mid: m.tasks for mid, m in self.status.members.items() if m.tasks is not None}
 
     def apply(self, e: dict) -> None:
+        """The event folded here and noted: a view with no owner of the group's state."""
         self.status.group = e.get("group")
         self.status.apply(e)
+        self.note(e)
+
+    def note(self, e: dict) -> None:
+        """What only the view keeps of an event: the probe's errors and own diffs."""
         kind = e["event"]
         if kind == "probe":
             routine = any(r in (e.get("error") or "") for r in ROUTINE_ERRORS)
@@ -130,18 +146,18 @@ def header_text(m: WatchModel, now: float | None = None) -> str:
     if counts_epochs(m):
         numbers = (f"group epoch {show(m.group_epoch)}  assignment epoch "
                    f"{show(m.assignment_epoch)}")
-        protocol = f"assignor {show(m.protocol)}"
+        protocol = f"assignor {shown(m.protocol)}"
     else:
         numbers = f"generation {_classic_generation(m)}"
-        protocol = f"protocol {show(m.protocol)}"
-    probe = (f" (probe {show(m.member_state)})" if m.member_id or m.member_state else "")
-    line = (f"group {show(m.group)}  " + (f"type {m.type}  " if m.type else "")
-            + f"{numbers}  state {show(m.state)}{probe}  members {len(m.members)}  "
+        protocol = f"protocol {shown(m.protocol)}"
+    probe = (f" (probe {shown(m.member_state)})" if m.member_id or m.member_state else "")
+    line = (f"group {shown(m.group)}  " + (f"type {shown(m.type)}  " if m.type else "")
+            + f"{numbers}  state {shown(m.state)}{probe}  members {len(m.members)}  "
             f"{protocol}  last rebalance {_since(m.last_rebalance, now)}")
     if m.member_id:
-        line += f"\nprobe {m.member_id}"
+        line += f"\nprobe {visible(m.member_id)}"
         if not counts_epochs(m):   # the broker assigns in epoch groups: no leader
-            line += f"  leader {show(m.leader)}"
+            line += f"  leader {shown(m.leader)}"
         if m.member_epoch is not None:
             line += f"  member epoch {m.member_epoch}"
     return line
@@ -162,10 +178,11 @@ def timeline_row(r: dict, reason_width: int = REASON_WIDTH) -> list[str]:
     reason)."""
     members = r.get("members_after")
     ended = r.get("ended")
+    reason = r.get("reason")
     return [show(r.get("from_generation")), show(r.get("to_generation")),
-            show(ended[11:23] if ended else None), _took(r),
+            shown(ended[11:23] if ended else None), _took(r),
             show(None if members is None else len(members)), show(r.get("moved_partitions")),
-            clip(r.get("reason"), reason_width)]
+            clip(None if reason is None else visible(str(reason)), reason_width)]
 
 
 def _took(r: dict) -> str:
@@ -186,7 +203,7 @@ def lag_text(m: WatchModel, now: float | None) -> str:
     age = None if s.lag_at is None or now is None else f"read {max(0.0, now - s.lag_at):.0f} s ago"
     if s.lag is None:
         return "lag -" + ("" if age is None else f"  ({age})")
-    topics = ", ".join(f"{t} {n}" for t, n in sorted(s.lag_by_topic.items()))
+    topics = ", ".join(f"{visible(t)} {n}" for t, n in sorted(s.lag_by_topic.items()))
     return (f"lag {s.lag}" + (f": {topics}" if len(s.lag_by_topic) > 1 else "")
             + f"  (largest partition {show(s.lag_max)}" + ("" if age is None else f", {age}") + ")")
 
@@ -231,12 +248,12 @@ def render_model(m: WatchModel, now: float | None = None, lag: bool = False,
         members.add_column("tasks")
     for mid, asg in sorted(m.members.items()):
         added, revoked = m.gains.get(mid, (None, None))
-        row = [name(mid) + (" (probe)" if mid == m.member_id else ""), _tps(asg),
+        row = [name(visible(mid)) + (" (probe)" if mid == m.member_id else ""), _tps(asg),
                _tps(added), _tps(revoked)]
         if epochs:
             row += [_tps(m.targets.get(mid)), m.reconciliation(mid)]
         if m.tasks:
-            row.append(_tasks(m.tasks.get(mid)))
+            row.append(visible(_tasks(m.tasks.get(mid))))
         members.add_row(*row)
     timeline = Table(title="rebalances", expand=False)
     for col in ("from", "to", "ended", "ms", "members", "moved"):
@@ -245,7 +262,8 @@ def render_model(m: WatchModel, now: float | None = None, lag: bool = False,
     for r in m.timeline:
         timeline.add_row(*timeline_row(r, reason_width))
     diffs = Text("\n".join(_own_diff(d) for d in m.diffs) or "(no assignment yet)")
-    errors = Text("\n".join(m.errors) or "(no errors)", style="red" if m.errors else "dim")
+    errors = Text("\n".join(map(visible, m.errors)) or "(no errors)",
+                  style="red" if m.errors else "dim")
     if m.member_id is None and not m.errors and not m.diffs:   # the passive watch
         return Group(head, members, timeline)
     return Group(head, members, timeline, Text("own assignment diffs", style="bold"), diffs,
@@ -266,14 +284,14 @@ def render_models(models: dict, now: float | None = None, lag: bool = False,
     from rich.console import Group
     from rich.text import Text
 
-    shown = sorted(models)[:MAX_LIVE_GROUPS]
-    parts = [render_model(models[g], now, lag, width) for g in shown]
-    rest = sorted(models)[MAX_LIVE_GROUPS:]
+    names = sorted(models)
+    parts = [render_model(models[g], now, lag, width) for g in names[:MAX_LIVE_GROUPS]]
+    rest = [(g, models[g].status) for g in names[MAX_LIVE_GROUPS:]]
     if rest:
-        parts.append(Text("\n".join(f"group {g}  state {show(models[g].state)}  members "
-                                     f"{len(models[g].members)}  rebalances {len(models[g].timeline)}"
-                                     + (f"  lag {show(models[g].status.lag)}" if lag else "")
-                                     for g in rest)))
+        parts.append(Text("\n".join(f"group {visible(g)}  state {shown(s.state)}  members "
+                                     f"{len(s.members)}  rebalances {len(s.timeline)}"
+                                     + (f"  lag {show(s.lag)}" if lag else "")
+                                     for g, s in rest)))
     return Group(*parts)
 
 
@@ -281,11 +299,11 @@ VIEWS = ("auto", "top", "full")   # watch --view
 
 
 class _LiveSink:
-    """The live view on a terminal: each event folded into its group's model, the screen
-    drawn by `draw()`, which the command calls on its tick (a few times a second): at once
-    after events, and once a second without any, so `last rebalance N s ago` counts on in
-    a calm group. Not drawn from rich's own refresh thread: the models are the event
-    loop's alone.
+    """The live view on a terminal: each event noted in its group's model (whose status
+    is its owner's, `read_from`), the screen drawn by `draw()`, which the command calls on
+    its tick (a few times a second): at once after events, and once a second without any,
+    so `last rebalance N s ago` counts on in a calm group. Not drawn from rich's own
+    refresh thread: the models and statuses are the event loop's alone.
 
     `view`: "full" each group in full (render_models); "top" one row per group
     (render/top.py, fitted to the terminal's size at each draw); "auto" the top view for
@@ -309,24 +327,21 @@ class _LiveSink:
         self._changed = False
         self._drawn_at = float("-inf")
         self._size = None   # the terminal's (width, height) at the last draw
-        self.lag_from: Reducer | None = None   # watch --lag: the reducer its reads go to
+        # the one owner of each group's state in the process (None: the view folds its own)
+        self.statuses: Mapping[str | None, GroupStatus] | None = None
+        self.lag = False   # watch --lag: the owner's statuses hold the lag read
         self.coordinator_of = None   # the top view's COORD column: a describe watch's
 
-    def show_lag(self, reducer: Reducer) -> None:
-        """watch --lag: show each group's lag as `reducer` holds it (observe.watch: the lag
-        source's reads go there, on their own interval, not through the events)."""
-        self.lag_from = reducer
-        self._changed = True
-
-    def _take_lag(self) -> None:
-        if self.lag_from is None:
-            return
+    def read_from(self, statuses: Mapping[str | None, GroupStatus], lag: bool = False) -> None:
+        """Draw each group from `statuses` (group id -> its GroupStatus, folded by the
+        process's story: a Watcher's `reducer.groups`, `{group: probe.view.status}`), not
+        from a fold of the events of its own. `lag` (watch --lag): show the lag the
+        Watcher's lag reads write into those statuses (observe/story/lag_rounds.py), on
+        their own interval, not through the events."""
+        self.statuses, self.lag = statuses, lag
         for group, model in self.models.items():
-            read = self.lag_from.groups.get(group)
-            if read is not None and read.lag_at != model.status.lag_at:
-                s = model.status
-                s.lag, s.lag_max, s.lag_at = read.lag, read.lag_max, read.lag_at
-                s.lag_by_topic = dict(read.lag_by_topic)
+            model.status = statuses.get(group or None) or model.status
+        self._changed = True
 
     def __enter__(self):
         self.live.__enter__()
@@ -337,9 +352,16 @@ class _LiveSink:
         self.live.__exit__(*exc)
 
     def __call__(self, event: dict) -> None:
-        # keyed by the group's own id (the lag reducer's key); shown made visible
-        self.models.setdefault(event.get("group") or "", WatchModel()).apply(
-            visible_data(event))
+        group = event.get("group")
+        model = self.models.get(group or "")   # keyed by the group's own id, as its owner
+        if model is None:
+            model = self.models[group or ""] = WatchModel()
+        owned = None if self.statuses is None else self.statuses.get(group)
+        if owned is None:   # no story of the group in the process: the view's own fold
+            model.apply(event)
+        else:               # its owner folded the event already
+            model.status = owned
+            model.note(event)
         self._changed = True
 
     def draw(self, force: bool = False) -> None:
@@ -359,8 +381,7 @@ class _LiveSink:
 
     def frame(self, now: float):
         """What the screen shows now, in the view chosen."""
-        self._take_lag()
-        lag = self.lag_from is not None
+        lag = self.lag
         if not self.top and self.view == "auto" and len(self.models) > 1:
             full = render_models(self.models, now, lag, self.console.width)
             if len(self.console.render_lines(full, pad=False)) < self.console.height:

@@ -53,9 +53,10 @@ def test_the_probe_tells_every_members_assignment(kafka, topic_factory, consumer
     routine = [e for e in probe.events if e["event"] == "error"
                and e["name"] == "REBALANCE_IN_PROGRESS" and e["api"] == "Heartbeat"]
     assert routine
-    model = WatchModel()
+    assert probe.probe is not None
+    model = WatchModel(probe.probe.view.status)   # the probe's one fold of the group
     for e in probe.events:
-        model.apply(e)
+        model.note(e)   # join --watch's view keeps only the probe's diffs and errors
     assert list(model.errors) == []
     assert model.members == {a.member_id: r["assignments"][a.member_id],
                              b.member_id: r["assignments"][b.member_id], me: []}

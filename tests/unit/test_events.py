@@ -141,6 +141,53 @@ def test_group_view_leader_falls_back_to_its_own_knowledge():
     assert r["assignments"] == {"c1": [{"topic": "t", "partitions": [0]}], "me": []}
 
 
+def test_the_probes_one_status_is_the_fold_of_everything_it_publishes():
+    """Issue 30: one owner of the probe's group state. The view's status folds its story's
+    events and its member's own (probe, generation, own assignment) as they go out: a
+    replay of what was published gives the same state, and `join --watch`'s live view
+    draws that status (the probe, its leader, the members) with no fold of its own."""
+    import io
+
+    from groupctl.cli.env import Env
+    from groupctl.events import AssignmentChanged, GenerationStarted
+    from groupctl.observe.state.reducer import GroupStatus
+    from groupctl.render.watch import _LiveSink
+
+    view = GroupView("g", clock=lambda: 100.0)
+    published = []
+    published += view.member_event(ProbeAction("joined", member_id="me"))
+    published += view.poll_state(FakeMember(S.JOINING, -1))
+    published += view.member_event(GenerationStarted(1, "range", "other", None))   # held
+    published += view.member_event(AssignmentChanged("me", 1, [], [], []))
+    view.synced(FakeMember(S.STABLE, 1), {}, 100.0)
+    view.described(1, described(("me", b""), ("c1", asg(t=[0, 1]))))
+    published += view.poll_events()
+    published += view.poll_state(FakeMember(S.STABLE, 1))
+    told = [envelope(e, group="g", cluster=None, source="probe", at=100.0) for e in published]
+    assert [e["event"] for e in told].count("generation") == 1
+
+    replay = GroupStatus("g")
+    for e in told:
+        replay.apply(e)
+    s = view.status
+    assert (s.probe_member, s.generation, s.protocol, s.leader, s.state, s.rebalances) == (
+        "me", 1, "range", "other", "Stable", 1)
+    assert (s.probe_member, s.member_state, s.generation, s.protocol, s.leader, s.state,
+            s.rebalances, {m: x.assignment for m, x in s.members.items()}) == (
+        replay.probe_member, replay.member_state, replay.generation, replay.protocol,
+        replay.leader, replay.state, replay.rebalances,
+        {m: x.assignment for m, x in replay.members.items()})
+
+    out = io.StringIO()
+    with _LiveSink(Env(stdout=out, stderr=io.StringIO(), stdout_is_terminal=True)) as live:
+        live.read_from({"g": view.status})
+        for e in told:
+            live(e)
+        assert live.models["g"].status is view.status
+    text = re.sub("\x1b\\[[0-9;?]*[A-Za-z]", "", out.getvalue())
+    assert "probe me  leader other" in text and "c1" in text and "t:0-1" in text
+
+
 def test_stale_describe_is_ignored():
     view = GroupView("g")
     view.synced(FakeMember(S.STABLE, 4), {}, 1.0)

@@ -269,18 +269,27 @@ def test_lag_is_a_column_of_the_top_view_with_watch_lag_only():
     assert "BEHIND" not in narrow and "LAG" in narrow and "MEMBERS" in narrow
 
 
+def _told(reducer: Reducer, sink: _LiveSink, group: str, body: dict, at: float) -> None:
+    """As a Watcher tells: the event folded into the group's one status, then to the sink."""
+    event = envelope(body, group=group, cluster=None, source="describe", at=at)
+    reducer.apply(event)
+    sink(event)
+
+
 def test_the_full_view_shows_the_lag_the_watchs_reducer_read():
     """The live sink reads the lag from the watch's reducer (observe.watch folds the lag
     source's reads there, on their own interval): total, per topic, the largest partition,
     the read's age; `-` until a read knows it; nothing of lag without --lag."""
     sink, out = _sink("full", fleet=False)
-    watch_reducer = Reducer()
     with sink:
         _feed(sink, 1)
         sink.draw(force=True)
         assert "lag" not in _text(out)
-        sink.show_lag(watch_reducer)
-        tell(watch_reducer, "g0", snapshot("classic", generation=2), T)
+    sink, out = _sink("full", fleet=False)
+    watch_reducer = Reducer()
+    with sink:
+        sink.read_from(watch_reducer.groups, lag=True)
+        _told(watch_reducer, sink, "g0", snapshot("classic", generation=2), T)
         sink.draw(force=True)
         assert "\nlag -\n" in _text(out)
         _lag(watch_reducer, "g0", {("orders", 0): 100, ("orders", 1): 5, ("audit", 0): 20}, T + 17)
@@ -293,10 +302,9 @@ def test_the_top_view_shows_the_lag_column_when_the_watch_reads_lag():
     sink, out = _sink("top", fleet=True)
     watch_reducer = Reducer()
     with sink:
-        _feed(sink, 2)
-        sink.show_lag(watch_reducer)
+        sink.read_from(watch_reducer.groups, lag=True)
         for g in ("g0", "g1"):
-            tell(watch_reducer, g, snapshot("classic", generation=2), T)
+            _told(watch_reducer, sink, g, snapshot("classic", generation=2), T)
         _lag(watch_reducer, "g1", {("t", 0): 7}, T + 19)
         sink.draw(force=True)
     last = _text(out).rstrip().split("\n")
@@ -304,6 +312,25 @@ def test_the_top_view_shows_the_lag_column_when_the_watch_reads_lag():
     assert header.split()[-1] == "LAG"
     rows = {ln.split()[0]: ln.split()[-1] for ln in last if ln.startswith("g")}
     assert rows == {"g0": "-", "g1": "7"}
+
+
+def test_the_live_sink_draws_the_owners_status_and_folds_none_of_its_own():
+    """Issue 30: one owner of each group's state. Given the watch's statuses the sink's
+    models hold those very objects: an event the owner did not fold changes nothing on
+    screen (a second fold would show it), one it did shows at once."""
+    sink, out = _sink("full", fleet=False)
+    watch_reducer = Reducer()
+    with sink:
+        sink.read_from(watch_reducer.groups)
+        _told(watch_reducer, sink, "g0", snapshot("classic", generation=2,
+                                                  members=[("m1", None)]), T)
+        assert sink.models["g0"].status is watch_reducer.groups["g0"]
+        sink(envelope({"event": "member_joined", "member_id": "not-folded"}, group="g0",
+                      cluster=None, source="describe", at=T + 1))
+        _told(watch_reducer, sink, "g0", {"event": "member_joined", "member_id": "m2"}, T + 2)
+        sink.draw(force=True)
+    shown = _text(out)
+    assert "members 2" in shown and "m2" in shown and "not-folded" not in shown
 
 
 def test_coord_column_names_each_groups_coordinator_and_marks_the_silent_ones():

@@ -190,6 +190,75 @@ def test_the_live_view_shows_the_corpus_escaped(view):
     _clean(out)
 
 
+def _owned_by_a_watch():
+    """Hostile names in a group's one status, as its owner (a Watcher's reducer: the
+    stories fold into it) holds them: as the cluster wrote them, unescaped. Returns the
+    reducer and the events it folded, which the live sink is then told."""
+    from groupctl.observe.sources.lag import GroupLag
+    from groupctl.observe.state.reducer import Reducer
+
+    member, topic = f"c{HOSTILE}-1", f"t{HOSTILE}"
+    asg = [{"topic": topic, "partitions": [0]}]
+    base = {"ts": "2026-11-26T20:00:00.000Z", "group": HOSTILE, "source": "describe"}
+    events = [
+        {**base, "event": "snapshot", "state": f"Stable{HOSTILE}", "type": "classic",
+         "generation": 1, "protocol": HOSTILE,
+         "members": [{"member_id": member, "client_id": HOSTILE, "assignment": asg}]},
+        {**base, "event": "probe", "action": "joined", "member_id": f"p{HOSTILE}"},
+        {**base, "event": "generation", "generation": 2, "protocol": HOSTILE,
+         "leader": f"l{HOSTILE}", "members": [member]},
+        {**base, "event": "assignment", "member_id": member, "generation": 2,
+         "assigned": asg, "added": asg, "revoked": []},
+        {**base, "event": "assignment", "member_id": None, "generation": 2,
+         "assigned": asg, "added": asg, "revoked": []},
+        {**base, "event": "rebalance", "from_generation": 1, "to_generation": 2,
+         "ended": base["ts"], "duration_ms": 5, "members_after": [member],
+         "assignments": {member: asg}, "moved_partitions": 0,
+         "reason": f"member {member} joined"},
+        {**base, "event": "error", "api": "Heartbeat", "name": HOSTILE, "code": 1},
+    ]
+    reducer = Reducer()
+    for e in events:
+        reducer.apply(e)
+    reducer.apply_lag(GroupLag(HOSTILE, 1.0, 2.0, {(topic, 0): 5, ("other", 0): 1}))
+    status = reducer.groups[HOSTILE]
+    assert RAW.search(status.group) and RAW.search(next(iter(status.members)))   # raw
+    return reducer, events
+
+
+@pytest.mark.parametrize("view", ["full", "top"])
+def test_the_live_view_draws_the_owners_hostile_names_escaped(view):
+    """Issue 30: the live view draws each group's one status (not a fold of escaped
+    events of its own), so every group, member, topic, state, protocol, leader and reason
+    it draws from the status is made visible as drawn."""
+    from rich.console import Console
+
+    from groupctl.render.top import render_top
+    from groupctl.render.watch import _LiveSink, render_model
+
+    reducer, events = _owned_by_a_watch()
+    env = _env(terminal=True)
+    with _LiveSink(env, view) as live:
+        live.read_from(reducer.groups, lag=True)
+        for e in events:
+            live(e)
+        assert live.models[HOSTILE].status is reducer.groups[HOSTILE]
+        live.draw(force=True)
+    out = re.sub("\x1b\\[[0-9;?]*[A-Za-z]|\r", "", env.stdout.getvalue())   # rich's cursor
+    _clean(out)
+    # drawn on a console that escapes nothing itself: the view's own escapes, each of them
+    plain = Console(file=io.StringIO(), width=400, color_system=None)
+    model = live.models[HOSTILE]
+    plain.print(render_model(model, 3.0, lag=True) if view == "full"
+                else render_top(reducer.groups.values(), 3.0, 400, 30, lag=True))
+    drawn = plain.file.getvalue()
+    _clean(drawn)
+    names = ([f"c{HOSTILE}-1", f"t{HOSTILE}", f"l{HOSTILE}", f"p{HOSTILE}",
+              f"member c{HOSTILE}-1 joined"] if view == "full" else [f"Stable{HOSTILE}"])
+    for name in [HOSTILE, *names]:
+        assert visible(name)[:40] in drawn.replace("\n", ""), name
+
+
 def test_stderr_errors_warnings_and_notes_show_the_corpus_escaped():
     env = _env()
     env.fail(f"group {HOSTILE} not found", 5)

@@ -17,6 +17,12 @@ feeds them to the RebalanceStory (its only entry, `feed`):
   own assignment, which wins for assignments and stands in when the describe raced with the
   next rebalance.
 
+The group's state in the probe is one GroupStatus, `status` (observe/state/reducer.py): its
+story folds the events it tells into it, and the view folds its member's own events (`probe`,
+`generation`, its own `assignment`, `error`) as it hands them out to be published; the live
+view of `join --watch` draws it (render/watch.py). None of the member's events moves what the
+story reads of it (state, type, epochs).
+
 Times: `started` is when the probe saw the group start rebalancing (its own join, or the
 error that sent it back to joining); `ended` when it synced. Both from the injected clock.
 """
@@ -26,9 +32,11 @@ import time
 from dataclasses import replace
 from typing import Callable
 
-from ...events import Event, EventKind, GenerationStarted, ProbeAction, Source, tp_list
+from ...events import (Event, EventKind, GenerationStarted, ProbeAction, Source, envelope,
+                       tp_list)
 from ...observe.sources import observations as obs
 from ...observe.reads.model import GroupDescription, Member, TopicPartitions
+from ...observe.state.reducer import GroupStatus
 from ...observe.story.story import RebalanceStory
 
 PROBE = Source.PROBE.value
@@ -38,8 +46,9 @@ class GroupView:
     def __init__(self, group: str, *, clock: Callable[[], float] = time.time):
         self.group = group
         self._clock = clock
+        self.status = GroupStatus(group)   # the group as told: the story's and the member's
         # a classic member tells its own generations (and its own assignment)
-        self._story = RebalanceStory(group, clock=clock,
+        self._story = RebalanceStory(group, clock=clock, status=self.status,
                                      told_elsewhere={EventKind.GENERATION})
         self.stable_generation: int | None = None
         self.leader_members: list[dict] | None = None          # decoded subscriptions
@@ -60,8 +69,8 @@ class GroupView:
         snapshots (`observed`), as the passive watcher tells it, with epochs and every
         member's assignment as it converges (current vs target, reconciliation time),
         starting from the group as described before joining."""
-        if epochs:
-            self._story = RebalanceStory(self.group, clock=self._clock)
+        if epochs:   # before anything was told: the same status
+            self._story = RebalanceStory(self.group, clock=self._clock, status=self.status)
         self.feed(obs.BeforeJoin(self.group, self._clock(), PROBE, described))
 
     def note_member_event(self, event: Event) -> None:
@@ -76,14 +85,22 @@ class GroupView:
         if isinstance(event, GenerationStarted) and event.members is None:
             out, self._held = self._release(None), event
             return out
-        return [event]
+        return self._own([event])
 
     def _release(self, generation: int | None, members: list[str] | None = None) -> list[Event]:
         held = self._held
         if held is None or (generation is not None and held.generation != generation):
             return []
         self._held = None
-        return [held if members is None else replace(held, members=members)]
+        return self._own([held if members is None else replace(held, members=members)])
+
+    def _own(self, events: list[Event]) -> list[Event]:
+        """The member's own events, folded into `status` as they go out to be published
+        (the story folds its own as it tells them)."""
+        for event in events:
+            self.status.apply(envelope(event, group=self.group, cluster=None, source=PROBE,
+                                       at=self._clock()))
+        return events
 
     def poll_state(self, member) -> list[Event]:
         if self._held is not None and member.generation != self._held.generation:

@@ -17,8 +17,8 @@ A `snapshot` replaces everything it tells; a `state` Dead empties the group (gon
 `GroupStatus.apply` is the one code path that changes a group's state: a story
 (observe/story/story.py) folds each event it tells into its group's GroupStatus before it
 decides the next, and a Watcher's Reducer holds those very statuses. It decides nothing
-the story decides, and works from events alone (the live view and `join --watch` fold
-what they are told, as does a replay of recorded events).
+the story decides, and works from events alone (a replay of recorded events); the live
+views draw the statuses their process's stories fold (render/watch.py).
 """
 from __future__ import annotations
 
