@@ -24,10 +24,11 @@ def m(mid, *parts, target=None, epoch=None):
 
 
 def fingerprint(status) -> tuple:
-    """What a group's state says of it, members with their assignments and targets."""
+    """What a group's state says of it, members with all a look showed of them."""
     return (status.state, status.type, status.generation, status.epochs, status.protocol,
             status.rebalances, status.rebalancing_ms_total, status.changes,
-            {mid: (s.assignment, s.target, s.tasks) for mid, s in status.members.items()})
+            {mid: (s.assignment, s.target, s.tasks, s.subscription, s.instance_id, s.client_id,
+                   s.host) for mid, s in status.members.items()})
 
 
 FAULT = UnreachableError("no broker reachable")
@@ -99,3 +100,29 @@ def test_the_watchers_reducer_holds_each_storys_state():
         replayed.apply(e)
     assert fingerprint(replayed.groups["g"]) == fingerprint(status)
     assert watcher.summaries()[0]["rebalances"] == 5
+
+
+def test_the_fold_holds_each_members_subscription_from_every_event_that_tells_it():
+    """What reasons.explain compares (a subscription changed) is in the events: the
+    snapshot's members, member_joined and the rebalance's per-member fields."""
+    story = RebalanceStory("g", clock=lambda: 0.0)
+    a = Member("a", client_id="c-a", host="h", subscription={"topics": ["t"]},
+               assignment=[TopicPartitions("t", [0, 1])])
+    story.feed(Seen("g", 1.0, "describe", classic("Stable", 1, a)))
+    assert story.status.members["a"].subscription == ["t"]
+    story.feed(Seen("g", 2.0, "describe", classic("PreparingRebalance", 1, a)))
+    b = Member("b", instance_id="i-b", client_id="c-b", host="h2",
+               subscription={"topics": ["u", "t"]}, assignment=[TopicPartitions("t", [1])])
+    a2 = Member("a", client_id="c-a", host="h", subscription={"topics": ["t", "u"]},
+                assignment=[TopicPartitions("t", [0])])
+    events = story.feed(Seen("g", 3.0, "describe", classic("Stable", 2, a2, b)))
+    joined = next(e for e in events if e.KIND == "member_joined")
+    assert (joined.assignment, joined.subscription) == (
+        [{"topic": "t", "partitions": [1]}], ["t", "u"])
+    r = events[-1]
+    assert r.subscriptions == {"a": ["t", "u"], "b": ["t", "u"]}
+    assert r.identities["b"] == {"instance_id": "i-b", "client_id": "c-b", "host": "h2"}
+    assert "subscription of a changed (t -> t,u)" in r.reason
+    members = story.status.members
+    assert (members["a"].subscription, members["b"].subscription) == (["t", "u"], ["t", "u"])
+    assert (members["b"].instance_id, members["b"].host) == ("i-b", "h2")

@@ -42,7 +42,7 @@ from dataclasses import replace
 from typing import Any, Callable, Iterable
 
 from ...events import (
-    EpochChanged, Event, EventKind, GenerationStarted, Rebalanced, Snapshot, Source, StateChanged, TaskRebalanced, TypeChanged, iso_ts, tp_list,
+    EpochChanged, Event, EventKind, GenerationStarted, Rebalanced, Snapshot, Source, StateChanged, TaskRebalanced, TypeChanged, iso_ts,
 )
 from ..sources import observations as obs
 from ..sources.contact import Gap, Looks
@@ -59,7 +59,7 @@ from .round import RoundClock, RoundState, SettledRound, unseen_generations, uns
 from .unowned import UnownedPartitions
 from .story_data import (  # noqa: F401 - MemberSnapshot, task_set, task_dict re-exported
     MemberSnapshot, _assignment_changes, _converged, _has_tasks, _moved, _replaced_in_place,
-    joins_and_leaves, members_of, reached_before_next, snapshot_members, task_dict, task_set,
+    joins_and_leaves, members_after, members_of, reached_before_next, snapshot_members, task_dict, task_set,
 )
 
 
@@ -356,8 +356,7 @@ class RebalanceStory:
             members_before=None if before is None else sorted(before),
             members_after=None if after is None else sorted(after),
             moved_partitions=_moved(before, after), reason=reason,
-            assignments=None if after is None else {
-                m: tp_list(s.assignment) for m, s in sorted(after.items())},
+            **members_after(after),
             **duration.fields(), **self._cost(desc, after, ended, unseen))
         if after is not None and _has_tasks(after):
             events.append(TaskRebalanced(**summary, tasks={
