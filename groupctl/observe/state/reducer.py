@@ -77,6 +77,9 @@ class GroupStatus:
     protocol: str | None = None
     leader: str | None = None
     members: dict[str, MemberStatus] = field(default_factory=dict)
+    # the members are known (told in full by a snapshot, a group gone, a round's members
+    # after it); False before the first look and after a round whose members are unknown
+    members_known: bool = False
     last_rebalance: dict | None = None
     timeline: list = field(default_factory=_Recent)   # the last TIMELINE rebalances
     rebalances: int = 0
@@ -173,7 +176,7 @@ class GroupStatus:
         self.state, self.type, self.protocol = e.get("state"), e.get("type"), e.get("protocol")
         self.generation = e.get("generation")
         self.group_epoch, self.assignment_epoch = e.get("group_epoch"), e.get("assignment_epoch")
-        self.members = {}
+        self.members, self.members_known = {}, True
         for m in e.get("members") or ():
             target = m.get("target_assignment")
             self.members[m["member_id"]] = MemberStatus(
@@ -188,6 +191,7 @@ class GroupStatus:
             self.member_state = e["member_state"]
         if self.state == "Dead":   # gone: a group created again starts from nothing
             self.members, self.generation, self.protocol, self.leader = {}, None, None, None
+            self.members_known = True   # known: none
             self.group_epoch = self.assignment_epoch = self.type = None
             self.lag = self.lag_max = None
             self.lag_by_topic = {}
@@ -218,6 +222,7 @@ class GroupStatus:
         self.generation, self.protocol, self.leader = e["generation"], e.get("protocol"), e.get("leader")
 
     def _rebalance(self, e: dict) -> None:
+        self.members_known = e.get("members_after") is not None
         if e.get("members_after") is not None or e.get("assignments") is not None:
             # members after it known (null: not known, which is no member gone)
             after = e.get("assignments") or {m: None for m in e.get("members_after") or []}

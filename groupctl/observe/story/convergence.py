@@ -25,7 +25,7 @@ measured). An epoch bump that leaves a member's partitions and target alone is n
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Callable, ClassVar
 
 from ...events import AssignmentChanged, Event, EventKind, partition_changes, tp_list
 from ..state.holdings import holds_target
@@ -193,9 +193,10 @@ class HoldingUp:
     def __init__(self):
         self.told: set[str] = set()   # members last told behind
 
-    def observe(self, desc: GroupDescription, behind: Behind, known: dict | None) -> list[Event]:
-        """`behind` has seen this look; `known`: the story's members as of the last settled
-        round (MemberSnapshot by id), what a diff is against."""
+    def observe(self, desc: GroupDescription, behind: Behind,
+                known_by: Callable[[], dict | None]) -> list[Event]:
+        """`behind` has seen this look; `known_by()`: the members the round is told from
+        (MemberSnapshot by id; None: not known), what a diff is against."""
         now = {m.member_id: m for m in desc.members}
         self.told &= set(now)   # a member that left is told by member_left
         events: list[Event] = []
@@ -204,6 +205,7 @@ class HoldingUp:
             if flag == (mid in self.told):
                 continue
             (self.told.add if flag else self.told.discard)(mid)
+            known = known_by()
             was = None if known is None or mid not in known else known[mid].assignment
             assigned = partition_map(now[mid].assignment)
             added, revoked = partition_changes(was, assigned, known_before=known is None
