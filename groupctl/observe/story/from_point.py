@@ -47,16 +47,20 @@ class RoundStart:
     """One story's point its rounds are told from: `held` while a round is under way (or
     `until_settled`), otherwise the group as told before the observation being judged,
     read from the fold once (`before`) before the observation's first event changes it."""
-    __slots__ = ("held", "_pre", "_status")
+    __slots__ = ("held", "members_then", "_pre", "_status")
 
     def __init__(self, status: GroupStatus):
         self.held: FromPoint | None = None
         self._pre: FromPoint | None = None
         self._status = status
+        self.members_then: dict[str, MemberStatus] = status.members
 
     def begin(self) -> None:
-        """A new observation: the group as told before it is read afresh."""
+        """A new observation: the group as told before it is read afresh. `members_then`:
+        the fold's members as they stand now (a snapshot or a group gone replaces them, so
+        they stay as told before the observation until its members' own events)."""
         self._pre = None
+        self.members_then = self._status.members
 
     def before(self) -> FromPoint:
         if self.held is not None:

@@ -197,9 +197,8 @@ class RebalanceStory:
                 events += self._told(self._holding.observe(
                     desc, self._behind, lambda: self._start.before().members))
         if told:   # each member as it converges, with its reconciliation time
-            if self._convergence.told is None:
-                self._convergence.seed(self._start.before().members)
-            events += self._told(self._convergence.observe(desc, at))
+            events += self._told(self._convergence.observe(
+                desc, at, self._start.members_then, lambda: self._start.before().members))
         over = reached_before_next(desc) if self._round.changes_only else None   # records
         mark = self._start.before().mark
         if over is not None and mark is not None and over > mark:
