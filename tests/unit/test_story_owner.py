@@ -70,6 +70,15 @@ def test_a_replay_of_the_told_events_gives_the_storys_state_after_every_observat
     # gen 4; 5 (unseen) and 6 across the lost contact; the group created again: epoch 1
     # (every member joined), epoch 2
     assert story.status.rebalances == 5
+    # epoch 2 told from its start (c holding t-0, t-1), not from the fold mid-round, which
+    # had d joined and c's assignment as they converged
+    last = story.status.last_rebalance
+    assert (last["members_before"], last["moved_partitions"]) == (["c"], 1)
+    gen6 = [r for r in story.status.timeline if r["to_generation"] == 6][0]
+    # the round across the gap told from before it (a and b), not from the look's snapshot
+    # (b alone), which the fold holds by then
+    assert (gen6["from_generation"], gen6["reason"]) == (
+        5, "member a (client c-a, host h) left or expired")
 
 
 def test_a_group_created_again_is_told_in_full():
