@@ -25,33 +25,43 @@ class FromPoint:
     until_settled: bool = False
 
 
-def member_of(m: MemberStatus) -> MemberSnapshot:
-    """A member as the fold holds it, in the form the story compares."""
-    asg = None if m.assignment is None else {
-        t: frozenset(ps) for t, ps in tp_map(m.assignment).items()}
-    return MemberSnapshot(m.member_id, m.instance_id, m.client_id, m.host, asg,
-                          None if m.subscription is None else tuple(m.subscription),
-                          task_set(m.tasks))
+def _fields(m: MemberStatus) -> tuple:
+    """What the story compares of a member as the fold holds it. The fold sets a member's
+    fields anew, never changes a list of them in place: these stay as they are now."""
+    return (m.member_id, m.instance_id, m.client_id, m.host, m.assignment, m.subscription,
+            m.tasks)
+
+
+def _member(member_id, instance_id, client_id, host, assignment, subscription, tasks
+            ) -> MemberSnapshot:
+    asg = None if assignment is None else {t: frozenset(ps) for t, ps in tp_map(assignment).items()}
+    return MemberSnapshot(member_id, instance_id, client_id, host, asg,
+                          None if subscription is None else tuple(subscription), task_set(tasks))
+
+
+def _mark(status: GroupStatus) -> int | None:
+    """The group's generation, or its group epoch for the epoch-counting types."""
+    return status.group_epoch if status.group_epoch is not None else status.generation
 
 
 def told_point(status: GroupStatus) -> FromPoint:
-    """The group as told: its members (None until known) and its generation, or its group
-    epoch for the epoch-counting types."""
-    members = {mid: member_of(m) for mid, m in status.members.items()} \
+    """The group as told: its members (None until known) and its generation or epoch."""
+    members = {mid: _member(*_fields(m)) for mid, m in status.members.items()} \
         if status.members_known else None
-    mark = status.group_epoch if status.group_epoch is not None else status.generation
-    return FromPoint(members, mark)
+    return FromPoint(members, _mark(status))
 
 
 class RoundStart:
     """One story's point its rounds are told from: `held` while a round is under way (or
     `until_settled`), otherwise the group as told before the observation being judged,
-    read from the fold once (`before`) before the observation's first event changes it."""
-    __slots__ = ("held", "members_then", "_pre", "_status")
+    kept as it stood before the observation's first event changed the fold (`freeze`), and
+    read on demand (`before`; `mark` alone costs nothing)."""
+    __slots__ = ("held", "members_then", "_pre", "_frozen", "_status")
 
     def __init__(self, status: GroupStatus):
         self.held: FromPoint | None = None
         self._pre: FromPoint | None = None
+        self._frozen: tuple | None = None   # (mark, each member's _fields or None: not known)
         self._status = status
         self.members_then: dict[str, MemberStatus] = status.members
 
@@ -59,14 +69,35 @@ class RoundStart:
         """A new observation: the group as told before it is read afresh. `members_then`:
         the fold's members as they stand now (a snapshot or a group gone replaces them, so
         they stay as told before the observation until its members' own events)."""
-        self._pre = None
+        self._pre = self._frozen = None
         self.members_then = self._status.members
+
+    def freeze(self) -> None:
+        """The observation's first event is about to be folded: the group as told before it
+        is kept, as it is now."""
+        if self.held is None and self._pre is None and self._frozen is None:
+            s = self._status
+            self._frozen = (_mark(s), [_fields(m) for m in s.members.values()]
+                            if s.members_known else None)
+
+    def mark(self) -> int | None:
+        """before().mark, without reading the members."""
+        if self.held is not None:
+            return self.held.mark
+        if self._pre is not None:
+            return self._pre.mark
+        return self._frozen[0] if self._frozen is not None else _mark(self._status)
 
     def before(self) -> FromPoint:
         if self.held is not None:
             return self.held
         if self._pre is None:
-            self._pre = told_point(self._status)
+            if self._frozen is None:
+                self._pre = told_point(self._status)
+            else:
+                mark, rows = self._frozen
+                self._pre = FromPoint(None if rows is None else {r[0]: _member(*r) for r in rows},
+                                      mark)
         return self._pre
 
     def start(self) -> None:
@@ -79,7 +110,7 @@ class RoundStart:
         if self.held is not None:
             self.held = replace(self.held, members=members)
         else:
-            self._pre = replace(self.before(), members=members)
+            self._pre = FromPoint(members, self.mark())
 
     def settled(self, point: FromPoint, under_way: bool) -> None:
         """A round settled at `point` (what the fold holds once it is told); `under_way`:

@@ -95,7 +95,7 @@ class RebalanceStory:
         if type(o) is not obs.Seen:
             self._same_as = None   # anything else may move the story: read the next look whole
         self._start.begin()
-        self._told.begin(o, self._start.before)
+        self._told.begin(o, self._start.freeze)
         events = handler(self, o)
         self._told.end()
         return events
@@ -200,7 +200,7 @@ class RebalanceStory:
             events += self._told(self._convergence.observe(
                 desc, at, self._start.members_then, lambda: self._start.before().members))
         over = reached_before_next(desc) if self._round.changes_only else None   # records
-        mark = self._start.before().mark
+        mark = None if over is None else self._start.mark()
         if over is not None and mark is not None and over > mark:
             events += self._settle(desc, replace(SettledRound.of(desc, over, at, told),
                                                  started=self._round.first_look, keep_round=True))
@@ -222,17 +222,18 @@ class RebalanceStory:
             # Stabilized line): nothing to tell but the states.
             self._round.undo()
             return events
-        start = self._start.before()
-        if start == FromPoint(None, None) and not self._round.under_way:
+        start = self._start.mark()
+        if start is None and not self._round.under_way and self._start.before().members is None:
             return events   # the first look, settled: the next round starts from it
-        if mark is not None and mark != start.mark or mark is None and (
-                self._round.under_way or set(now) != set(start.members or {})
-                and not _replaced_in_place(start.members or {}, now)):
+        if mark is not None and mark != start or mark is None and (
+                self._round.under_way or set(now) != set(self._start.before().members or {})
+                and not _replaced_in_place(self._start.before().members or {}, now)):
             return events + self._settle(desc, SettledRound.of(desc, mark, at, told))
+        before = None if told else self._start.before().members
         if told:
             self._start.rebase(now)   # joins and leaves without a new epoch were told already
-        elif start.members is not None and _replaced_in_place(start.members, now):
-            joined, left = joins_and_leaves(start.members, now)
+        elif before is not None and _replaced_in_place(before, now):
+            joined, left = joins_and_leaves(before, now)
             events += self._told(left + list(joined.values()))
             self._start.rebase(now)
         return events
