@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from ...events import tp_map
 from ..state.reducer import GroupStatus, MemberStatus
 from .story_data import MemberSnapshot, task_set
+from .story_stale import Kept
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +100,11 @@ class RoundStart:
                 self._pre = FromPoint(None if rows is None else {r[0]: _member(*r) for r in rows},
                                       mark)
         return self._pre
+
+    def kept(self) -> Kept | None:
+        """What a round is told from, as story_stale compares it (None: members not known)."""
+        was = self.before()
+        return None if was.members is None else Kept(was.members, was.mark)
 
     def start(self) -> None:
         """A round begins: it is told from the group as it stands before this observation."""

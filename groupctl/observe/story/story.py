@@ -50,8 +50,7 @@ from ..state.reducer import GroupStatus
 from .convergence import Behind, Convergence, HoldingUp
 from ..reads.model import (CLASSIC, CONSUMER, DEAD, REBALANCING_STATES, SETTLED_STATES, SHARE,
                     STREAMS, GroupDescription)
-from .story_stale import (DEFER, RESTORE, SETTLE_HELD, Kept, StaleView, coordinator_id,
-                          shape)
+from .story_stale import DEFER, RESTORE, SETTLE_HELD, StaleView, coordinator_id, shape
 from .probe_sync import ProbeSync
 from .from_point import FromPoint, RoundStart
 from .telling import Tell, Telling, Was
@@ -150,7 +149,7 @@ class RebalanceStory:
         gap = self._looks.look(None)
         # no group: a round of one created again begins after it
         self._round.look(o.at, after_gap=gap == Gap.LOST)
-        kept = self._kept()   # kept, should its members show again (story_stale)
+        kept = self._start.kept()   # kept, should its members show again (story_stale)
         if kept is not None and self.status.type == CLASSIC and self._coordinator is not None:
             self._stale.forgot(kept)
         events = self._change_state(DEAD, o.at)   # as describe answers a missing group
@@ -179,7 +178,7 @@ class RebalanceStory:
         restarted with a new member id) are told as member_left / member_joined."""
         told = EventKind.ASSIGNMENT not in self._elsewhere and desc.type == CONSUMER
         members = members_of(desc) or {}   # a description: never None
-        verdict = self._stale.judge(desc, members, at, self._moved, self._kept)
+        verdict = self._stale.judge(desc, members, at, self._moved, self._start.kept)
         events = self._stale_verdict(verdict, told)
         changed_type = self._type_of(desc, was.type)
         events += changed_type
@@ -211,7 +210,7 @@ class RebalanceStory:
             return events
         now = members
         mark = desc.group_epoch if desc.group_epoch is not None else desc.generation
-        kept = self._kept() if gap in (Gap.LOST, Gap.LATE) else None
+        kept = self._start.kept() if gap in (Gap.LOST, Gap.LATE) else None
         if kept is not None and self._round.state == RoundState.SEEN_STARTING \
                 and shape(now, mark) == kept.shape:
             # a round seen starting, then a gap in contact (lost, or a round held through a
@@ -237,10 +236,6 @@ class RebalanceStory:
             events += self._told(left + list(joined.values()))
             self._start.rebase(now)
         return events
-
-    def _kept(self) -> Kept | None:
-        was = self._start.before()
-        return None if was.members is None else Kept(was.members, was.mark)
 
     def _stale_verdict(self, verdict: str, told: bool) -> list[Event]:
         """RESTORE: the group as before a new coordinator's view of its past (story_stale);
