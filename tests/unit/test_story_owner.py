@@ -138,3 +138,27 @@ def test_the_fold_holds_each_members_subscription_from_every_event_that_tells_it
     members = story.status.members
     assert (members["a"].subscription, members["b"].subscription) == (["t", "u"], ["t", "u"])
     assert (members["b"].instance_id, members["b"].host) == ("i-b", "h2")
+
+
+def test_a_round_after_a_gap_is_told_against_the_group_the_gaps_snapshot_told():
+    """Members that report no generation (librdkafka's eager assignors): a round begun and
+    over during lost contact is not seen, and the look after the gap retells the group
+    (snapshot) with its new assignments. The next round's changes are from what was told
+    last, the snapshot: the story kept the assignments from before the gap and told
+    partitions a member already held, as told, as `added` (issue 30's "told partitions a
+    member already held as added")."""
+    def g(state, *members):
+        return classic(state, None, *members)
+
+    story = RebalanceStory("g", clock=lambda: 0.0)
+    story.feed(Seen("g", 1.0, "describe", g("Stable", m("a", ("t", [0, 1, 2])), m("b", ("t", [3])))))
+    story.feed(ContactLost(None, 2.0, "describe", FAULT))
+    # the group after the gap: the same members, another split (a round not seen)
+    story.feed(Seen("g", 4.0, "describe", g("Stable", m("a", ("t", [0])), m("b", ("t", [1, 2, 3])))))
+    story.feed(Seen("g", 5.0, "describe", g("CompletingRebalance", m("a", ("t", [0])),
+                                            m("b", ("t", [1, 2, 3])))))
+    events = story.feed(Seen("g", 6.0, "describe", g("Stable", m("b", ("t", [0, 1, 2, 3])))))
+    b = next(e for e in events if e.KIND == "assignment" and e.member_id == "b")
+    assert (b.added, b.revoked) == ([{"topic": "t", "partitions": [0]}], [])
+    r = events[-1]
+    assert (r.members_before, r.moved_partitions) == (["a", "b"], 1)
