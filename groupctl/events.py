@@ -179,8 +179,8 @@ _SHAPES: dict[type, tuple[str, tuple[str, ...]]] = {}
 class Snapshot(Event):
     """The group in full as first seen by a watch or probe, again after a gap in contact,
     and when a group that was gone (`state` Dead) is there again: its members [{member_id,
-    instance_id, client_id, host, assignment, target_assignment}] (streams members add
-    `tasks`). `gap_ms` (an extra field): null on the first look, otherwise the time since
+    instance_id, client_id, host, assignment, target_assignment, subscription}] (`subscription`:
+    its subscribed topics, null when not known; streams members add `tasks`). `gap_ms` (an extra field): null on the first look, otherwise the time since
     the last look that showed the group."""
     KIND: ClassVar[str] = EventKind.SNAPSHOT
     state: str | None
@@ -239,7 +239,14 @@ class _MemberIdentity(Event):
 
 @dataclass(frozen=True)
 class MemberJoined(_MemberIdentity):
+    """A member first in the group, with what a look showed of it (extra fields, null when
+    not known): `assignment` (tp_list), `subscription` (its subscribed topics) and, for a
+    streams member, `tasks` ({"active"|"standby"|"warmup": [{"subtopology_id",
+    "partitions"}]})."""
     KIND: ClassVar[str] = EventKind.MEMBER_JOINED
+    assignment: list[dict] | None = None
+    subscription: list[str] | None = None
+    tasks: dict | None = None
 
 
 @dataclass(frozen=True)
@@ -274,7 +281,9 @@ class TaskAssignmentChanged(AssignmentChanged):
 @dataclass(frozen=True)
 class Rebalanced(Event):
     """One rebalance, from the generation (or epoch) before to the one after; the extra field
-    `assignments` holds every member's assignment after it (null when unknown). `started`
+    `assignments` holds every member's assignment after it (null when unknown), with
+    `subscriptions` (member -> its subscribed topics, null when not known) and `identities`
+    (member -> {instance_id, client_id, host}) of the same members. `started`
     is when the observer saw it begin (null when it did not: under way at its first look,
     begun during a gap in contact, or begun and ended between two looks).
 
@@ -332,6 +341,8 @@ class Rebalanced(Event):
     slowest_member: str | None = None
     slowest_member_ms: int | None = None
     slowest_member_held_ms: int | None = None
+    subscriptions: dict[str, list[str] | None] | None = None
+    identities: dict[str, dict] | None = None
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from groupctl.events import envelope
-from groupctl.observe.story.convergence import Converging, Convergence
+from groupctl.observe.story.convergence import Converging
 from groupctl.observe.reads.model import GroupDescription, Member, TopicPartitions
 from groupctl.protocol.errors import ErrorCode
 from groupctl.render.watch import WatchModel, plain_line, render_model
@@ -81,23 +81,6 @@ def mem(mid, current, target, epoch):
     return Member(mid, client_id=mid, member_epoch=epoch,
                   assignment=[TopicPartitions("t", current)],
                   target_assignment=[TopicPartitions("t", target)])
-
-
-def test_convergence_first_look_mid_reconciliation_and_a_moving_target():
-    c = Convergence()
-    assert c.observe(cg(6, mem("a", [0, 1], [0], 5)), 1.0) == []   # already away: start unseen
-    (e,) = c.observe(cg(6, mem("a", [0], [0], 6)), 2.0)
-    assert (e.revoked, e.reconciled_ms) == (T1, None)
-    # the target moves while the member is still short of the first one: timed from the
-    # first snapshot that showed it away
-    assert c.observe(cg(7, mem("a", [0], [0, 1], 6)), 3.0)[0].reconciled_ms is None
-    assert c.observe(cg(8, mem("a", [0], [0, 1, 2], 7)), 4.0)[0].target == [
-        {"topic": "t", "partitions": [0, 1, 2]}]
-    (e,) = c.observe(cg(8, mem("a", [0, 1, 2], [0, 1, 2], 8)), 5.5)
-    assert (e.added, e.reconciled_ms) == ([{"topic": "t", "partitions": [1, 2]}], 2500)
-    # an epoch bump that leaves the member's partitions alone is not told
-    assert c.observe(cg(9, mem("a", [0, 1, 2], [0, 1, 2], 8)), 6.0) == []
-    assert c.observe(cg(9, mem("a", [0, 1, 2], [0, 1, 2], 9)), 6.5) == []
 
 
 def test_a_member_behind_its_target_is_marked_until_it_catches_up():

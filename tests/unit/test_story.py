@@ -45,10 +45,10 @@ def test_a_classic_rebalance_told_from_polls():
          "group_epoch": None, "assignment_epoch": None, "protocol": "range", "gap_ms": None,
          "members": [{"member_id": "a", "instance_id": None, "client_id": "c-a", "host": "h",
                       "assignment": [{"topic": "t", "partitions": [0, 1]}],
-                      "target_assignment": None},
+                      "target_assignment": None, "subscription": None},
                      {"member_id": "b", "instance_id": None, "client_id": "c-b", "host": "h",
                       "assignment": [{"topic": "t", "partitions": [2]}],
-                      "target_assignment": None}]},
+                      "target_assignment": None, "subscription": None}]},
         {"event": "state", "state": "Stable", "previous": None, "member_state": None}]
     clock.t = 1001.0
     assert [e.KIND for e in look(story, group("PreparingRebalance", None))] == ["state"]
@@ -63,7 +63,9 @@ def test_a_classic_rebalance_told_from_polls():
     assert events[1] == {"event": "generation", "generation": 4, "protocol": "range",
                          "leader": None, "members": ["a", "c"]}
     assert events[2] == {"event": "member_joined", "member_id": "c", "instance_id": None,
-                         "client_id": "c-c", "host": "h"}
+                         "client_id": "c-c", "host": "h",
+                         "assignment": [{"topic": "t", "partitions": [1, 2]}],
+                         "subscription": None, "tasks": None}
     assert events[3]["member_id"] == "b"
     assert events[4] == {"event": "assignment", "member_id": "a", "generation": 4,
                          "assigned": [{"topic": "t", "partitions": [0]}], "added": [],

@@ -24,10 +24,11 @@ def m(mid, *parts, target=None, epoch=None):
 
 
 def fingerprint(status) -> tuple:
-    """What a group's state says of it, members with their assignments and targets."""
+    """What a group's state says of it, members with all a look showed of them."""
     return (status.state, status.type, status.generation, status.epochs, status.protocol,
             status.rebalances, status.rebalancing_ms_total, status.changes,
-            {mid: (s.assignment, s.target, s.tasks) for mid, s in status.members.items()})
+            {mid: (s.assignment, s.target, s.tasks, s.subscription, s.instance_id, s.client_id,
+                   s.host) for mid, s in status.members.items()})
 
 
 FAULT = UnreachableError("no broker reachable")
@@ -63,9 +64,21 @@ def test_a_replay_of_the_told_events_gives_the_storys_state_after_every_observat
         for e in told:
             replayed.apply(e)
         assert fingerprint(replayed.groups["g"]) == fingerprint(story.status), o
+        # the story holds no members nor generation of its own but a round's start, and
+        # that only while the round is under way
+        assert (story._start.held is None) == (not story._round.under_way), o
     # gen 4; 5 (unseen) and 6 across the lost contact; the group created again: epoch 1
     # (every member joined), epoch 2
     assert story.status.rebalances == 5
+    # epoch 2 told from its start (c holding t-0, t-1), not from the fold mid-round, which
+    # had d joined and c's assignment as they converged
+    last = story.status.last_rebalance
+    assert (last["members_before"], last["moved_partitions"]) == (["c"], 1)
+    gen6 = [r for r in story.status.timeline if r["to_generation"] == 6][0]
+    # the round across the gap told from before it (a and b), not from the look's snapshot
+    # (b alone), which the fold holds by then
+    assert (gen6["from_generation"], gen6["reason"]) == (
+        5, "member a (client c-a, host h) left or expired")
 
 
 def test_a_group_created_again_is_told_in_full():
@@ -99,3 +112,53 @@ def test_the_watchers_reducer_holds_each_storys_state():
         replayed.apply(e)
     assert fingerprint(replayed.groups["g"]) == fingerprint(status)
     assert watcher.summaries()[0]["rebalances"] == 5
+
+
+def test_the_fold_holds_each_members_subscription_from_every_event_that_tells_it():
+    """What reasons.explain compares (a subscription changed) is in the events: the
+    snapshot's members, member_joined and the rebalance's per-member fields."""
+    story = RebalanceStory("g", clock=lambda: 0.0)
+    a = Member("a", client_id="c-a", host="h", subscription={"topics": ["t"]},
+               assignment=[TopicPartitions("t", [0, 1])])
+    story.feed(Seen("g", 1.0, "describe", classic("Stable", 1, a)))
+    assert story.status.members["a"].subscription == ["t"]
+    story.feed(Seen("g", 2.0, "describe", classic("PreparingRebalance", 1, a)))
+    b = Member("b", instance_id="i-b", client_id="c-b", host="h2",
+               subscription={"topics": ["u", "t"]}, assignment=[TopicPartitions("t", [1])])
+    a2 = Member("a", client_id="c-a", host="h", subscription={"topics": ["t", "u"]},
+                assignment=[TopicPartitions("t", [0])])
+    events = story.feed(Seen("g", 3.0, "describe", classic("Stable", 2, a2, b)))
+    joined = next(e for e in events if e.KIND == "member_joined")
+    assert (joined.assignment, joined.subscription) == (
+        [{"topic": "t", "partitions": [1]}], ["t", "u"])
+    r = events[-1]
+    assert r.subscriptions == {"a": ["t", "u"], "b": ["t", "u"]}
+    assert r.identities["b"] == {"instance_id": "i-b", "client_id": "c-b", "host": "h2"}
+    assert "subscription of a changed (t -> t,u)" in r.reason
+    members = story.status.members
+    assert (members["a"].subscription, members["b"].subscription) == (["t", "u"], ["t", "u"])
+    assert (members["b"].instance_id, members["b"].host) == ("i-b", "h2")
+
+
+def test_a_round_after_a_gap_is_told_against_the_group_the_gaps_snapshot_told():
+    """Members that report no generation (librdkafka's eager assignors): a round begun and
+    over during lost contact is not seen, and the look after the gap retells the group
+    (snapshot) with its new assignments. The next round's changes are from what was told
+    last, the snapshot: the story kept the assignments from before the gap and told
+    partitions a member already held, as told, as `added` (issue 30's "told partitions a
+    member already held as added")."""
+    def g(state, *members):
+        return classic(state, None, *members)
+
+    story = RebalanceStory("g", clock=lambda: 0.0)
+    story.feed(Seen("g", 1.0, "describe", g("Stable", m("a", ("t", [0, 1, 2])), m("b", ("t", [3])))))
+    story.feed(ContactLost(None, 2.0, "describe", FAULT))
+    # the group after the gap: the same members, another split (a round not seen)
+    story.feed(Seen("g", 4.0, "describe", g("Stable", m("a", ("t", [0])), m("b", ("t", [1, 2, 3])))))
+    story.feed(Seen("g", 5.0, "describe", g("CompletingRebalance", m("a", ("t", [0])),
+                                            m("b", ("t", [1, 2, 3])))))
+    events = story.feed(Seen("g", 6.0, "describe", g("Stable", m("b", ("t", [0, 1, 2, 3])))))
+    b = next(e for e in events if e.KIND == "assignment" and e.member_id == "b")
+    assert (b.added, b.revoked) == ([{"topic": "t", "partitions": [0]}], [])
+    r = events[-1]
+    assert (r.members_before, r.moved_partitions) == (["a", "b"], 1)

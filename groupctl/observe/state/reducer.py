@@ -47,6 +47,7 @@ class MemberStatus:
     tasks: dict | None = None                 # streams: {kind: [{subtopology_id, partitions}]}
     has_target: bool = False                  # a target was told (KIP-848 / streams)
     behind_since: float | None = None         # holding the group up since (issue 19), s
+    subscription: list[str] | None = None     # its subscribed topics, None: not known
 
     @property
     def behind_target(self) -> bool:
@@ -76,6 +77,9 @@ class GroupStatus:
     protocol: str | None = None
     leader: str | None = None
     members: dict[str, MemberStatus] = field(default_factory=dict)
+    # the members are known (told in full by a snapshot, a group gone, a round's members
+    # after it); False before the first look and after a round whose members are unknown
+    members_known: bool = False
     last_rebalance: dict | None = None
     timeline: list = field(default_factory=_Recent)   # the last TIMELINE rebalances
     rebalances: int = 0
@@ -172,13 +176,14 @@ class GroupStatus:
         self.state, self.type, self.protocol = e.get("state"), e.get("type"), e.get("protocol")
         self.generation = e.get("generation")
         self.group_epoch, self.assignment_epoch = e.get("group_epoch"), e.get("assignment_epoch")
-        self.members = {}
+        self.members, self.members_known = {}, True
         for m in e.get("members") or ():
             target = m.get("target_assignment")
             self.members[m["member_id"]] = MemberStatus(
                 m["member_id"], m.get("instance_id"), m.get("client_id"), m.get("host"),
                 m.get("assignment"), target, tasks=m.get("tasks"),
-                has_target=target is not None and self.group_epoch is not None)
+                has_target=target is not None and self.group_epoch is not None,
+                subscription=m.get("subscription"))
 
     def _state(self, e: dict) -> None:
         self.state = e["state"]
@@ -186,6 +191,7 @@ class GroupStatus:
             self.member_state = e["member_state"]
         if self.state == "Dead":   # gone: a group created again starts from nothing
             self.members, self.generation, self.protocol, self.leader = {}, None, None, None
+            self.members_known = True   # known: none
             self.group_epoch = self.assignment_epoch = self.type = None
             self.lag = self.lag_max = None
             self.lag_by_topic = {}
@@ -200,7 +206,8 @@ class GroupStatus:
 
     def _joined(self, e: dict) -> None:
         self.members.setdefault(e["member_id"], MemberStatus(
-            e["member_id"], e.get("instance_id"), e.get("client_id"), e.get("host")))
+            e["member_id"], e.get("instance_id"), e.get("client_id"), e.get("host"),
+            e.get("assignment"), tasks=e.get("tasks"), subscription=e.get("subscription")))
         self._count_change(e)
 
     def _left(self, e: dict) -> None:
@@ -215,15 +222,24 @@ class GroupStatus:
         self.generation, self.protocol, self.leader = e["generation"], e.get("protocol"), e.get("leader")
 
     def _rebalance(self, e: dict) -> None:
+        self.members_known = e.get("members_after") is not None
         if e.get("members_after") is not None or e.get("assignments") is not None:
             # members after it known (null: not known, which is no member gone)
             after = e.get("assignments") or {m: None for m in e.get("members_after") or []}
             old, tasks = self.members, e.get("tasks") or {}
+            subscriptions, identities = e.get("subscriptions") or {}, e.get("identities") or {}
             self.members = {m: old.get(m) or MemberStatus(m) for m in after}
             for mid, asg in after.items():
-                self.members[mid].assignment = asg
+                m = self.members[mid]
+                m.assignment = asg
                 if mid in tasks:
-                    self.members[mid].tasks = tasks[mid]
+                    m.tasks = tasks[mid]
+                if mid in subscriptions:
+                    m.subscription = subscriptions[mid]
+                if mid in identities:
+                    i = identities[mid]
+                    m.instance_id, m.client_id, m.host = (
+                        i.get("instance_id"), i.get("client_id"), i.get("host"))
         if self.epochs is None:
             self.generation = e.get("to_generation")
             if self.type == "classic" and e.get("to_generation") is None:

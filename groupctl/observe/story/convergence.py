@@ -25,10 +25,11 @@ measured). An epoch bump that leaves a member's partitions and target alone is n
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Callable, ClassVar, Mapping
 
-from ...events import AssignmentChanged, Event, EventKind, partition_changes, tp_list
+from ...events import AssignmentChanged, Event, EventKind, partition_changes, tp_list, tp_map
 from ..state.holdings import holds_target
+from ..state.reducer import MemberStatus
 from ..reads.model import SHARE, GroupDescription, Member, partition_map
 from .story_data import at_target, identity_of, joins_and_leaves
 from ..sources.contact import Gap
@@ -48,11 +49,22 @@ class Converging(AssignmentChanged):
 
 @dataclass(frozen=True)
 class _Told:
-    """What was last told of a member."""
+    """What was last told of a member, or what a look shows of it."""
     identity: dict
     assigned: Partitions | None
     target: Partitions | None
     behind: bool = False
+
+
+def _partitions(tps: list[dict] | None) -> Partitions | None:
+    return None if tps is None else {t: frozenset(ps) for t, ps in tp_map(tps).items()}
+
+
+def _told_of(m: MemberStatus, behind: bool) -> _Told:
+    """A member as the fold holds it."""
+    return _Told({"member_id": m.member_id, "instance_id": m.instance_id,
+                  "client_id": m.client_id, "host": m.host}, _partitions(m.assignment),
+                 _partitions(m.target), behind)
 
 
 def pending_revocation(m: Member) -> Partitions:
@@ -193,9 +205,10 @@ class HoldingUp:
     def __init__(self):
         self.told: set[str] = set()   # members last told behind
 
-    def observe(self, desc: GroupDescription, behind: Behind, known: dict | None) -> list[Event]:
-        """`behind` has seen this look; `known`: the story's members as of the last settled
-        round (MemberSnapshot by id), what a diff is against."""
+    def observe(self, desc: GroupDescription, behind: Behind,
+                known_by: Callable[[], dict | None]) -> list[Event]:
+        """`behind` has seen this look; `known_by()`: the members the round is told from
+        (MemberSnapshot by id; None: not known), what a diff is against."""
         now = {m.member_id: m for m in desc.members}
         self.told &= set(now)   # a member that left is told by member_left
         events: list[Event] = []
@@ -204,6 +217,7 @@ class HoldingUp:
             if flag == (mid in self.told):
                 continue
             (self.told.add if flag else self.told.discard)(mid)
+            known = known_by()
             was = None if known is None or mid not in known else known[mid].assignment
             assigned = partition_map(now[mid].assignment)
             added, revoked = partition_changes(was, assigned, known_before=known is None
@@ -214,40 +228,48 @@ class HoldingUp:
 
 
 class Convergence:
-    """Follows the members of one KIP-848 group from snapshot to snapshot (module doc)."""
+    """Follows the members of one KIP-848 group from snapshot to snapshot (module doc). What
+    was told of each member is the group's fold (state/reducer.py MemberStatus, as told
+    before the look); this keeps only each member's progress: since when it is away from its
+    target, and whether it was last seen behind (a first look tells nothing, the fold has
+    not heard it)."""
 
     def __init__(self):
-        self.told: dict[str, _Told] | None = None   # None: no snapshot (or baseline) yet
+        self.started = False   # a first look (or the members known before it) seen
         self.away_since: dict[str, float | None] = {}  # member -> first seen away (None: unseen)
+        self.behind: set[str] = set()   # members last seen behind and short of their target
 
-    def seed(self, members: dict | None) -> None:
-        """The members known before the first snapshot (observe.story MemberSnapshots, e.g.
-        the group as described before the probe joined), assumed at their targets."""
-        if self.told is None and members is not None:
-            self.told = {mid: _Told(s.identity(), s.assignment, s.assignment)
-                         for mid, s in members.items()}
-
-    def observe(self, desc: GroupDescription, at: float) -> list[Event]:
+    def observe(self, desc: GroupDescription, at: float, told: Mapping[str, MemberStatus],
+                known_by: Callable[[], dict | None]) -> list[Event]:
+        """`told`: the group's members as told before this look (the fold's); `known_by()`:
+        before the first look, the members known (MemberSnapshots, e.g. the group as
+        described before the probe joined, assumed at their targets; None: none)."""
         now = {m.member_id: m for m in desc.members}
-        if self.told is None:   # the first look: remember, tell nothing
-            self.told = {mid: self._remember(m, desc) for mid, m in now.items()}
-            self.away_since = {mid: None for mid, m in now.items()
-                               if not at_target(m, desc, acknowledged=True)}
-            return []
-        joined, events = joins_and_leaves(self.told, now)
-        for mid in set(self.told) - set(now):
-            del self.told[mid]
+        was: dict[str, _Told]
+        if not self.started:
+            self.started, known = True, known_by()
+            if known is None:   # the first look: remember, tell nothing
+                self.behind = {mid for mid, m in now.items() if self._remember(m, desc).behind}
+                self.away_since = {mid: None for mid, m in now.items()
+                                   if not at_target(m, desc, acknowledged=True)}
+                return []
+            was = {mid: _Told(s.identity(), s.assignment, s.assignment)
+                   for mid, s in known.items()}
+        else:
+            was = {mid: _told_of(m, mid in self.behind) for mid, m in told.items()}
+        joined, events = joins_and_leaves(was, now)
+        for mid in set(was) - set(now):
             self.away_since.pop(mid, None)
+            self.behind.discard(mid)
         for mid in sorted(now):
             events += [joined[mid]] if mid in joined else []
-            events += self._member(now[mid], desc, at)
+            events += self._member(now[mid], desc, at, was.get(mid))
         return events
 
-    def _member(self, m: Member, desc: GroupDescription, at: float) -> list[Event]:
-        mid, told = m.member_id, self.told
-        assert told is not None  # observe() calls _member after the first look
+    def _member(self, m: Member, desc: GroupDescription, at: float, was: _Told | None
+                ) -> list[Event]:
+        mid = m.member_id
         events: list[Event] = []
-        was = told.get(mid)
         now = self._remember(m, desc)
         reconciled = None
         if mid in self.away_since:
@@ -261,7 +283,7 @@ class Convergence:
         if was is None or (now.assigned, now.target, now.behind) != (
                 was.assigned, was.target, was.behind) or reconciled is not None:
             events.append(self._assignment(mid, desc.group_epoch, was, now, reconciled))
-        told[mid] = now
+        (self.behind.add if now.behind else self.behind.discard)(mid)
         return events
 
     @staticmethod

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from ...events import Rebalanced, iso_ts
+from ..reads.model import GroupDescription
 
 
 class RoundState(str, Enum):
@@ -210,6 +211,14 @@ class SettledRound:
     members_told: bool = False        # joins, leaves, assignments told as they converged
     own_id: str | None = None         # the observer's own member: its assignment told elsewhere
     keep_round: bool = False          # the caller named the round: the next may have begun
+
+    @staticmethod
+    def of(desc: GroupDescription, mark: int | None, at: float, told: bool) -> SettledRound:
+        """A look's round: settled at `at` at `mark`; `told`: its members told as they
+        converged."""
+        return SettledRound(mark, ended=at, epochs=None if desc.group_epoch is None else (
+            desc.group_epoch, desc.assignment_epoch), announce=desc.group_epoch is None,
+            members_told=told)
 
     def timed(self, clock: RoundClock, ended: float) -> tuple[float | None, Duration, bool]:
         """(seen starting at, its duration, its start unseen). A caller that names the

@@ -1,12 +1,12 @@
 """One rebalance story: observations of a group (sources/observations.py) -> the events of
 docs/reference/events.md. `story.feed(Seen("orders", at, "describe", desc))` returns the new
 events ([Event], maybe []); `feed` is the only entry. The group's state (state, type,
-generation or epochs, members as told...) is `story.status`, a GroupStatus (state/reducer.py)
-changed only by folding the events the story tells, in order (`story.take_told()`: their
-envelopes): a replay of them gives the same state, and a Watcher's reducer holds that very
-object. The story keeps only the round: the last settled round it is told from, the round
-clock and the witnesses of the looks. The
-passive watch, `wait`, the KIP-848 probe (snapshots: Seen) and the classic probe (its
+generation or epochs, members with their assignments and subscriptions) is `story.status`,
+a GroupStatus (state/reducer.py) changed only by folding the events the story tells, in
+order (`story.take_told()`: their envelopes): a replay of them gives the same state, and
+a Watcher's reducer holds that very object. The story keeps only the round: its clock, the
+point it is told from while it is under way (story/from_point.py) and the witnesses of the
+looks. The passive watch, `wait`, the KIP-848 probe (snapshots: Seen) and the classic probe (its
 member's observations: BeforeJoin, MemberState, RebalanceNoticed, MemberSynced,
 GenerationDescribed) all feed a RebalanceStory, so they tell the same story the same way:
 
@@ -42,7 +42,7 @@ from dataclasses import replace
 from typing import Any, Callable, Iterable
 
 from ...events import (
-    EpochChanged, Event, EventKind, GenerationStarted, Rebalanced, Snapshot, Source, StateChanged, TaskRebalanced, TypeChanged, iso_ts, tp_list,
+    EpochChanged, Event, EventKind, GenerationStarted, Rebalanced, Snapshot, Source, StateChanged, TaskRebalanced, TypeChanged, iso_ts,
 )
 from ..sources import observations as obs
 from ..sources.contact import Gap, Looks
@@ -50,17 +50,16 @@ from ..state.reducer import GroupStatus
 from .convergence import Behind, Convergence, HoldingUp
 from ..reads.model import (CLASSIC, CONSUMER, DEAD, REBALANCING_STATES, SETTLED_STATES, SHARE,
                     STREAMS, GroupDescription)
-from .story_stale import (DEFER, RESTORE, SETTLE_HELD, Kept, StaleView, coordinator_id,
-                          shape)
+from .story_stale import DEFER, RESTORE, SETTLE_HELD, StaleView, coordinator_id, shape
 from .probe_sync import ProbeSync
+from .from_point import FromPoint, RoundStart
 from .telling import Tell, Telling, Was
 from .reasons import explain
 from .round import RoundClock, RoundState, SettledRound, unseen_generations, unseen_round
 from .unowned import UnownedPartitions
-from .story_data import (  # noqa: F401 - MemberSnapshot, task_set, task_dict re-exported
-    MemberSnapshot, _assignment_changes, _converged, _has_tasks, _moved, _replaced_in_place,
-    joins_and_leaves, members_of, reached_before_next, snapshot_members, task_dict, task_set,
-)
+from .story_data import (
+    _assignment_changes, _converged, _has_tasks, _moved, _replaced_in_place, joins_and_leaves,
+    members_after, members_of, reached_before_next, snapshot_members, task_dict)
 
 
 class RebalanceStory:
@@ -74,11 +73,8 @@ class RebalanceStory:
         self._elsewhere = frozenset(EventKind(k) for k in told_elsewhere)
         # the group as told (`status`): changed only by the fold of the events told
         self._told = Telling(group, GroupStatus(group) if status is None else status, tell)
-        # the last settled round, the point the next one is told from (a look after a gap
-        # retells the group, not the round): its members and generation / epoch
-        self._members: dict[str, MemberSnapshot] | None = None
-        self._generation: int | None = None
         self._round = RoundClock()                # the round under way (observe.round)
+        self._start = RoundStart(self.status)   # where it is told from (story/from_point)
         self._convergence = Convergence()
         self._unowned = UnownedPartitions()   # what each round cost (observe.unowned)
         self._behind = Behind()               # epoch groups: who held each round up
@@ -97,7 +93,8 @@ class RebalanceStory:
             raise TypeError(f"not an observation the story knows: {o!r}")
         if type(o) is not obs.Seen:
             self._same_as = None   # anything else may move the story: read the next look whole
-        self._told.begin(o)
+        self._start.begin()
+        self._told.begin(o, self._start.freeze)
         events = handler(self, o)
         self._told.end()
         return events
@@ -107,6 +104,10 @@ class RebalanceStory:
         """The group as told: state, type, generation or epochs, members... (state/reducer.py);
         a Watcher's reducer holds this very object."""
         return self._told.status
+
+    def _start_round(self, at: float) -> None:
+        self._start.start()
+        self._round.start(at)
 
     def take_told(self) -> list[dict]:
         """The last feed's events as told (their envelopes, folded), in order; a second
@@ -131,6 +132,7 @@ class RebalanceStory:
         gap = self._looks.look(at)
         self._round.look(at, changes_only=o.source == Source.RECORDS, after_gap=gap == Gap.LOST)
         events += self._observe(desc, at, gap, was)
+        self._start.done(self._round.under_way)
         self._same_as = desc if self._stale.held is None else None   # a held look: re-judged
         return events
 
@@ -147,19 +149,19 @@ class RebalanceStory:
         gap = self._looks.look(None)
         # no group: a round of one created again begins after it
         self._round.look(o.at, after_gap=gap == Gap.LOST)
-        kept = self._kept()   # kept, should its members show again (story_stale)
+        kept = self._start.kept()   # kept, should its members show again (story_stale)
         if kept is not None and self.status.type == CLASSIC and self._coordinator is not None:
             self._stale.forgot(kept)
         events = self._change_state(DEAD, o.at)   # as describe answers a missing group
-        # known to be empty: a group created again is told from nothing (its first
-        # generation a rebalance whose members all joined), and may be of another type
-        self._members, self._generation = {}, None
+        # known to be empty (the fold's Dead): a group created again is told from nothing
+        # (its first generation a rebalance whose members all joined), maybe of another type
+        self._start.held = FromPoint({}, None) if self._round.under_way else None
         self._unowned, self._behind, self._holding = UnownedPartitions(), Behind(), HoldingUp()
         return events
 
     def _appeared(self, o: obs.Appeared) -> list[Event]:
-        if self._members is None and self._generation is None:
-            self._members = {}   # not listed before: its first generation is a rebalance
+        if self._start.before() == FromPoint(None, None):   # not listed before: its first
+            self._start.held = FromPoint({}, None, until_settled=True)   # round tells all
         return []
 
     def _gap(self, o: obs.Observation) -> list[Event]:
@@ -176,12 +178,13 @@ class RebalanceStory:
         restarted with a new member id) are told as member_left / member_joined."""
         told = EventKind.ASSIGNMENT not in self._elsewhere and desc.type == CONSUMER
         members = members_of(desc) or {}   # a description: never None
-        verdict = self._stale.judge(desc, members, at, self._moved, self._kept())
+        verdict = self._stale.judge(desc, members, at, self._moved, self._start.kept)
         events = self._stale_verdict(verdict, told)
         changed_type = self._type_of(desc, was.type)
         events += changed_type
         events += self._change_state(desc.state, at, previous=was.state)
-        if verdict == DEFER:
+        if verdict == DEFER:   # told from the group as before, whatever the fold shows now
+            self._start.held = replace(self._start.before(), until_settled=True)
             return events   # its state told; its round not yet (observe.story_stale)
         # a classic look mid-round shows the last generation's assignments, or no member
         self._unowned.look(None if desc.group_epoch is None and desc.state in REBALANCING_STATES
@@ -190,71 +193,61 @@ class RebalanceStory:
             events += self._epoch(desc, at, () if changed_type else was.epochs)
             self._behind.observe(desc, at, gap)
             if desc.type in (SHARE, STREAMS) and EventKind.ASSIGNMENT not in self._elsewhere:
-                events += self._told(self._holding.observe(desc, self._behind, self._members))
+                events += self._told(self._holding.observe(
+                    desc, self._behind, lambda: self._start.before().members))
         if told:   # each member as it converges, with its reconciliation time
-            self._convergence.seed(self._members)
-            events += self._told(self._convergence.observe(desc, at))
+            events += self._told(self._convergence.observe(
+                desc, at, self._start.members_then, lambda: self._start.before().members))
         over = reached_before_next(desc) if self._round.changes_only else None   # records
-        if over is not None and self._generation is not None and over > self._generation:
-            events += self._settle(desc, replace(self._round_of(desc, over, at, told),
+        mark = None if over is None else self._start.mark()
+        if over is not None and mark is not None and over > mark:
+            events += self._settle(desc, replace(SettledRound.of(desc, over, at, told),
                                                  started=self._round.first_look, keep_round=True))
         blind = gap in (Gap.FIRST, Gap.LOST)
         if desc.state not in SETTLED_STATES or not _converged(desc):
             if blind and not self._round.under_way:
-                self._round.start(at)   # under way at this look: its start not seen
+                self._start_round(at)   # under way at this look: its start not seen
             return events
         now = members
         mark = desc.group_epoch if desc.group_epoch is not None else desc.generation
-        if gap in (Gap.LOST, Gap.LATE) and self._round.state == RoundState.SEEN_STARTING \
-                and self._undone(now, mark):
+        kept = self._start.kept() if gap in (Gap.LOST, Gap.LATE) else None
+        if kept is not None and self._round.state == RoundState.SEEN_STARTING \
+                and shape(now, mark) == kept.shape:
             # a round seen starting, then a gap in contact (lost, or a round held through a
-            # restart), then the group as it was before the round: the coordinator went
+            # restart), then the very members, assignments and generation the round is told
+            # from (story_stale compares a held look so): the coordinator went
             # (stopped, moved) mid-round and the next one loaded the group from its last
             # stored generation. No generation came of the round (the broker logs no
             # Stabilized line): nothing to tell but the states.
             self._round.undo()
             return events
-        if self._generation is None and self._members is None and not self._round.under_way:
-            self._generation, self._members = mark, now   # the first look, settled
-            return events
-        if mark is not None and mark != self._generation or mark is None and (
-                self._round.under_way or set(now) != set(self._members or {})
-                and not _replaced_in_place(self._members or {}, now)):
-            return events + self._settle(desc, self._round_of(desc, mark, at, told))
+        start = self._start.mark()
+        if start is None and not self._round.under_way and self._start.before().members is None:
+            return events   # the first look, settled: the next round starts from it
+        if mark is not None and mark != start or mark is None and (
+                self._round.under_way or set(now) != set(self._start.before().members or {})
+                and not _replaced_in_place(self._start.before().members or {}, now)):
+            return events + self._settle(desc, SettledRound.of(desc, mark, at, told))
+        before = None if told else self._start.before().members
         if told:
-            self._members = now   # joins and leaves without a new epoch were told already
-        elif self._members is not None and _replaced_in_place(self._members, now):
-            joined, left = joins_and_leaves(self._members, now)
+            self._start.rebase(now)   # joins and leaves without a new epoch were told already
+        elif before is not None and _replaced_in_place(before, now):
+            joined, left = joins_and_leaves(before, now)
             events += self._told(left + list(joined.values()))
-            self._members = now
+            self._start.rebase(now)
         return events
-
-    @staticmethod
-    def _round_of(desc: GroupDescription, mark: int | None, at: float, told: bool) -> SettledRound:
-        return SettledRound(mark, ended=at, epochs=None if desc.group_epoch is None else (
-            desc.group_epoch, desc.assignment_epoch), announce=desc.group_epoch is None,
-            members_told=told)
-
-    def _kept(self) -> Kept | None:
-        return None if self._members is None else Kept(self._members, self._generation)
 
     def _stale_verdict(self, verdict: str, told: bool) -> list[Event]:
         """RESTORE: the group as before a new coordinator's view of its past (story_stale);
         SETTLE_HELD: the held look was true: its round told, at its own time."""
         if verdict == RESTORE:
             kept = self._stale.take_kept()
-            self._members, self._generation = kept.members, kept.generation
+            self._start.held = FromPoint(kept.members, kept.generation, until_settled=True)
         elif verdict == SETTLE_HELD:
             held = self._stale.take_held()
-            return self._settle(held.desc, self._round_of(held.desc, held.desc.generation,
+            return self._settle(held.desc, SettledRound.of(held.desc, held.desc.generation,
                                                           held.at, told))
         return []
-
-    def _undone(self, now: dict, mark: int | None) -> bool:
-        """The settled look shows the generation and the very members and assignments the
-        story held before the round (the comparison story_stale makes of a held look)."""
-        kept = self._kept()
-        return kept is not None and shape(now, mark) == kept.shape
 
     def _type_of(self, desc: GroupDescription, previous: str | None) -> list[Event]:
         """type_changed when the group is seen with another type than `previous`, the type
@@ -272,7 +265,7 @@ class RebalanceStory:
         if previous is None or epochs == previous:
             return []
         if not self._round.under_way:
-            self._round.start(at)   # the epoch moved between two looks
+            self._start_round(at)   # the epoch moved between two looks
         return self._told([EpochChanged(*epochs)])
 
     def _change_state(self, state: str | None, at: float, member_state: str | None = None,
@@ -286,7 +279,7 @@ class RebalanceStory:
         # probe back to joining), or on any rebalancing state first seen (not `rounds`: StateSeen)
         if rounds and (state == "PreparingRebalance" or (
                 state in REBALANCING_STATES and previous not in REBALANCING_STATES)):
-            self._round.start(at)
+            self._start_round(at)
         return self._told([StateChanged(state, previous, member_state)])
 
     # ---- the probe's own member --------------------------------------------------------------
@@ -294,18 +287,20 @@ class RebalanceStory:
         """The group before the probe joined: told in full; a settled classic group's
         members are the baseline of the first generation; an epoch group's epoch is the
         one the probe's join moves on from."""
-        desc = o.desc
+        desc, was = o.desc, self._start.before()   # the group as told before its snapshot
         events = self._told(self._snapshot(desc, o.at))
         if desc is not None and desc.state != DEAD:
             self._round.look(o.at, after_gap=self._looks.look(o.at) == Gap.LOST)
             self._unowned.look(members_of(desc), o.at)
         if desc is None:
             return events
+        # the probe's join is the round: told from here
         if EventKind.GENERATION in self._elsewhere:
-            if desc.state in SETTLED_STATES:
-                self._members = members_of(desc)
-        elif desc.group_epoch is not None:
-            self._generation = desc.group_epoch
+            self._start.held = replace(was, members=members_of(desc)) \
+                if desc.state in SETTLED_STATES else was
+        else:
+            self._start.held = was if desc.group_epoch is None else replace(
+                was, mark=desc.group_epoch)
         return events
 
     def _member_state(self, o: obs.MemberState) -> list[Event]:
@@ -329,7 +324,8 @@ class RebalanceStory:
         changed between the members before and after (reasons.explain); `r.reason` (or one
         noticed) is how the observer noticed, used when the members are not known."""
         ended = self._clock() if r.ended is None else r.ended
-        before, after = self._members, members_of(desc)
+        was = self._start.before()
+        before, after = was.members, members_of(desc)
         began, duration, unseen = r.timed(self._round, ended)
         events: list[Event] = []
         if EventKind.GENERATION not in self._elsewhere and r.announce:
@@ -346,25 +342,25 @@ class RebalanceStory:
                        if r.own_id is None or getattr(e, "member_id", None) != r.own_id]
         reason = explain(before, after, r.reason if r.reason is not None else self._probe.reason)
         hidden = [] if r.epochs is not None or r.keep_round else unseen_generations(
-            self._generation, r.mark)
+            was.mark, r.mark)
         if hidden:   # rounds the broker completed between two looks: told, figures unknown
-            events += [unseen_round(g, ended, self._generation, r.mark) for g in hidden]
+            events += [unseen_round(g, ended, was.mark, r.mark) for g in hidden]
             before = None   # the members at the generation before this round: not seen
         summary: dict[str, Any] = dict(
-            from_generation=hidden[-1] if hidden else self._generation, to_generation=r.mark,
+            from_generation=hidden[-1] if hidden else was.mark, to_generation=r.mark,
             started=None if began is None else iso_ts(began), ended=iso_ts(ended),
             members_before=None if before is None else sorted(before),
             members_after=None if after is None else sorted(after),
             moved_partitions=_moved(before, after), reason=reason,
-            assignments=None if after is None else {
-                m: tp_list(s.assignment) for m, s in sorted(after.items())},
+            **members_after(after),
             **duration.fields(), **self._cost(desc, after, ended, unseen))
         if after is not None and _has_tasks(after):
             events.append(TaskRebalanced(**summary, tasks={
                 m: task_dict(s.tasks or frozenset()) for m, s in sorted(after.items())}))
         else:
             events.append(Rebalanced(**summary))
-        self._generation, self._members = r.mark, after
+        # what the fold holds once this is told; the next round may have begun (keep_round)
+        self._start.settled(FromPoint(after, r.mark), self._round.under_way)
         if r.reason is None:
             self._probe.reason = None
         return self._told(events)

@@ -30,14 +30,19 @@ class MemberSnapshot:
     @classmethod
     def of(cls, m: Member) -> "MemberSnapshot":
         asg = partition_map(m.assignment)
-        topics = (m.subscription or {}).get("topics")
+        topics = _topics(m)
         return cls(m.member_id, m.instance_id, m.client_id or None, m.host or None, asg,
-                   None if topics is None else tuple(sorted(topics)),
-                   task_set(m.extra.get("tasks")))
+                   None if topics is None else tuple(topics), task_set(m.extra.get("tasks")))
 
     def identity(self) -> dict:
         return {"member_id": self.member_id, "instance_id": self.instance_id,
                 "client_id": self.client_id, "host": self.host}
+
+
+def _topics(m: Member) -> list[str] | None:
+    """A member's subscribed topics, sorted (None: not known)."""
+    topics = (m.subscription or {}).get("topics")
+    return None if topics is None else sorted(topics)
 
 
 TASK_KINDS = ("active", "standby", "warmup")
@@ -129,14 +134,34 @@ def identity_of(m: Any) -> dict:
     return identity() if callable(identity) else identity
 
 
+def _seen_of(m: Any) -> dict:
+    """What a look showed of a member beyond its identity (member_joined's extra fields)."""
+    s = m if isinstance(m, MemberSnapshot) else MemberSnapshot.of(m)
+    return {"assignment": tp_list(s.assignment),
+            "subscription": None if s.topics is None else list(s.topics),
+            "tasks": None if s.tasks is None else task_dict(s.tasks)}
+
+
 def joins_and_leaves(before: Mapping[str, Any], after: Mapping[str, Any]
                      ) -> tuple[dict[str, Event], list[Event]]:
     """The one place `member_joined` / `member_left` are made: each member id in `after`
     and not in `before` joined, each in `before` and not in `after` left. (joined by
     member id, left), both in member id order."""
-    joined: dict[str, Event] = {m: MemberJoined(**identity_of(after[m]))
+    joined: dict[str, Event] = {m: MemberJoined(**identity_of(after[m]), **_seen_of(after[m]))
                                 for m in sorted(set(after) - set(before))}
     return joined, [MemberLeft(**identity_of(before[m])) for m in sorted(set(before) - set(after))]
+
+
+def members_after(after: dict[str, MemberSnapshot] | None) -> dict:
+    """A rebalance's per-member fields: every member's assignment, subscription and
+    identity after it (None each: not known)."""
+    if after is None:
+        return {"assignments": None, "subscriptions": None, "identities": None}
+    ordered = sorted(after.items())
+    return {"assignments": {m: tp_list(s.assignment) for m, s in ordered},
+            "subscriptions": {m: None if s.topics is None else list(s.topics) for m, s in ordered},
+            "identities": {m: {k: v for k, v in s.identity().items() if k != "member_id"}
+                           for m, s in ordered}}
 
 
 def _has_tasks(members: dict[str, MemberSnapshot] | None) -> bool:
@@ -189,7 +214,8 @@ def snapshot_members(desc: GroupDescription) -> list[dict]:
         told = {"member_id": m.member_id, "instance_id": m.instance_id,
                 "client_id": m.client_id or None, "host": m.host or None,
                 "assignment": tp_list(partition_map(m.assignment)),
-                "target_assignment": tp_list(partition_map(m.target_assignment))}
+                "target_assignment": tp_list(partition_map(m.target_assignment)),
+                "subscription": _topics(m)}
         if "tasks" in m.extra:
             told["tasks"] = m.extra.get("tasks")
         out.append(told)

@@ -33,7 +33,7 @@ back (the client keeps its id across a rejoin), so an id proves nothing there.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from ..reads.model import CLASSIC, SETTLED_STATES, GroupDescription
 
@@ -88,9 +88,9 @@ class StaleView:
             self.kept = kept
 
     def judge(self, desc: GroupDescription, members: dict, at: float, moved: bool,
-              story: Kept | None) -> str:
+              held_by: Callable[[], Kept | None]) -> str:
         """What the story does with a look (`members`: members_of(desc)); `moved`: its
-        coordinator is another than the last look's; `story`: what the story holds."""
+        coordinator is another than the last look's; `held_by()`: what the story holds."""
         if desc.type != CLASSIC:
             self.kept = self.held = None
             return GO
@@ -111,8 +111,8 @@ class StaleView:
             if set(self.kept.members) & set(members):
                 return RESTORE
             self.kept = None
-        if moved and now is not None and story is not None and story.members \
-                and now != story.shape:
+        story = held_by() if moved and now is not None else None
+        if now is not None and story is not None and story.members and now != story.shape:
             self.kept, self.held = story, Held(desc, at, now)
             return DEFER
         return GO

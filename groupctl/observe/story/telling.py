@@ -28,19 +28,23 @@ _NONE: list[dict] = []   # told nothing since `begin` (shared, never appended to
 class Telling:
     """One story's telling: `begin` at each observation, then each list of events it
     decides, through `__call__`, into envelopes folded into `status` in order."""
-    __slots__ = ("group", "status", "told", "_tell", "_o")
+    __slots__ = ("group", "status", "told", "_tell", "_o", "_first")
 
     def __init__(self, group: str, status: GroupStatus, tell: Tell | None = None):
         self.group, self.status = group, status
         self._tell = tell or told_envelope
         self.told: list[dict] = _NONE   # the envelopes told since `begin`, until taken
         self._o: obs.Observation | None = None
+        self._first: Callable[[], object] | None = None
 
-    def begin(self, o: obs.Observation) -> None:
+    def begin(self, o: obs.Observation, before_first: Callable[[], object] | None = None) -> None:
+        """`before_first`: called once before the observation's first event is folded (what
+        the story reads of the group as it stood before the observation)."""
         self.told, self._o = _NONE, o   # no list per look: a fleet's looks mostly tell nothing
+        self._first = before_first
 
     def end(self) -> None:
-        self._o = None
+        self._o = self._first = None
 
     def take(self) -> list[dict]:
         """The envelopes told, forgotten here (a records watch's story may hear nothing
@@ -51,6 +55,9 @@ class Telling:
     def __call__(self, events: list[Event]) -> list[Event]:
         o = self._o
         assert o is not None
+        if events and self._first is not None:
+            first, self._first = self._first, None
+            first()
         if events and self.told is _NONE:
             self.told = []
         for event in events:
