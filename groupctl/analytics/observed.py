@@ -270,9 +270,13 @@ def duration_interval(rows: DataFrame, per_round: bool = True) -> DataFrame:
     basis gives (DURATION_ENDS: the broker log's exact figure both, a consumer round's its
     low end; a record's exact figure both, its interval its two ends, its lower bound its
     low end); of several exact figures only the best witness's counts (BEST_FIGURE's
-    order). A duration of the broker log's start and the records' end is named so."""
-    return proven_interval(rows, "duration", F.col(DURATION_ENDS[0]), F.col(DURATION_ENDS[1]),
-                           BEST_FIGURE["duration"][1], WITNESSES,
+    order). A duration of the broker log's start and the records' end is named so. A lower
+    end of 0 is no end (a watch's round seen under way at one look and over at the next
+    lasted between nothing and the time between them: at most that), unless it is the
+    exact figure."""
+    low, high = F.col(DURATION_ENDS[0]), F.col(DURATION_ENDS[1])
+    low = F.when((low > 0) | (low == high), low)
+    return proven_interval(rows, "duration", low, high, BEST_FIGURE["duration"][1], WITNESSES,
                            ROUND_KEY if per_round else None, who=F.col("_duration_from"))
 
 

@@ -93,6 +93,9 @@ def test_a_rounds_duration_is_the_interval_every_witness_proves(spark):
         # 9: the probe's own exact figure is no bound of the log's exact one: the log's
         *_log_round(9, 80.0, 80.4), _rebalance("probe", 9, 80.5, started=_at(80.1),
                                                duration_ms=450, duration_basis="exact"),
+        # 10: a watch's round under way at one look and over at the next: at most the
+        # time between them; its lower end 0 proves nothing (null, not 0)
+        _rebalance("describe", 10, 90.0, **_looks(0, 500, 90.0)),
         # consumer groups: the log's round ends at its target's computation, the watches'
         # when its members reach that target: the log proves at least its figure (c1
         # alone), never an upper end below a watch's interval (c2)
@@ -106,6 +109,7 @@ def test_a_rounds_duration_is_the_interval_every_witness_proves(spark):
         ("g", 4): (350, 800, WATCH, WATCH), ("g", 5): (900, 800, LOG, WATCH),
         ("g", 6): (1500, None, WATCH, None), ("g", 7): (None, None, None, None),
         ("g", 8): (200, 700, WATCH, WATCH), ("g", 9): (400, 400, LOG, LOG),
+        ("g", 10): (None, 500, None, WATCH),
         ("c1", 5): (4, None, LOG, None), ("c2", 5): (300, 800, WATCH, WATCH)}
     assert (rows[("c1", 5)]["duration_ms"], rows[("c1", 5)]["duration_source"]) == (4, LOG)
     # the one best figure of each round stays as it was (the log's, else the watch's)
@@ -147,10 +151,14 @@ def test_a_records_rounds_interval_holds_the_broker_logs_own_duration(spark, fix
         finally:
             tables.release()
     alone = runs[False]
+    # generation 1: begun and over between two looks (0-79 ms): at most 79, no lower end
+    assert (alone[1]["duration_min_ms"], alone[1]["duration_max_ms"]) == (None, 79)
     for g, ms in broker.items():
         e = alone[g]
-        assert e["duration_min_ms"] <= ms <= e["duration_max_ms"], (g, ms, e)
-        assert (e["duration_min_source"], e["duration_max_source"]) == (COORD, COORD)
+        assert (e["duration_min_ms"] is None or e["duration_min_ms"] <= ms) \
+            and ms <= e["duration_max_ms"], (g, ms, e)
+        assert e["duration_max_source"] == COORD
+    assert [alone[g]["duration_min_source"] for g in (2, 3, 4)] == [COORD] * 3
     for e in runs[True].values():
         assert e["duration_min_ms"] == e["duration_max_ms"] == e["duration_ms"], e
         assert e["duration_min_source"] == "broker-log+coordinator-records"
