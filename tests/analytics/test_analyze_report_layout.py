@@ -75,10 +75,12 @@ def test_the_summary_tells_the_time_rebalancing_its_rounds_prove():
                 "time_rebalancing_ms": best, "time_rebalancing_min_ms": low,
                 "time_rebalancing_max_ms": high}
     rows = [group("a", 1150, 800, 1500), group("b", 1550, 1300, None),
-            group("c", 600, 600, 600), group("d", 90, None, None, untimed=2)]
+            group("c", 600, 600, 600), group("d", 90, None, None, untimed=2),
+            group("e", None, None, 10370, untimed=3)]
     out = io.StringIO()
     summary_table(Console(file=out, force_terminal=False, no_color=True, width=400),
                   {"metrics": rows, "episodes": [], "storms": [], "out": "o",
                    "report": "o/report.html"}, False)
     assert ("Most time rebalancing: b (1550 ms, at least 1300 ms), a (1150 ms, proven "
-            "800-1500 ms), c (600 ms), d (90 ms over 1 of 3 rebalances)") in out.getvalue()
+            "800-1500 ms), c (600 ms), d (90 ms over 1 of 3 rebalances), "
+            "e (- ms, at most 10370 ms)") in out.getvalue()
