@@ -28,8 +28,9 @@ describe interval late). A record's own duration stands (null when unknown: neve
 of an unknown start). Each figure of a round (duration, unowned time, slowest member,
 members before / after, moved partitions, reason) is then the best any witness of the
 same round has, whole from one witness (BEST_FIGURE), its witness in `<field>_source`;
-unowned time is also the interval every witness of the round together proves
-(unowned_interval: a lower bound of one and an upper bound of another both kept).
+unowned time and duration are also the interval every witness of the round together
+proves (unowned_interval, duration_interval: a lower bound of one and an upper bound of
+another both kept).
 """
 from __future__ import annotations
 
