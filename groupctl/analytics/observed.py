@@ -207,12 +207,14 @@ def witnessed(events: DataFrame, records_given: bool = True,
 def _broker_ends() -> dict[str, Column]:
     """The ends of its duration the broker log's round proves. A classic round, both: its
     Preparing line to the leader's assignment, as a describe watch or the records time it
-    (the group Stable again). A consumer, share or streams round ends in the log at the
-    target's computation, before its members reach the target, where groupctl's records
-    and watches end it: at least that long."""
-    ms = F.col("duration_ms")
-    return {DURATION_ENDS[0]: ms,
-            DURATION_ENDS[1]: F.when(F.col("group_type") == "classic", ms)}
+    (the group Stable again). A consumer, share or streams round, neither: the log's span
+    (its first member change line to the target's computation) is another figure than the
+    records' and the watches' (the epoch's bump record to its members at the target), told
+    by other timestamps: on the lab a leave's round was 440 ms by the log's lines and 439
+    by the records', no bound of each other (its figure stays the best where no other
+    witness has one, BEST_FIGURE)."""
+    ms = F.when(F.col("group_type") == "classic", F.col("duration_ms"))
+    return {DURATION_ENDS[0]: ms, DURATION_ENDS[1]: ms}
 
 
 def _best_figures(known: DataFrame) -> DataFrame:
@@ -268,8 +270,8 @@ def unowned_interval(rows: DataFrame, per_round: bool = True) -> DataFrame:
 def duration_interval(rows: DataFrame, per_round: bool = True) -> DataFrame:
     """`rows` with DURATION_INTERVAL_COLUMNS and their witnesses (`duration_min_source`,
     `duration_max_source`), as unowned_interval: each witness's row proves the ends its
-    basis gives (DURATION_ENDS: the broker log's exact figure both, a consumer round's its
-    low end; a record's exact figure both, its interval its two ends, its lower bound its
+    basis gives (DURATION_ENDS: the broker log's classic round both, its consumer round
+    none; a record's exact figure both, its interval its two ends, its lower bound its
     low end); of several exact figures only the best witness's counts (BEST_FIGURE's
     order). A duration of the broker log's start and the records' end is named so. A lower
     end of 0 is no end (a watch's round seen under way at one look and over at the next
