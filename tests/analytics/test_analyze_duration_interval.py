@@ -30,8 +30,8 @@ def _event(**fields):
 
 def _rebalance(source, gen, end, **fields):
     fields.setdefault("members", 2)
-    return _event(source=source, kind="rebalance", generation=gen, from_generation=gen - 1,
-                  ts=_at(end), **fields)
+    fields.setdefault("from_generation", gen - 1)
+    return _event(source=source, kind="rebalance", generation=gen, ts=_at(end), **fields)
 
 
 def _looks(low, high, end):
@@ -96,6 +96,13 @@ def test_a_rounds_duration_is_the_interval_every_witness_proves(spark):
         # 10: a watch's round under way at one look and over at the next: at most the
         # time between them; its lower end 0 proves nothing (null, not 0)
         _rebalance("describe", 10, 90.0, **_looks(0, 500, 90.0)),
+        # 12, 13: a watch that saw three rounds as one (9 -> 12 in 1000-3000 ms) holds
+        # this round and the ones before: its upper end bounds it, its lower end does not
+        _rebalance("records", 12, 110.0, started=_at(109.986), duration_ms=14,
+                   duration_basis="exact"),
+        _rebalance("describe", 12, 110.2, from_generation=9, **_looks(1000, 3000, 110.2)),
+        _rebalance("records", 13, 120.0),
+        _rebalance("describe", 13, 120.2, from_generation=10, **_looks(1000, 3000, 120.2)),
         # consumer groups: the log's round (its member change line to the target's
         # computation) is another span than the watches' and records' (the bump to the
         # members at the target): it bounds none of theirs (c2), and alone its figure is
@@ -110,7 +117,8 @@ def test_a_rounds_duration_is_the_interval_every_witness_proves(spark):
         ("g", 4): (350, 800, WATCH, WATCH), ("g", 5): (900, 800, LOG, WATCH),
         ("g", 6): (1500, None, WATCH, None), ("g", 7): (None, None, None, None),
         ("g", 8): (200, 700, WATCH, WATCH), ("g", 9): (400, 400, LOG, LOG),
-        ("g", 10): (None, 500, None, WATCH),
+        ("g", 10): (None, 500, None, WATCH), ("g", 12): (14, 14, COORD, COORD),
+        ("g", 13): (None, 3000, None, WATCH),
         ("c1", 5): (None, None, None, None), ("c2", 5): (300, 800, WATCH, WATCH)}
     assert (rows[("c1", 5)]["duration_ms"], rows[("c1", 5)]["duration_source"]) == (4, LOG)
     # the one best figure of each round stays as it was (the log's, else the watch's)
