@@ -290,7 +290,7 @@ RECORD_SCHEMA = T.StructType([
         "duration_basis")),
     *(T.StructField(n, T.LongType()) for n in (
         "v", "generation", "from_generation", "to_generation", "group_epoch", "member_epoch",
-        "duration_ms", "duration_max_ms", "moved_partitions", "code")),
+        "duration_ms", "duration_min_ms", "duration_max_ms", "moved_partitions", "code")),
     *COST_FIELDS,   # a `rebalance` record's cost (issue 19)
     T.StructField("members_before", T.ArrayType(T.StringType())),
     T.StructField("members_after", T.ArrayType(T.StringType())),

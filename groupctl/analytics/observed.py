@@ -28,8 +28,9 @@ describe interval late). A record's own duration stands (null when unknown: neve
 of an unknown start). Each figure of a round (duration, unowned time, slowest member,
 members before / after, moved partitions, reason) is then the best any witness of the
 same round has, whole from one witness (BEST_FIGURE), its witness in `<field>_source`;
-unowned time is also the interval every witness of the round together proves
-(unowned_interval: a lower bound of one and an upper bound of another both kept).
+unowned time and duration are also the interval every witness of the round together
+proves (unowned_interval, duration_interval: a lower bound of one and an upper bound of
+another both kept).
 """
 from __future__ import annotations
 
@@ -38,17 +39,18 @@ from functools import reduce
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from .schema import (COST_COLUMNS, EPISODE_COLUMNS, ROUND_COLUMNS, UNOWNED_INTERVAL_COLUMNS,
+from .schema import (COST_COLUMNS, DURATION_INTERVAL_COLUMNS, DURATION_INTERVAL_SOURCE_COLUMNS,
+                     EPISODE_COLUMNS, ROUND_COLUMNS, UNOWNED_INTERVAL_COLUMNS,
                      UNOWNED_INTERVAL_SOURCE_COLUMNS)
+from .client_rounds import client_episodes
 from .episodes import broker_episodes, finish_episodes, trigger_member
+from .intervals import proven_interval
 
 WITNESSES = ("coordinator-records", "broker-log", "records", "client-log")   # best first
 COORDINATOR_RECORDS = "records"   # the `source` of `history`'s events (events.Source.RECORDS)
 EXACT, BROKER = 0, 1              # the ranks whose episodes are each a distinct round
 OTHER_RECORDS, CLIENTS = 2, 3     # the ranks of the others (WITNESSES order)
 RECORD_TYPE_HINT = {"epoch_bumped": "consumer", "generation": "classic"}
-CLASSIC_START = ("joining", "rejoin_requested", "rebalance_started")
-CLASSIC_END = ("synced", "assigned")
 LOOK_SLACK_MS = 1000   # watch's default describe interval
 ROUND_KEY = ("group", "to_generation", "group_type")   # one round's witnesses
 BROKER_AND_RECORDS = "broker-log+coordinator-records"   # the log's start, the records' end
@@ -84,6 +86,8 @@ FROM_COLUMNS = tuple(f"_from_{field}" for field in BEST_FIGURE)
 # unowned time's basis -> which ends of the round's interval its figure proves (lower, upper)
 UNOWNED_ENDS = {"measured": (True, True), "lower_bound": (True, False),
                 "upper_bound": (False, True)}
+# the round's own ends each row of a witness proves of its duration (duration_interval)
+DURATION_ENDS = ("_duration_low", "_duration_high")
 
 
 def record_episodes(events: DataFrame) -> DataFrame:
@@ -117,11 +121,24 @@ def record_episodes(events: DataFrame) -> DataFrame:
         (F.col("duration_ms").isNotNull()
          & (F.coalesce("duration_basis", F.lit("exact")) == "exact")).alias("_rec_exact"),
         # a round its observer found over between two looks: its end is not its `ended`
-        F.coalesce("seen", F.lit(True)).alias("_seen"))
+        F.coalesce("seen", F.lit(True)).alias("_seen"), *_record_ends())
     # the record's own duration: exact, the middle of its looks' interval, a lower bound,
     # or null (unknown: never the 0 its start and end would give)
-    return finish_episodes(ep, keep=("_exact", "_rec_exact", "_rec_ms", "_seen")) \
+    return finish_episodes(ep, keep=("_exact", "_rec_exact", "_rec_ms", "_seen", "_rec_low",
+                                     "_rec_high")) \
         .withColumn("duration_ms", F.col("_rec_ms"))
+
+
+def _record_ends() -> list[Column]:
+    """The ends of its duration a `rebalance` record proves (`_rec_low`, `_rec_high`), by
+    its basis: exact, both (a record written before the basis was told: a duration known
+    was exact); an interval, its two; a lower bound, its low end; unknown, neither."""
+    ms = F.col("duration_ms")
+    basis = F.when(ms.isNotNull(), F.coalesce("duration_basis", F.lit("exact")))
+    return [F.when(basis == "exact", ms).when(basis == "interval", F.col("duration_min_ms"))
+            .when(basis == "lower_bound", F.coalesce("duration_min_ms", ms)).alias("_rec_low"),
+            F.when(basis == "exact", ms).when(basis == "interval", F.col("duration_max_ms"))
+            .alias("_rec_high")]
 
 
 def with_broker_reasons(exact: DataFrame, broker: DataFrame) -> DataFrame:
@@ -150,67 +167,17 @@ def with_broker_reasons(exact: DataFrame, broker: DataFrame) -> DataFrame:
         "_from_broker": from_broker, "_jumped": jumped,
     })
     ep = finish_episodes(ep.drop("duration_ms", "reason_kind", "trigger_client"),
-                         keep=("_from_broker", "_jumped", "_rec_ms"))
-    # a start from neither the records nor the broker log: the record's own figure
-    return ep.withColumn("duration_ms", F.when(F.col("_from_broker") | F.col("_jumped"),
-                                               F.col("duration_ms"))
+                         keep=("_from_broker", "_jumped", "_rec_ms", "_rec_low", "_rec_high"))
+    # a start from neither the records nor the broker log: the record's own figure (and
+    # its own ends); from the broker log's start: exact
+    logs = F.col("_from_broker") | F.col("_jumped")
+    return ep.withColumn("duration_ms", F.when(logs, F.col("duration_ms"))
                          .otherwise(F.col("_rec_ms"))).select(
         *EPISODE_COLUMNS, F.when(F.col("_from_broker"), F.lit(BROKER_AND_RECORDS))
-        .when(F.col("_jumped"), F.lit(WITNESSES[BROKER])).alias("_duration_from"))
-
-
-def _classic_client_rounds(events: DataFrame) -> DataFrame:
-    """Per member (file, group, client) and round: the generation it joined, when it began
-    to rejoin (its first joining line since its previous join), why, and its first
-    synced / assigned line after the join."""
-    kind = F.col("kind")
-    rows = events.filter((F.col("source") == "client-log") & F.col("epoch").isNull()
-                         & kind.isin("joined", *CLASSIC_START, *CLASSIC_END))
-    rank = F.when(kind == "joined", 1).when(kind.isin(*CLASSIC_END), 2).otherwise(0)
-    member = Window.partitionBy("file", "group", "client")
-    rows = rows.withColumn("round", F.sum((kind == "joined").cast("int")).over(
-        member.orderBy("ts", rank, "kind").rowsBetween(Window.unboundedPreceding, 0)))
-    start = kind.isin(*CLASSIC_START)
-    rounds = rows.groupBy("file", "group", "client", "round").agg(
-        F.min(F.when(start, F.col("ts"))).alias("rejoining"),
-        F.min_by(F.when(start, F.col("reason")), F.when(start, F.col("ts"))).alias("why"),
-        F.max(F.when(kind == "joined", F.col("generation"))).alias("to_generation"),
-        F.min(F.when(kind == "joined", F.col("ts"))).alias("joined"),
-        F.min(F.when(kind.isin(*CLASSIC_END), F.col("ts"))).alias("assigned"))
-    # the joining lines of round k come before its join, so they carry round k - 1
-    prev = member.orderBy("round")
-    return rounds.withColumns({"rejoining": F.lag("rejoining").over(prev),
-                               "why": F.lag("why").over(prev)}) \
-        .filter(F.col("to_generation") >= 0)
-
-
-def client_episodes(events: DataFrame) -> DataFrame:
-    """Classic groups: one row per generation some member's log joined (from the first
-    member that began to rejoin to the last that got its assignment); KIP-848 consumers:
-    one per member epoch some member reconciled to (RECONCILING -> STABLE)."""
-    rounds = _classic_client_rounds(events)
-    classic = rounds.groupBy("group", "to_generation").agg(
-        F.min(F.coalesce("rejoining", "joined")).alias("started"),
-        F.max(F.coalesce("assigned", "joined")).alias("ended"),
-        F.min_by("why", F.coalesce("rejoining", "joined")).alias("reason"),
-    ).withColumns({"group_type": F.lit("classic"),
-                   "from_generation": F.col("to_generation") - 1})
-    kind = F.col("kind")
-    kip848 = (events.filter((F.col("source") == "client-log") & F.col("epoch").isNotNull()
-                            & kind.isin("reconciling", "stable"))
-              .groupBy("file", "group", "client", "epoch").agg(
-                  F.min(F.when(kind == "reconciling", F.col("ts"))).alias("started"),
-                  F.min(F.when(kind == "stable", F.col("ts"))).alias("ended"))
-              .filter(F.col("ended") >= F.col("started"))
-              .groupBy("group", F.col("epoch").alias("to_generation"))
-              .agg(F.min("started").alias("started"), F.max("ended").alias("ended")))
-    kip848 = kip848.withColumns({
-        "group_type": F.lit("consumer"),
-        "from_generation": F.lag("to_generation").over(
-            Window.partitionBy("group").orderBy("to_generation")),
-        "reason": F.lit(None).cast("string")})
-    both = classic.unionByName(kip848).withColumn("outcome", F.lit("stable"))
-    return finish_episodes(both)
+        .when(F.col("_jumped"), F.lit(WITNESSES[BROKER])).alias("_duration_from"),
+        F.when(logs, F.col("duration_ms")).otherwise(F.col("_rec_low")).alias(DURATION_ENDS[0]),
+        F.when(logs, F.col("duration_ms")).otherwise(F.col("_rec_high"))
+        .alias(DURATION_ENDS[1]))
 
 
 def witnessed(events: DataFrame, records_given: bool = True,
@@ -219,19 +186,35 @@ def witnessed(events: DataFrame, records_given: bool = True,
     reads it three times). A witness whose input was not given is left out of the plan
     (its episodes would be none; planning them is most of a small run's time)."""
     broker = broker_episodes(events)
-    told = [broker.withColumn("_witness", F.lit(BROKER))]
+    told = [broker.withColumns({"_witness": F.lit(BROKER), **_broker_ends()})]
     if records_given:
         records = record_episodes(events)
         exact = with_broker_reasons(records.filter(F.col("_exact")), broker)
-        others = records.filter(~F.col("_exact")).select(*EPISODE_COLUMNS)
+        others = records.filter(~F.col("_exact")).select(
+            *EPISODE_COLUMNS, F.col("_rec_low").alias(DURATION_ENDS[0]),
+            F.col("_rec_high").alias(DURATION_ENDS[1]))
         told = [exact.withColumn("_witness", F.lit(EXACT)), *told,
                 others.withColumn("_witness", F.lit(OTHER_RECORDS))]
-    if client_logs_given:
-        told.append(client_episodes(events).withColumn("_witness", F.lit(CLIENTS)))
+    if client_logs_given:   # the clients' span is another figure (BEST_FIGURE): no ends
+        told.append(client_episodes(events).withColumns({
+            "_witness": F.lit(CLIENTS), **{c: F.lit(None).cast("long") for c in DURATION_ENDS}}))
     # `_duration_from`: a duration of two witnesses (the broker log's start, the records' end)
     told = [t if "_duration_from" in t.columns
             else t.withColumn("_duration_from", F.lit(None).cast("string")) for t in told]
     return reduce(DataFrame.unionByName, told)
+
+
+def _broker_ends() -> dict[str, Column]:
+    """The ends of its duration the broker log's round proves. A classic round, both: its
+    Preparing line to the leader's assignment, as a describe watch or the records time it
+    (the group Stable again). A consumer, share or streams round, neither: the log's span
+    (its first member change line to the target's computation) is another figure than the
+    records' and the watches' (the epoch's bump record to its members at the target), told
+    by other timestamps: on the lab a leave's round was 440 ms by the log's lines and 439
+    by the records', no bound of each other (its figure stays the best where no other
+    witness has one, BEST_FIGURE)."""
+    ms = F.when(F.col("group_type") == "classic", F.col("duration_ms"))
+    return {DURATION_ENDS[0]: ms, DURATION_ENDS[1]: ms}
 
 
 def _best_figures(known: DataFrame) -> DataFrame:
@@ -272,32 +255,40 @@ def _with_sources(episodes: DataFrame) -> DataFrame:
 def unowned_interval(rows: DataFrame, per_round: bool = True) -> DataFrame:
     """`rows` with UNOWNED_INTERVAL_COLUMNS and their witnesses (`unowned_min_source`,
     `unowned_max_source`): the tightest interval every witness of the round together
-    proves of its unowned time (per_round; else each row's own figure's). The lower end is
-    the largest lower bound or measured figure, the upper end the smallest upper bound or
-    measured figure, each from the witness that gave it (a tie: the better witness). Of
-    several measured figures only the best witness's counts (BEST_FIGURE's order: they
-    measured the same time, each to its own precision, and are no bounds of each other).
-    An end no witness proves is null, never 0; where witnesses contradict each other
-    (lower end > upper end) both ends stay as told: neither is picked."""
+    proves of its unowned time (per_round; else each row's own figure's;
+    intervals.proven_interval). A lower bound or measured figure proves the lower end, an
+    upper bound or measured figure the upper end (UNOWNED_ENDS); of several measured
+    figures only the best witness's counts (BEST_FIGURE's order); a figure of no known
+    basis bounds nothing."""
     ms, basis = F.col("unowned_partition_ms"), F.col("unowned_basis")
-    asked = BEST_FIGURE["unowned"][1]
-    place = F.array_position(F.array(*[F.lit(w) for w in asked]), F.col("_witness"))
-    told = ms.isNotNull() & (place > 0)
-    proves = {end: told & basis.isin(*[b for b, ends in UNOWNED_ENDS.items() if ends[end]])
-              for end in (0, 1)}
-    measured = told & (basis == "measured")
+    low, high = (F.when(basis.isin(*[b for b, ends in UNOWNED_ENDS.items() if ends[end]]), ms)
+                 for end in (0, 1))
+    return proven_interval(rows, "unowned", low, high, BEST_FIGURE["unowned"][1], WITNESSES,
+                           ROUND_KEY if per_round else None)
+
+
+def duration_interval(rows: DataFrame, per_round: bool = True) -> DataFrame:
+    """`rows` with DURATION_INTERVAL_COLUMNS and their witnesses (`duration_min_source`,
+    `duration_max_source`), as unowned_interval: each witness's row proves the ends its
+    basis gives (DURATION_ENDS: the broker log's classic round both, its consumer round
+    none; a record's exact figure both, its interval its two ends, its lower bound its
+    low end); of several exact figures only the best witness's counts (BEST_FIGURE's
+    order). A duration of the broker log's start and the records' end is named so. A lower
+    end of 0 is no end (a watch's round seen under way at one look and over at the next
+    lasted between nothing and the time between them: at most that), unless it is the
+    exact figure. A row that began from an earlier generation or epoch than the round's
+    (as its best witness tells it: a watch that saw several rounds as one) holds this
+    round and the ones before it: its upper end bounds this round, its lower end does not
+    (the lab: a describe watch's 3 -> 7 in 1000-3005 ms, the records' 5 -> 7 in 14 ms)."""
+    low, high = F.col(DURATION_ENDS[0]), F.col(DURATION_ENDS[1])
+    low = F.when((low > 0) | (low == high), low)
     if per_round:
-        first = F.row_number().over(Window.partitionBy(*ROUND_KEY, measured).orderBy(
-            place, "started", "ended"))
-        proves = {end: p & (~measured | (first == 1)) for end, p in proves.items()}
-    who = F.element_at(F.array(*map(F.lit, WITNESSES)), F.col("_witness") + 1)
-    low = F.when(proves[0], F.struct(ms.alias("ms"), (-place).alias("p"), who.alias("w")))
-    high = F.when(proves[1], F.struct(ms.alias("ms"), place.alias("p"), who.alias("w")))
-    if per_round:
-        low, high = (F.max(low).over(Window.partitionBy(*ROUND_KEY)),
-                     F.min(high).over(Window.partitionBy(*ROUND_KEY)))
-    return rows.withColumns({"unowned_min_ms": low["ms"], "unowned_max_ms": high["ms"],
-                             "unowned_min_source": low["w"], "unowned_max_source": high["w"]})
+        told_from = F.first("from_generation", ignorenulls=True).over(
+            Window.partitionBy(*ROUND_KEY).orderBy("_witness", "started")
+            .rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing))
+        low = F.when(~F.coalesce(F.col("from_generation") < told_from, F.lit(False)), low)
+    return proven_interval(rows, "duration", low, high, BEST_FIGURE["duration"][1], WITNESSES,
+                           ROUND_KEY if per_round else None, who=F.col("_duration_from"))
 
 
 def _rounds(known: DataFrame) -> DataFrame:
@@ -318,14 +309,16 @@ def _same_round(unknown: DataFrame) -> Column:
             & (seen_from <= F.col("_e")) & (unknown["ended"] >= F.col("_s")))
 
 
-def _lent_unowned(unknown: DataFrame, known: DataFrame) -> DataFrame:
-    """The rows of `unknown` that told unowned time, each given the round (ROUND_KEY) of
-    the one better witness's round it is the same round as (_same_round): a describe watch
-    of a classic group (DescribeGroups tells no generation) bounds the unowned time of the
-    round the coordinator's records or the broker log name. A row that is the same round
-    as several (a window of looks over two rounds) bounds none: which one it saw is not
-    known."""
-    told = unknown.filter(F.col("unowned_partition_ms").isNotNull()).withColumn(
+def _lent(unknown: DataFrame, known: DataFrame) -> DataFrame:
+    """The rows of `unknown` that told unowned time or their duration, each given the
+    round (ROUND_KEY) of the one better witness's round it is the same round as
+    (_same_round): a describe watch of a classic group (DescribeGroups tells no
+    generation) bounds the unowned time and the duration of the round the coordinator's
+    records or the broker log name. A row that is the same round as several (a window of
+    looks over two rounds) bounds none: which one it saw is not known."""
+    told = unknown.filter(F.col("unowned_partition_ms").isNotNull()
+                          | F.col(DURATION_ENDS[0]).isNotNull()
+                          | F.col(DURATION_ENDS[1]).isNotNull()).withColumn(
         "_id", F.monotonically_increasing_id())
     pairs = told.join(_rounds(known.filter(F.col("_witness") <= BROKER)), _same_round(told))
     one = Window.partitionBy("_id")
@@ -353,20 +346,21 @@ def once(every: DataFrame) -> DataFrame:
         F.col("_witness") == EXACT, F.col("_n_typed") == 1) \
         .when(F.col("_witness") == BROKER, F.lit(True)).otherwise(F.col("_n") == 1)
     unknown = every.filter(F.col("to_generation").isNull() & (F.col("_witness") > BROKER))
-    lent = _lent_unowned(unknown, known).withColumns({
+    lent = _lent(unknown, known).withColumns({
         "_best": F.lit(None).cast("int"), "_n": F.lit(None).cast("int"),
         "_n_typed": F.lit(None).cast("int"), "_lent": F.lit(True)})
-    known = unowned_interval(known.withColumn("_lent", F.lit(False)).unionByName(lent)) \
-        .filter(~F.col("_lent"))
+    known = duration_interval(unowned_interval(
+        known.withColumn("_lent", F.lit(False)).unionByName(lent))).filter(~F.col("_lent"))
     known = _best_figures(known).filter(keep)
     unknown = unknown.join(_rounds(known), _same_round(unknown), "left_anti")
     broker_unknown = every.filter(F.col("to_generation").isNull()
                                   & (F.col("_witness") <= BROKER))
     own = F.element_at(F.array(*map(F.lit, WITNESSES)), F.col("_witness") + 1)
-    alone = unowned_interval(unknown.unionByName(broker_unknown).withColumns({
-        f"_from_{field}": own for field in BEST_FIGURE}), per_round=False)
+    alone = duration_interval(unowned_interval(unknown.unionByName(broker_unknown).withColumns({
+        f"_from_{field}": own for field in BEST_FIGURE}), per_round=False), per_round=False)
     figures = (*EPISODE_COLUMNS, *FROM_COLUMNS, *UNOWNED_INTERVAL_COLUMNS,
-               *UNOWNED_INTERVAL_SOURCE_COLUMNS)
+               *UNOWNED_INTERVAL_SOURCE_COLUMNS, *DURATION_INTERVAL_COLUMNS,
+               *DURATION_INTERVAL_SOURCE_COLUMNS)
     out = known.select(*figures).unionByName(alone.select(*figures))
     return _with_sources(out).select(*ROUND_COLUMNS) \
         .orderBy("group", "started", "to_generation")

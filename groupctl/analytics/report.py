@@ -73,7 +73,7 @@ def _hover(e: dict) -> str:
     span = f"{_dash(e['from_generation'])} → {_dash(e['to_generation'])}"
     return "<br>".join(html.escape(str(x)) for x in (
         f"{e['group']} ({e['group_type']}) {span}", f"{e['started']} .. {e['ended']}",
-        f"{_dash(e['duration_ms'], ' ms')}{_from(e, 'duration')}, {e['reason_kind']}",
+        f"{duration_text(e)}, {e['reason_kind']}",
         f"trigger: {_dash(e['trigger_member'])}",
         f"reason: {(e['reason'] or '-')[:160]}{_from(e, 'reason')}",
         _members(e), *_cost(e)))
@@ -97,6 +97,28 @@ def _from(e: dict, field: str) -> str:
     """` (witness)` of a figure, from its `<field>_source` column; nothing when unnamed."""
     source = e.get(f"{field}_source")
     return f" ({source})" if source else ""
+
+
+def duration_text(e: dict) -> str:
+    """A round's duration as its witnesses together prove it (duration_min_ms ..
+    duration_max_ms): one figure (`412 ms (broker-log)`), an interval (`300-800 ms
+    (records)`), a bound (`≥ 120 ms (coordinator-records)`), each end's witness named (`≥`
+    the lower end's, `≤` the upper end's, when two); two witnesses that contradict each
+    other both shown, neither picked; `-` when no witness knew it."""
+    low, high = e.get("duration_min_ms"), e.get("duration_max_ms")
+    by_low, by_high = e.get("duration_min_source"), e.get("duration_max_source")
+    if low is None and high is None:   # a figure that bounds nothing (the clients' span)
+        return f"{_dash(e.get('duration_ms'), ' ms')}{_from(e, 'duration')}"
+    if low is not None and high is not None and low > high:
+        return (f"duration: the witnesses disagree, ≥ {low} ms ({by_low}) but ≤ {high} ms "
+                f"({by_high})")
+    if high is None:
+        return f"≥ {low} ms ({by_low})"
+    if low is None:
+        return f"≤ {high} ms ({by_high})"
+    figure = f"{low} ms" if low == high else f"{low}-{high} ms"
+    return f"{figure} ({by_low})" if by_low == by_high else \
+        f"{figure} ({by_low} ≥, {by_high} ≤)"
 
 
 def unowned_text(e: dict) -> str:
@@ -184,7 +206,8 @@ def write_report(path: Path, collected: dict[str, list[dict]], title: str) -> Pa
     metric_cols = ["group", "type", "rebalances", "failed_members", "left_members",
                    "left_or_failed_members", "duration_ms_p50", "duration_ms_p95",
                    "duration_ms_max", "storms", "top_reason", "rebalances_per_hour",
-                   "time_rebalancing_ms", "rebalances_untimed",
+                   "time_rebalancing_ms", "time_rebalancing_min_ms",
+                   "time_rebalancing_max_ms", "rebalances_untimed",
                    "unowned_partition_ms_total", "unowned_min_ms_total",
                    "unowned_max_ms_total", "client_unowned_partition_ms_total"]
     storm_cols = ["group", "storm", "started", "ended", "rebalances", "top_reason"]

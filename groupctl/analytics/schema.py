@@ -52,7 +52,9 @@ EVENT_SCHEMA = T.StructType([
     T.StructField("group_type", T.StringType()),
     T.StructField("partitions", T.StringType()),
     T.StructField("duration_ms", T.LongType()),
-    # a §4 `rebalance` record's: the most its duration may be (null: not bounded above)
+    # a `rebalance` record's: the least and the most its duration may be (null: not
+    # bounded that way)
+    T.StructField("duration_min_ms", T.LongType()),
     T.StructField("duration_max_ms", T.LongType()),
     # ...and how its duration is known (events.py: exact, interval, lower_bound, unknown)
     T.StructField("duration_basis", T.StringType()),
@@ -91,10 +93,18 @@ FIGURE_SOURCE_COLUMNS = (
     "duration_source", "unowned_source", "slowest_member_source", "members_before_source",
     "members_after_source", "moved_partitions_source", "reason_source")
 UNOWNED_INTERVAL_SOURCE_COLUMNS = ("unowned_min_source", "unowned_max_source")
+# the round's duration as every witness of it together proves it (observed.
+# duration_interval), as the unowned interval: at least `duration_min_ms` (the largest
+# lower bound or interval's low end, or the exact figure), at most `duration_max_ms`;
+# null where no witness proves that end, never 0; min > max when witnesses contradict
+# each other. `duration_ms` stays the best witness's one figure.
+DURATION_INTERVAL_COLUMNS = ("duration_min_ms", "duration_max_ms")
+DURATION_INTERVAL_SOURCE_COLUMNS = ("duration_min_source", "duration_max_source")
 # one row per round (observed.once): each witness's columns, the unowned interval, where
-# each figure came from
+# each figure came from, the duration's interval
 ROUND_COLUMNS = (*EPISODE_COLUMNS, *UNOWNED_INTERVAL_COLUMNS, *FIGURE_SOURCE_COLUMNS,
-                 *UNOWNED_INTERVAL_SOURCE_COLUMNS)
+                 *UNOWNED_INTERVAL_SOURCE_COLUMNS, *DURATION_INTERVAL_COLUMNS,
+                 *DURATION_INTERVAL_SOURCE_COLUMNS)
 # the episodes table as written: the rounds, then the clients' figures
 EPISODE_TABLE_COLUMNS = (*ROUND_COLUMNS, *CLIENT_COST_COLUMNS)
 GROUP_METRIC_COLUMNS = (
@@ -104,9 +114,11 @@ GROUP_METRIC_COLUMNS = (
     "first_seen", "last_seen", "errors", "unowned_partition_ms_total",
     "client_unowned_partition_ms_total", "rebalances_untimed", "left_or_failed_members",
     "unowned_min_ms_total", "unowned_max_ms_total",
+    "time_rebalancing_min_ms", "time_rebalancing_max_ms",
 )
 HOURLY_COLUMNS = ("group", "hour", "rebalances", "duration_ms_p50", "duration_ms_p95",
-                  "duration_ms_max", "time_rebalancing_ms", "rebalances_untimed")
+                  "duration_ms_max", "time_rebalancing_ms", "rebalances_untimed",
+                  "time_rebalancing_min_ms", "time_rebalancing_max_ms")
 STORM_COLUMNS = ("group", "storm", "started", "ended", "rebalances", "top_reason")
 FLAPPING_COLUMNS = ("group", "client", "joins", "leaves", "failures")
 MEMBER_COLUMNS = ("group", "member", "client", "outcome", "ts", "reason")

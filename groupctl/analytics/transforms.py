@@ -9,6 +9,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from .episodes import MEMBER_CHANGE_KINDS, client_of
+from .intervals import interval_totals
 from .schema import (FLAPPING_COLUMNS, GROUP_METRIC_COLUMNS, HOURLY_COLUMNS, MEMBER_COLUMNS,
                      MOVE_COLUMNS, STORM_COLUMNS)
 
@@ -130,31 +131,27 @@ def hourly(episodes_df: DataFrame) -> DataFrame:
 
 
 def _duration_figures() -> list[Column]:
-    """A set of rounds' count and durations: the percentiles, longest and total over the
-    rounds whose duration is known (null when none is, never 0), and how many are not
-    (`rebalances_untimed`: not in the total)."""
+    """A set of rounds' count and durations: the percentiles, longest and total of the
+    best figures over the rounds whose duration is known (null when none is, never 0), how
+    many are not (`rebalances_untimed`: not in the total), and the total as the rounds'
+    duration intervals prove it (`time_rebalancing_min_ms`, at least; `..._max_ms`, at
+    most: null unless every round is bounded above; intervals.interval_totals)."""
     return [F.count("*").alias("rebalances"),
             F.percentile_approx("duration_ms", 0.5).alias("duration_ms_p50"),
             F.percentile_approx("duration_ms", 0.95).alias("duration_ms_p95"),
             F.max("duration_ms").alias("duration_ms_max"),
             F.sum("duration_ms").alias("time_rebalancing_ms"),
-            F.sum(F.col("duration_ms").isNull().cast("int")).alias("rebalances_untimed")]
+            F.sum(F.col("duration_ms").isNull().cast("int")).alias("rebalances_untimed"),
+            *interval_totals("duration", "time_rebalancing_min_ms", "time_rebalancing_max_ms")]
 
 
 def _unowned_totals() -> list[Column]:
-    """A set of rounds' unowned time summed, each end of its interval apart (a sum of
-    bounds is a bound, never a measured figure): `unowned_min_ms_total`, at least (the
-    rounds' proven lower ends; a round without one adds nothing to what is proven, null
-    when no round has one); `unowned_max_ms_total`, at most (null unless every round is
-    bounded above); `unowned_partition_ms_total`, the total measured (null unless every
-    round's lower and upper ends are one figure). A round whose witnesses contradict each
-    other (lower end > upper end) proves neither end."""
-    low, high = F.col("unowned_min_ms"), F.col("unowned_max_ms")
-    agree = ~F.coalesce(low > high, F.lit(False))
-    every = lambda rounds: F.min(F.coalesce(rounds, F.lit(False)).cast("int")) == 1  # noqa: E731
-    return [F.when(every(low == high), F.sum(low)).alias("unowned_partition_ms_total"),
-            F.sum(F.when(agree, low)).alias("unowned_min_ms_total"),
-            F.when(every(high.isNotNull() & agree), F.sum(high)).alias("unowned_max_ms_total")]
+    """A set of rounds' unowned time summed, each end of its interval apart
+    (intervals.interval_totals): `unowned_min_ms_total`, at least; `unowned_max_ms_total`,
+    at most; `unowned_partition_ms_total`, the total measured (null unless every round's
+    lower and upper ends are one figure)."""
+    return interval_totals("unowned", "unowned_min_ms_total", "unowned_max_ms_total",
+                           "unowned_partition_ms_total")
 
 
 def group_metrics(events: DataFrame, episodes_df: DataFrame, storms_df: DataFrame,
@@ -206,6 +203,8 @@ def group_metrics(events: DataFrame, episodes_df: DataFrame, storms_df: DataFram
         # no rebalance: no time; rebalances none of whose durations is known: null
         "time_rebalancing_ms": F.when(F.col("rebalances") == 0, zero.cast("long"))
                                 .otherwise(F.col("time_rebalancing_ms")),
+        **{c: F.when(F.col("rebalances") == 0, zero.cast("long")).otherwise(F.col(c))
+           for c in ("time_rebalancing_min_ms", "time_rebalancing_max_ms")},
     })
     # a rate over the window the inputs observed the group (null when that is no time)
     out = out.withColumn("rebalances_per_hour", F.when(span_h > 0, F.round(

@@ -32,10 +32,10 @@ def summary_table(console, data: dict, wide: bool) -> None:
             t.add_row(*["-" if v is None else str(v) for v in row])
         _print(console, t)   # into a pipe: its natural width, not cut to 80 columns
         by_time = sorted(metrics, key=lambda m: (-(m["time_rebalancing_ms"] or 0), m["group"]))
-        top = ", ".join(f"{m['group']} ({m['time_rebalancing_ms']} ms"
-                        + (f" over {m['rebalances'] - m['rebalances_untimed']} of "
-                           f"{m['rebalances']} rebalances" if m.get("rebalances_untimed") else "")
-                        + ")" for m in by_time[:5] if m["time_rebalancing_ms"])
+        # a group whose rounds' one figures are unknown may still have a proven bound
+        timed = [m for m in by_time if m["time_rebalancing_ms"] or m.get("time_rebalancing_min_ms")
+                 or m.get("time_rebalancing_max_ms")]
+        top = ", ".join(f"{m['group']} ({time_text(m)})" for m in timed[:5])
         if top:
             console.print(f"Most time rebalancing: {top}")
         # groupctl's records: each end of the rounds' unowned intervals summed apart
@@ -77,3 +77,30 @@ def unowned_total(m: dict) -> str:
     if low is None:
         return f"at most {high} ms"
     return f"{low}-{high} ms"
+
+
+def time_text(m: dict) -> str:
+    """A group's time rebalancing: the sum of its rounds' one figures (`-` when none is
+    known; over how many rounds when some are not), then what their intervals prove."""
+    best, untimed = m["time_rebalancing_ms"], m.get("rebalances_untimed")
+    if best is None:
+        return "- ms" + proven_time(m)
+    over = (f" over {m['rebalances'] - untimed} of {m['rebalances']} rebalances"
+            if untimed else "")
+    return f"{best} ms{over}{proven_time(m)}"
+
+
+def proven_time(m: dict) -> str:
+    """What the rounds' duration intervals prove of a group's time rebalancing, when it is
+    not the one figure told before it (the best witnesses' figures summed): `, proven
+    800-1500 ms`, `, at least 1300 ms` (an end no witness proves is left out, never 0)."""
+    low, high = m.get("time_rebalancing_min_ms"), m.get("time_rebalancing_max_ms")
+    if low is None and high is None:
+        return ""
+    if low == high == m.get("time_rebalancing_ms"):
+        return ""
+    if high is None:
+        return f", at least {low} ms"
+    if low is None:
+        return f", at most {high} ms"
+    return f", proven {low} ms" if low == high else f", proven {low}-{high} ms"

@@ -101,3 +101,26 @@ def test_a_rounds_hover_names_each_figures_witness_and_shows_bounds_as_bounds():
     assert "unowned 50 ms measured (records)" in hover[3]
     # what no witness knows is "-", never 0
     assert {"-, join", "unowned -", "members - → -, moved partitions -"} <= set(hover[4])
+
+
+def test_a_rounds_hover_shows_its_duration_as_its_witnesses_prove_it():
+    """Exact, an interval, a bound, a contradiction between witnesses, and unknown: each
+    as what is proven, with the witness of each end; never the middle as if exact."""
+    def timed(gen, low, high, by_low, by_high, ms=None, source=None):
+        return _round(gen, duration_ms=ms, duration_source=source, duration_min_ms=low,
+                      duration_max_ms=high, duration_min_source=by_low,
+                      duration_max_source=by_high)
+    rounds = [timed(2, 412, 412, "broker-log", "broker-log", 412, "broker-log"),
+              timed(3, 300, 800, "records", "records", 550, "records"),
+              timed(4, 120, None, "coordinator-records", None, 120, "coordinator-records"),
+              timed(5, 350, 800, "coordinator-records", "records", 350, "coordinator-records"),
+              timed(6, 900, 800, "broker-log", "records", 900, "broker-log"),
+              timed(7, None, None, None, None)]
+    (bar,) = [t for t in report.timeline_figure(rounds)["data"] if t["type"] == "bar"]
+    lines = [text.split("<br>")[2] for text in bar["hovertext"]]
+    assert lines == [
+        "412 ms (broker-log), join", "300-800 ms (records), join",
+        "≥ 120 ms (coordinator-records), join",
+        "350-800 ms (coordinator-records ≥, records ≤), join",
+        "duration: the witnesses disagree, ≥ 900 ms (broker-log) but ≤ 800 ms (records), join",
+        "-, join"]

@@ -67,3 +67,20 @@ def test_the_summary_tells_the_unowned_totals_as_bounds():
                    "report": "o/report.html"}, False)
     assert ("Partitions unowned, as groupctl's records bound it: b (320-1600 ms), "
             "a (at least 66 ms), d (50 ms), c (at most 900 ms)") in out.getvalue()
+
+
+def test_the_summary_tells_the_time_rebalancing_its_rounds_prove():
+    def group(name, best, low, high, untimed=0):
+        return {**metrics(1)[0], "group": name, "rebalances": 3, "rebalances_untimed": untimed,
+                "time_rebalancing_ms": best, "time_rebalancing_min_ms": low,
+                "time_rebalancing_max_ms": high}
+    rows = [group("a", 1150, 800, 1500), group("b", 1550, 1300, None),
+            group("c", 600, 600, 600), group("d", 90, None, None, untimed=2),
+            group("e", None, None, 10370, untimed=3)]
+    out = io.StringIO()
+    summary_table(Console(file=out, force_terminal=False, no_color=True, width=400),
+                  {"metrics": rows, "episodes": [], "storms": [], "out": "o",
+                   "report": "o/report.html"}, False)
+    assert ("Most time rebalancing: b (1550 ms, at least 1300 ms), a (1150 ms, proven "
+            "800-1500 ms), c (600 ms), d (90 ms over 1 of 3 rebalances), "
+            "e (- ms, at most 10370 ms)") in out.getvalue()

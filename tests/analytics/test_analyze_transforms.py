@@ -8,7 +8,7 @@ import pytest
 
 from groupctl.analytics import episodes as E
 from groupctl.analytics import transforms as X
-from groupctl.analytics.schema import EPISODE_COLUMNS, EVENT_SCHEMA
+from groupctl.analytics.schema import DURATION_INTERVAL_COLUMNS, EPISODE_COLUMNS, EVENT_SCHEMA
 
 # the first test of a module pays for a whole Spark job over the fixtures: several
 # minutes on a loaded 2-core machine, past the suite's 300 s default
@@ -18,24 +18,28 @@ T0 = datetime(2026, 11, 22, 3, 0, 0)
 
 
 def _episodes(spark, group_starts: dict[str, list[int]], duration_ms: int = 500):
+    """Rounds of exact durations, as the broker log tells them (the interval one figure)."""
+    columns = (*EPISODE_COLUMNS, *DURATION_INTERVAL_COLUMNS)
     rows = []
     for group, starts in group_starts.items():
         for gen, s in enumerate(starts, 1):
             start = T0 + timedelta(seconds=s)
-            row = dict.fromkeys(EPISODE_COLUMNS)
+            row = dict.fromkeys(columns)
             row.update(group=group, group_type="classic", from_generation=gen - 1,
                        to_generation=gen, started=start,
                        ended=start + timedelta(milliseconds=duration_ms * gen),
                        duration_ms=duration_ms * gen, reason="r", reason_kind="join",
-                       outcome="stable")
+                       outcome="stable", duration_min_ms=duration_ms * gen,
+                       duration_max_ms=duration_ms * gen)
             rows.append(row)
     schema = ("group string, group_type string, from_generation int, to_generation int, "
               "started timestamp, ended timestamp, duration_ms long, reason string, "
               "reason_kind string, trigger_member string, trigger_client string, "
               "members_before int, members_after int, moved_partitions int, outcome string, "
               "broker int, unowned_partition_ms long, unowned_partitions_max_ms long, "
-              "unowned_basis string, slowest_member string, slowest_member_ms long")
-    return spark.createDataFrame([tuple(r[c] for c in EPISODE_COLUMNS) for r in rows], schema)
+              "unowned_basis string, slowest_member string, slowest_member_ms long, "
+              "duration_min_ms long, duration_max_ms long")
+    return spark.createDataFrame([tuple(r[c] for c in columns) for r in rows], schema)
 
 
 def test_storms_need_n_rebalances_within_the_window_and_merge_overlaps(spark):
@@ -57,6 +61,9 @@ def test_hourly_counts_and_percentiles(spark):
     assert [(r["hour"], r["rebalances"], r["duration_ms_max"], r["time_rebalancing_ms"])
             for r in rows] == [(T0, 3, 300, 600), (T0 + timedelta(hours=1), 1, 400, 400)]
     assert rows[0]["duration_ms_p50"] == 200
+    # exact rounds: the proven total is the total
+    assert [(r["time_rebalancing_min_ms"], r["time_rebalancing_max_ms"]) for r in rows] == [
+        (600, 600), (400, 400)]
 
 
 def _events(spark, rows: list[dict]):

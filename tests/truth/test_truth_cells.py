@@ -380,6 +380,28 @@ def test_analyze_witnesses_that_contradict_each_others_unowned_bounds_disagree()
         "gen 2 unowned witnesses disagree (>= 1000 ms, <= 900 ms)"]
 
 
+def test_analyze_duration_interval_holds_the_broker_logs_round_or_disagrees():
+    """A round the broker logged at 819 ms (Preparing to Stabilized; the leader's assignment
+    at 1359): a watch's interval around it agrees, an interval wholly above or below it
+    disagrees, and witnesses that contradict each other (the log's exact 1359 ms against a
+    watch's at most 900) are a disagreement, said so."""
+    from truth_analyze import judge
+
+    truth = LogTruth(rounds=[Round(2, T0 + 819, T0, 2, synced_ms=T0 + 1359)])
+
+    def verdict(low, high):
+        episode = {"to_generation": "2", "ended": iso(T0 + 1359), "duration_ms": "1359",
+                   "duration_min_ms": low, "duration_max_ms": high}
+        return judge([episode], {"rebalances": 1}, truth, has_start=True)
+    assert verdict("600", "1400").verdict == "agree"
+    assert verdict("1359", "1359").verdict == "agree"
+    assert verdict("1000", "").verdict == "agree"   # at least: no upper end
+    assert verdict("2400", "").problems == ["gen 2 >= 2400 ms (broker 819 ms)"]
+    assert verdict("", "200").problems == ["gen 2 <= 200 ms (broker 819 ms)"]
+    assert verdict("1359", "900").problems == [
+        "gen 2 duration witnesses disagree (>= 1359 ms, <= 900 ms)"]
+
+
 def test_an_upper_bound_over_looks_held_through_a_restart_is_unknowable_not_wrong():
     """broker-restart/eager: a describe held 3.9 s through the restart; the round (400 ms
     by the broker) was told under way at 2100 and over at 6000, its unowned upper bound

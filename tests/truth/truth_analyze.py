@@ -7,9 +7,9 @@ A cell holds analyze's `episodes` table for the group against the broker's round
 round once, in order, no phantom; durations within SYNC_MS of the broker's, which ends a
 classic round at "Stabilized" where analyze ends it at the leader's assignment, "Assignment
 received from leader", 540-820 ms later with a starting Java leader; null, never
-0, where the input holds no start; its unowned interval not contradicted by its own
-witnesses) and its per-group metrics (`rebalances`; a duration it
-cannot know is null, never 0).
+0, where the input holds no start; its duration interval holding the broker's round; its
+duration and unowned intervals not contradicted by their own witnesses) and its per-group
+metrics (`rebalances`; a duration it cannot know is null, never 0).
 """
 from __future__ import annotations
 
@@ -85,6 +85,19 @@ def _int(text: str | None) -> int | None:
     return None if text in (None, "") else int(float(text))
 
 
+def _holds(cell: Cell, e: dict, r) -> None:
+    """The round's duration interval (duration_min_ms .. duration_max_ms) holds the broker
+    log's own round, within SYNC_MS (its Preparing line to Stabilized, or to the leader's
+    assignment, where analyze ends it); an end no witness proves holds anything."""
+    low, high = _int(e.get("duration_min_ms")), _int(e.get("duration_max_ms"))
+    longest = (r.synced_ms or r.end_ms) - (r.begun_ms or r.start_ms or 0)
+    if (low is not None and low > longest + SYNC_MS) or (
+            high is not None and high < r.duration_ms - SYNC_MS):
+        said = (f">= {low}" if high is None else f"<= {high}" if low is None else
+                f"{low}-{high}")
+        cell.problems.append(f"gen {r.key} {said} ms (broker {r.duration_ms} ms)")
+
+
 def judge(episodes: list[dict], summary: dict | None, truth, has_start: bool,
           from_records: bool = False) -> Cell:
     """from_records: the input is the records alone, which tell no epoch no member reached
@@ -115,13 +128,16 @@ def judge(episodes: list[dict], summary: dict | None, truth, has_start: bool,
                 r.duration_ms - SYNC_MS <= d
                 <= (r.synced_ms or r.end_ms) - (r.begun_ms or r.start_ms or 0) + SYNC_MS):
             cell.problems.append(f"gen {r.key} {d} ms (broker {r.duration_ms} ms)")
-    # the round's unowned time as its witnesses together prove it: a lower end above the
-    # upper end is two witnesses contradicting each other (analyze keeps both)
+        if r.duration_ms is not None:
+            _holds(cell, e, r)
+    # the round's unowned time and duration as its witnesses together prove them: a lower
+    # end above the upper end is two witnesses contradicting each other (analyze keeps both)
     for e in episodes:
-        low, high = _int(e.get("unowned_min_ms")), _int(e.get("unowned_max_ms"))
-        if low is not None and high is not None and low > high:
-            cell.problems.append(f"gen {_int(e['to_generation'])} unowned witnesses disagree "
-                                 f"(>= {low} ms, <= {high} ms)")
+        for figure in ("unowned", "duration"):
+            low, high = _int(e.get(f"{figure}_min_ms")), _int(e.get(f"{figure}_max_ms"))
+            if low is not None and high is not None and low > high:
+                cell.problems.append(f"gen {_int(e['to_generation'])} {figure} witnesses "
+                                     f"disagree (>= {low} ms, <= {high} ms)")
     if no_start:
         gens = ",".join(str(k) for k, _ in no_start)
         times = sorted({d for _, d in no_start})
