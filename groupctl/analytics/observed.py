@@ -259,10 +259,13 @@ def unowned_interval(rows: DataFrame, per_round: bool = True) -> DataFrame:
     intervals.proven_interval). A lower bound or measured figure proves the lower end, an
     upper bound or measured figure the upper end (UNOWNED_ENDS); of several measured
     figures only the best witness's counts (BEST_FIGURE's order); a figure of no known
-    basis bounds nothing."""
+    basis bounds nothing. A watch's row over several rounds bounds the last from above
+    only (_this_round_only)."""
     ms, basis = F.col("unowned_partition_ms"), F.col("unowned_basis")
     low, high = (F.when(basis.isin(*[b for b, ends in UNOWNED_ENDS.items() if ends[end]]), ms)
                  for end in (0, 1))
+    if per_round:
+        low = _this_round_only(low)
     return proven_interval(rows, "unowned", low, high, BEST_FIGURE["unowned"][1], WITNESSES,
                            ROUND_KEY if per_round else None)
 
@@ -276,19 +279,26 @@ def duration_interval(rows: DataFrame, per_round: bool = True) -> DataFrame:
     order). A duration of the broker log's start and the records' end is named so. A lower
     end of 0 is no end (a watch's round seen under way at one look and over at the next
     lasted between nothing and the time between them: at most that), unless it is the
-    exact figure. A row that began from an earlier generation or epoch than the round's
-    (as its best witness tells it: a watch that saw several rounds as one) holds this
-    round and the ones before it: its upper end bounds this round, its lower end does not
-    (the lab: a describe watch's 3 -> 7 in 1000-3005 ms, the records' 5 -> 7 in 14 ms)."""
+    exact figure. A watch's row over several rounds bounds the last from above only
+    (_this_round_only)."""
     low, high = F.col(DURATION_ENDS[0]), F.col(DURATION_ENDS[1])
     low = F.when((low > 0) | (low == high), low)
     if per_round:
-        told_from = F.first("from_generation", ignorenulls=True).over(
-            Window.partitionBy(*ROUND_KEY).orderBy("_witness", "started")
-            .rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing))
-        low = F.when(~F.coalesce(F.col("from_generation") < told_from, F.lit(False)), low)
+        low = _this_round_only(low)
     return proven_interval(rows, "duration", low, high, BEST_FIGURE["duration"][1], WITNESSES,
                            ROUND_KEY if per_round else None, who=F.col("_duration_from"))
+
+
+def _this_round_only(low: Column) -> Column:
+    """`low`, null on a row that began from an earlier generation or epoch than the round's
+    (as its best witness tells it): a watch that saw several rounds as one holds this round
+    and the ones before it, so its upper end bounds this round and its lower end does not
+    (the lab: a describe watch's epochs 3 -> 7 in 1000-3005 ms, the records' 5 -> 7 in
+    14 ms; its unowned time, as much of it as fell in 4 -> 5, the same)."""
+    told_from = F.first("from_generation", ignorenulls=True).over(
+        Window.partitionBy(*ROUND_KEY).orderBy("_witness", "started")
+        .rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing))
+    return F.when(~F.coalesce(F.col("from_generation") < told_from, F.lit(False)), low)
 
 
 def _rounds(known: DataFrame) -> DataFrame:

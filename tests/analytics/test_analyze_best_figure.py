@@ -101,8 +101,8 @@ def _event(**fields):
 
 def _rebalance(source, gen, end, **fields):
     fields.setdefault("members", 2)
-    return _event(source=source, kind="rebalance", generation=gen, from_generation=gen - 1,
-                  ts=_at(end), **fields)
+    fields.setdefault("from_generation", gen - 1)
+    return _event(source=source, kind="rebalance", generation=gen, ts=_at(end), **fields)
 
 
 def _rounds(spark, rows, client_logs=False):
@@ -219,6 +219,10 @@ def test_unowned_time_is_the_interval_every_witness_of_the_round_proves(spark):
         _rebalance("records", 11, 90.1, **cost(20, "lower_bound")),
         _event(source="describe", kind="rebalance", ts=_at(90.4), started=_at(89.8),
                members=2, **cost(100, "upper_bound")),
+        # 13: a watch that saw rounds 11 -> 13 as one: its measured figure holds this round
+        # and the one before, so it bounds this round from above only
+        _rebalance("records", 13, 100.0, **cost(30, "lower_bound")),
+        _rebalance("describe", 13, 100.3, from_generation=11, **cost(1500, "measured")),
     ])
     interval = ("unowned_min_ms", "unowned_max_ms", "unowned_min_source", "unowned_max_source")
     coord, watch = "coordinator-records", "records"
@@ -227,7 +231,7 @@ def test_unowned_time_is_the_interval_every_witness_of_the_round_proves(spark):
         4: (1200, 1200, watch, watch), 5: (500, 500, coord, coord),
         6: (1000, 900, coord, watch), 7: (None, 800, None, watch),
         8: (None, None, None, None), 9: (40, 700, coord, watch), 10: (10, None, coord, None),
-        11: (20, None, coord, None)}
+        11: (20, None, coord, None), 13: (30, 1500, coord, watch)}
     # the one best figure of the round stays as it was, whole from one witness
     assert [(rows[g]["unowned_partition_ms"], rows[g]["unowned_basis"]) for g in (2, 4, 8)] \
         == [(120, "lower_bound"), (1200, "measured"), (None, None)]
