@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 
 import pytest
+from pyspark.sql import functions as F
 
 from groupctl.analytics import episodes as E
 from groupctl.analytics import extract
@@ -111,55 +112,51 @@ def test_a_files_lines_ordered_by_pos_are_in_the_files_order_across_splits(spark
 
 
 def test_lines_of_one_millisecond_keep_the_logs_order_in_a_split_file(spark, tmp_path):
-    """Six groups' stories in one log cut into 4 KiB splits (a group's lines of one
-    millisecond fall into different splits): every group's rounds as the broker told
-    them; a rule order (joins before bumps) gives r's refused join b's bump, and c's join
-    to the round of a's leave."""
+    """Four groups' stories in one log cut into 4 KiB splits, a group's lines of one
+    millisecond in different splits: every group's rounds as the broker told them (a rule
+    order, joins before bumps, gives r's refused join b's bump, and c's join to the round
+    of a's leave)."""
     lines = []
-    for i in range(6):
-        lines += group_story(f"g{i}", at=i * 2000)
+    for i in range(4):
+        lines += group_story(f"g{i}", at=i * 2000, fillers=6)
     log = tmp_path / "server.log"
     log.write_text("\n".join(lines) + "\n")
-    assert log.stat().st_size > 30 * 4096
     with small_splits(spark):
+        events = extract.broker_events(extract.read_lines(spark, [str(log)]))
+        split_ms = (events.groupBy("group", "ts").agg(F.countDistinct("pos.split").alias("n"))
+                    .filter("n > 1").count())
         got = episodes_of(spark, [str(log)])
-    assert got == {f"g{i}": STORY_EPISODES for i in range(6)}
+    assert split_ms >= 2   # milliseconds whose lines lie in more than one split
+    assert got == {f"g{i}": STORY_EPISODES for i in range(4)}
 
 
-def test_a_millisecond_across_a_rotation_is_read_oldest_file_first(spark, tmp_path):
-    """The log rotated between b's bump and r's refused join, both at .589: server.log.1
-    ends with the bump, server.log starts with the join. Given in any order (here by
-    name, the live file first), the rotated file is read first."""
-    story = group_story("k", at=0, fillers=0)
-    cut = next(i for i, line in enumerate(story) if "Bumped group epoch to 3" in line) + 1
-    (tmp_path / "server.log.2").write_text("\n".join(group_story("old", at=-9000)) + "\n")
-    (tmp_path / "server.log.1").write_text("\n".join(story[:cut]) + "\n")
-    (tmp_path / "server.log").write_text("\n".join(story[cut:]) + "\n")
-    paths = sorted(str(p) for p in tmp_path.iterdir())
-    assert [p.rsplit("/", 1)[-1] for p in paths] == ["server.log", "server.log.1", "server.log.2"]
-    with small_splits(spark):
-        assert episodes_of(spark, paths) == {"k": STORY_EPISODES, "old": STORY_EPISODES}
-
-
-def test_two_brokers_logs_each_keep_their_order_merged_by_time_then_broker(spark, tmp_path):
-    """Broker 1's and broker 2's logs, each with groups whose lines of one millisecond
-    are interleaved in time with the other broker's (same milliseconds), and a group whose
-    coordinator moved from broker 1 to broker 2: every round told once, in order."""
+def test_rotated_files_oldest_first_and_two_brokers_merged_by_time_then_broker(spark, tmp_path):
+    """Broker 1's log rotated between b's bump and r's refused join, both at .589:
+    server.log.1 ends with the bump, server.log starts with the join; given in any order
+    (here by name, the live file first), the rotated file is read first. Broker 2's log
+    holds a group whose lines share broker 1's milliseconds, and the rounds of a group
+    whose coordinator moved from broker 1 to broker 2: every round told once, in order."""
     b1, b2 = tmp_path / "b1", tmp_path / "b2"
     b1.mkdir()
     b2.mkdir()
-    moved_1 = group_story("moved", at=0, broker=1)[:7 * 13]    # up to epoch 3's target
+    story = group_story("k", at=0, fillers=0)
+    cut = next(i for i, line in enumerate(story) if "Bumped group epoch to 3" in line) + 1
+    moved_1 = group_story("moved", at=-9000, broker=1)[:7 * 13]    # up to epoch 3's target
     moved_2 = [_coordinator(5000, "[GroupId moved] Member d joins the consumer group using "
                             "the consumer protocol.", 2),
                _coordinator(5000, "[GroupId moved] Bumped group epoch to 4 with metadata "
                             "hash 1.", 2),
                _coordinator(5001, "[GroupId moved] Computed a new target assignment for "
                             "epoch 4 with 'uniform' assignor in 0ms.", 2)]
-    (b1 / "server.log").write_text("\n".join(
-        group_story("one", at=100, broker=1) + moved_1) + "\n")
-    (b2 / "server.log").write_text("\n".join(
-        group_story("two", at=100, broker=2) + moved_2) + "\n")
+    (b1 / "server.log.2").write_text("\n".join(moved_1) + "\n")
+    (b1 / "server.log.1").write_text("\n".join(story[:cut]) + "\n")
+    (b1 / "server.log").write_text("\n".join(story[cut:]) + "\n")
+    (b2 / "server.log").write_text("\n".join(group_story("two", at=0, broker=2) + moved_2)
+                                   + "\n")
+    paths = sorted(str(p) for p in tmp_path.glob("*/server.log*"))
+    assert [p.rsplit("/", 1)[-1] for p in paths[:3]] == [
+        "server.log", "server.log.1", "server.log.2"]
     with small_splits(spark):
-        got = episodes_of(spark, [str(b2 / "server.log"), str(b1 / "server.log")])
-    assert got == {"one": STORY_EPISODES, "two": STORY_EPISODES,
+        got = episodes_of(spark, paths)
+    assert got == {"k": STORY_EPISODES, "two": STORY_EPISODES,
                    "moved": [(2, 0, 1, "a"), (3, 1, 2, "b"), (4, 2, 3, "d")]}
