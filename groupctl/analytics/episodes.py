@@ -15,6 +15,7 @@ DataFrame: no I/O, no Python UDFs (tests/analytics/test_analyze_transforms.py).
   first in it is the trigger. An episode that ends with the group empty has no target
   assignment: outcome `empty`. Share and streams groups log no bump when a member leaves
   (the target's epoch, or the last known epoch + 1 when the group is left empty, stands in).
+  Lines of one millisecond are taken in the order the broker wrote them (LINE_ORDER).
 The from/to columns hold generations for classic groups and group epochs for consumer
 groups. `outcome` is `stable` for a rebalance that ended in an assignment, `empty` for one
 that left the group with no member (the broker counts it as a generation or epoch too:
