@@ -160,3 +160,18 @@ def test_rotated_files_oldest_first_and_two_brokers_merged_by_time_then_broker(s
         got = episodes_of(spark, paths)
     assert got == {"k": STORY_EPISODES, "two": STORY_EPISODES,
                    "moved": [(2, 0, 1, "a"), (3, 1, 2, "b"), (4, 2, 3, "d")]}
+
+
+def test_rotated_files_sort_oldest_first_the_live_file_last():
+    """log4j's size rotation (`.1` the newest), date suffixes (hourly, daily, with an
+    index), compressed or not; each log's files together (a log keeps one pattern)."""
+    paths = ["/b/server.log", "/a/server.log.1", "/a/server.log", "/a/server.log.10.gz",
+             "/a/server.log.2", "/b/server.log.2026-11-27-10", "/b/server.log.2026-11-26-23.gz",
+             "/b/server.log.2026-11-27-09", "/c/x.log.20261127", "/c/x.log.20261126",
+             "/d/x.log.2026-11-27.2", "/d/x.log.2026-11-27.10", "/d/x.log.2026-11-26.3"]
+    assert sorted(paths, key=extract.rotation_key) == [
+        "/a/server.log.10.gz", "/a/server.log.2", "/a/server.log.1", "/a/server.log",
+        "/b/server.log.2026-11-26-23.gz", "/b/server.log.2026-11-27-09",
+        "/b/server.log.2026-11-27-10", "/b/server.log",
+        "/c/x.log.20261126", "/c/x.log.20261127",
+        "/d/x.log.2026-11-26.3", "/d/x.log.2026-11-27.2", "/d/x.log.2026-11-27.10"]
