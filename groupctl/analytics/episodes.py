@@ -15,6 +15,7 @@ DataFrame: no I/O, no Python UDFs (tests/analytics/test_analyze_transforms.py).
   first in it is the trigger. An episode that ends with the group empty has no target
   assignment: outcome `empty`. Share and streams groups log no bump when a member leaves
   (the target's epoch, or the last known epoch + 1 when the group is left empty, stands in).
+  Lines of one millisecond are taken in the order the broker wrote them (LINE_ORDER).
 The from/to columns hold generations for classic groups and group epochs for consumer
 groups. `outcome` is `stable` for a rebalance that ended in an assignment, `empty` for one
 that left the group with no member (the broker counts it as a generation or epoch too:
@@ -31,6 +32,10 @@ from pyspark.sql import functions as F
 from . import patterns as P
 from .schema import COST_FIELDS, EPISODE_COLUMNS
 
+# The broker's lines in the order it wrote them: by millisecond, then (several brokers'
+# logs) by broker, then in its log's own order (extract.read_lines' `pos`): lines of one
+# millisecond are in the order the coordinator handled them
+LINE_ORDER = ("ts", "broker", "pos")
 MEMBER_CHANGE_KINDS = ("member_joined", "member_left", "member_fenced", "member_failed")
 
 
@@ -134,18 +139,8 @@ def consumer_episodes(events: DataFrame) -> DataFrame:
     # consumer, share or streams: what the group's member (or streams bump) lines say
     types = (ev.filter(F.col("group_type").isin("consumer", "share", "streams"))
              .groupBy("group").agg(F.max("group_type").alias("declared_type")))
-    # order within a millisecond: member change, then bump, then target
-    rank = (F.when(F.col("kind") == "target_computed", 2)
-            .when(F.col("kind") == "epoch_bumped", 1).otherwise(0))
-    order = Window.partitionBy("group").orderBy("ts", rank)
-    ev = _without_rejected_joins(ev, rank)
-    # ... and within a millisecond, by the epoch each line belongs to (a member change:
-    # its bump's): a join and a leave in one millisecond logged the first epoch's target
-    # after the leave, and the two episodes both ended at the second epoch
-    next_bump = F.first(F.when(F.col("kind") == "epoch_bumped", F.col("epoch")),
-                        ignorenulls=True).over(order.rowsBetween(0, Window.unboundedFollowing))
-    ev = ev.withColumn("_epoch_of", F.coalesce(F.col("epoch"), next_bump))
-    order = Window.partitionBy("group").orderBy("ts", "_epoch_of", rank)
+    ev = _without_rejected_joins(ev)
+    order = Window.partitionBy("group").orderBy(*LINE_ORDER)
     before = order.rowsBetween(Window.unboundedPreceding, -1)
     upto = order.rowsBetween(Window.unboundedPreceding, 0)
     delta = (F.when(F.col("kind") == "member_joined", 1)
@@ -156,7 +151,7 @@ def consumer_episodes(events: DataFrame) -> DataFrame:
                               F.lit(0)),
         "live": F.sum(delta).over(upto),
         "known": F.max("epoch").over(upto),
-        "seq": F.row_number().over(order),   # ties within a millisecond: the window's order
+        "seq": F.row_number().over(order),
     })
     change = F.col("kind").isin(*MEMBER_CHANGE_KINDS)
     change_text = F.concat(F.lit("member "), F.col("member"), F.lit(" "), F.element_at(
@@ -204,23 +199,22 @@ def consumer_episodes(events: DataFrame) -> DataFrame:
     return finish_episodes(ep)
 
 
-def _without_rejected_joins(ev: DataFrame, rank: Column) -> DataFrame:
+def _without_rejected_joins(ev: DataFrame) -> DataFrame:
     """A member's join line the broker followed with no epoch bump (the join it refused:
     INVALID_REGULAR_EXPRESSION, an unknown assignor, ...): no member joined, no round began
     (it became a 16 s "rebalance" from the refused join to the next real round, blamed on
-    the refused member). A bumping join logs its bump in the same coordinator event, so
-    nothing comes between them in the file; but lines are ordered here by their millisecond,
-    joins before bumps within one. Between two leave / fence / target lines, each bump is
-    the latest unmatched join's before it (a join's bump follows it; a later join's bump
-    follows that join): a join with no bump of its own was refused. Ordering by the first
-    later bump instead refused a real join whose bump fell in the millisecond of the next
-    member's join (`joins` .588, `Bumped` .589, next `joins` .589)."""
+    the refused member). In the log's order, each bump is the latest join's before it that
+    has none yet, between two leave / fence / target lines of the coordinator: a join the
+    broker took logs its bump in the same coordinator event, right after it; a member
+    subscribing by a pattern the group has not resolved yet gets its bump in a later event,
+    when the resolution comes back (GroupMetadataManager.handleRegularExpressionsResult),
+    maybe after other members' joins and bumps. A join left with no bump was refused."""
     kind = F.col("kind")
-    upto = Window.partitionBy("group").orderBy("ts", rank).rowsBetween(
-        Window.unboundedPreceding, 0)
+    by_broker = Window.partitionBy("group", "broker").orderBy(*LINE_ORDER)
     ev = ev.withColumn("_segment", F.sum(kind.isin(
-        "member_left", "member_fenced", "member_failed", "target_computed").cast("int")).over(upto))
-    by_segment = Window.partitionBy("group", "_segment").orderBy("ts", rank)
+        "member_left", "member_fenced", "member_failed", "target_computed").cast("int")).over(
+        by_broker.rowsBetween(Window.unboundedPreceding, 0)))
+    by_segment = Window.partitionBy("group", "broker", "_segment").orderBy(*LINE_ORDER)
     step = F.when(kind == "member_joined", 1).when(kind == "epoch_bumped", -1).otherwise(0)
     ev = ev.withColumn("_open", F.sum(step).over(
         by_segment.rowsBetween(Window.unboundedPreceding, 0)))

@@ -11,6 +11,7 @@ with its file: counted per file by the pipeline, never fatal.
 """
 from __future__ import annotations
 
+import re
 from contextlib import contextmanager
 from functools import reduce
 from typing import Any, Iterator, Mapping, Sequence
@@ -74,19 +75,56 @@ def spark_name(spark: SparkSession, path: str) -> str:
     return "file:" + jvm.org.apache.hadoop.fs.Path(path).toUri().toString()
 
 
+# compression suffixes Spark's text source decompresses (a rotated file may be compressed)
+_CODECS = (".gz", ".bz2", ".deflate", ".lz4", ".snappy", ".zst")
+# a rotated file's suffix: log4j's size rotation `.3`, a date pattern `.2026-11-27-10`
+_ROTATED = re.compile(r"^(.*?)\.(\d[\d._-]*)$")
+
+
+def rotation_key(path: str) -> tuple:
+    """Sorts a log's rotated files oldest first, the live file (no suffix) last: `.N` of
+    log4j's size rotation counts from the newest (`.1`), a date suffix grows with time
+    (a single number of six digits or more is a date: `.20261127`). Files of different
+    logs sort by their names."""
+    name = next((path[:-len(c)] for c in _CODECS if path.endswith(c)), path)
+    m = _ROTATED.match(name)
+    if not m:
+        return (name, 1, ())
+    numbers = re.findall(r"\d+", m.group(2))
+    index = len(numbers) == 1 and len(numbers[0]) < 6
+    return (m.group(1), 0, tuple(-int(n) if index else int(n) for n in numbers))
+
+
+def _spark_path(spark: SparkSession, path: str) -> str:
+    return path if "://" in path else spark_name(spark, path)
+
+
 def read_lines(spark: SparkSession, paths: Sequence[str],
                renamed: Mapping[str, str] | None = None) -> DataFrame:
     """(file, line, pos) of every line; .gz files are decompressed by Spark's codecs.
-    `pos` orders lines within a file (it grows along each file's splits).
+    `pos` (schema.POS_TYPE) is the line's place in the input: (file: its file's place
+    among `paths`, a log's rotated files oldest first (rotation_key); split: the byte
+    offset of the file split it was read from; row: its row number in that split's
+    partition). Ordered by `pos`, the lines of a file are in the file's order however
+    Spark cuts it: a split is read whole and in order by one task, where the row numbers
+    grow, and the splits' offsets order them. (The row number alone is ordered along a
+    file only as long as Spark packs a file's splits into partitions in the file's
+    order, which is how its packing happens to work, not what it promises.)
     The files are cut into at least two splits per core (spark.sql.files.minPartitionNum;
     Spark's default is one per core): with one split per core, a core whose split runs
     slow (a cold executor JVM on a standalone cluster, another process on its core) held
     the whole stage up while the others sat idle."""
     spark.conf.set("spark.sql.files.minPartitionNum",
                    str(2 * spark.sparkContext.defaultParallelism))
+    names = sorted({(renamed or {}).get(p, p) for p in paths}, key=rotation_key)
+    places = F.create_map(*[v for i, p in enumerate(names)
+                            for v in (F.lit(_spark_path(spark, p)), F.lit(i))])
+    file = file_column(spark, renamed)
+    pos = F.struct(F.element_at(places, file).alias("file"),
+                   F.col("_metadata.file_block_start").alias("split"),
+                   F.monotonically_increasing_id().alias("row"))
     return (spark.read.text(list(paths))
-            .select(file_column(spark, renamed).alias("file"), F.col("value").alias("line"),
-                    F.monotonically_increasing_id().alias("pos")))
+            .select(file.alias("file"), F.col("value").alias("line"), pos.alias("pos")))
 
 
 def _nullif_empty(col: Column) -> Column:

@@ -7,7 +7,8 @@ Event rows (one per recognised log line or event record):
     client-log, probe, describe), kind, generation (classic), epoch (consumer-group epoch),
     member, instance_id, client, reason, state, members (count), protocol, group_type,
     partitions (text), duration_ms (a record's or the broker's own), moved_partitions,
-    file; started, from_generation, members_before (a `rebalance` event record's own).
+    file; started, from_generation, members_before (a `rebalance` event record's own);
+    pos (a log line's place in its file: POS_TYPE).
 """
 from __future__ import annotations
 
@@ -33,6 +34,15 @@ CLIENT_COST_FIELDS = (
     T.StructField("client_unassigned_partitions", T.IntegerType()),
 )
 CLIENT_COST_COLUMNS = tuple(f.name for f in CLIENT_COST_FIELDS)
+
+# Where a log line stood in the input (extract.read_lines): its file's place among the
+# inputs (a log's rotated files oldest first), the byte offset of the split it was read
+# from, its row in that split's partition. Lines of one file order by it as in the file.
+POS_TYPE = T.StructType([
+    T.StructField("file", T.IntegerType()),
+    T.StructField("split", T.LongType()),
+    T.StructField("row", T.LongType()),
+])
 
 EVENT_SCHEMA = T.StructType([
     T.StructField("group", T.StringType()),
@@ -69,6 +79,9 @@ EVENT_SCHEMA = T.StructType([
     # a `rebalance` record's `seen`: false for a round its observer found over between two
     # looks (its `ended` is when it was found over, not when it ended)
     T.StructField("seen", T.BooleanType()),
+    # a log line's place in the input (POS_TYPE; null for an event record): the broker
+    # wrote its lines in the order it handled them, which lines of one millisecond keep
+    T.StructField("pos", POS_TYPE),
 ])
 EVENT_COLUMNS = tuple(f.name for f in EVENT_SCHEMA.fields)
 

@@ -16,8 +16,8 @@ STABILIZED = ("[2026-11-23 13:09:59,470] INFO [GroupCoordinator id=1 topic=__con
 
 
 def _events(spark, lines: list[str]) -> list[dict]:
-    df = spark.createDataFrame([("f", line, i) for i, line in enumerate(lines)],
-                               "file string, line string, pos long")
+    df = spark.createDataFrame([("f", line, (0, 0, i)) for i, line in enumerate(lines)],
+                               "file string, line string, pos struct<file:int,split:bigint,row:bigint>")
     rows = extract.broker_events(df).orderBy("ts").collect()
     return [{k: r[k] for k in ("kind", "group", "state", "generation", "reason", "members",
                                "broker")} for r in rows]

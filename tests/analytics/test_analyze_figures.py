@@ -67,12 +67,13 @@ def test_rounds_once_across_witnesses_and_unknown_never_0(spark, tmp_path):
             _line("10:00:26,046", k + "Member m2 left the consumer group."),
             _line("10:00:26,047", k + "Bumped group epoch to 3 with metadata hash 1."),
             _line("10:00:26,090", k + "Computed a new target assignment for epoch 3 with 'uniform' assignor in 1ms."),
-            # a join and a leave within a millisecond: two rounds, to epochs 4 and 5
+            # a join and a leave within a millisecond: two rounds, to epochs 4 and 5 (epoch
+            # 4's target is computed in the heartbeat that bumped it, before the leave's)
             _line("10:00:30,000", k + "Member p2 joins the consumer group using the consumer protocol."),
             _line("10:00:30,000", k + "Bumped group epoch to 4 with metadata hash 1."),
+            _line("10:00:30,001", k + "Computed a new target assignment for epoch 4 with 'uniform' assignor in 1ms."),
             _line("10:00:30,001", k + "Member p2 left the consumer group."),
             _line("10:00:30,001", k + "Bumped group epoch to 5 with metadata hash 1."),
-            _line("10:00:30,001", k + "Computed a new target assignment for epoch 4 with 'uniform' assignor in 1ms."),
             _line("10:00:30,002", k + "Computed a new target assignment for epoch 5 with 'uniform' assignor in 1ms.")]
     broker_log = tmp_path / "server.log"
     broker_log.write_text("".join(log))

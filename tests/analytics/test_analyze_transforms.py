@@ -67,11 +67,12 @@ def test_hourly_counts_and_percentiles(spark):
 
 
 def _events(spark, rows: list[dict]):
+    """Broker-log events, `rows` in their log's order (each row's `pos` its place in it)."""
     names = [f.name for f in EVENT_SCHEMA.fields]
     full = []
-    for r in rows:
+    for i, r in enumerate(rows):
         row = dict.fromkeys(names)
-        row.update(source="broker-log", **r)
+        row.update(source="broker-log", pos=(0, 0, i), **r)
         full.append(tuple(row[n] for n in names))
     return spark.createDataFrame(full, EVENT_SCHEMA)
 
@@ -223,3 +224,79 @@ def test_a_join_whose_bump_shares_the_next_joins_millisecond_is_not_refused(spar
                  key=lambda e: e["to_generation"])
     assert [(e["to_generation"], e["members_before"], e["members_after"], e["trigger_member"])
             for e in eps] == [(2, 0, 1, "a"), (4, 1, 3, "b"), (6, 3, 1, "c"), (7, 1, 2, "d")]
+
+
+def test_a_refused_join_after_anothers_join_in_its_bumps_millisecond_is_the_refused_one(spark):
+    """As the broker logs it: b joins at .588 and its bump is at .589, then r's join at .589
+    the broker refused (no bump of its own before the target). Ordered by a rule within
+    the millisecond (joins before bumps), r's join came before b's bump and took it: b's
+    join was the refused one and the round was blamed on r."""
+    t = lambda ms: T0 + timedelta(milliseconds=ms)  # noqa: E731
+    rows = [dict(group="k", ts=t(499), kind="member_joined", member="a", group_type="consumer"),
+            dict(group="k", ts=t(511), kind="epoch_bumped", epoch=2),
+            dict(group="k", ts=t(519), kind="target_computed", epoch=2),
+            dict(group="k", ts=t(588), kind="member_joined", member="b", group_type="consumer"),
+            dict(group="k", ts=t(589), kind="epoch_bumped", epoch=3),
+            dict(group="k", ts=t(589), kind="member_joined", member="r", group_type="consumer"),
+            dict(group="k", ts=t(590), kind="target_computed", epoch=3)]
+    eps = sorted((r.asDict() for r in E.consumer_episodes(_events(spark, rows)).collect()),
+                 key=lambda e: e["to_generation"])
+    assert [(e["to_generation"], e["members_before"], e["members_after"], e["trigger_member"])
+            for e in eps] == [(2, 0, 1, "a"), (3, 1, 2, "b")]
+
+
+def test_a_leave_and_a_join_in_one_millisecond_are_two_rounds_in_the_logs_order(spark):
+    """x leaves, epoch 6 is bumped and its target computed, then a joins and epoch 7 is
+    bumped and computed, all in one millisecond. Ordered by a rule (member changes, then
+    bumps, then targets), a's join went into the round of epoch 6 (which then had x's leave
+    and a's join, 2 -> 2 members) and the round of epoch 7 had no member change at all."""
+    t = lambda ms: T0 + timedelta(milliseconds=ms)  # noqa: E731
+    rows = [dict(group="k", ts=t(0), kind="member_joined", member="x", group_type="consumer"),
+            dict(group="k", ts=t(0), kind="epoch_bumped", epoch=4),
+            dict(group="k", ts=t(1), kind="target_computed", epoch=4),
+            dict(group="k", ts=t(50), kind="member_joined", member="y", group_type="consumer"),
+            dict(group="k", ts=t(50), kind="epoch_bumped", epoch=5),
+            dict(group="k", ts=t(51), kind="target_computed", epoch=5),
+            dict(group="k", ts=t(700), kind="member_left", member="x", group_type="consumer"),
+            dict(group="k", ts=t(700), kind="epoch_bumped", epoch=6),
+            dict(group="k", ts=t(700), kind="target_computed", epoch=6),
+            dict(group="k", ts=t(700), kind="member_joined", member="a", group_type="consumer"),
+            dict(group="k", ts=t(700), kind="epoch_bumped", epoch=7),
+            dict(group="k", ts=t(700), kind="target_computed", epoch=7)]
+    eps = sorted((r.asDict() for r in E.consumer_episodes(_events(spark, rows)).collect()),
+                 key=lambda e: e["to_generation"])
+    assert [(e["from_generation"], e["to_generation"], e["members_before"],
+             e["members_after"], e["trigger_member"]) for e in eps] == [
+        (3, 4, 0, 1, "x"), (4, 5, 1, 2, "y"), (5, 6, 2, 1, "x"), (6, 7, 1, 2, "a")]
+
+
+def test_a_join_after_a_bump_of_its_own_millisecond_without_one_was_refused(spark):
+    """A subscription change bumps the epoch (no member joins), then r's join in the same
+    millisecond is refused. Joins first within a millisecond, the subscription's bump was
+    r's and r a member."""
+    t = lambda ms: T0 + timedelta(milliseconds=ms)  # noqa: E731
+    rows = [dict(group="k", ts=t(0), kind="member_joined", member="a", group_type="consumer"),
+            dict(group="k", ts=t(0), kind="epoch_bumped", epoch=2),
+            dict(group="k", ts=t(1), kind="target_computed", epoch=2),
+            dict(group="k", ts=t(900), kind="epoch_bumped", epoch=3),
+            dict(group="k", ts=t(900), kind="member_joined", member="r", group_type="consumer"),
+            dict(group="k", ts=t(902), kind="target_computed", epoch=3)]
+    eps = sorted((r.asDict() for r in E.consumer_episodes(_events(spark, rows)).collect()),
+                 key=lambda e: e["to_generation"])
+    assert [(e["to_generation"], e["members_after"], e["trigger_member"]) for e in eps] == [
+        (2, 1, "a"), (3, 1, None)]
+
+
+def test_a_pattern_subscribers_bump_may_come_after_another_members_join(spark):
+    """p subscribes by a pattern the group has not resolved: its join logs no bump; q
+    joins and bumps; the pattern's resolution comes back and bumps the epoch for p (a
+    later coordinator event) before the target. Both joined."""
+    t = lambda ms: T0 + timedelta(milliseconds=ms)  # noqa: E731
+    rows = [dict(group="k", ts=t(0), kind="member_joined", member="p", group_type="consumer"),
+            dict(group="k", ts=t(3), kind="member_joined", member="q", group_type="consumer"),
+            dict(group="k", ts=t(3), kind="epoch_bumped", epoch=2),
+            dict(group="k", ts=t(9), kind="epoch_bumped", epoch=3),
+            dict(group="k", ts=t(12), kind="target_computed", epoch=3)]
+    eps = [r.asDict() for r in E.consumer_episodes(_events(spark, rows)).collect()]
+    assert [(e["to_generation"], e["members_before"], e["members_after"], e["trigger_member"])
+            for e in eps] == [(3, 0, 2, "p")]
