@@ -5,7 +5,8 @@ DataFrame: no I/O, no Python UDFs (tests/analytics/test_analyze_transforms.py).
   N+1` (or `is now empty`) -> `Assignment received from leader ... generation N+1` (the
   leader's SyncGroup: members have their assignment). started = the first Preparing line
   of the round after the generation before it stood, ended = the assignment (else the
-  Stabilized line). A generation logged twice (a restarted or new coordinator reloaded the
+  Stabilized line). A round whose Preparing line the log lacks is placed at its
+  Stabilized line, its duration unknown (null). A generation logged twice (a restarted or new coordinator reloaded the
   group from its last written generation and made the next again) is the last one; a
   round a restart dropped is not the start of the one made later. The reason is the first
   Preparing line's (KIP-800: the broker's words and the client's own reason).
@@ -104,6 +105,10 @@ def classic_episodes(events: DataFrame) -> DataFrame:
     by_gen = Window.partitionBy("group").orderBy("to_generation")
     ep = ep.withColumns({
         "group_type": F.lit("classic"),
+        # a round whose Preparing line the log lacks (it began before the log does, or on a
+        # broker whose log was not given) is placed at its Stabilized line; its duration is
+        # not known: the time since that line is only a piece of it
+        "_begun": F.col("started").isNotNull(),
         "started": F.coalesce("started", "stabilized"),
         "ended": F.when(F.col("end_kind") == "empty", F.col("stabilized"))
                   .otherwise(F.coalesce("synced", "stabilized")),
@@ -113,7 +118,9 @@ def classic_episodes(events: DataFrame) -> DataFrame:
         "members_after": F.when(F.col("end_kind") == "empty", F.lit(0))
                           .otherwise(F.col("members_after")),
     })
-    return finish_episodes(ep)
+    ep = finish_episodes(ep, keep=("_begun",))
+    return ep.withColumn("duration_ms", F.when(F.col("_begun"), F.col("duration_ms"))
+                         ).drop("_begun")
 
 
 def finish_episodes(ep: DataFrame, keep: tuple[str, ...] = ()) -> DataFrame:

@@ -148,7 +148,9 @@ def with_broker_reasons(exact: DataFrame, broker: DataFrame) -> DataFrame:
     said = broker.select(
         "group", "group_type", "to_generation", F.col("reason").alias("_b_reason"),
         F.col("trigger_member").alias("_b_trigger"), F.col("broker").alias("_b_broker"),
-        F.col("started").alias("_b_started"), F.col("ended").alias("_b_ended"))
+        # a classic round's start only where the log has it (its Preparing line: episodes)
+        F.when((F.col("group_type") != "classic") | F.col("duration_ms").isNotNull(),
+               F.col("started")).alias("_b_started"), F.col("ended").alias("_b_ended"))
     ep = exact.join(said, ["group", "group_type", "to_generation"], "left")
     # the best figure of each round: the records' exact duration, else the broker log's
     # start (exact) before the records' own interval, bound or unknown

@@ -96,6 +96,11 @@ def test_a_rounds_duration_is_the_interval_every_witness_proves(spark):
         # 10: a watch's round under way at one look and over at the next: at most the
         # time between them; its lower end 0 proves nothing (null, not 0)
         _rebalance("describe", 10, 90.0, **_looks(0, 500, 90.0)),
+        # 11: the log lacks its Preparing line (it began before the log does): neither the
+        # log nor the records (no start) know its duration; not the time since Stabilized
+        _event(source="broker-log", kind="stabilized", generation=11, ts=_at(100.0),
+               broker=1, members=2),
+        _rebalance("records", 11, 100.3),
         # 12, 13: a watch that saw three rounds as one (9 -> 12 in 1000-3000 ms) holds
         # this round and the ones before: its upper end bounds it, its lower end does not
         _rebalance("records", 12, 110.0, started=_at(109.986), duration_ms=14,
@@ -117,13 +122,15 @@ def test_a_rounds_duration_is_the_interval_every_witness_proves(spark):
         ("g", 4): (350, 800, WATCH, WATCH), ("g", 5): (900, 800, LOG, WATCH),
         ("g", 6): (1500, None, WATCH, None), ("g", 7): (None, None, None, None),
         ("g", 8): (200, 700, WATCH, WATCH), ("g", 9): (400, 400, LOG, LOG),
-        ("g", 10): (None, 500, None, WATCH), ("g", 12): (14, 14, COORD, COORD),
+        ("g", 10): (None, 500, None, WATCH), ("g", 11): (None, None, None, None),
+        ("g", 12): (14, 14, COORD, COORD),
         ("g", 13): (None, 3000, None, WATCH),
         ("c1", 5): (None, None, None, None), ("c2", 5): (300, 800, WATCH, WATCH)}
     assert (rows[("c1", 5)]["duration_ms"], rows[("c1", 5)]["duration_source"]) == (4, LOG)
     # the one best figure of each round stays as it was (the log's, else the watch's)
     assert [(rows[("g", g)]["duration_ms"], rows[("g", g)]["duration_source"])
-            for g in (2, 3, 5, 7)] == [(600, LOG), (550, WATCH), (900, LOG), (None, None)]
+            for g in (2, 3, 5, 7, 11)] == [(600, LOG), (550, WATCH), (900, LOG), (None, None),
+                                           (None, None)]
 
 
 PREPARING = re.compile(r"^\[(\S+ \S+)\] .*Preparing to rebalance group \S+ in state \w+ "

@@ -194,6 +194,24 @@ def test_a_round_a_restart_dropped_is_not_the_start_of_a_generation_made_later(s
     assert eps[3]["started"] == T0 + timedelta(seconds=22.284)
 
 
+def test_a_classic_round_whose_preparing_line_the_log_lacks_has_no_known_duration(spark):
+    """A log that begins mid-round (rotated away, or a coordinator that took the group over
+    whose old broker's log was not given): generation 5's Stabilized and assignment lines
+    without the Preparing line. Its start is not in the log: the 3 ms from Stabilized to
+    the assignment are a piece of the round, not its duration (null, never that piece);
+    the next round, whole in the log, is exact."""
+    def at(seconds, kind, generation, **more):
+        return dict(group="g", ts=T0 + timedelta(seconds=seconds), kind=kind,
+                    generation=generation, broker=1, **more)
+
+    rows = [at(1.000, "stabilized", 5, members=2), at(1.003, "assignment_received", 5),
+            at(4.000, "prepare", 5, reason="join"), at(4.250, "stabilized", 6, members=3),
+            at(4.260, "assignment_received", 6)]
+    eps = {r["to_generation"]: r.asDict() for r in E.classic_episodes(_events(spark, rows)).collect()}
+    assert {g: e["duration_ms"] for g, e in eps.items()} == {5: None, 6: 260}
+    assert eps[5]["started"] == T0 + timedelta(seconds=1)   # placed at its Stabilized line
+
+
 def test_a_join_whose_bump_shares_the_next_joins_millisecond_is_not_refused(spark):
     """The full suite on a loaded machine, KIP-848 group scaled 1 -> 3 -> 1, as the broker
     logged it: member b's `joins` at .588 and its `Bumped ... 3` at .589, member c's
