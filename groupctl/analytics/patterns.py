@@ -98,6 +98,12 @@ BROKER_PATTERNS: tuple[LinePattern, ...] = (
     LinePattern("member_joined", "[GroupId ",
                 r"^\[GroupId (\S+)\] Member (\S+) joins the (\w+) group using the (\w+) protocol\.$",
                 {"group": 1, "member": 2, "group_type": 3, "protocol": 4}),
+    # a new static member (a static member's restart, `re-joins ... to replace`, takes its
+    # place without joining; `temporarily left` keeps it in the group)
+    LinePattern("member_joined", "[GroupId ",
+                r"^\[GroupId (\S+)\] Static member (\S+) with instance id (\S+) joins the (\w+) "
+                r"group using the (\w+) protocol\.$",
+                {"group": 1, "member": 2, "instance_id": 3, "group_type": 4, "protocol": 5}),
     LinePattern("member_left", "[GroupId ",
                 r"^\[GroupId (\S+)\] Member (\S+) left the (\w+) group\.$",
                 {"group": 1, "member": 2, "group_type": 3}),

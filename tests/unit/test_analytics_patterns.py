@@ -59,6 +59,17 @@ def _classify(line, pats, prefix):
       "reason": "the member session expired"}),
     ("[GroupId=harvest-streams] Unloaded group metadata for group epoch 6.", "unloaded",
      {"group": "harvest-streams", "epoch": "6"}),
+    # a static KIP-848 member (Kafka 4.4.0, a librdkafka consumer with group.instance.id):
+    # its first join is a join; its restart replaces it and a temporary leave keeps it
+    ("[GroupId st-g] Static member OfHNpDrJRYGXet2DSYqxjA with instance id i-1 joins the "
+     "consumer group using the consumer protocol.", "member_joined",
+     {"group": "st-g", "member": "OfHNpDrJRYGXet2DSYqxjA", "instance_id": "i-1",
+      "group_type": "consumer"}),
+    ("[GroupId st-g] Static member with instance id i-1 re-joins the consumer group using the "
+     "consumer protocol. Created a new member elOHZ+W5TWKsNXDe/NnpZQ to replace the existing "
+     "member OfHNpDrJRYGXet2DSYqxjA.", None, {}),
+    ("[GroupId st-g] Static member OfHNpDrJRYGXet2DSYqxjA with instance id i-1 temporarily "
+     "left the consumer group.", None, {}),
     # read as nothing: the member's own epoch / metadata, topology set-up
     ("[GroupId harvest-streams][MemberId ZU7m3s50QnG2XprjiNLRGg] Member's new assignment state: "
      "epoch=5, previousEpoch=4, state=STABLE, assignedTasks=(active=[], standby=[], warmup=[]) "
