@@ -13,8 +13,8 @@ from groupctl.observe.sinks.metrics import WatchMetrics
 from groupctl.observe.reads.model import GroupDescription, Member, TopicPartitions
 from groupctl.observe.sources.observations import ContactLost, Seen
 from groupctl.observe.state.reducer import Reducer
-from groupctl.observe.story.round import (MOVES, Basis, Duration, RoundClock, RoundState,
-                                    unseen_generations)
+from groupctl.observe.story.round import (MOVES, Basis, Duration, Move, RoundClock,
+                                          RoundState, unseen_generations)
 from groupctl.observe.story.story import RebalanceStory
 from groupctl.render.watch import timeline_row
 from groupctl.render.watch_lines import summary_line, summary_text
@@ -164,19 +164,46 @@ def test_the_coordinators_records_give_a_round_exactly():
 
 
 def test_the_round_clock_moves_only_as_its_table_allows():
-    assert all(isinstance(why, str) and why for why in MOVES.values())
+    assert all(isinstance(why, str) and why for _, why in MOVES.values())
     c = RoundClock()
+    assert c.undone(None, ()) is False and c.state == RoundState.SETTLED
     with pytest.raises(ValueError, match="no move"):
-        c.undo() or c._move(RoundState.SETTLED)
+        c._move(Move.SETTLE)
     c.look(1.0)
     c.look(2.0)
     c.start(2.0)
     assert (c.state, c.reason) == (RoundState.SEEN_STARTING, MOVES[(
-        RoundState.SETTLED, RoundState.SEEN_STARTING)])
+        RoundState.SETTLED, Move.BEGIN)][1])
     c.look(3.0)
     assert c.settle(3.0) == Duration(Basis.INTERVAL, 1000, 0, 2000)
     assert Duration.between(0, 0) == Duration.exact(0)
     assert Duration.at_least(0).basis == Basis.UNKNOWN
+
+
+def test_a_held_look_is_a_state_over_the_round_and_each_verdict_a_move():
+    """HOLD keeps the round beneath (it goes on under the held look); DROP goes back to
+    it; SETTLE_HELD settles the round beneath, at the held look's time."""
+    c = RoundClock()
+    c.look(1.0)
+    c.look(2.0)
+    c.start(2.0)   # seen starting
+    c.make(Move.HOLD)
+    assert (c.state, c.round, c.under_way) == (RoundState.HELD, RoundState.SEEN_STARTING, True)
+    assert c.reason == MOVES[(RoundState.SEEN_STARTING, Move.HOLD)][1]
+    c.make(Move.HOLD)   # the looks stay alike
+    assert (c.state, c.round) == (RoundState.HELD, RoundState.SEEN_STARTING)
+    c.make(Move.DROP)   # it was the past
+    assert (c.state, c.reason) == (RoundState.SEEN_STARTING, MOVES[(RoundState.HELD,
+                                                                     Move.DROP)][1])
+    c.make(Move.HOLD)
+    c.make(Move.SETTLE_HELD)   # made by settle(), as the held look is told
+    assert c.state == RoundState.HELD
+    c.look(3.0)
+    assert c.settle(2.5) == Duration(Basis.INTERVAL, 750, 0, 1500)   # begun after 1.0
+    assert (c.state, c.reason) == (RoundState.SETTLED, MOVES[(RoundState.HELD,
+                                                              Move.SETTLE_HELD)][1])
+    with pytest.raises(ValueError, match="no move drop"):
+        c.make(Move.DROP)   # nothing held
 
 
 def test_a_gap_in_a_round_widens_its_interval():

@@ -7,6 +7,7 @@ from __future__ import annotations
 from groupctl.observe.reads.model import GroupDescription, Member, TopicPartitions
 from groupctl.observe.sources.observations import Missing, Seen
 from groupctl.observe.story.story import RebalanceStory
+from groupctl.observe.story.round import MOVES, Move, RoundState
 from groupctl.observe.story.story_stale import STALE_S
 
 
@@ -144,3 +145,20 @@ def test_a_round_begun_while_the_group_looked_empty_is_told_from_the_members_bef
                                    (2.0, classic("Stable", 3, m("a", 0, 1), m("b", 2)))])
     assert (r.members_before, r.members_after) == (["a"], ["a", "b"])
     assert (r.duration_min_ms, r.duration_max_ms) == (0, 800) and r.moved_partitions == 1
+
+
+def test_the_held_look_is_the_rounds_held_state_and_its_verdict_a_move_with_its_reason():
+    """The failover's Empty look is the round's HELD state (round.MOVES); the look that
+    shows a again drops it (DROP, with its reason); the time up settles it (SETTLE_HELD)."""
+    story = RebalanceStory("g", clock=lambda: 0.0)
+    a = m("a", 0, 1, 2)
+    feed(story, [(1.0, classic("Stable", 1, a)), (1.2, classic("Empty", 3))])
+    assert (story._round.state, story._round.reason) == (
+        RoundState.HELD, MOVES[(RoundState.SETTLED, Move.HOLD)][1])
+    feed(story, [(1.4, classic("Stable", 3, a))])
+    assert (story._round.state, story._round.reason) == (
+        RoundState.SETTLED, MOVES[(RoundState.HELD, Move.DROP)][1])
+    feed(story, [(2.0, classic("Stable", 1, a)), (2.2, classic("Empty", 3)),
+                 (2.2 + STALE_S, classic("Empty", 3))])
+    assert (story._round.state, story._round.reason) == (
+        RoundState.SETTLED, MOVES[(RoundState.HELD, Move.SETTLE_HELD)][1])

@@ -1,14 +1,28 @@
 """A round's life as the story sees it through looks (describe polls, record timestamps),
 and what its duration is known to be.
 
-The states and the legal moves between them are data (MOVES), each move with its reason:
+The states and the legal moves between them are data (MOVES: each named Move from each
+state, where it goes and its reason):
 
-    SETTLED ──look shows a round begin──────────> SEEN_STARTING
-    SETTLED ──first look / look after a gap
-              shows one under way───────────────> UNDER_WAY_UNSEEN
-    SEEN_STARTING / UNDER_WAY_UNSEEN ──settled──> SETTLED   (its Duration told)
-    SEEN_STARTING / UNDER_WAY_UNSEEN ──undone───> SETTLED   (no round came of it)
-    SEEN_STARTING ──started again───────────────> SEEN_STARTING (PreparingRebalance again)
+    SETTLED ──BEGIN: look shows a round begin───> SEEN_STARTING
+    SETTLED ──BEGIN_UNSEEN: first look / look
+              after a gap shows one under way───> UNDER_WAY_UNSEEN
+    SEEN_STARTING / UNDER_WAY_UNSEEN ──SETTLE───> SETTLED   (its Duration told)
+    SEEN_STARTING ──UNDO (guard: undone)────────> SETTLED   (no round came of it)
+    SEEN_STARTING ──BEGIN: started again────────> SEEN_STARTING (PreparingRebalance again)
+    any ──HOLD: a new coordinator's settled look
+          differs from what the story holds─────> HELD      (story_stale.py judges each look)
+    HELD ──HOLD: the looks stay alike───────────> HELD
+    HELD ──DROP: a later look shows a member id
+           the held look lacked: the past───────> the round beneath (held over, going on)
+    HELD ──SETTLE_HELD: anything else, or
+           STALE_S up: the held look was true───> SETTLED   (told at its own time)
+    HELD ──FORGET: the group missing / retyped──> the round beneath
+    any but HELD ──RESTORE: a member of a group
+           gone missing shows again─────────────> the same (told against the group as was)
+
+A held look sits over the round (`beneath`): the round's own moves go on under it, and
+its Duration, when the held look settles it, is the round's.
 
 A look is a sample: a round seen starting at look t_s (the look before, t_p, showed no
 round) and seen settled at look t_e (the look before, t_e', still showed it under way)
@@ -25,15 +39,36 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from typing import Protocol
 
 from ...events import Rebalanced, iso_ts
 from ..reads.model import GroupDescription
+
+
+class Shaped(Protocol):
+    """What a round is told from, as story_stale.shape gives it (story_stale.Kept)."""
+    @property
+    def shape(self) -> tuple: ...
 
 
 class RoundState(str, Enum):
     SETTLED = "settled"                     # no round under way
     SEEN_STARTING = "seen_starting"         # a look showed it begin
     UNDER_WAY_UNSEEN = "under_way_unseen"   # under way at the first look or after a gap
+    HELD = "held"   # a new coordinator's settled look, held over the round until judged
+
+
+class Move(str, Enum):
+    """The moves of a round, by name (MOVES: from where each goes, and why)."""
+    BEGIN = "begin"                 # a look shows a round begin
+    BEGIN_UNSEEN = "begin_unseen"   # the first look (after a gap) shows one under way
+    SETTLE = "settle"               # a look shows it settled: its Duration told
+    UNDO = "undo"                   # no round came of it (guard: RoundClock.undone)
+    HOLD = "hold"                   # a new coordinator's settled look is held (story_stale)
+    DROP = "drop"                   # the held look was the past: dropped
+    SETTLE_HELD = "settle_held"     # the held look was true: settled at its own time
+    RESTORE = "restore"             # a look shows again a member of a group gone missing
+    FORGET = "forget"               # the held look goes with the group (missing, retyped)
 
 
 class Basis(str, Enum):
@@ -45,20 +80,42 @@ class Basis(str, Enum):
 
 
 S = RoundState
-# (from, to) -> why the story may make that move
-MOVES: dict[tuple[RoundState, RoundState], str] = {
-    (S.SETTLED, S.SEEN_STARTING): "a look shows a round the look before did not",
-    (S.SETTLED, S.UNDER_WAY_UNSEEN): "the first look (or the first after a gap) shows a round "
-                                     "under way",
-    (S.SEEN_STARTING, S.SEEN_STARTING): "the round begins again (PreparingRebalance again)",
-    (S.UNDER_WAY_UNSEEN, S.SEEN_STARTING): "a look shows a new round begin",
-    (S.SEEN_STARTING, S.UNDER_WAY_UNSEEN): "the first look after a gap shows a round begin: "
-                                           "which round is not known",
-    (S.UNDER_WAY_UNSEEN, S.UNDER_WAY_UNSEEN): "the first look after a gap shows a round "
-                                              "begin: which round is not known",
-    (S.SEEN_STARTING, S.SETTLED): "a look shows the round settled",
-    (S.UNDER_WAY_UNSEEN, S.SETTLED): "a look shows the round settled",
+_GAP = "the first look after a gap shows a round begin: which round is not known"
+_PAST = ("a later look showed a member id the held look lacked: it was the past, dropped; "
+         "the round beneath goes on")
+_GONE = "the group went missing or changed type: the held look goes with it"
+_BACK = ("a look shows again a member of the group gone missing: the group as it was "
+         "(its Missing was the new coordinator's past)")
+# (from, move) -> (to, why the story may make that move); to None: back to the round the
+# held look was held over (RoundClock.beneath), which goes on under it meanwhile
+MOVES: dict[tuple[RoundState, Move], tuple[RoundState | None, str]] = {
+    (S.SETTLED, Move.BEGIN): (S.SEEN_STARTING, "a look shows a round the look before did not"),
+    (S.SEEN_STARTING, Move.BEGIN): (S.SEEN_STARTING,
+                                    "the round begins again (PreparingRebalance again)"),
+    (S.UNDER_WAY_UNSEEN, Move.BEGIN): (S.SEEN_STARTING, "a look shows a new round begin"),
+    (S.SETTLED, Move.BEGIN_UNSEEN): (S.UNDER_WAY_UNSEEN, "the first look (or the first "
+                                     "after a gap) shows a round under way"),
+    (S.SEEN_STARTING, Move.BEGIN_UNSEEN): (S.UNDER_WAY_UNSEEN, _GAP),
+    (S.UNDER_WAY_UNSEEN, Move.BEGIN_UNSEEN): (S.UNDER_WAY_UNSEEN, _GAP),
+    (S.SEEN_STARTING, Move.SETTLE): (S.SETTLED, "a look shows the round settled"),
+    (S.UNDER_WAY_UNSEEN, Move.SETTLE): (S.SETTLED, "a look shows the round settled"),
+    (S.SEEN_STARTING, Move.UNDO): (S.SETTLED, "a round seen starting, a gap in contact, then "
+                                   "the group exactly as before it: the new coordinator "
+                                   "loaded its last stored generation; no round came of it"),
+    **{(s, Move.HOLD): (S.HELD, "a new coordinator's settled look differs from what the "
+                        "story holds: held until a later look judges it")
+       for s in (S.SETTLED, S.SEEN_STARTING, S.UNDER_WAY_UNSEEN)},
+    (S.HELD, Move.HOLD): (S.HELD, "the looks stay alike, within STALE_S: still held"),
+    (S.HELD, Move.DROP): (None, _PAST),
+    (S.HELD, Move.SETTLE_HELD): (S.SETTLED, "the looks stayed alike past STALE_S, or "
+                                 "anything else came: the held look was true, settled "
+                                 "at its own time"),
+    (S.HELD, Move.FORGET): (None, _GONE),
+    **{(s, Move.RESTORE): (s, _BACK) for s in (S.SETTLED, S.SEEN_STARTING,
+                                                 S.UNDER_WAY_UNSEEN)},
 }
+# moves of the round itself: made beneath a held look, which stays held
+_ROUND_MOVES = frozenset({Move.BEGIN, Move.BEGIN_UNSEEN, Move.SETTLE, Move.UNDO})
 
 
 @dataclass(frozen=True)
@@ -104,10 +161,11 @@ def _ms(seconds: float) -> int:
 class RoundClock:
     """One group's round as the looks show it: its state and the looks around its start
     and its end. `look(at)` before each look is judged; `start`, `under_way`, `settle`,
-    `undo` are the moves."""
+    `undone` and `make` (a new coordinator's held look, story_stale) are the moves."""
 
     def __init__(self) -> None:
         self.state = RoundState.SETTLED
+        self.beneath = RoundState.SETTLED        # HELD: the round's own state under the look
         self.first_look: float | None = None     # the first look that showed the round
         self.look_before: float | None = None    # the look before it (None: not bounded)
         self.last_look: float | None = None      # the latest look
@@ -117,22 +175,53 @@ class RoundClock:
         self.reason: str | None = None           # the last move's
 
     @property
+    def round(self) -> RoundState:
+        """The round's own state (beneath a held look: the round it was held over)."""
+        return self.beneath if self.state == RoundState.HELD else self.state
+
+    @property
     def under_way(self) -> bool:
-        return self.state != RoundState.SETTLED
+        return self.round != RoundState.SETTLED
 
     @property
     def start_unseen(self) -> bool:
         """Its start was not seen: under way at the first look or the first after a gap,
         or (settled) settled at such a look."""
-        if self.state == RoundState.SETTLED:
+        if self.round == RoundState.SETTLED:
             return self.after_gap or self.previous_look is None
-        return self.state == RoundState.UNDER_WAY_UNSEEN
+        return self.round == RoundState.UNDER_WAY_UNSEEN
 
-    def _move(self, to: RoundState) -> None:
-        reason = MOVES.get((self.state, to))
+    def _move(self, move: Move) -> None:
+        below = self.state == RoundState.HELD and move in _ROUND_MOVES
+        at = self.beneath if below else self.state
+        to, reason = MOVES.get((at, move), (None, None))
         if reason is None:
-            raise ValueError(f"no move of a round from {self.state.value} to {to.value}")
+            raise ValueError(f"no move {move.value} of a round from {at.value}")
+        to = self.beneath if to is None else to
+        if below:   # the round goes on beneath the held look
+            self.beneath, self.reason = to, reason
+            return
+        if to == RoundState.HELD and self.state != RoundState.HELD:
+            self.beneath = self.state
         self.state, self.reason = to, reason
+
+    def make(self, move: Move | None) -> None:
+        """A move judged of a look (story_stale.StaleView; None: none). SETTLE_HELD is made
+        by settle() as the story tells the held look: its duration is the round's beneath."""
+        if move is not None and move != Move.SETTLE_HELD:
+            self._move(move)
+
+    def undone(self, kept: Shaped | None, now: tuple) -> bool:
+        """UNDO's guard, and the move when it holds: a round seen starting, then a gap in
+        contact (lost, or a round held through a restart: `kept`, what the round is told
+        from; None: no gap), then a look showing `now` (story_stale.shape) the very
+        members, assignments and generation of `kept`: the coordinator went (stopped,
+        moved) mid-round and the next one loaded the group from its last stored
+        generation. No generation came of the round (the broker logs no Stabilized line)."""
+        if kept is None or self.state != RoundState.SEEN_STARTING or now != kept.shape:
+            return False
+        self._move(Move.UNDO)
+        return True
 
     def look(self, at: float, *, changes_only: bool = False, after_gap: bool = False) -> None:
         """A look made at `at` (before the story judges it). `changes_only`: a look comes
@@ -149,8 +238,8 @@ class RoundClock:
         """A round begins at this look: seen beginning, or already under way at the first
         look or the first after a gap."""
         seen = self.previous_look is not None and not self.after_gap
-        was = self.state
-        self._move(RoundState.SEEN_STARTING if seen else RoundState.UNDER_WAY_UNSEEN)
+        was = self.round
+        self._move(Move.BEGIN if seen else Move.BEGIN_UNSEEN)
         self.first_look = at
         # the look before did not show this round begun: it began after that look (a gap
         # between the two included), unless a gap hides whether it is the round that
@@ -167,20 +256,21 @@ class RoundClock:
         # begun and over between the look before and this one
         between_looks = UNKNOWN_DURATION if before_end is None or before_end >= ended \
             else Duration.between(0, _ms(ended - before_end))
-        if self.state == RoundState.SETTLED:
+        if self.round == RoundState.SETTLED:
+            self._settled()
             return between_looks
         start, before = self.first_look, self.look_before
         assert start is not None
         if self.changes_only and start == ended:   # one change shows it begun and over
-            self._move(RoundState.SETTLED)
+            self._settled()
             return between_looks
         if self.changes_only:   # began at its first look, ended at this one
-            self._move(RoundState.SETTLED)
+            self._settled()
             if before is None:
                 return Duration.at_least(_ms(ended - start))
             return Duration.exact(_ms(ended - start))
         low = 0 if before_end is None or before_end < start else _ms(before_end - start)
-        self._move(RoundState.SETTLED)
+        self._settled()
         if before is None:   # under way at the very first look: no bound above
             return Duration.at_least(low)
         return Duration.between(low, _ms(ended - before))
@@ -189,14 +279,16 @@ class RoundClock:
         """settle(), with when a look saw the round begin (None: none did, or the look
         that showed it begun showed it over) and whether its start went unseen."""
         unseen = self.start_unseen
-        began = self.first_look if self.state == RoundState.SEEN_STARTING else None
+        began = self.first_look if self.round == RoundState.SEEN_STARTING else None
         duration = self.settle(ended)
         return (None if began == ended else began), duration, unseen
 
-    def undo(self) -> None:
-        """The round came to nothing (a new coordinator loaded the group as before it)."""
-        if self.state != RoundState.SETTLED:
-            self._move(RoundState.SETTLED)
+    def _settled(self) -> None:
+        """The round settles; a held look (settled at its own time) with it."""
+        if self.state == RoundState.HELD:
+            self._move(Move.SETTLE_HELD)
+        elif self.state != RoundState.SETTLED:
+            self._move(Move.SETTLE)
 
 
 @dataclass(frozen=True)

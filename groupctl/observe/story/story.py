@@ -24,9 +24,11 @@ GenerationDescribed) all feed a RebalanceStory, so they tell the same story the 
   a classic generation that moved on by more than one tells each round between (unseen_round).
   A round seen starting whose coordinator then went (a gap in contact) and that the next
   look shows undone (the generation, members and assignments of before: the new
-  coordinator loaded the group's last stored generation) is no rebalance: only its
-  `state` changes are told. A new coordinator's first looks may show the group's past
-  (story/story_stale.py): a classic group's rounds wait until a look tells which.
+  coordinator loaded the group's last stored generation) is no rebalance (the round's
+  UNDO move, its guard RoundClock.undone): only its `state` changes are told. A new
+  coordinator's first looks may show the group's past (story/story_stale.py): a classic
+  group's settled look is held (the round's HELD state) until a look tells which; each
+  verdict is a move of the round's table, and the story acts on the move (_ON_MOVE).
 
 Every group type goes through the same code; what differs is data (epochs instead of
 generations, a share partition held by several members, a streams member's tasks).
@@ -50,12 +52,12 @@ from ..state.reducer import GroupStatus
 from .convergence import Behind, Convergence, HoldingUp
 from ..reads.model import (CLASSIC, CONSUMER, DEAD, REBALANCING_STATES, SETTLED_STATES, SHARE,
                     STREAMS, GroupDescription)
-from .story_stale import DEFER, RESTORE, SETTLE_HELD, StaleView, coordinator_id, shape
+from .story_stale import StaleView, shape
 from .probe_sync import ProbeSync
 from .from_point import FromPoint, RoundStart
 from .telling import Tell, Telling, Was
 from .reasons import explain
-from .round import RoundClock, RoundState, SettledRound, unseen_generations, unseen_round
+from .round import Move, RoundClock, RoundState, SettledRound, unseen_generations, unseen_round
 from .unowned import UnownedPartitions
 from .story_data import (
     _assignment_changes, _converged, _has_tasks, _moved, _replaced_in_place, joins_and_leaves,
@@ -83,8 +85,6 @@ class RebalanceStory:
         self._probe = ProbeSync()   # the classic probe's own member (story/probe_sync)
         self._same_as: GroupDescription | None = None   # the last look, while nothing else came
         self._stale = StaleView()     # a new coordinator's view of the past (story_stale)
-        self._coordinator: Any = None   # the last look's coordinator id
-        self._moved = False             # this look's coordinator is another than the last's
 
     # ---- the one entry ---------------------------------------------------------------------
     def feed(self, o: obs.Observation) -> list[Event]:
@@ -126,14 +126,11 @@ class RebalanceStory:
             return []
         was = Was(self.status)   # the group as told before this look's snapshot
         events = self._told(self._snapshot(desc, at))
-        cid = coordinator_id(desc)
-        self._moved = None not in (cid, self._coordinator) and cid != self._coordinator
-        self._coordinator = cid if cid is not None else self._coordinator
         gap = self._looks.look(at)
         self._round.look(at, changes_only=o.source == Source.RECORDS, after_gap=gap == Gap.LOST)
         events += self._observe(desc, at, gap, was)
         self._start.done(self._round.under_way)
-        self._same_as = desc if self._stale.held is None else None   # a held look: re-judged
+        self._same_as = None if self._round.state == RoundState.HELD else desc   # re-judged
         return events
 
     def _snapshot(self, desc: GroupDescription | None, at: float) -> list[Event]:
@@ -149,9 +146,8 @@ class RebalanceStory:
         gap = self._looks.look(None)
         # no group: a round of one created again begins after it
         self._round.look(o.at, after_gap=gap == Gap.LOST)
-        kept = self._start.kept()   # kept, should its members show again (story_stale)
-        if kept is not None and self.status.type == CLASSIC and self._coordinator is not None:
-            self._stale.forgot(kept)
+        # kept, should its members show again (story_stale); a held look goes with it
+        self._round.make(self._stale.forgot(self._start.kept(), self.status.type == CLASSIC))
         events = self._change_state(DEAD, o.at)   # as describe answers a missing group
         # known to be empty (the fold's Dead): a group created again is told from nothing
         # (its first generation a rebalance whose members all joined), maybe of another type
@@ -178,12 +174,13 @@ class RebalanceStory:
         restarted with a new member id) are told as member_left / member_joined."""
         told = EventKind.ASSIGNMENT not in self._elsewhere and desc.type == CONSUMER
         members = members_of(desc) or {}   # a description: never None
-        verdict = self._stale.judge(desc, members, at, self._moved, self._start.kept)
-        events = self._stale_verdict(verdict, told)
+        move = self._stale.judge(desc, members, at, self._start.kept)
+        self._round.make(move)   # a held look: the round's HELD state (round.MOVES)
+        events = _ON_MOVE[move](self, told) if move in _ON_MOVE else []
         changed_type = self._type_of(desc, was.type)
         events += changed_type
         events += self._change_state(desc.state, at, previous=was.state)
-        if verdict == DEFER:   # told from the group as before, whatever the fold shows now
+        if self._round.state == RoundState.HELD:   # told from the group as before
             self._start.held = replace(self._start.before(), until_settled=True)
             return events   # its state told; its round not yet (observe.story_stale)
         # a classic look mid-round shows the last generation's assignments, or no member
@@ -210,17 +207,9 @@ class RebalanceStory:
             return events
         now = members
         mark = desc.group_epoch if desc.group_epoch is not None else desc.generation
-        kept = self._start.kept() if gap in (Gap.LOST, Gap.LATE) else None
-        if kept is not None and self._round.state == RoundState.SEEN_STARTING \
-                and shape(now, mark) == kept.shape:
-            # a round seen starting, then a gap in contact (lost, or a round held through a
-            # restart), then the very members, assignments and generation the round is told
-            # from (story_stale compares a held look so): the coordinator went
-            # (stopped, moved) mid-round and the next one loaded the group from its last
-            # stored generation. No generation came of the round (the broker logs no
-            # Stabilized line): nothing to tell but the states.
-            self._round.undo()
-            return events
+        if self._round.undone(self._start.kept() if gap in (Gap.LOST, Gap.LATE) else None,
+                              shape(now, mark)):
+            return events   # no round came of it (round.Move.UNDO): only its states told
         start = self._start.mark()
         if start is None and not self._round.under_way and self._start.before().members is None:
             return events   # the first look, settled: the next round starts from it
@@ -237,17 +226,17 @@ class RebalanceStory:
             self._start.rebase(now)
         return events
 
-    def _stale_verdict(self, verdict: str, told: bool) -> list[Event]:
-        """RESTORE: the group as before a new coordinator's view of its past (story_stale);
-        SETTLE_HELD: the held look was true: its round told, at its own time."""
-        if verdict == RESTORE:
-            kept = self._stale.take_kept()
-            self._start.held = FromPoint(kept.members, kept.generation, until_settled=True)
-        elif verdict == SETTLE_HELD:
-            held = self._stale.take_held()
-            return self._settle(held.desc, SettledRound.of(held.desc, held.desc.generation,
-                                                          held.at, told))
+    def _restore(self, told: bool) -> list[Event]:
+        """DROP / RESTORE: the group as before a new coordinator's view of its past."""
+        kept = self._stale.take_kept()
+        self._start.held = FromPoint(kept.members, kept.generation, until_settled=True)
         return []
+
+    def _settle_held(self, told: bool) -> list[Event]:
+        """SETTLE_HELD: the held look was true: its round told, at its own time."""
+        held = self._stale.take_held()
+        return self._settle(held.desc, SettledRound.of(held.desc, held.desc.generation,
+                                                      held.at, told))
 
     def _type_of(self, desc: GroupDescription, previous: str | None) -> list[Event]:
         """type_changed when the group is seen with another type than `previous`, the type
@@ -377,6 +366,13 @@ class RebalanceStory:
         return {**figures.fields(), "slowest_member": slowest, "slowest_member_ms": after_ms,
                 "slowest_member_held_ms": held_ms}
 
+
+# what the story does on a move judged of a look (story_stale), beside making it
+_ON_MOVE: dict[Move | None, Callable[[RebalanceStory, bool], list[Event]]] = {
+    Move.DROP: RebalanceStory._restore,
+    Move.RESTORE: RebalanceStory._restore,
+    Move.SETTLE_HELD: RebalanceStory._settle_held,
+}
 
 _HANDLERS: dict[type, Callable[..., list[Event]]] = {
     obs.Seen: RebalanceStory._seen,
