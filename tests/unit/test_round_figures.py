@@ -326,3 +326,29 @@ def test_one_record_showing_a_round_begun_and_over_is_no_0_ms():
     assert (first["duration_ms"], first["duration_basis"]) == (None, "unknown")
     assert (last["duration_basis"], last["duration_min_ms"], last["duration_max_ms"]) == (
         "interval", 0, 3683)
+
+
+def test_a_round_over_after_the_next_bump_leaves_the_next_begun_at_that_bump():
+    """The records (a look per write, at the broker's time) of a consumer group: b joins
+    at 2.0 (bump to 6); at 3.0 the members reach epoch 6's target in the write that bumps
+    to 7 (c joins); at 4.0 epoch 7's. Epoch 6's round is 2.0 -> 3.0; epoch 7's began at
+    its bump, 3.0, not at epoch 6's start (it was told "started 2.0, exact 2000 ms")."""
+    def mem(mid, parts, epoch):
+        return Member(mid, client_id=mid, member_epoch=epoch,
+                      assignment=[TopicPartitions("t", parts)],
+                      target_assignment=[TopicPartitions("t", parts)])
+
+    def cg(g, a, *members, state="Reconciling"):
+        return GroupDescription("g", type="consumer", state=state, group_epoch=g,
+                                assignment_epoch=a, members=list(members))
+
+    s = RebalanceStory("g", clock=lambda: 0.0)
+    told = []
+    for at, d in [(1.0, cg(5, 5, mem("a", [0, 1], 5), state="Stable")),
+                  (2.0, cg(6, 5, mem("a", [0, 1], 5), mem("b", [], 0))),
+                  (3.0, cg(7, 6, mem("a", [0], 6), mem("b", [1], 6))),
+                  (4.0, cg(7, 7, mem("a", [0], 7), mem("b", [1], 7), state="Stable"))]:
+        told += [e for e in s.feed(Seen("g", at, "records", d)) if e.KIND == "rebalance"]
+    assert [(r.from_generation, r.to_generation, r.started[17:], r.duration_ms,
+             r.duration_basis) for r in told] == [
+        (5, 6, "02.000Z", 1000, "exact"), (6, 7, "03.000Z", 1000, "exact")]

@@ -10,6 +10,9 @@ state, where it goes and its reason):
     SEEN_STARTING / UNDER_WAY_UNSEEN ──SETTLE───> SETTLED   (its Duration told)
     SEEN_STARTING ──UNDO (guard: undone)────────> SETTLED   (no round came of it)
     SEEN_STARTING ──BEGIN: started again────────> SEEN_STARTING (PreparingRebalance again)
+    SEEN_STARTING / UNDER_WAY_UNSEEN ──SETTLE, then BEGIN at the first look of the next
+          group epoch (the records: its members reached its target after the next
+          bump; settle_passed)──────────────> SEEN_STARTING
     any ──HOLD: a new coordinator's settled look
           differs from what the story holds─────> HELD      (story_stale.py judges each look)
     HELD ──HOLD: the looks stay alike───────────> HELD
@@ -173,6 +176,9 @@ class RoundClock:
         self.after_gap = False                   # the latest look is the first after a gap
         self.changes_only = False                # looks come only with a change (records)
         self.reason: str | None = None           # the last move's
+        # while a round is under way: the first look of each group epoch it moved on to,
+        # with the look before it (where the next round began, should this one end after)
+        self.epoch_looks: dict[int, tuple[float, float | None]] = {}
 
     @property
     def round(self) -> RoundState:
@@ -240,7 +246,7 @@ class RoundClock:
         seen = self.previous_look is not None and not self.after_gap
         was = self.round
         self._move(Move.BEGIN if seen else Move.BEGIN_UNSEEN)
-        self.first_look = at
+        self.first_look, self.epoch_looks = at, {}
         # the look before did not show this round begun: it began after that look (a gap
         # between the two included), unless a gap hides whether it is the round that
         # look showed under way
@@ -283,6 +289,29 @@ class RoundClock:
         duration = self.settle(ended)
         return (None if began == ended else began), duration, unseen
 
+    def epoch_seen(self, epoch: int | None, at: float) -> None:
+        """A look shows the group epoch moved on while a round is under way (the records:
+        the bump's record): the moment the next round began, should this one end after it
+        (settle_passed)."""
+        if epoch is not None and self.under_way:
+            self.epoch_looks.setdefault(epoch, (at, self.previous_look))
+
+    def settle_passed(self, ended: float, epoch: int) -> tuple[float | None, Duration, bool]:
+        """settle_round() of a round over at `ended` after the group epoch had moved past
+        its own `epoch` (the records: the members reached its target after the next bump).
+        The next round began at the first look that showed a later group epoch (BEGIN); a
+        round whose beginning no look showed (under way at the first look) BEGIN_UNSEEN
+        from the same look as before."""
+        later = sorted((e, looks) for e, looks in self.epoch_looks.items() if e > epoch)
+        first_look, settled = self.first_look, self.settle_round(ended)
+        if later:
+            self._move(Move.BEGIN)
+            (self.first_look, self.look_before), self.epoch_looks = later[0][1], dict(later[1:])
+        else:
+            self._move(Move.BEGIN_UNSEEN)
+            self.first_look, self.look_before = first_look, None
+        return settled
+
     def _settled(self) -> None:
         """The round settles; a held look (settled at its own time) with it."""
         if self.state == RoundState.HELD:
@@ -303,6 +332,7 @@ class SettledRound:
     members_told: bool = False        # joins, leaves, assignments told as they converged
     own_id: str | None = None         # the observer's own member: its assignment told elsewhere
     keep_round: bool = False          # the caller named the round: the next may have begun
+    passed: bool = False              # over after the group epoch moved past `mark` (records)
 
     @staticmethod
     def of(desc: GroupDescription, mark: int | None, at: float, told: bool) -> SettledRound:
@@ -316,6 +346,8 @@ class SettledRound:
         """(seen starting at, its duration, its start unseen). A caller that names the
         round gives its own start (the probe's member: exact) and may follow the next
         round already: the clock is left as it is; a look's round settles on `clock`."""
+        if self.passed and self.mark is not None:
+            return clock.settle_passed(ended, self.mark)
         if self.keep_round:
             return self.started, UNKNOWN_DURATION if self.started is None else Duration.exact(
                 _ms(ended - self.started)), False

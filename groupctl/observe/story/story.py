@@ -199,7 +199,7 @@ class RebalanceStory:
         mark = None if over is None else self._start.mark()
         if over is not None and mark is not None and over > mark:
             events += self._settle(desc, replace(SettledRound.of(desc, over, at, told),
-                                                 started=self._round.first_look, keep_round=True))
+                                                 passed=True))
         blind = gap in (Gap.FIRST, Gap.LOST)
         if desc.state not in SETTLED_STATES or not _converged(desc):
             if blind and not self._round.under_way:
@@ -255,6 +255,8 @@ class RebalanceStory:
             return []
         if not self._round.under_way:
             self._start_round(at)   # the epoch moved between two looks
+        elif previous and epochs[0] != previous[0]:
+            self._round.epoch_seen(desc.group_epoch, at)   # where the next round began
         return self._told([EpochChanged(*epochs)])
 
     def _change_state(self, state: str | None, at: float, member_state: str | None = None,
@@ -348,7 +350,8 @@ class RebalanceStory:
                 m: task_dict(s.tasks or frozenset()) for m, s in sorted(after.items())}))
         else:
             events.append(Rebalanced(**summary))
-        # what the fold holds once this is told; the next round may have begun (keep_round)
+        # what the fold holds once this is told; the next round may have begun (keep_round,
+        # passed)
         self._start.settled(FromPoint(after, r.mark), self._round.under_way)
         if r.reason is None:
             self._probe.reason = None
