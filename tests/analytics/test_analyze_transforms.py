@@ -212,6 +212,27 @@ def test_a_classic_round_whose_preparing_line_the_log_lacks_has_no_known_duratio
     assert eps[5]["started"] == T0 + timedelta(seconds=1)   # placed at its Stabilized line
 
 
+def _line(ms: int, kind: str, **more) -> dict:
+    """A KIP-848 group's broker-log line, as extract reads it: group k, T0 + ms."""
+    return dict(group="k", ts=T0 + timedelta(milliseconds=ms), kind=kind, **more)
+
+
+def _joined(ms: int, member: str) -> dict:
+    return _line(ms, "member_joined", member=member, group_type="consumer")
+
+
+def _left(ms: int, member: str) -> dict:
+    return _line(ms, "member_left", member=member, group_type="consumer")
+
+
+def _bumped(ms: int, epoch: int) -> dict:
+    return _line(ms, "epoch_bumped", epoch=epoch)
+
+
+def _target(ms: int, epoch: int) -> dict:
+    return _line(ms, "target_computed", epoch=epoch)
+
+
 def test_a_join_whose_bump_shares_the_next_joins_millisecond_is_not_refused(spark):
     """The full suite on a loaded machine, KIP-848 group scaled 1 -> 3 -> 1, as the broker
     logged it: member b's `joins` at .588 and its `Bumped ... 3` at .589, member c's
@@ -219,25 +240,24 @@ def test_a_join_whose_bump_shares_the_next_joins_millisecond_is_not_refused(spar
     c's join came between b's join and b's bump and b's join was taken for one the broker
     refused: the group's last epoch had 0 members after it where ConsumerGroupCommand
     showed 1."""
-    t = lambda ms: T0 + timedelta(milliseconds=ms)  # noqa: E731
-    rows = [dict(group="k", ts=t(499), kind="member_joined", member="a", group_type="consumer"),
-            dict(group="k", ts=t(511), kind="epoch_bumped", epoch=2),
-            dict(group="k", ts=t(519), kind="target_computed", epoch=2),
-            dict(group="k", ts=t(588), kind="member_joined", member="b", group_type="consumer"),
-            dict(group="k", ts=t(589), kind="epoch_bumped", epoch=3),
-            dict(group="k", ts=t(589), kind="member_joined", member="c", group_type="consumer"),
-            dict(group="k", ts=t(590), kind="epoch_bumped", epoch=4),
-            dict(group="k", ts=t(1529), kind="target_computed", epoch=4),
-            dict(group="k", ts=t(1630), kind="member_left", member="c", group_type="consumer"),
-            dict(group="k", ts=t(1631), kind="epoch_bumped", epoch=5),
-            dict(group="k", ts=t(1731), kind="member_left", member="b", group_type="consumer"),
-            dict(group="k", ts=t(1731), kind="epoch_bumped", epoch=6),
-            dict(group="k", ts=t(2533), kind="target_computed", epoch=6),
+    rows = [_joined(499, "a"),
+            _bumped(511, 2),
+            _target(519, 2),
+            _joined(588, "b"),
+            _bumped(589, 3),
+            _joined(589, "c"),
+            _bumped(590, 4),
+            _target(1529, 4),
+            _left(1630, "c"),
+            _bumped(1631, 5),
+            _left(1731, "b"),
+            _bumped(1731, 6),
+            _target(2533, 6),
             # a join the broker refused: no bump before the next target line
-            dict(group="k", ts=t(3000), kind="member_joined", member="r", group_type="consumer"),
-            dict(group="k", ts=t(3500), kind="member_joined", member="d", group_type="consumer"),
-            dict(group="k", ts=t(3500), kind="epoch_bumped", epoch=7),
-            dict(group="k", ts=t(3502), kind="target_computed", epoch=7)]
+            _joined(3000, "r"),
+            _joined(3500, "d"),
+            _bumped(3500, 7),
+            _target(3502, 7)]
     eps = sorted((r.asDict() for r in E.consumer_episodes(_events(spark, rows)).collect()),
                  key=lambda e: e["to_generation"])
     assert [(e["to_generation"], e["members_before"], e["members_after"], e["trigger_member"])
@@ -249,14 +269,13 @@ def test_a_refused_join_after_anothers_join_in_its_bumps_millisecond_is_the_refu
     the broker refused (no bump of its own before the target). Ordered by a rule within
     the millisecond (joins before bumps), r's join came before b's bump and took it: b's
     join was the refused one and the round was blamed on r."""
-    t = lambda ms: T0 + timedelta(milliseconds=ms)  # noqa: E731
-    rows = [dict(group="k", ts=t(499), kind="member_joined", member="a", group_type="consumer"),
-            dict(group="k", ts=t(511), kind="epoch_bumped", epoch=2),
-            dict(group="k", ts=t(519), kind="target_computed", epoch=2),
-            dict(group="k", ts=t(588), kind="member_joined", member="b", group_type="consumer"),
-            dict(group="k", ts=t(589), kind="epoch_bumped", epoch=3),
-            dict(group="k", ts=t(589), kind="member_joined", member="r", group_type="consumer"),
-            dict(group="k", ts=t(590), kind="target_computed", epoch=3)]
+    rows = [_joined(499, "a"),
+            _bumped(511, 2),
+            _target(519, 2),
+            _joined(588, "b"),
+            _bumped(589, 3),
+            _joined(589, "r"),
+            _target(590, 3)]
     eps = sorted((r.asDict() for r in E.consumer_episodes(_events(spark, rows)).collect()),
                  key=lambda e: e["to_generation"])
     assert [(e["to_generation"], e["members_before"], e["members_after"], e["trigger_member"])
@@ -268,19 +287,18 @@ def test_a_leave_and_a_join_in_one_millisecond_are_two_rounds_in_the_logs_order(
     bumped and computed, all in one millisecond. Ordered by a rule (member changes, then
     bumps, then targets), a's join went into the round of epoch 6 (which then had x's leave
     and a's join, 2 -> 2 members) and the round of epoch 7 had no member change at all."""
-    t = lambda ms: T0 + timedelta(milliseconds=ms)  # noqa: E731
-    rows = [dict(group="k", ts=t(0), kind="member_joined", member="x", group_type="consumer"),
-            dict(group="k", ts=t(0), kind="epoch_bumped", epoch=4),
-            dict(group="k", ts=t(1), kind="target_computed", epoch=4),
-            dict(group="k", ts=t(50), kind="member_joined", member="y", group_type="consumer"),
-            dict(group="k", ts=t(50), kind="epoch_bumped", epoch=5),
-            dict(group="k", ts=t(51), kind="target_computed", epoch=5),
-            dict(group="k", ts=t(700), kind="member_left", member="x", group_type="consumer"),
-            dict(group="k", ts=t(700), kind="epoch_bumped", epoch=6),
-            dict(group="k", ts=t(700), kind="target_computed", epoch=6),
-            dict(group="k", ts=t(700), kind="member_joined", member="a", group_type="consumer"),
-            dict(group="k", ts=t(700), kind="epoch_bumped", epoch=7),
-            dict(group="k", ts=t(700), kind="target_computed", epoch=7)]
+    rows = [_joined(0, "x"),
+            _bumped(0, 4),
+            _target(1, 4),
+            _joined(50, "y"),
+            _bumped(50, 5),
+            _target(51, 5),
+            _left(700, "x"),
+            _bumped(700, 6),
+            _target(700, 6),
+            _joined(700, "a"),
+            _bumped(700, 7),
+            _target(700, 7)]
     eps = sorted((r.asDict() for r in E.consumer_episodes(_events(spark, rows)).collect()),
                  key=lambda e: e["to_generation"])
     assert [(e["from_generation"], e["to_generation"], e["members_before"],
@@ -292,13 +310,12 @@ def test_a_join_after_a_bump_of_its_own_millisecond_without_one_was_refused(spar
     """A subscription change bumps the epoch (no member joins), then r's join in the same
     millisecond is refused. Joins first within a millisecond, the subscription's bump was
     r's and r a member."""
-    t = lambda ms: T0 + timedelta(milliseconds=ms)  # noqa: E731
-    rows = [dict(group="k", ts=t(0), kind="member_joined", member="a", group_type="consumer"),
-            dict(group="k", ts=t(0), kind="epoch_bumped", epoch=2),
-            dict(group="k", ts=t(1), kind="target_computed", epoch=2),
-            dict(group="k", ts=t(900), kind="epoch_bumped", epoch=3),
-            dict(group="k", ts=t(900), kind="member_joined", member="r", group_type="consumer"),
-            dict(group="k", ts=t(902), kind="target_computed", epoch=3)]
+    rows = [_joined(0, "a"),
+            _bumped(0, 2),
+            _target(1, 2),
+            _bumped(900, 3),
+            _joined(900, "r"),
+            _target(902, 3)]
     eps = sorted((r.asDict() for r in E.consumer_episodes(_events(spark, rows)).collect()),
                  key=lambda e: e["to_generation"])
     assert [(e["to_generation"], e["members_after"], e["trigger_member"]) for e in eps] == [
@@ -309,12 +326,11 @@ def test_a_pattern_subscribers_bump_may_come_after_another_members_join(spark):
     """p subscribes by a pattern the group has not resolved: its join logs no bump; q
     joins and bumps; the pattern's resolution comes back and bumps the epoch for p (a
     later coordinator event) before the target. Both joined."""
-    t = lambda ms: T0 + timedelta(milliseconds=ms)  # noqa: E731
-    rows = [dict(group="k", ts=t(0), kind="member_joined", member="p", group_type="consumer"),
-            dict(group="k", ts=t(3), kind="member_joined", member="q", group_type="consumer"),
-            dict(group="k", ts=t(3), kind="epoch_bumped", epoch=2),
-            dict(group="k", ts=t(9), kind="epoch_bumped", epoch=3),
-            dict(group="k", ts=t(12), kind="target_computed", epoch=3)]
+    rows = [_joined(0, "p"),
+            _joined(3, "q"),
+            _bumped(3, 2),
+            _bumped(9, 3),
+            _target(12, 3)]
     eps = [r.asDict() for r in E.consumer_episodes(_events(spark, rows)).collect()]
     assert [(e["to_generation"], e["members_before"], e["members_after"], e["trigger_member"])
             for e in eps] == [(3, 0, 2, "p")]
