@@ -62,7 +62,11 @@ BROKER_AND_RECORDS = "broker-log+coordinator-records"   # the log's start, the r
 BEST_FIGURE: dict[str, tuple[tuple[str, ...], tuple[int, ...]]] = {
     # exact over an interval over a bound: the records' exact figure, or the broker log's
     # start to the records' end (with_broker_reasons), before a describe watch's interval;
-    # never the clients' span (rejoining to assigned: another figure)
+    # never the clients' span (rejoining to assigned: another figure). The broker log's
+    # consumer, share or streams round (its first member change to the target's
+    # computation) is another span than the records' and the watches' (the bump to every
+    # member at the target): last for those groups (_best_figures), so that the figure
+    # lies in the interval the others prove
     "duration": (("duration_ms", "started"), (EXACT, BROKER, OTHER_RECORDS)),
     # only groupctl's records measure it; the broker log and the clients' coordinator lines
     # do not (the clients' own figure is client_unowned_*, apart)
@@ -227,6 +231,9 @@ def _best_figures(known: DataFrame) -> DataFrame:
     every_col: dict[str, Column] = {}
     for field, (columns, asked) in BEST_FIGURE.items():
         place = F.array_position(F.array(*[F.lit(w) for w in asked]), F.col("_witness"))
+        if field == "duration":   # the log's consumer round is another span: after the rest
+            place = F.when((F.col("_witness") == BROKER) & (F.col("group_type") != "classic"),
+                           F.lit(len(asked) + 1)).otherwise(place)
         basis = F.lit(0) if field not in BASIS_ORDER else F.coalesce(F.element_at(
             F.create_map(*[F.lit(x) for kv in BASIS_ORDER[field].items() for x in kv]),
             F.col(columns[-1])), F.lit(len(BASIS_ORDER[field])))

@@ -127,6 +127,9 @@ def test_a_rounds_duration_is_the_interval_every_witness_proves(spark):
         ("g", 13): (None, 3000, None, WATCH),
         ("c1", 5): (None, None, None, None), ("c2", 5): (300, 800, WATCH, WATCH)}
     assert (rows[("c1", 5)]["duration_ms"], rows[("c1", 5)]["duration_source"]) == (4, LOG)
+    # where a watch saw the round, its figure (of the span its interval bounds), not the
+    # log's 4 ms of another span outside that interval
+    assert (rows[("c2", 5)]["duration_ms"], rows[("c2", 5)]["duration_source"]) == (550, WATCH)
     # the one best figure of each round stays as it was (the log's, else the watch's)
     assert [(rows[("g", g)]["duration_ms"], rows[("g", g)]["duration_source"])
             for g in (2, 3, 5, 7, 11)] == [(600, LOG), (550, WATCH), (900, LOG), (None, None),
