@@ -78,3 +78,29 @@ def test_a_consumer_group_created_again_tells_its_members_joined_as_a_classic_on
     assert kinds == ["snapshot", "state", "member_joined", "assignment", "rebalance"]
     assert events[-1].reason == "member a (client c-a, host h) joined"
     assert list(story.status.members) == ["a"] and story.status.changes == {"c-a": 1}
+
+
+def test_a_share_group_created_again_under_way_at_its_first_look_tells_its_first_round():
+    """The truth matrix (leave/share, the lab broker's looks): the group missing, then
+    Stable at epochs (3, 2) with both members at epoch 2, then every member at epoch 3.
+    A group created again is told from nothing: its round is epoch 3's, every member
+    joined. Read from the fold (whose snapshot holds epoch 3) the round was no round, and
+    a describe watch missed it."""
+    from groupctl.observe.sources.observations import Missing, Seen
+    from groupctl.observe.story.story import RebalanceStory
+
+    def sg(group_epoch, assignment_epoch, epoch, parts):
+        return GroupDescription("g", type="share", state="Stable", protocol="simple",
+                                group_epoch=group_epoch, assignment_epoch=assignment_epoch,
+                                members=[Member(m, client_id=m, member_epoch=epoch,
+                                                assignment=[TopicPartitions("t", parts)])
+                                         for m in ("a", "b")])
+
+    s = RebalanceStory("g", clock=lambda: 0.0)
+    s.feed(Missing("g", 79.6, "describe"))
+    told = s.feed(Seen("g", 80.4, "describe", sg(3, 2, 2, [])))
+    assert [e.KIND for e in told] == ["snapshot", "state"]
+    told = s.feed(Seen("g", 85.4, "describe", sg(3, 3, 3, [0, 1, 2, 3])))
+    assert [e.KIND for e in told if e.KIND != "assignment"] == [
+        "epoch", "member_joined", "member_joined", "rebalance"]
+    assert (told[-1].from_generation, told[-1].to_generation) == (None, 3)

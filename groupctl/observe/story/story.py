@@ -151,7 +151,7 @@ class RebalanceStory:
         events = self._change_state(DEAD, o.at)   # as describe answers a missing group
         # known to be empty (the fold's Dead): a group created again is told from nothing
         # (its first generation a rebalance whose members all joined), maybe of another type
-        self._start.held = FromPoint({}, None) if self._round.under_way else None
+        self._start.held = FromPoint({}, None, until_settled=True)
         self._unowned, self._behind, self._holding = UnownedPartitions(), Behind(), HoldingUp()
         return events
 
