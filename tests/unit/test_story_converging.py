@@ -104,3 +104,6 @@ def test_a_share_group_created_again_under_way_at_its_first_look_tells_its_first
     assert [e.KIND for e in told if e.KIND != "assignment"] == [
         "epoch", "member_joined", "member_joined", "rebalance"]
     assert (told[-1].from_generation, told[-1].to_generation) == (None, 3)
+    # begun after the look that found no group (79.6), under way at 80.4, over by 85.4: at
+    # most 5800 ms, not at most the 5000 ms since the look before, as if begun after 80.4
+    assert (told[-1].duration_min_ms, told[-1].duration_max_ms) == (0, 5800)

@@ -200,10 +200,11 @@ class RebalanceStory:
         if over is not None and mark is not None and over > mark:
             events += self._settle(desc, replace(SettledRound.of(desc, over, at, told),
                                                  passed=True))
-        blind = gap in (Gap.FIRST, Gap.LOST)
         if desc.state not in SETTLED_STATES or not _converged(desc):
-            if blind and not self._round.under_way:
-                self._start_round(at)   # under way at this look: its start not seen
+            # under way at this look: its start not seen (the first look, after a gap), or
+            # after the look that found no group (one created again began after it)
+            if not self._round.under_way and (gap in (Gap.FIRST, Gap.LOST) or was.state == DEAD):
+                self._start_round(at)
             return events
         now = members
         mark = desc.group_epoch if desc.group_epoch is not None else desc.generation
