@@ -300,14 +300,20 @@ def duration_interval(rows: DataFrame, per_round: bool = True) -> DataFrame:
 
 def _this_round_only(low: Column) -> Column:
     """`low`, null on a row that began from an earlier generation or epoch than the round's
-    (as its best witness tells it): a watch that saw several rounds as one holds this round
+    (as its best witness tells it), or does not say which (where the best witness does): a
+    watch that saw several rounds as one holds this round
     and the ones before it, so its upper end bounds this round and its lower end does not
     (the lab: a describe watch's epochs 3 -> 7 in 1000-3005 ms, the records' 5 -> 7 in
     14 ms; its unowned time, as much of it as fell in 4 -> 5, the same)."""
     told_from = F.first("from_generation", ignorenulls=True).over(
         Window.partitionBy(*ROUND_KEY).orderBy("_witness", "started")
         .rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing))
-    return F.when(~F.coalesce(F.col("from_generation") < told_from, F.lit(False)), low)
+    # a watch's row that tells its generation but not where it began from (its first
+    # round) may too; a row lent a round by its time (_lent: no generation of its own) not
+    unsaid = F.col("from_generation").isNull() & ~F.coalesce(F.col("_lent"), F.lit(False)) \
+        & (F.col("_witness") == OTHER_RECORDS)
+    return F.when(told_from.isNull() | ~unsaid & F.coalesce(
+        F.col("from_generation") >= told_from, F.lit(True)), low)
 
 
 def _rounds(known: DataFrame) -> DataFrame:

@@ -108,6 +108,12 @@ def test_a_rounds_duration_is_the_interval_every_witness_proves(spark):
         _rebalance("describe", 12, 110.2, from_generation=9, **_looks(1000, 3000, 110.2)),
         _rebalance("records", 13, 120.0),
         _rebalance("describe", 13, 120.2, from_generation=10, **_looks(1000, 3000, 120.2)),
+        # 14: a watch's first round tells its generation, not where it began from: it may
+        # hold the round before too (the lab, cooperative: 1001-2828 ms over generations 2
+        # and 3, the records' exact 973 ms for 3)
+        _rebalance("records", 14, 130.0, started=_at(129.027), duration_ms=973,
+                   duration_basis="exact"),
+        _rebalance("describe", 14, 130.9, from_generation=None, **_looks(1001, 2828, 130.9)),
         # consumer groups: the log's round (its member change line to the target's
         # computation) is another span than the watches' and records' (the bump to the
         # members at the target): it bounds none of theirs (c2), and alone its figure is
@@ -124,7 +130,7 @@ def test_a_rounds_duration_is_the_interval_every_witness_proves(spark):
         ("g", 8): (200, 700, WATCH, WATCH), ("g", 9): (400, 400, LOG, LOG),
         ("g", 10): (None, 500, None, WATCH), ("g", 11): (None, None, None, None),
         ("g", 12): (14, 14, COORD, COORD),
-        ("g", 13): (None, 3000, None, WATCH),
+        ("g", 13): (None, 3000, None, WATCH), ("g", 14): (973, 973, COORD, COORD),
         ("c1", 5): (None, None, None, None), ("c2", 5): (300, 800, WATCH, WATCH)}
     assert (rows[("c1", 5)]["duration_ms"], rows[("c1", 5)]["duration_source"]) == (4, LOG)
     # where a watch saw the round, its figure (of the span its interval bounds), not the
