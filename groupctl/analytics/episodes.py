@@ -118,9 +118,22 @@ def classic_episodes(events: DataFrame) -> DataFrame:
         "members_after": F.when(F.col("end_kind") == "empty", F.lit(0))
                           .otherwise(F.col("members_after")),
     })
-    ep = finish_episodes(ep, keep=("_begun",))
+    ep = finish_episodes(ep, keep=("_begun", "stabilized"))
     return ep.withColumn("duration_ms", F.when(F.col("_begun"), F.col("duration_ms"))
-                         ).drop("_begun")
+                         ).transform(lambda e: _reloaded(e, broker)).drop("_begun", "stabilized")
+
+
+def _reloaded(ep: DataFrame, broker: DataFrame) -> DataFrame:
+    """`_reloaded`: a coordinator loaded the group between the round's first Preparing line
+    and its Stabilized line (a broker restarted, or the coordinator moved, mid-round): the
+    round was begun again there, and its members were rebalancing from the first line; a
+    watch that looked only after the load saw the round begun again, not its start."""
+    loads = broker.filter(F.col("kind") == "loaded").select("group", F.col("ts").alias("_load"))
+    hit = (ep.select("group", "to_generation", "started", "stabilized").join(loads, "group")
+           .filter((F.col("_load") > F.col("started")) & (F.col("_load") < F.col("stabilized")))
+           .select("group", "to_generation", F.lit(True).alias("_reloaded")).distinct())
+    return ep.join(hit, ["group", "to_generation"], "left").withColumn(
+        "_reloaded", F.coalesce(F.col("_reloaded"), F.lit(False)))
 
 
 def finish_episodes(ep: DataFrame, keep: tuple[str, ...] = ()) -> DataFrame:
@@ -236,4 +249,5 @@ def _without_rejected_joins(ev: DataFrame) -> DataFrame:
 
 def broker_episodes(events: DataFrame) -> DataFrame:
     """The broker log's episodes (observed.witnessed adds the records' and the clients')."""
-    return classic_episodes(events).unionByName(consumer_episodes(events))
+    return classic_episodes(events).unionByName(
+        consumer_episodes(events).withColumn("_reloaded", F.lit(False)))

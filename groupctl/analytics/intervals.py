@@ -64,3 +64,32 @@ def interval_totals(name: str, at_least: str, at_most: str,
     if one_figure is not None:
         out.insert(0, F.when(every(low == high), F.sum(low)).alias(one_figure))
     return out
+
+
+def begun_before(high: Column, key: tuple[str, ...], watch: int) -> Column:
+    """`high`, null on a watch's row (`_witness` == `watch`) of a round (`key`) the broker
+    log shows begun again by a coordinator's load (episodes._reloaded): the watch may have
+    seen only the round begun again (the lab: a broker restarted 0.4 s after the round's
+    first Preparing line; the members rebalanced for 9675 ms, a describe watch saw the
+    reloaded group's round in at most 2001 ms)."""
+    reloaded = F.max(F.coalesce(F.col("_reloaded"), F.lit(False))).over(
+        Window.partitionBy(*key))
+    return F.when(~reloaded | (F.col("_witness") != watch), high)
+
+
+def this_round_only(low: Column, key: tuple[str, ...], watch: int) -> Column:
+    """`low`, null on a row of a round (`key`) that began from an earlier generation or
+    epoch than the round's (as its best witness tells it), or, a watch's (`_witness` ==
+    `watch`), does not say which: a watch that saw several rounds as one holds this round
+    and the ones before it, so its upper end bounds this round and its lower end does not
+    (the lab: a describe watch's epochs 3 -> 7 in 1000-3005 ms, the records' 5 -> 7 in
+    14 ms; its unowned time, as much of it as fell in 4 -> 5, the same)."""
+    told_from = F.first("from_generation", ignorenulls=True).over(
+        Window.partitionBy(*key).orderBy("_witness", "started")
+        .rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing))
+    # a watch's row that tells its generation but not where it began from (its first
+    # round) may too; a row lent a round by its time (_lent: no generation of its own) not
+    unsaid = F.col("from_generation").isNull() & ~F.coalesce(F.col("_lent"), F.lit(False)) \
+        & (F.col("_witness") == watch)
+    return F.when(told_from.isNull() | ~unsaid & F.coalesce(
+        F.col("from_generation") >= told_from, F.lit(True)), low)

@@ -44,7 +44,7 @@ from .schema import (COST_COLUMNS, DURATION_INTERVAL_COLUMNS, DURATION_INTERVAL_
                      UNOWNED_INTERVAL_SOURCE_COLUMNS)
 from .client_rounds import client_episodes
 from .episodes import broker_episodes, finish_episodes, trigger_member
-from .intervals import proven_interval
+from .intervals import begun_before, proven_interval, this_round_only
 
 WITNESSES = ("coordinator-records", "broker-log", "records", "client-log")   # best first
 COORDINATOR_RECORDS = "records"   # the `source` of `history`'s events (events.Source.RECORDS)
@@ -207,6 +207,9 @@ def witnessed(events: DataFrame, records_given: bool = True,
     # `_duration_from`: a duration of two witnesses (the broker log's start, the records' end)
     told = [t if "_duration_from" in t.columns
             else t.withColumn("_duration_from", F.lit(None).cast("string")) for t in told]
+    # `_reloaded`: the broker log's round was begun again by a coordinator's load
+    told = [t if "_reloaded" in t.columns
+            else t.withColumn("_reloaded", F.lit(None).cast("boolean")) for t in told]
     return reduce(DataFrame.unionByName, told)
 
 
@@ -269,12 +272,13 @@ def unowned_interval(rows: DataFrame, per_round: bool = True) -> DataFrame:
     upper bound or measured figure the upper end (UNOWNED_ENDS); of several measured
     figures only the best witness's counts (BEST_FIGURE's order); a figure of no known
     basis bounds nothing. A watch's row over several rounds bounds the last from above
-    only (_this_round_only)."""
+    only (intervals.this_round_only)."""
     ms, basis = F.col("unowned_partition_ms"), F.col("unowned_basis")
     low, high = (F.when(basis.isin(*[b for b, ends in UNOWNED_ENDS.items() if ends[end]]), ms)
                  for end in (0, 1))
     if per_round:
-        low = _this_round_only(low)
+        low, high = this_round_only(low, ROUND_KEY, OTHER_RECORDS), \
+            begun_before(high, ROUND_KEY, OTHER_RECORDS)
     return proven_interval(rows, "unowned", low, high, BEST_FIGURE["unowned"][1], WITNESSES,
                            ROUND_KEY if per_round else None)
 
@@ -289,31 +293,14 @@ def duration_interval(rows: DataFrame, per_round: bool = True) -> DataFrame:
     end of 0 is no end (a watch's round seen under way at one look and over at the next
     lasted between nothing and the time between them: at most that), unless it is the
     exact figure. A watch's row over several rounds bounds the last from above only
-    (_this_round_only)."""
+    (intervals.this_round_only)."""
     low, high = F.col(DURATION_ENDS[0]), F.col(DURATION_ENDS[1])
     low = F.when((low > 0) | (low == high), low)
     if per_round:
-        low = _this_round_only(low)
+        low, high = this_round_only(low, ROUND_KEY, OTHER_RECORDS), \
+            begun_before(high, ROUND_KEY, OTHER_RECORDS)
     return proven_interval(rows, "duration", low, high, BEST_FIGURE["duration"][1], WITNESSES,
                            ROUND_KEY if per_round else None, who=F.col("_duration_from"))
-
-
-def _this_round_only(low: Column) -> Column:
-    """`low`, null on a row that began from an earlier generation or epoch than the round's
-    (as its best witness tells it), or does not say which (where the best witness does): a
-    watch that saw several rounds as one holds this round
-    and the ones before it, so its upper end bounds this round and its lower end does not
-    (the lab: a describe watch's epochs 3 -> 7 in 1000-3005 ms, the records' 5 -> 7 in
-    14 ms; its unowned time, as much of it as fell in 4 -> 5, the same)."""
-    told_from = F.first("from_generation", ignorenulls=True).over(
-        Window.partitionBy(*ROUND_KEY).orderBy("_witness", "started")
-        .rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing))
-    # a watch's row that tells its generation but not where it began from (its first
-    # round) may too; a row lent a round by its time (_lent: no generation of its own) not
-    unsaid = F.col("from_generation").isNull() & ~F.coalesce(F.col("_lent"), F.lit(False)) \
-        & (F.col("_witness") == OTHER_RECORDS)
-    return F.when(told_from.isNull() | ~unsaid & F.coalesce(
-        F.col("from_generation") >= told_from, F.lit(True)), low)
 
 
 def _rounds(known: DataFrame) -> DataFrame:

@@ -114,6 +114,12 @@ def test_a_rounds_duration_is_the_interval_every_witness_proves(spark):
         _rebalance("records", 14, 130.0, started=_at(129.027), duration_ms=973,
                    duration_basis="exact"),
         _rebalance("describe", 14, 130.9, from_generation=None, **_looks(1001, 2828, 130.9)),
+        # 15: the broker restarted 0.4 s into the round and loaded the group again; the
+        # members rebalanced from the first Preparing line (9.5 s), a watch saw the round
+        # begun again (at most 2001 ms): its upper end bounds what it saw, not the round
+        *_log_round(15, 140.0, 149.5),
+        _event(source="broker-log", kind="loaded", ts=_at(140.4), broker=1, members=2),
+        _rebalance("describe", 15, 149.6, **_looks(0, 2001, 149.6)),
         # consumer groups: the log's round (its member change line to the target's
         # computation) is another span than the watches' and records' (the bump to the
         # members at the target): it bounds none of theirs (c2), and alone its figure is
@@ -130,7 +136,7 @@ def test_a_rounds_duration_is_the_interval_every_witness_proves(spark):
         ("g", 8): (200, 700, WATCH, WATCH), ("g", 9): (400, 400, LOG, LOG),
         ("g", 10): (None, 500, None, WATCH), ("g", 11): (None, None, None, None),
         ("g", 12): (14, 14, COORD, COORD),
-        ("g", 13): (None, 3000, None, WATCH), ("g", 14): (973, 973, COORD, COORD),
+        ("g", 13): (None, 3000, None, WATCH), ("g", 14): (973, 973, COORD, COORD), ("g", 15): (9500, 9500, LOG, LOG),
         ("c1", 5): (None, None, None, None), ("c2", 5): (300, 800, WATCH, WATCH)}
     assert (rows[("c1", 5)]["duration_ms"], rows[("c1", 5)]["duration_source"]) == (4, LOG)
     # where a watch saw the round, its figure (of the span its interval bounds), not the
