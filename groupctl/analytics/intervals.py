@@ -77,7 +77,8 @@ def begun_before(high: Column, key: tuple[str, ...], watch: int) -> Column:
     return F.when(~reloaded | (F.col("_witness") != watch), high)
 
 
-def this_round_only(low: Column, key: tuple[str, ...], watch: int) -> Column:
+def this_round_only(low: Column, key: tuple[str, ...], watch: int, *,
+                    unsaid: bool = True) -> Column:
     """`low`, null on a row of a round (`key`) that began from an earlier generation or
     epoch than the round's (as its best witness tells it), or, a watch's (`_witness` ==
     `watch`), does not say which: a watch that saw several rounds as one holds this round
@@ -89,7 +90,8 @@ def this_round_only(low: Column, key: tuple[str, ...], watch: int) -> Column:
         .rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing))
     # a watch's row that tells its generation but not where it began from (its first
     # round) may too; a row lent a round by its time (_lent: no generation of its own) not
-    unsaid = F.col("from_generation").isNull() & ~F.coalesce(F.col("_lent"), F.lit(False)) \
-        & (F.col("_witness") == watch)
-    return F.when(told_from.isNull() | ~unsaid & F.coalesce(
+    # (`unsaid` False: a measured figure of the watch's own window, its unowned time, holds)
+    unsaid_from = F.col("from_generation").isNull() & ~F.coalesce(F.col("_lent"), F.lit(False)) \
+        & (F.col("_witness") == watch) & F.lit(unsaid)
+    return F.when(told_from.isNull() | ~unsaid_from & F.coalesce(
         F.col("from_generation") >= told_from, F.lit(True)), low)

@@ -277,7 +277,7 @@ def unowned_interval(rows: DataFrame, per_round: bool = True) -> DataFrame:
     low, high = (F.when(basis.isin(*[b for b, ends in UNOWNED_ENDS.items() if ends[end]]), ms)
                  for end in (0, 1))
     if per_round:
-        low, high = this_round_only(low, ROUND_KEY, OTHER_RECORDS), \
+        low, high = this_round_only(low, ROUND_KEY, OTHER_RECORDS, unsaid=False), \
             begun_before(high, ROUND_KEY, OTHER_RECORDS)
     return proven_interval(rows, "unowned", low, high, BEST_FIGURE["unowned"][1], WITNESSES,
                            ROUND_KEY if per_round else None)

@@ -352,3 +352,29 @@ def test_a_round_over_after_the_next_bump_leaves_the_next_begun_at_that_bump():
     assert [(r.from_generation, r.to_generation, r.started[17:], r.duration_ms,
              r.duration_basis) for r in told] == [
         (5, 6, "02.000Z", 1000, "exact"), (6, 7, "03.000Z", 1000, "exact")]
+
+
+def test_an_epoch_groups_round_begins_with_its_epoch_not_with_a_state():
+    """The truth matrix (static-restart, Kafka's Java consumer, KIP-848): a static member
+    going away leaves the group Reconciling at the same epochs; the restarted instance
+    takes its place; the bump to epoch 4 comes later. The round is the epoch's: a describe
+    watch started it at the Reconciling look, 1 s early, and its lower end (10019 ms)
+    passed the records' exact 9926 ms."""
+    def mem(mid, parts, epoch):
+        return Member(mid, client_id=mid, member_epoch=epoch,
+                      assignment=[TopicPartitions("t", parts)],
+                      target_assignment=[TopicPartitions("t", parts)])
+
+    def cg(g, a, state, *members):
+        return GroupDescription("g", type="consumer", state=state, group_epoch=g,
+                                assignment_epoch=a, members=list(members))
+
+    s = RebalanceStory("g", clock=lambda: 0.0)
+    told = []
+    for at, d in [(14.0, cg(3, 3, "Stable", mem("a", [0, 1], 3), mem("b", [2, 3], 3))),
+                  (15.0, cg(3, 3, "Reconciling", mem("a", [0, 1], -2), mem("b", [2, 3], 3))),
+                  (16.0, cg(4, 3, "Assigning", mem("a2", [], 0), mem("b", [2, 3], 3))),
+                  (26.0, cg(4, 4, "Stable", mem("a2", [0, 1], 4), mem("b", [2, 3], 4)))]:
+        told += [e for e in s.feed(Seen("g", at, "describe", d)) if e.KIND == "rebalance"]
+    assert [(r.started[17:], r.duration_min_ms, r.duration_max_ms) for r in told] == [
+        ("16.000Z", 0, 11000)]

@@ -179,7 +179,10 @@ class RebalanceStory:
         events = _ON_MOVE[move](self, told) if move in _ON_MOVE else []
         changed_type = self._type_of(desc, was.type)
         events += changed_type
-        events += self._change_state(desc.state, at, previous=was.state)
+        # an epoch group's round begins with its epoch's move (_epoch), not with a state: a
+        # static member away (member epoch -2) makes it Reconciling with no new epoch
+        events += self._change_state(desc.state, at, previous=was.state,
+                                     rounds=desc.group_epoch is None)
         if self._round.state == RoundState.HELD:   # told from the group as before
             self._start.held = replace(self._start.before(), until_settled=True)
             return events   # its state told; its round not yet (observe.story_stale)
