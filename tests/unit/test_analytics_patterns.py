@@ -59,6 +59,20 @@ def _classify(line, pats, prefix):
       "reason": "the member session expired"}),
     ("[GroupId=harvest-streams] Unloaded group metadata for group epoch 6.", "unloaded",
      {"group": "harvest-streams", "epoch": "6"}),
+    # read as nothing: the member's own epoch / metadata, topology set-up
+    ("[GroupId harvest-streams][MemberId ZU7m3s50QnG2XprjiNLRGg] Member's new assignment state: "
+     "epoch=5, previousEpoch=4, state=STABLE, assignedTasks=(active=[], standby=[], warmup=[]) "
+     "and tasksPendingRevocation=(active=[], standby=[], warmup=[]).", None, {}),
+    ("[GroupId harvest-streams][MemberId ZU7m3s50QnG2XprjiNLRGg] Configuring the topology 0",
+     None, {}),
+])
+def test_share_and_streams_broker_lines(msg, kind, fields):
+    got_kind, got = _classify(GC.format(msg), P.BROKER_PATTERNS, P.BROKER_PREFIX)
+    assert got_kind == kind
+    assert {k: got[k] for k in fields} == fields
+
+
+@pytest.mark.parametrize("msg,kind,fields", [
     # a static KIP-848 member (Kafka 4.4.0, a librdkafka consumer with group.instance.id):
     # its first join is a join; its restart replaces it and a temporary leave keeps it
     ("[GroupId st-g] Static member OfHNpDrJRYGXet2DSYqxjA with instance id i-1 joins the "
@@ -70,14 +84,8 @@ def _classify(line, pats, prefix):
      "member OfHNpDrJRYGXet2DSYqxjA.", None, {}),
     ("[GroupId st-g] Static member OfHNpDrJRYGXet2DSYqxjA with instance id i-1 temporarily "
      "left the consumer group.", None, {}),
-    # read as nothing: the member's own epoch / metadata, topology set-up
-    ("[GroupId harvest-streams][MemberId ZU7m3s50QnG2XprjiNLRGg] Member's new assignment state: "
-     "epoch=5, previousEpoch=4, state=STABLE, assignedTasks=(active=[], standby=[], warmup=[]) "
-     "and tasksPendingRevocation=(active=[], standby=[], warmup=[]).", None, {}),
-    ("[GroupId harvest-streams][MemberId ZU7m3s50QnG2XprjiNLRGg] Configuring the topology 0",
-     None, {}),
 ])
-def test_share_and_streams_broker_lines(msg, kind, fields):
+def test_kip848_static_member_lines(msg, kind, fields):
     got_kind, got = _classify(GC.format(msg), P.BROKER_PATTERNS, P.BROKER_PREFIX)
     assert got_kind == kind
     assert {k: got[k] for k in fields} == fields
